@@ -1,0 +1,243 @@
+//! Typed errors, one per stage. Each names the file, op or tensor involved and what was expected.
+
+use thiserror::Error;
+
+use crate::{OpId, OperandId};
+
+/// A model or package could not be loaded.
+#[derive(Debug, Error)]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path involved.
+        path: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not a well-formed model of its format.
+    #[error("{path}: not a valid {format} model: {reason}")]
+    Malformed {
+        /// The path involved.
+        path: String,
+        /// The format expected (`TFLite`, `Circle`, …).
+        format: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A well-formed model uses an operator nnrt does not implement.
+    #[error("{path}: operator {op} (subgraph {subgraph}, op {index}) is not supported by nnrt{detail}")]
+    UnsupportedOp {
+        /// The path involved.
+        path: String,
+        /// Subgraph index.
+        subgraph: usize,
+        /// Op index within the subgraph.
+        index: usize,
+        /// The operator's name.
+        op: String,
+        /// Extra detail (an option value nnrt cannot honour, …), starting with ": " when present.
+        detail: String,
+    },
+    /// A tensor type nnrt does not support.
+    #[error("{path}: tensor {tensor} ('{name}') has type {dtype}, which nnrt does not support")]
+    UnsupportedType {
+        /// The path involved.
+        path: String,
+        /// Tensor index.
+        tensor: usize,
+        /// Tensor name.
+        name: String,
+        /// The type's name in the file's format.
+        dtype: String,
+    },
+    /// An nnpackage is malformed (MANIFEST missing or invalid, model missing, unknown type).
+    #[error("{path}: {reason}")]
+    Package {
+        /// The package path (or the file inside it).
+        path: String,
+        /// What is wrong and what is expected.
+        reason: String,
+    },
+    /// The path's format is not recognised.
+    #[error("{path}: unknown model format ({reason}); expected an nnpackage folder or zip, a .tflite or a .circle file")]
+    UnknownFormat {
+        /// The path involved.
+        path: String,
+        /// What was found.
+        reason: String,
+    },
+}
+
+/// A loaded model could not be prepared (validation, partitioning, kernel compilation).
+#[derive(Debug, Error)]
+pub enum CompileError {
+    /// An op refers to an operand that does not exist.
+    #[error("op {op} ({kind}): refers to operand {operand}, but the subgraph has {count} operands")]
+    BadOperandIndex {
+        /// The op.
+        op: OpId,
+        /// Its kind.
+        kind: String,
+        /// The bad index.
+        operand: OperandId,
+        /// How many operands exist.
+        count: usize,
+    },
+    /// A graph input or output refers to an operand that does not exist.
+    #[error("graph {what} {operand} does not exist (the subgraph has {count} operands)")]
+    BadGraphIo {
+        /// "input" or "output".
+        what: &'static str,
+        /// The bad index.
+        operand: OperandId,
+        /// How many operands exist.
+        count: usize,
+    },
+    /// An operand of an op is unfit for it (type, rank, arity, missing constant, …).
+    #[error("op {op} ({kind}): operand {operand}: {reason}")]
+    InvalidOperand {
+        /// The op.
+        op: OpId,
+        /// Its kind.
+        kind: String,
+        /// The operand.
+        operand: OperandId,
+        /// What is wrong and what was expected.
+        reason: String,
+    },
+    /// An op's shape or options are inconsistent.
+    #[error("op {op} ({kind}): {reason}")]
+    InvalidOp {
+        /// The op.
+        op: OpId,
+        /// Its kind.
+        kind: String,
+        /// What is wrong and what was expected.
+        reason: String,
+    },
+    /// The shape computed for an output disagrees with the one the model declares.
+    #[error("op {op} ({kind}): output {operand} has shape {got} but the model declares {declared}")]
+    ShapeMismatch {
+        /// The op.
+        op: OpId,
+        /// Its kind.
+        kind: String,
+        /// The output operand.
+        operand: OperandId,
+        /// The shape inferred.
+        got: String,
+        /// The shape the model declares.
+        declared: String,
+    },
+    /// A constant operand's data does not match its type and shape.
+    #[error("operand {operand} ('{name}'): constant data has {got} bytes, expected {expected} for {dtype} {shape}")]
+    BadConstant {
+        /// The operand.
+        operand: OperandId,
+        /// Its name.
+        name: String,
+        /// Bytes present.
+        got: usize,
+        /// Bytes expected.
+        expected: usize,
+        /// Its type.
+        dtype: String,
+        /// Its shape.
+        shape: String,
+    },
+    /// An operand is read before any op writes it and is neither an input nor a constant.
+    #[error("operand {operand} ('{name}') is read by op {op} but never written: not an input, a constant or an earlier op's output")]
+    Unwritten {
+        /// The operand.
+        operand: OperandId,
+        /// Its name.
+        name: String,
+        /// The first op that reads it.
+        op: OpId,
+    },
+    /// No available backend can run an op.
+    #[error("op {op} ({kind}): no backend can run it: {reasons}")]
+    Unsupported {
+        /// The op.
+        op: OpId,
+        /// Its kind.
+        kind: String,
+        /// Each backend's reason, `backend: reason; …`.
+        reasons: String,
+    },
+    /// A custom op has no registered kernel.
+    #[error("op {op}: custom operator '{name}' has no kernel; register one or load a plugin that provides it")]
+    CustomOpNotFound {
+        /// The op.
+        op: OpId,
+        /// The custom op's name.
+        name: String,
+    },
+    /// A configuration value is invalid.
+    #[error("configuration {key}={value}: {reason}")]
+    Config {
+        /// The key.
+        key: String,
+        /// The value given.
+        value: String,
+        /// What is expected.
+        reason: String,
+    },
+    /// An input shape set by the caller does not fit the model.
+    #[error("input {index} ('{name}'): shape {got} does not fit the model's {expected}")]
+    InputShape {
+        /// Input index.
+        index: usize,
+        /// Its name.
+        name: String,
+        /// The shape given.
+        got: String,
+        /// The declared shape.
+        expected: String,
+    },
+}
+
+/// A prepared model failed while running.
+#[derive(Debug, Error)]
+pub enum RunError {
+    /// A caller's buffer has the wrong size.
+    #[error("{what} {index} ('{name}'): buffer has {got} bytes, expected {expected} ({dtype} {shape})")]
+    BufferSize {
+        /// "input" or "output".
+        what: &'static str,
+        /// The I/O index.
+        index: usize,
+        /// The tensor's name.
+        name: String,
+        /// Bytes given.
+        got: usize,
+        /// Bytes expected.
+        expected: usize,
+        /// The tensor's type.
+        dtype: String,
+        /// The tensor's shape.
+        shape: String,
+    },
+    /// An I/O index is out of range.
+    #[error("{what} index {index} is out of range: the model has {count}")]
+    BadIndex {
+        /// "input" or "output".
+        what: &'static str,
+        /// The index given.
+        index: usize,
+        /// How many exist.
+        count: usize,
+    },
+    /// A kernel failed.
+    #[error("op {op} ({kind}): {reason}")]
+    Kernel {
+        /// The op.
+        op: OpId,
+        /// Its kind.
+        kind: String,
+        /// What failed.
+        reason: String,
+    },
+}

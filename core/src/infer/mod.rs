@@ -1,0 +1,163 @@
+//! Shape inference: a function of each op kind from its input shapes (and constant inputs) to its
+//! output shapes. Run when a graph is prepared and again when the caller changes input shapes.
+
+mod conv;
+mod elementwise;
+mod shape_ops;
+
+pub use conv::{window_output, Window};
+pub use elementwise::broadcast_shapes;
+
+use crate::shape::fmt_dims;
+use crate::{CompileError, DType, OpId, OpKind, Operation, OperandId, Subgraph};
+
+/// What an inference rule sees: the op, its subgraph and the shapes known so far.
+pub(crate) struct Cx<'a> {
+    pub g: &'a Subgraph,
+    pub id: OpId,
+    pub op: &'a Operation,
+    shapes: &'a [Option<Vec<usize>>],
+}
+
+impl<'a> Cx<'a> {
+    fn kind(&self) -> String {
+        self.op.kind.name().to_string()
+    }
+
+    /// An error about the op as a whole.
+    pub fn err(&self, reason: impl Into<String>) -> CompileError {
+        CompileError::InvalidOp { op: self.id, kind: self.kind(), reason: reason.into() }
+    }
+
+    /// An error about input `i`.
+    pub fn input_err(&self, i: usize, reason: impl Into<String>) -> CompileError {
+        let operand = self.op.input(i).unwrap_or(OperandId(u32::MAX));
+        CompileError::InvalidOperand { op: self.id, kind: self.kind(), operand, reason: reason.into() }
+    }
+
+    /// The id of required input `i`.
+    pub fn input_id(&self, i: usize) -> Result<OperandId, CompileError> {
+        self.op.input(i).ok_or_else(|| self.err(format!("input {i} is required but absent")))
+    }
+
+    /// The shape of required input `i`.
+    pub fn input(&self, i: usize) -> Result<&'a [usize], CompileError> {
+        let id = self.input_id(i)?;
+        self.shapes
+            .get(id.index())
+            .and_then(|s| s.as_deref())
+            .ok_or_else(|| self.input_err(i, "its shape is not known when this op runs"))
+    }
+
+    /// The shape of input `i` when present.
+    pub fn opt_input(&self, i: usize) -> Result<Option<&'a [usize]>, CompileError> {
+        match self.op.input(i) {
+            Some(_) => self.input(i).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The type of required input `i`.
+    pub fn dtype(&self, i: usize) -> Result<DType, CompileError> {
+        Ok(self.g.operand(self.input_id(i)?).dtype)
+    }
+
+    /// The integer values of constant input `i`.
+    pub fn const_ints(&self, i: usize) -> Result<Vec<i64>, CompileError> {
+        self.g.const_ints(self.id, self.input_id(i)?)
+    }
+
+    /// Checks that input `i` has `rank` dims.
+    pub fn expect_rank(&self, i: usize, rank: usize) -> Result<&'a [usize], CompileError> {
+        let s = self.input(i)?;
+        if s.len() != rank {
+            return Err(self.input_err(i, format!("expected rank {rank}, got shape {}", fmt_dims(s))));
+        }
+        Ok(s)
+    }
+
+    /// Normalizes a possibly negative axis for a tensor of `rank` dims.
+    pub fn axis(&self, axis: i64, rank: usize) -> Result<usize, CompileError> {
+        let r = rank as i64;
+        let a = if axis < 0 { axis + r } else { axis };
+        if a < 0 || a >= r.max(1) {
+            return Err(self.err(format!("axis {axis} is out of range for rank {rank}")));
+        }
+        Ok(a as usize)
+    }
+}
+
+/// Computes the output shapes of op `id` from the shapes known so far (`shapes[operand]`).
+/// Ops whose outputs cannot be derived (custom ops, control flow) return the declared shapes.
+pub fn infer_op(g: &Subgraph, id: OpId, shapes: &[Option<Vec<usize>>]) -> Result<Vec<Vec<usize>>, CompileError> {
+    let op = g.op(id);
+    let cx = Cx { g, id, op, shapes };
+    let one = |s: Vec<usize>| Ok(vec![s]);
+    match &op.kind {
+        OpKind::Conv2D(p) => one(conv::conv2d(&cx, p)?),
+        OpKind::DepthwiseConv2D(p) => one(conv::depthwise(&cx, p)?),
+        OpKind::Pool2D(p) => one(conv::pool(&cx, p)?),
+        OpKind::FullyConnected(p) => one(shape_ops::fully_connected(&cx, p)?),
+        OpKind::Binary { .. } => one(elementwise::binary(&cx)?),
+        OpKind::Unary(_) | OpKind::Dequantize | OpKind::Quantize => one(cx.input(0)?.to_vec()),
+        OpKind::Softmax { .. } => one(elementwise::softmax(&cx)?),
+        OpKind::Reduce { keep_dims, .. } => one(shape_ops::reduce(&cx, *keep_dims)?),
+        OpKind::Concatenation { axis, .. } => one(shape_ops::concat(&cx, *axis)?),
+        OpKind::Reshape { new_shape } => one(shape_ops::reshape(&cx, new_shape.as_deref())?),
+        OpKind::Transpose => one(shape_ops::transpose(&cx)?),
+        OpKind::Pad | OpKind::MirrorPad(_) => one(shape_ops::pad(&cx)?),
+        OpKind::Custom { .. } | OpKind::If { .. } | OpKind::While { .. } => declared_outputs(&cx),
+    }
+}
+
+fn declared_outputs(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
+    cx.op
+        .outputs
+        .iter()
+        .map(|&o| {
+            let operand = cx.g.operand(o);
+            operand.shape.concrete().ok_or_else(|| {
+                cx.err(format!(
+                    "output {o} has shape {} whose unknown dims cannot be inferred before running",
+                    operand.shape
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Infers every operand's concrete shape for the given input dims (one per graph input) and checks
+/// each against the shape the model declares. Returns the dims of every operand, indexed by id.
+pub fn infer_graph(g: &Subgraph, input_dims: &[Vec<usize>]) -> Result<Vec<Vec<usize>>, CompileError> {
+    let mut shapes: Vec<Option<Vec<usize>>> = vec![None; g.operands.len()];
+    for (i, operand) in g.operands.iter().enumerate() {
+        if operand.is_const() || operand.is_variable {
+            shapes[i] = Some(operand.shape.concrete().unwrap_or_else(|| operand.default_dims.clone()));
+        }
+    }
+    for (k, &id) in g.inputs.iter().enumerate() {
+        let dims = input_dims.get(k).cloned().unwrap_or_else(|| g.operand(id).default_dims.clone());
+        shapes[id.index()] = Some(dims);
+    }
+    // Only outputs of a static graph are checked against the file: once an input is resized, the
+    // declared shapes of later tensors are stale by design.
+    let resized = input_dims.iter().zip(&g.inputs).any(|(d, &i)| *d != g.operand(i).default_dims);
+    for (i, op) in g.ops.iter().enumerate() {
+        let id = OpId::new(i);
+        let outs = infer_op(g, id, &shapes)?;
+        for (&o, dims) in op.outputs.iter().zip(outs) {
+            let declared = &g.operand(o).shape;
+            if !resized && declared.rank() > 0 && !declared.admits(&dims) {
+                return Err(CompileError::ShapeMismatch {
+                    op: id,
+                    kind: op.kind.name().to_string(),
+                    operand: o,
+                    got: fmt_dims(&dims),
+                    declared: declared.to_string(),
+                });
+            }
+            shapes[o.index()] = Some(dims);
+        }
+    }
+    Ok(shapes.into_iter().map(|s| s.unwrap_or_default()).collect())
+}

@@ -1,0 +1,183 @@
+//! Ops that move or reshape data, fully connected, and reductions.
+
+use super::Cx;
+use crate::shape::{fmt_dims, num_elements};
+use crate::{CompileError, FullyConnected, MirrorMode, OpKind};
+
+pub(super) fn fully_connected(cx: &Cx, p: &FullyConnected) -> Result<Vec<usize>, CompileError> {
+    let x = cx.input(0)?;
+    let w = cx.expect_rank(1, 2)?;
+    let (n, k) = (w[0], w[1]);
+    let total = num_elements(x).ok_or_else(|| cx.input_err(0, "too many elements"))?;
+    if k == 0 || total % k != 0 || x.is_empty() {
+        return Err(cx.input_err(0, format!("shape {} cannot be flattened into rows of {k} (the weights' {})", fmt_dims(x), fmt_dims(w))));
+    }
+    if let Some(b) = cx.opt_input(2)? {
+        if num_elements(b) != Some(n) {
+            return Err(cx.input_err(2, format!("bias {} must have {n} elements", fmt_dims(b))));
+        }
+    }
+    if p.keep_num_dims {
+        if x[x.len() - 1] != k {
+            return Err(cx.input_err(0, format!("last dim of {} must equal the weights' {k} with keep_num_dims", fmt_dims(x))));
+        }
+        let mut out = x.to_vec();
+        *out.last_mut().expect("rank >= 1 checked") = n;
+        Ok(out)
+    } else {
+        Ok(vec![total / k, n])
+    }
+}
+
+/// Normalized, deduplicated, sorted axes from constant input `i`.
+fn axes(cx: &Cx, i: usize, rank: usize) -> Result<Vec<usize>, CompileError> {
+    let mut out = Vec::new();
+    for a in cx.const_ints(i)? {
+        let a = cx.axis(a, rank)?;
+        if !out.contains(&a) {
+            out.push(a);
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+pub(super) fn reduce(cx: &Cx, keep_dims: bool) -> Result<Vec<usize>, CompileError> {
+    let x = cx.input(0)?;
+    let axes = axes(cx, 1, x.len())?;
+    let mut out = Vec::with_capacity(x.len());
+    for (d, &n) in x.iter().enumerate() {
+        if axes.contains(&d) {
+            if keep_dims {
+                out.push(1);
+            }
+        } else {
+            out.push(n);
+        }
+    }
+    Ok(out)
+}
+
+pub(super) fn concat(cx: &Cx, axis: i32) -> Result<Vec<usize>, CompileError> {
+    let first = cx.input(0)?;
+    let t0 = cx.dtype(0)?;
+    let axis = cx.axis(axis as i64, first.len())?;
+    let mut out = first.to_vec();
+    out[axis] = 0;
+    for i in 0..cx.op.inputs.len() {
+        let s = cx.input(i)?;
+        if cx.dtype(i)? != t0 {
+            return Err(cx.input_err(i, format!("has type {} but input 0 has {t0}", cx.dtype(i)?)));
+        }
+        let compatible = s.len() == first.len() && s.iter().zip(first).enumerate().all(|(d, (a, b))| d == axis || a == b);
+        if !compatible {
+            return Err(cx.input_err(
+                i,
+                format!("shape {} does not match input 0's {} outside axis {axis}", fmt_dims(s), fmt_dims(first)),
+            ));
+        }
+        out[axis] += s[axis];
+    }
+    Ok(out)
+}
+
+pub(super) fn reshape(cx: &Cx, new_shape: Option<&[i32]>) -> Result<Vec<usize>, CompileError> {
+    let x = cx.input(0)?;
+    let total = num_elements(x).ok_or_else(|| cx.input_err(0, "too many elements"))?;
+    // TFLite takes the target from the 1-D shape input when there is one, else from the options.
+    let from_input = match cx.op.input(1) {
+        Some(id) if cx.g.operand(id).is_const() && cx.g.operand(id).shape.rank() == 1 => Some(cx.const_ints(1)?),
+        _ => None,
+    };
+    let target: Vec<i64> = match (from_input, new_shape) {
+        (Some(t), _) => t,
+        (None, Some(t)) => t.iter().map(|&v| v as i64).collect(),
+        (None, None) => {
+            let out = cx.g.operand(cx.op.outputs[0]).shape.concrete();
+            return out.filter(|o| num_elements(o) == Some(total)).ok_or_else(|| {
+                cx.err("the target shape is neither a constant input nor an option, and the output shape is not static")
+            });
+        }
+    };
+    let mut unknown = None;
+    let mut known = 1usize;
+    let mut out = Vec::with_capacity(target.len());
+    for (i, &d) in target.iter().enumerate() {
+        if d == -1 {
+            if unknown.replace(i).is_some() {
+                return Err(cx.err(format!("target shape {target:?} has more than one -1")));
+            }
+            out.push(0);
+        } else if d < 0 {
+            return Err(cx.err(format!("target shape {target:?} has a negative dim")));
+        } else {
+            known = known.checked_mul(d as usize).ok_or_else(|| cx.err("target shape overflows"))?;
+            out.push(d as usize);
+        }
+    }
+    match unknown {
+        Some(i) if known != 0 && total % known == 0 => out[i] = total / known,
+        None if known == total => {}
+        _ => {
+            return Err(cx.err(format!("cannot reshape {} ({total} elements) to {target:?}", fmt_dims(x))));
+        }
+    }
+    Ok(out)
+}
+
+pub(super) fn transpose(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let x = cx.input(0)?;
+    let perm = cx.const_ints(1)?;
+    let mut seen = vec![false; x.len()];
+    let mut out = Vec::with_capacity(x.len());
+    if perm.len() != x.len() {
+        return Err(cx.input_err(1, format!("permutation {perm:?} must have {} entries", x.len())));
+    }
+    for &p in &perm {
+        let a = cx.axis(p, x.len())?;
+        if std::mem::replace(&mut seen[a], true) {
+            return Err(cx.input_err(1, format!("{perm:?} is not a permutation")));
+        }
+        out.push(x[a]);
+    }
+    Ok(out)
+}
+
+pub(super) fn pad(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let x = cx.input(0)?;
+    let pads = cx.const_ints(1)?;
+    let ps = cx.input(1)?;
+    if ps.len() != 2 || ps[0] != x.len() || ps[1] != 2 {
+        return Err(cx.input_err(1, format!("paddings {} must be [{}, 2]", fmt_dims(ps), x.len())));
+    }
+    let mode = match cx.op.kind {
+        OpKind::MirrorPad(m) => Some(m),
+        _ => None,
+    };
+    if let (OpKind::Pad, Some(v)) = (&cx.op.kind, cx.op.input(2)) {
+        let c = cx.g.operand(v);
+        if c.dtype != cx.dtype(0)? || num_elements(&c.shape.concrete().unwrap_or_default()) != Some(1) {
+            return Err(cx.input_err(2, format!("the pad value must be one {} element", cx.dtype(0)?)));
+        }
+    }
+    let mut out = Vec::with_capacity(x.len());
+    for (d, &n) in x.iter().enumerate() {
+        let (b, a) = (pads[2 * d], pads[2 * d + 1]);
+        if b < 0 || a < 0 {
+            return Err(cx.input_err(1, format!("paddings {pads:?} hold a negative value")));
+        }
+        let (b, a) = (b as usize, a as usize);
+        let limit = match mode {
+            Some(MirrorMode::Reflect) => Some(n.saturating_sub(1)),
+            Some(MirrorMode::Symmetric) => Some(n),
+            None => None,
+        };
+        if let Some(l) = limit {
+            if b > l || a > l {
+                return Err(cx.input_err(1, format!("mirror padding ({b}, {a}) of dim {d} exceeds {l} for size {n}")));
+            }
+        }
+        out.push(n + b + a);
+    }
+    Ok(out)
+}

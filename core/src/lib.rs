@@ -1,0 +1,45 @@
+//! # nnrt-core
+//!
+//! The heart of nnrt: the graph IR every loader produces ([`Model`], [`Subgraph`], [`Operand`],
+//! [`Operation`] with typed [`OpKind`] parameters and typed ids), shape inference per op kind,
+//! validation, the [`Backend`] trait, the partitioner, the memory planner, the executor
+//! ([`Prepared`]) and the typed errors of each stage.
+//!
+//! This crate knows nothing of file formats, SIMD or wgpu: loaders and backends depend on it,
+//! never the reverse.
+
+#![forbid(unsafe_code)]
+
+mod arena;
+mod backend;
+mod config;
+mod dtype;
+mod error;
+mod graph;
+mod ids;
+pub mod infer;
+mod op;
+mod operand;
+pub mod partition;
+pub mod passes;
+mod plan;
+mod prepared;
+mod quant;
+pub mod shape;
+mod validate;
+
+pub use arena::{cast, cast_mut, TensorArena, TensorMut, TensorRef};
+pub use backend::{Backend, CompileCtx, Executable, Support};
+pub use config::Config;
+pub use dtype::DType;
+pub use error::{CompileError, LoadError, RunError};
+pub use graph::{Model, Signature, Subgraph};
+pub use ids::{OpId, OperandId, SubgraphId};
+pub use infer::{infer_graph, infer_op};
+pub use op::*;
+pub use operand::{Blob, ConstData, Layout, Operand};
+pub use plan::{plan, MemoryPlan};
+pub use prepared::Prepared;
+pub use quant::Quantization;
+pub use shape::{Dim, Shape};
+pub use validate::{validate, validate_model};
