@@ -137,6 +137,91 @@ impl TensorArena {
     }
 }
 
+/// A constant copied once, at compile, into 8-byte-aligned storage so kernels can view it as
+/// typed elements whatever the alignment of the model file.
+#[derive(Clone, Debug)]
+pub struct AlignedConst {
+    dtype: DType,
+    dims: Vec<usize>,
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl AlignedConst {
+    /// Copies `bytes`.
+    pub fn new(dtype: DType, dims: Vec<usize>, bytes: &[u8]) -> AlignedConst {
+        let mut words = vec![0u64; bytes.len().div_ceil(8)];
+        bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
+        AlignedConst { dtype, dims, words, len: bytes.len() }
+    }
+
+    /// A view of the constant.
+    pub fn view(&self) -> TensorRef<'_> {
+        TensorRef { dtype: self.dtype, dims: &self.dims, bytes: &bytemuck::cast_slice::<u64, u8>(&self.words)[..self.len] }
+    }
+}
+
+/// Where a kernel's input comes from at run time.
+#[derive(Clone, Debug)]
+pub enum InputSource {
+    /// A tensor in the arena.
+    Arena(OperandId),
+    /// A constant the kernel reads as it is (not packed at compile).
+    Const(AlignedConst),
+}
+
+impl InputSource {
+    /// The source of operand `id` of `graph` with concrete `dims`: its constant data (copied,
+    /// aligned) or its arena slot.
+    pub fn of(graph: &crate::Subgraph, dims: &[usize], id: OperandId) -> InputSource {
+        let o = graph.operand(id);
+        match &o.data {
+            Some(d) => InputSource::Const(AlignedConst::new(o.dtype, dims.to_vec(), d.bytes())),
+            None => InputSource::Arena(id),
+        }
+    }
+}
+
+/// The run-time inputs and outputs of one compiled op.
+#[derive(Clone, Debug)]
+pub struct OpIo {
+    /// The op, for errors.
+    pub op: OpId,
+    /// Inputs in the order the kernel reads them.
+    pub inputs: Vec<InputSource>,
+    /// Output operands.
+    pub outputs: Vec<OperandId>,
+    arena_inputs: Vec<OperandId>,
+}
+
+impl OpIo {
+    /// Describes the inputs and outputs of `op`.
+    pub fn new(op: OpId, inputs: Vec<InputSource>, outputs: Vec<OperandId>) -> OpIo {
+        let arena_inputs = inputs
+            .iter()
+            .filter_map(|s| match s {
+                InputSource::Arena(id) => Some(*id),
+                InputSource::Const(_) => None,
+            })
+            .collect();
+        OpIo { op, inputs, outputs, arena_inputs }
+    }
+
+    /// Views of the inputs (arena tensors and constants, in order) and the outputs.
+    pub fn views<'a>(&'a self, arena: &'a mut TensorArena) -> Result<(Vec<TensorRef<'a>>, Vec<TensorMut<'a>>), RunError> {
+        let (from_arena, outs) = arena.split(self.op, &self.arena_inputs, &self.outputs)?;
+        let mut from_arena = from_arena.into_iter();
+        let mut ins = Vec::with_capacity(self.inputs.len());
+        for s in &self.inputs {
+            match s {
+                InputSource::Arena(_) => ins.extend(from_arena.next()),
+                InputSource::Const(c) => ins.push(c.view()),
+            }
+        }
+        Ok((ins, outs))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,7 +28,7 @@ mod quant;
 pub mod shape;
 mod validate;
 
-pub use arena::{cast, cast_mut, TensorArena, TensorMut, TensorRef};
+pub use arena::{cast, cast_mut, AlignedConst, InputSource, OpIo, TensorArena, TensorMut, TensorRef};
 pub use backend::{Backend, CompileCtx, Executable, Support};
 pub use config::Config;
 pub use dtype::DType;

@@ -1,0 +1,14 @@
+//! # nnrt-loaders
+//!
+//! Turns model files into nnrt-core's IR: nnpackages (folder or zip, MANIFEST 1.0–1.3, cfg
+//! files), TFLite (`TFL3`) and Circle (`CIR0`) flatbuffers through one generated reader that is
+//! verified on every load. Constant data is borrowed from the memory-mapped file, not copied.
+//!
+//! Depends on `nnrt-core`; nothing here knows about backends.
+
+pub mod fbs;
+pub mod generated;
+pub mod nnpackage;
+pub mod tflite;
+
+pub use nnpackage::{load, IoRef, Manifest, Package};

@@ -1,0 +1,348 @@
+//! nnpackages: a folder or a zip (stored or deflated, with or without one top-level folder)
+//! holding `metadata/MANIFEST` (JSON naming the models), optional `metadata/*.cfg` configs and
+//! the model files. A bare `.tflite` or `.circle` path is accepted too.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use nnrt_core::{Blob, LoadError, Model};
+use serde_json::Value;
+
+use crate::tflite;
+
+/// The parsed `metadata/MANIFEST`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Manifest {
+    /// `major-version`.`minor-version`.`patch-version`.
+    pub version: (u32, u32, u32),
+    /// Config files (under `metadata/`) applied to the session, in order.
+    pub configs: Vec<String>,
+    /// Model file names, relative to the package root.
+    pub models: Vec<String>,
+    /// Each model's type (`tflite`, `circle`, …).
+    pub model_types: Vec<String>,
+    /// 1.3: the package's inputs as `model:subgraph:input` triples.
+    pub pkg_inputs: Vec<IoRef>,
+    /// 1.3: the package's outputs as `model:subgraph:output` triples.
+    pub pkg_outputs: Vec<IoRef>,
+    /// 1.3: edges from one model's output to other models' inputs.
+    pub model_connect: Vec<(IoRef, Vec<IoRef>)>,
+}
+
+/// One tensor of one model of a package: `model:subgraph:io` in the MANIFEST.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoRef {
+    /// Index into the MANIFEST's `models`.
+    pub model: usize,
+    /// Subgraph index in that model.
+    pub subgraph: usize,
+    /// Input or output index of that subgraph.
+    pub io: usize,
+}
+
+/// A loaded package: its models and the configuration its cfg files set.
+#[derive(Clone, Debug, Default)]
+pub struct Package {
+    /// The MANIFEST (a synthetic one for a bare model file).
+    pub manifest: Manifest,
+    /// One IR model per MANIFEST model, in order.
+    pub models: Vec<Model>,
+    /// `key=value` pairs from the cfg files, in order.
+    pub config: Vec<(String, String)>,
+    /// Names of files under the package's `custom_op/` folder (loaded only when allowed).
+    pub custom_op_files: Vec<String>,
+}
+
+fn pkg_err(path: &str, reason: impl Into<String>) -> LoadError {
+    LoadError::Package { path: path.to_string(), reason: reason.into() }
+}
+
+fn io_err(path: &Path, source: std::io::Error) -> LoadError {
+    LoadError::Io { path: path.display().to_string(), source }
+}
+
+/// Loads a package folder, a package zip, or a bare `.tflite` / `.circle` file.
+pub fn load(path: impl AsRef<Path>) -> Result<Package, LoadError> {
+    let path = path.as_ref();
+    let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
+    if meta.is_dir() {
+        return load_dir(path);
+    }
+    let blob = map_file(path)?;
+    let bytes: &[u8] = (*blob).as_ref();
+    if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
+        return load_zip(path, blob);
+    }
+    let model = tflite::load_blob(&path.display().to_string(), blob)?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let ty = if model_kind(&name).is_some() { model_kind(&name).unwrap_or("tflite") } else { "tflite" };
+    Ok(Package {
+        manifest: Manifest { version: (1, 0, 0), models: vec![name], model_types: vec![ty.into()], ..Manifest::default() },
+        models: vec![model],
+        ..Package::default()
+    })
+}
+
+fn model_kind(name: &str) -> Option<&'static str> {
+    if name.ends_with(".tflite") {
+        Some("tflite")
+    } else if name.ends_with(".circle") {
+        Some("circle")
+    } else {
+        None
+    }
+}
+
+/// Memory-maps a file (the model's weights are then borrowed, never copied).
+fn map_file(path: &Path) -> Result<Blob, LoadError> {
+    let file = File::open(path).map_err(|e| io_err(path, e))?;
+    let len = file.metadata().map_err(|e| io_err(path, e))?.len();
+    if len == 0 {
+        return Err(LoadError::UnknownFormat { path: path.display().to_string(), reason: "the file is empty".into() });
+    }
+    // SAFETY: `Mmap::map` is unsafe because the mapped bytes change if another process truncates
+    // or rewrites the file while it is mapped. Model files are read-only inputs here (as in every
+    // runtime that maps them: TFLite, onert); all reads go through bounds-checked slices and the
+    // flatbuffers verifier. This is the loader's only `unsafe`.
+    match unsafe { memmap2::Mmap::map(&file) } {
+        Ok(map) => Ok(Arc::new(map) as Blob),
+        // Some file systems cannot map; reading is always possible.
+        Err(_) => read_all(path, file).map(|v| Arc::new(v) as Blob),
+    }
+}
+
+fn read_all(path: &Path, mut file: File) -> Result<Vec<u8>, LoadError> {
+    let mut v = Vec::new();
+    file.read_to_end(&mut v).map_err(|e| io_err(path, e))?;
+    Ok(v)
+}
+
+fn load_dir(root: &Path) -> Result<Package, LoadError> {
+    let manifest_path = root.join("metadata").join("MANIFEST");
+    let text = std::fs::read(&manifest_path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => pkg_err(
+            &root.display().to_string(),
+            "not an nnpackage: metadata/MANIFEST is missing (a package folder holds metadata/MANIFEST and the model files)",
+        ),
+        _ => io_err(&manifest_path, e),
+    })?;
+    let manifest = parse_manifest(&manifest_path.display().to_string(), &text)?;
+    let mut config = Vec::new();
+    for cfg in &manifest.configs {
+        let p = root.join("metadata").join(cfg);
+        let text = std::fs::read_to_string(&p).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => pkg_err(&p.display().to_string(), "config file named in MANIFEST 'configs' is missing"),
+            _ => io_err(&p, e),
+        })?;
+        config.extend(parse_cfg(&text));
+    }
+    let mut models = Vec::new();
+    for (name, ty) in manifest.models.iter().zip(&manifest.model_types) {
+        let p: PathBuf = root.join(name);
+        if !p.is_file() {
+            return Err(pkg_err(&p.display().to_string(), format!("model file '{name}' named in MANIFEST is missing")));
+        }
+        let blob = map_file(&p)?;
+        models.push(load_typed(&p.display().to_string(), ty, blob)?);
+    }
+    let custom_op_files = match std::fs::read_dir(root.join("custom_op")) {
+        Ok(rd) => rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect(),
+        Err(_) => Vec::new(),
+    };
+    Ok(Package { manifest, models, config, custom_op_files })
+}
+
+fn load_typed(path: &str, ty: &str, blob: Blob) -> Result<Model, LoadError> {
+    match ty {
+        "tflite" | "circle" => tflite::load_blob(path, blob),
+        other => Err(pkg_err(path, format!("model type '{other}' is not supported (supported: tflite, circle)"))),
+    }
+}
+
+fn load_zip(path: &Path, blob: Blob) -> Result<Package, LoadError> {
+    let shown = path.display().to_string();
+    let bytes: &[u8] = (*blob).as_ref();
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| pkg_err(&shown, format!("not a readable zip: {e}")))?;
+    let names: Vec<String> = zip.file_names().map(String::from).collect();
+    let manifest_name = names
+        .iter()
+        .filter(|n| n.ends_with("metadata/MANIFEST"))
+        .min_by_key(|n| n.len())
+        .ok_or_else(|| pkg_err(&shown, "not an nnpackage: the zip holds no metadata/MANIFEST"))?
+        .clone();
+    let prefix = manifest_name.trim_end_matches("metadata/MANIFEST").to_string();
+    if !prefix.is_empty() && prefix.trim_end_matches('/').contains('/') {
+        return Err(pkg_err(&shown, format!("metadata/MANIFEST is nested too deep ('{manifest_name}'); expected at the root or in one top-level folder")));
+    }
+    let mut read_entry = |name: &str, what: &str| -> Result<Blob, LoadError> {
+        let full = format!("{prefix}{name}");
+        let inner = format!("{shown}!{full}");
+        let mut f = zip.by_name(&full).map_err(|_| pkg_err(&inner, format!("{what} is missing from the zip")))?;
+        if f.compression() == zip::CompressionMethod::Stored {
+            // A stored entry is borrowed from the file's bytes as it is: no copy.
+            let start = f.data_start() as usize;
+            let len = f.size() as usize;
+            if let Some(end) = start.checked_add(len).filter(|&e| e <= bytes.len()) {
+                let _ = end;
+                return Ok(Arc::new(SubBlob { parent: blob.clone(), start, len }) as Blob);
+            }
+            return Err(pkg_err(&inner, "entry extends past the end of the zip"));
+        }
+        let mut v = Vec::with_capacity(f.size().min(1 << 30) as usize);
+        f.read_to_end(&mut v).map_err(|e| pkg_err(&inner, format!("cannot decompress: {e}")))?;
+        Ok(Arc::new(v) as Blob)
+    };
+    let manifest_blob = read_entry("metadata/MANIFEST", "metadata/MANIFEST")?;
+    let manifest = parse_manifest(&format!("{shown}!{manifest_name}"), (*manifest_blob).as_ref())?;
+    let mut config = Vec::new();
+    for cfg in &manifest.configs {
+        let b = read_entry(&format!("metadata/{cfg}"), &format!("config file '{cfg}' named in MANIFEST"))?;
+        config.extend(parse_cfg(&String::from_utf8_lossy((*b).as_ref())));
+    }
+    let mut models = Vec::new();
+    for (name, ty) in manifest.models.iter().zip(&manifest.model_types) {
+        let b = read_entry(name, &format!("model file '{name}' named in MANIFEST"))?;
+        models.push(load_typed(&format!("{shown}!{prefix}{name}"), ty, b)?);
+    }
+    let custom_prefix = format!("{prefix}custom_op/");
+    let custom_op_files = names
+        .iter()
+        .filter_map(|n| n.strip_prefix(&custom_prefix))
+        .filter(|n| !n.is_empty() && !n.ends_with('/'))
+        .map(String::from)
+        .collect();
+    Ok(Package { manifest, models, config, custom_op_files })
+}
+
+/// A byte range of a parent blob (a stored zip entry).
+struct SubBlob {
+    parent: Blob,
+    start: usize,
+    len: usize,
+}
+
+impl AsRef<[u8]> for SubBlob {
+    fn as_ref(&self) -> &[u8] {
+        &(*self.parent).as_ref()[self.start..self.start + self.len]
+    }
+}
+
+/// Parses `key=value` lines of a cfg file (`#` comments and blank lines skipped).
+pub fn parse_cfg(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
+        .collect()
+}
+
+fn version_field(path: &str, v: &Value, key: &str) -> Result<u32, LoadError> {
+    match v.get(key) {
+        Some(Value::String(s)) => s.trim().parse().map_err(|_| pkg_err(path, format!("MANIFEST '{key}' must be a number, got \"{s}\""))),
+        Some(Value::Number(n)) => n.as_u64().map(|n| n as u32).ok_or_else(|| pkg_err(path, format!("MANIFEST '{key}' must be a non-negative integer"))),
+        None if key == "patch-version" => Ok(0),
+        None => Err(pkg_err(path, format!("MANIFEST is missing '{key}'"))),
+        Some(other) => Err(pkg_err(path, format!("MANIFEST '{key}' must be a number, got {other}"))),
+    }
+}
+
+fn string_list(path: &str, v: &Value, key: &str) -> Result<Vec<String>, LoadError> {
+    match v.get(key) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| i.as_str().map(String::from).ok_or_else(|| pkg_err(path, format!("MANIFEST '{key}' must be a list of strings"))))
+            .collect(),
+        Some(_) => Err(pkg_err(path, format!("MANIFEST '{key}' must be a list of strings"))),
+    }
+}
+
+fn io_ref(path: &str, key: &str, s: &str) -> Result<IoRef, LoadError> {
+    let parts: Vec<&str> = s.split(':').collect();
+    let nums: Option<Vec<usize>> = parts.iter().map(|p| p.trim().parse().ok()).collect();
+    match nums.as_deref() {
+        Some([m, g, i]) => Ok(IoRef { model: *m, subgraph: *g, io: *i }),
+        _ => Err(pkg_err(path, format!("MANIFEST '{key}' entry \"{s}\" must be model:subgraph:index"))),
+    }
+}
+
+/// Parses a MANIFEST (versions 1.0 to 1.3) and checks it names at least one model, each with a type.
+pub fn parse_manifest(path: &str, bytes: &[u8]) -> Result<Manifest, LoadError> {
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| pkg_err(path, format!("MANIFEST is not valid JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(pkg_err(path, "MANIFEST must be a JSON object"));
+    }
+    let version = (version_field(path, &v, "major-version")?, version_field(path, &v, "minor-version")?, version_field(path, &v, "patch-version")?);
+    if version.0 != 1 || version.1 > 3 {
+        return Err(pkg_err(path, format!("MANIFEST version {}.{}.{} is not supported (1.0 to 1.3 are)", version.0, version.1, version.2)));
+    }
+    let models = string_list(path, &v, "models")?;
+    if models.is_empty() {
+        return Err(pkg_err(path, "MANIFEST 'models' names no model"));
+    }
+    let mut model_types = string_list(path, &v, "model-types")?;
+    if model_types.is_empty() {
+        // 1.0 packages may omit types: derive them from the extensions.
+        for m in &models {
+            model_types.push(model_kind(m).ok_or_else(|| pkg_err(path, format!("MANIFEST has no 'model-types' and '{m}' has no known extension")))?.to_string());
+        }
+    }
+    if model_types.len() != models.len() {
+        return Err(pkg_err(path, format!("MANIFEST lists {} models but {} model-types", models.len(), model_types.len())));
+    }
+    for m in &models {
+        if m.contains("..") || m.starts_with('/') {
+            return Err(pkg_err(path, format!("MANIFEST model path '{m}' must stay inside the package")));
+        }
+    }
+    let refs = |key: &str| -> Result<Vec<IoRef>, LoadError> {
+        let list = string_list(path, &v, key)?;
+        let refs = list.iter().map(|s| io_ref(path, key, s)).collect::<Result<Vec<_>, _>>()?;
+        if let Some(r) = refs.iter().find(|r| r.model >= models.len()) {
+            return Err(pkg_err(path, format!("MANIFEST '{key}' refers to model {} but only {} are listed", r.model, models.len())));
+        }
+        Ok(refs)
+    };
+    let pkg_inputs = refs("pkg-inputs")?;
+    let pkg_outputs = refs("pkg-outputs")?;
+    let mut model_connect = Vec::new();
+    match v.get("model-connect") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(edges)) => {
+            for e in edges {
+                let from = e.get("from").and_then(Value::as_str).ok_or_else(|| pkg_err(path, "MANIFEST 'model-connect' entries need a \"from\" string"))?;
+                let to = string_list(path, e, "to")?;
+                let from = io_ref(path, "model-connect", from)?;
+                let to = to.iter().map(|s| io_ref(path, "model-connect", s)).collect::<Result<Vec<_>, _>>()?;
+                model_connect.push((from, to));
+            }
+        }
+        Some(_) => return Err(pkg_err(path, "MANIFEST 'model-connect' must be a list")),
+    }
+    Ok(Manifest { version, configs: string_list(path, &v, "configs")?, models, model_types, pkg_inputs, pkg_outputs, model_connect })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifest_versions_and_errors() {
+        let m = parse_manifest("M", br#"{"major-version":"1","minor-version":"2","patch-version":"0","configs":[],"models":["a.tflite"],"model-types":["tflite"]}"#).unwrap();
+        assert_eq!(m.version, (1, 2, 0));
+        assert_eq!(m.models, vec!["a.tflite"]);
+        let m = parse_manifest("M", br#"{"major-version":"1","minor-version":"3","patch-version":"0","models":["a.circle","b.circle"],"model-types":["circle","circle"],"pkg-inputs":["0:0:0"],"pkg-outputs":["1:0:0"],"model-connect":[{"from":"0:0:0","to":["1:0:0"]}]}"#).unwrap();
+        assert_eq!(m.pkg_outputs, vec![IoRef { model: 1, subgraph: 0, io: 0 }]);
+        assert_eq!(m.model_connect.len(), 1);
+        for bad in [&b"{"[..], b"[]", br#"{"major-version":"1","minor-version":"0","models":[]}"#, br#"{"major-version":"2","minor-version":"0","models":["a.tflite"]}"#, br#"{"major-version":"1","minor-version":"0","models":["a.tflite"],"model-types":["tflite","tflite"]}"#] {
+            assert!(parse_manifest("M", bad).is_err());
+        }
+    }
+
+    #[test]
+    fn cfg_lines() {
+        assert_eq!(parse_cfg("# c\nBACKENDS=cpu\n\nNUM_THREADS = 2\n"), vec![("BACKENDS".into(), "cpu".into()), ("NUM_THREADS".into(), "2".into())]);
+    }
+}

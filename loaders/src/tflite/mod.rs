@@ -1,0 +1,237 @@
+//! TFLite (`TFL3`) and Circle (`CIR0`) models into nnrt's IR, through one verified reader.
+//!
+//! Constant tensors borrow their bytes from the model's blob (a memory map): nothing is copied.
+
+mod ops;
+
+use std::sync::Arc;
+
+use nnrt_core::{Blob, ConstData, DType, Dim, Layout, LoadError, Model, Operand, OperandId, Operation, Quantization, Shape, Signature, Subgraph, SubgraphId};
+
+use crate::fbs::{self, Flavor};
+use crate::generated::tflite as t;
+
+/// Loads a TFLite or Circle model from a file (memory-mapped).
+pub fn load_file(path: impl AsRef<std::path::Path>) -> Result<Model, LoadError> {
+    let pkg = crate::nnpackage::load(path)?;
+    pkg.models.into_iter().next().ok_or_else(|| LoadError::Package { path: String::new(), reason: "no model".into() })
+}
+
+/// Loads a TFLite or Circle model from bytes already in memory; `path` names it in errors.
+pub fn load_bytes(path: &str, bytes: Vec<u8>) -> Result<Model, LoadError> {
+    load_blob(path, Arc::new(bytes))
+}
+
+fn malformed(path: &str, flavor: &'static str, reason: impl Into<String>) -> LoadError {
+    LoadError::Malformed { path: path.to_string(), format: flavor, reason: reason.into() }
+}
+
+/// Loads a model from a shared blob; constants borrow from it.
+pub fn load_blob(path: &str, blob: Blob) -> Result<Model, LoadError> {
+    let bytes: &[u8] = (*blob).as_ref();
+    let (flavor, root) = fbs::open(bytes).map_err(|e| match e {
+        fbs::FbsError::UnknownIdentifier { .. } | fbs::FbsError::TooShort { .. } => {
+            LoadError::UnknownFormat { path: path.to_string(), reason: e.to_string() }
+        }
+        other => malformed(path, "TFLite/Circle", other.to_string()),
+    })?;
+    let fmt = match flavor {
+        Flavor::Tflite => "TFLite",
+        Flavor::Circle => "Circle",
+    };
+    let cx = Loader { path, fmt, flavor, blob: &blob, base: bytes.as_ptr() as usize };
+    let subgraphs = root.subgraphs().ok_or_else(|| malformed(path, fmt, "the model has no subgraphs"))?;
+    if subgraphs.is_empty() {
+        return Err(malformed(path, fmt, "the model has no subgraphs"));
+    }
+    let codes: Vec<OpCode> = root
+        .operator_codes()
+        .map(|v| v.iter().map(|c| OpCode { code: fbs::builtin_code(&c), custom: c.custom_code().map(String::from) }).collect())
+        .unwrap_or_default();
+    let buffers = root.buffers();
+    let mut model = Model { source: path.to_string(), ..Model::default() };
+    for (si, sg) in subgraphs.iter().enumerate() {
+        model.subgraphs.push(cx.subgraph(si, &sg, &codes, buffers)?);
+    }
+    if let Some(sigs) = root.signature_defs() {
+        for s in sigs.iter() {
+            let sub = s.subgraph_index() as usize;
+            let g = model.subgraphs.get(sub).ok_or_else(|| malformed(path, fmt, format!("signature names subgraph {sub}, which does not exist")))?;
+            let map = |v: Option<flatbuffers::Vector<'_, flatbuffers::ForwardsUOffset<t::TensorMap<'_>>>>| -> Result<Vec<(String, OperandId)>, LoadError> {
+                v.map(|v| v.iter().map(|m| {
+                    let idx = m.tensor_index() as usize;
+                    if idx >= g.operands.len() {
+                        return Err(malformed(path, fmt, format!("signature tensor {idx} does not exist")));
+                    }
+                    Ok((m.name().unwrap_or_default().to_string(), OperandId::new(idx)))
+                }).collect()).unwrap_or(Ok(Vec::new()))
+            };
+            model.signatures.push(Signature {
+                key: s.signature_key().unwrap_or_default().to_string(),
+                subgraph: SubgraphId::new(sub),
+                inputs: map(s.inputs())?,
+                outputs: map(s.outputs())?,
+            });
+        }
+    }
+    Ok(model)
+}
+
+pub(crate) struct OpCode {
+    pub code: i32,
+    pub custom: Option<String>,
+}
+
+pub(crate) struct Loader<'a> {
+    pub path: &'a str,
+    pub fmt: &'static str,
+    flavor: Flavor,
+    blob: &'a Blob,
+    base: usize,
+}
+
+type Buffers<'a> = Option<flatbuffers::Vector<'a, flatbuffers::ForwardsUOffset<t::Buffer<'a>>>>;
+
+impl Loader<'_> {
+    pub(crate) fn malformed(&self, reason: impl Into<String>) -> LoadError {
+        malformed(self.path, self.fmt, reason)
+    }
+
+    fn subgraph(&self, si: usize, sg: &t::SubGraph<'_>, codes: &[OpCode], buffers: Buffers<'_>) -> Result<Subgraph, LoadError> {
+        let nchw = self.flavor == Flavor::Circle && fbs::circle_data_format(sg) == 1;
+        let mut g = Subgraph { name: sg.name().unwrap_or_default().to_string(), ..Subgraph::default() };
+        if let Some(tensors) = sg.tensors() {
+            for (ti, tensor) in tensors.iter().enumerate() {
+                g.operands.push(self.tensor(si, ti, &tensor, buffers, nchw)?);
+            }
+        }
+        let ids = |v: Option<flatbuffers::Vector<'_, i32>>, what: &str| -> Result<Vec<OperandId>, LoadError> {
+            v.map(|v| v.iter().map(|i| {
+                if i < 0 || i as usize >= g.operands.len() {
+                    Err(self.malformed(format!("subgraph {si} {what} {i} is not a tensor index (the subgraph has {})", g.operands.len())))
+                } else {
+                    Ok(OperandId::new(i as usize))
+                }
+            }).collect()).unwrap_or(Ok(Vec::new()))
+        };
+        g.inputs = ids(sg.inputs(), "input")?;
+        g.outputs = ids(sg.outputs(), "output")?;
+        if let Some(operators) = sg.operators() {
+            for (oi, op) in operators.iter().enumerate() {
+                let index = op.opcode_index() as usize;
+                let code = codes.get(index).ok_or_else(|| self.malformed(format!("subgraph {si} op {oi} uses operator code {index}, but there are {}", codes.len())))?;
+                let kind = ops::map(self, si, oi, code, &op)?;
+                let operand = |i: i32| -> Result<Option<OperandId>, LoadError> {
+                    if i < 0 {
+                        Ok(None)
+                    } else if i as usize >= g.operands.len() {
+                        Err(self.malformed(format!("subgraph {si} op {oi} refers to tensor {i}, but there are {}", g.operands.len())))
+                    } else {
+                        Ok(Some(OperandId::new(i as usize)))
+                    }
+                };
+                let inputs = op.inputs().map(|v| v.iter().map(operand).collect::<Result<Vec<_>, _>>()).unwrap_or(Ok(Vec::new()))?;
+                let outputs = op
+                    .outputs()
+                    .map(|v| v.iter().map(|i| operand(i)?.ok_or_else(|| self.malformed(format!("subgraph {si} op {oi} has an absent output")))).collect::<Result<Vec<_>, _>>())
+                    .unwrap_or(Ok(Vec::new()))?;
+                g.ops.push(Operation { kind, inputs, outputs });
+            }
+        }
+        Ok(g)
+    }
+
+    fn tensor(&self, si: usize, ti: usize, tensor: &t::Tensor<'_>, buffers: Buffers<'_>, nchw: bool) -> Result<Operand, LoadError> {
+        let name = tensor.name().unwrap_or_default().to_string();
+        let dtype = match tensor.type_() {
+            t::TensorType::FLOAT32 => DType::F32,
+            t::TensorType::FLOAT16 => DType::F16,
+            t::TensorType::INT32 => DType::I32,
+            t::TensorType::UINT8 => DType::U8,
+            t::TensorType::INT64 => DType::I64,
+            t::TensorType::BOOL => DType::Bool,
+            t::TensorType::INT16 => DType::I16,
+            t::TensorType::INT8 => DType::I8,
+            other => {
+                return Err(LoadError::UnsupportedType {
+                    path: self.path.to_string(),
+                    tensor: ti,
+                    name,
+                    dtype: other.variant_name().map(String::from).unwrap_or_else(|| format!("type code {}", other.0)),
+                })
+            }
+        };
+        let dims: Vec<i32> = tensor.shape().map(|s| s.iter().collect()).unwrap_or_default();
+        if let Some(d) = dims.iter().find(|&&d| d < 0) {
+            return Err(self.malformed(format!("subgraph {si} tensor {ti} ('{name}') has negative dim {d} in its shape")));
+        }
+        let default_dims: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+        let shape = match tensor.shape_signature() {
+            Some(sig) if sig.len() == dims.len() => Shape(sig.iter().zip(&default_dims).map(|(s, &d)| if s < 0 { Dim::Unknown } else { Dim::Known(d) }).collect()),
+            _ => Shape::fixed(&default_dims),
+        };
+        let quant = match tensor.quantization() {
+            Some(q) => {
+                let scales: Vec<f32> = q.scale().map(|v| v.iter().collect()).unwrap_or_default();
+                let zps: Vec<i64> = q.zero_point().map(|v| v.iter().collect()).unwrap_or_default();
+                match scales.len() {
+                    0 => Quantization::None,
+                    1 => Quantization::PerTensor { scale: scales[0], zero_point: zps.first().copied().unwrap_or(0) },
+                    n => {
+                        let axis = q.quantized_dimension();
+                        if axis < 0 || axis as usize >= default_dims.len().max(1) {
+                            return Err(self.malformed(format!("tensor {ti} ('{name}') is quantized along dim {axis}, which it does not have")));
+                        }
+                        let zero_points = if zps.len() == n { zps } else if zps.is_empty() { vec![0; n] } else {
+                            return Err(self.malformed(format!("tensor {ti} ('{name}') has {n} scales but {} zero points", zps.len())));
+                        };
+                        Quantization::PerAxis { scales, zero_points, axis: axis as usize }
+                    }
+                }
+            }
+            None => Quantization::None,
+        };
+        if tensor.sparsity().is_some() {
+            return Err(LoadError::UnsupportedOp {
+                path: self.path.to_string(),
+                subgraph: si,
+                index: ti,
+                op: "sparse tensor".into(),
+                detail: format!(": tensor {ti} ('{name}') stores sparse weights (TFLite sparsity metadata), not supported yet"),
+            });
+        }
+        let data = self.buffer(ti, &name, tensor.buffer() as usize, buffers)?;
+        let layout = if default_dims.len() == 4 { if nchw { Layout::Nchw } else { Layout::Nhwc } } else { Layout::Any };
+        let is_variable = tensor.is_variable();
+        Ok(Operand { name, dtype, shape, default_dims, layout, quant, data: if is_variable { None } else { data }, is_variable })
+    }
+
+    fn buffer(&self, ti: usize, name: &str, index: usize, buffers: Buffers<'_>) -> Result<Option<ConstData>, LoadError> {
+        if index == 0 {
+            return Ok(None); // buffer 0 is the empty sentinel
+        }
+        let buffers = buffers.ok_or_else(|| self.malformed(format!("tensor {ti} ('{name}') names buffer {index} but the model has no buffers")))?;
+        if index >= buffers.len() {
+            return Err(self.malformed(format!("tensor {ti} ('{name}') names buffer {index}, but there are {}", buffers.len())));
+        }
+        let b = buffers.get(index);
+        if let Some(data) = b.data() {
+            if data.is_empty() {
+                return Ok(None);
+            }
+            let bytes = data.bytes();
+            let offset = (bytes.as_ptr() as usize).wrapping_sub(self.base);
+            return ConstData::borrowed(self.blob.clone(), offset, bytes.len())
+                .map(Some)
+                .ok_or_else(|| self.malformed(format!("buffer {index} lies outside the file")));
+        }
+        // Models over 2 GiB keep buffers after the flatbuffer, addressed by offset and size.
+        let (offset, size) = (b.offset(), b.size());
+        if offset > 1 && size > 0 {
+            return ConstData::borrowed(self.blob.clone(), offset as usize, size as usize)
+                .map(Some)
+                .ok_or_else(|| self.malformed(format!("buffer {index} (offset {offset}, size {size}) lies outside the file")));
+        }
+        Ok(None)
+    }
+}
