@@ -56,6 +56,7 @@ pub fn assign(ctx: &CompileCtx, backends: &[Box<dyn Backend>]) -> Result<Vec<Ass
         }
     }
     let mut out = Vec::with_capacity(ctx.graph.ops.len());
+    let mut first_error = None;
     for (i, op) in ctx.graph.ops.iter().enumerate() {
         let id = OpId::new(i);
         let mut wanted = all.unwrap_or(0);
@@ -80,12 +81,22 @@ pub fn assign(ctx: &CompileCtx, backends: &[Box<dyn Backend>]) -> Result<Vec<Ass
         match chosen {
             Some(b) => out.push(Assignment { backend: b, fallback_reason: (b != wanted).then(|| reasons.join("; ")) }),
             None => {
-                if let OpKind::Custom { name, .. } = &op.kind {
-                    return Err(CompileError::CustomOpNotFound { op: id, name: name.clone() });
+                let e = match &op.kind {
+                    OpKind::Custom { name, .. } => CompileError::CustomOpNotFound { op: id, name: name.clone() },
+                    _ => CompileError::Unsupported { op: id, kind: op.kind.name().to_string(), reasons: reasons.join("; ") },
+                };
+                // A custom op without a kernel is the error users can act on (load a plugin), so
+                // it wins over a builtin that no backend supports.
+                if matches!(e, CompileError::CustomOpNotFound { .. }) {
+                    return Err(e);
                 }
-                return Err(CompileError::Unsupported { op: id, kind: op.kind.name().to_string(), reasons: reasons.join("; ") });
+                first_error.get_or_insert(e);
+                out.push(Assignment { backend: 0, fallback_reason: None });
             }
         }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
     }
     Ok(out)
 }

@@ -126,3 +126,67 @@ pub fn validate(g: &Subgraph) -> Result<(), CompileError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Activation, BinaryOp, ConstData, DType, Operand, Operation};
+
+    fn add_graph() -> Subgraph {
+        let mut g = Subgraph::default();
+        let a = g.add_operand(Operand::new("a", DType::F32, &[2, 3]));
+        let b = g.add_operand(Operand::new("b", DType::F32, &[3]));
+        let y = g.add_operand(Operand::new("y", DType::F32, &[2, 3]));
+        g.add_op(Operation { kind: OpKind::Binary { op: BinaryOp::Add, act: Activation::None }, inputs: vec![Some(a), Some(b)], outputs: vec![y] });
+        g.inputs = vec![a, b];
+        g.outputs = vec![y];
+        g
+    }
+
+    #[test]
+    fn a_good_graph_passes() {
+        validate(&add_graph()).unwrap();
+    }
+
+    #[test]
+    fn bad_indices_are_named() {
+        let mut g = add_graph();
+        g.ops[0].inputs[1] = Some(OperandId(9));
+        let e = validate(&g).unwrap_err();
+        assert!(matches!(e, CompileError::BadOperandIndex { operand: OperandId(9), .. }), "{e}");
+        let mut g = add_graph();
+        g.outputs = vec![OperandId(7)];
+        assert!(matches!(validate(&g).unwrap_err(), CompileError::BadGraphIo { what: "output", .. }));
+    }
+
+    #[test]
+    fn constants_must_fill_their_shape() {
+        let mut g = add_graph();
+        g.inputs = vec![OperandId(0)];
+        g.operands[1].data = Some(ConstData::owned(vec![0; 8])); // 2 floats for a [3]
+        let e = validate(&g).unwrap_err();
+        assert!(matches!(e, CompileError::BadConstant { got: 8, expected: 12, .. }), "{e}");
+    }
+
+    #[test]
+    fn missing_buffers_and_wrong_arity_are_caught() {
+        let mut g = add_graph();
+        g.inputs = vec![OperandId(0)]; // b is neither input, constant nor produced
+        assert!(matches!(validate(&g).unwrap_err(), CompileError::Unwritten { operand: OperandId(1), .. }));
+        let mut g = add_graph();
+        g.ops[0].inputs.pop();
+        assert!(validate(&g).unwrap_err().to_string().contains("expected 2 inputs"));
+    }
+
+    #[test]
+    fn shape_mismatch_is_found_by_inference() {
+        let mut g = add_graph();
+        g.operands[2] = Operand::new("y", DType::F32, &[3, 2]);
+        let dims = vec![vec![2, 3], vec![3]];
+        let e = crate::infer_graph(&g, &dims).unwrap_err();
+        assert!(matches!(e, CompileError::ShapeMismatch { .. }), "{e}");
+        g.operands[1] = Operand::new("b", DType::F32, &[4]);
+        let e = crate::infer_graph(&g, &[vec![2, 3], vec![4]]).unwrap_err();
+        assert!(e.to_string().contains("cannot be broadcast"), "{e}");
+    }
+}

@@ -50,8 +50,12 @@ pub fn load_blob(path: &str, blob: Blob) -> Result<Model, LoadError> {
         .unwrap_or_default();
     let buffers = root.buffers();
     let mut model = Model { source: path.to_string(), ..Model::default() };
+    let mut unsupported = Vec::new();
     for (si, sg) in subgraphs.iter().enumerate() {
-        model.subgraphs.push(cx.subgraph(si, &sg, &codes, buffers)?);
+        model.subgraphs.push(cx.subgraph(si, &sg, &codes, buffers, &mut unsupported)?);
+    }
+    if let Some(first) = unsupported.first() {
+        return Err(unsupported_summary(first, &unsupported, &codes));
     }
     if let Some(sigs) = root.signature_defs() {
         for s in sigs.iter() {
@@ -77,6 +81,30 @@ pub fn load_blob(path: &str, blob: Blob) -> Result<Model, LoadError> {
     Ok(model)
 }
 
+/// One error for every unsupported op of a model: the first one's fields, the others and the
+/// custom ops the model also needs in the detail.
+fn unsupported_summary(first: &LoadError, all: &[LoadError], codes: &[OpCode]) -> LoadError {
+    let LoadError::UnsupportedOp { path, subgraph, index, op, detail } = first else { unreachable!("only UnsupportedOp is collected") };
+    let mut names: Vec<String> = Vec::new();
+    for e in &all[1..] {
+        if let LoadError::UnsupportedOp { op: o, .. } = e {
+            if o != op && !names.contains(o) {
+                names.push(o.clone());
+            }
+        }
+    }
+    let mut detail = detail.clone();
+    if !names.is_empty() {
+        detail.push_str(&format!("; also unsupported: {}", names.join(", ")));
+    }
+    let mut customs: Vec<&str> = codes.iter().filter_map(|c| c.custom.as_deref()).collect();
+    customs.dedup();
+    if !customs.is_empty() {
+        detail.push_str(&format!("; the model also uses custom ops {}", customs.join(", ")));
+    }
+    LoadError::UnsupportedOp { path: path.clone(), subgraph: *subgraph, index: *index, op: op.clone(), detail }
+}
+
 pub(crate) struct OpCode {
     pub code: i32,
     pub custom: Option<String>,
@@ -97,7 +125,7 @@ impl Loader<'_> {
         malformed(self.path, self.fmt, reason)
     }
 
-    fn subgraph(&self, si: usize, sg: &t::SubGraph<'_>, codes: &[OpCode], buffers: Buffers<'_>) -> Result<Subgraph, LoadError> {
+    fn subgraph(&self, si: usize, sg: &t::SubGraph<'_>, codes: &[OpCode], buffers: Buffers<'_>, unsupported: &mut Vec<LoadError>) -> Result<Subgraph, LoadError> {
         let nchw = self.flavor == Flavor::Circle && fbs::circle_data_format(sg) == 1;
         let mut g = Subgraph { name: sg.name().unwrap_or_default().to_string(), ..Subgraph::default() };
         if let Some(tensors) = sg.tensors() {
@@ -120,7 +148,15 @@ impl Loader<'_> {
             for (oi, op) in operators.iter().enumerate() {
                 let index = op.opcode_index() as usize;
                 let code = codes.get(index).ok_or_else(|| self.malformed(format!("subgraph {si} op {oi} uses operator code {index}, but there are {}", codes.len())))?;
-                let kind = ops::map(self, si, oi, code, &op)?;
+                let kind = match ops::map(self, si, oi, code, &op) {
+                    Ok(k) => k,
+                    Err(e @ LoadError::UnsupportedOp { .. }) => {
+                        // Keep going so the error can list every op the model needs.
+                        unsupported.push(e);
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
                 let operand = |i: i32| -> Result<Option<OperandId>, LoadError> {
                     if i < 0 {
                         Ok(None)

@@ -1,0 +1,211 @@
+//! `nnpackage_run`: loads a model (nnpackage folder or zip, .tflite, .circle), runs it and reports
+//! timings; accepts onert_run's options plus `--load:npy` / `--dump:npy`.
+
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use nnrt::{DType, Session};
+use nnrt_cli::args::{parse_shapes, Args, Spec, Takes};
+use nnrt_cli::{logger, npy};
+
+const SPECS: &[Spec] = &[
+    Spec { names: &["--load:npy"], key: "load_npy", takes: Takes::Value, help: "read inputs from PREFIX.0.npy, PREFIX.1.npy, ... (their shapes set the input shapes)" },
+    Spec { names: &["--dump:npy"], key: "dump_npy", takes: Takes::Value, help: "write outputs to PREFIX.0.npy, PREFIX.1.npy, ..." },
+    Spec { names: &["--load:raw"], key: "load_raw", takes: Takes::Value, help: "read inputs as raw bytes from PREFIX.0, PREFIX.1, ..." },
+    Spec { names: &["--dump:raw"], key: "dump_raw", takes: Takes::Value, help: "write outputs as raw bytes to PREFIX.0, PREFIX.1, ..." },
+    Spec { names: &["-r", "--num_runs"], key: "num_runs", takes: Takes::Value, help: "timed runs (default 1)" },
+    Spec { names: &["-w", "--warmup_runs"], key: "warmup_runs", takes: Takes::Value, help: "untimed runs before the timed ones (default 0)" },
+    Spec { names: &["--threads"], key: "threads", takes: Takes::Value, help: "kernel threads (default: NUM_THREADS, else all cores)" },
+    Spec { names: &["--backends"], key: "backends", takes: Takes::Value, help: "backends in order of preference, e.g. 'cpu' (default: BACKENDS, else cpu)" },
+    Spec { names: &["-p", "--write_report"], key: "report", takes: Takes::Value, help: "write timings as JSON to FILE" },
+    Spec { names: &["-m", "--mem_poll"], key: "mem_poll", takes: Takes::Maybe, help: "report peak resident memory" },
+    Spec { names: &["--shape_prepare"], key: "shape_prepare", takes: Takes::Value, help: "input shapes before prepare: '[idx,[dims],...]'" },
+    Spec { names: &["--shape_run"], key: "shape_run", takes: Takes::Value, help: "input shapes after prepare: '[idx,[dims],...]'" },
+    Spec { names: &["-v", "--verbose_level"], key: "verbose", takes: Takes::Maybe, help: "log more (-v 1 info, -v 2 debug)" },
+    Spec { names: &["-h", "--help"], key: "help", takes: Takes::Nothing, help: "print this help" },
+];
+
+fn usage() -> String {
+    let mut s = String::from("usage: nnpackage_run PATH [options]\n\nPATH: an nnpackage folder or zip, a .tflite or a .circle file\n\noptions:\n");
+    for spec in SPECS {
+        s.push_str(&format!("  {:28} {}\n", spec.names.join(", "), spec.help));
+    }
+    s.push_str("\nenvironment: BACKENDS, NUM_THREADS, OP_BACKEND_ALLOPS, OP_BACKEND_<Op>, OP_BACKEND_MAP\n");
+    s
+}
+
+fn main() {
+    match run() {
+        Ok(()) => {}
+        Err(e) => {
+            let msg = format!("{e:#}").replace('\n', " ");
+            eprintln!("nnpackage_run: error: {msg}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// Deterministic filler for inputs the caller did not give.
+fn random_bytes(dtype: DType, n: usize, seed: &mut u64) -> Vec<u8> {
+    let mut next = || {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    };
+    let mut out = Vec::with_capacity(n * dtype.size());
+    for _ in 0..n {
+        let r = next();
+        match dtype {
+            DType::F32 => out.extend_from_slice(&(((r >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0).to_le_bytes()),
+            DType::F16 => out.extend_from_slice(&[0, 0]),
+            DType::U8 | DType::I8 => out.push(r as u8),
+            DType::I16 => out.extend_from_slice(&(r as i16).to_le_bytes()),
+            DType::I32 => out.extend_from_slice(&((r % 8) as i32).to_le_bytes()),
+            DType::I64 => out.extend_from_slice(&((r % 8) as i64).to_le_bytes()),
+            DType::Bool => out.push((r & 1) as u8),
+        }
+    }
+    out
+}
+
+fn peak_rss_kb() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn run() -> Result<()> {
+    let args = Args::parse(std::env::args().skip(1), SPECS)?;
+    if args.has("help") {
+        print!("{}", usage());
+        return Ok(());
+    }
+    let verbosity = if args.has("verbose") { args.parsed::<u8>("verbose")?.unwrap_or(1) } else { 0 };
+    logger::init(verbosity);
+    let path = match args.positional.as_slice() {
+        [p] => p.clone(),
+        [] => bail!("no model given\n{}", usage()),
+        more => bail!("expected one model path, got {}: {}", more.len(), more.join(" ")),
+    };
+    for key in ["num_runs", "warmup_runs", "threads"] {
+        args.parsed::<usize>(key)?;
+    }
+
+    let t = Instant::now();
+    let mut s = Session::load(&path)?;
+    let load_ms = ms(t.elapsed());
+    if let Some(b) = args.value("backends") {
+        s.set_backends(b)?;
+    }
+    if let Some(n) = args.parsed::<usize>("threads")? {
+        s.set_threads(n)?;
+    }
+
+    let n_in = s.input_count();
+    let mut inputs: Vec<Option<Vec<u8>>> = vec![None; n_in];
+    if let Some(prefix) = args.value("load_npy") {
+        for (i, slot) in inputs.iter_mut().enumerate() {
+            let file = format!("{prefix}.{i}.npy");
+            let a = npy::read(&file)?;
+            let info = s.input_info(i)?;
+            if a.dtype != info.dtype {
+                bail!("{file}: holds {} but input {i} ('{}') is {}", a.dtype, info.name, info.dtype);
+            }
+            if a.dims != info.dims {
+                s.set_input_shape(i, &a.dims).with_context(|| format!("{file}: cannot use its shape"))?;
+            }
+            *slot = Some(a.data);
+        }
+    }
+    if let Some(shapes) = args.value("shape_prepare") {
+        for (i, dims) in parse_shapes(shapes)? {
+            s.set_input_shape(i, &dims)?;
+        }
+    }
+    let t = Instant::now();
+    s.prepare()?;
+    let prepare_ms = ms(t.elapsed());
+    if let Some(shapes) = args.value("shape_run") {
+        for (i, dims) in parse_shapes(shapes)? {
+            s.set_input_shape(i, &dims)?;
+        }
+    }
+    if let Some(prefix) = args.value("load_raw") {
+        for (i, slot) in inputs.iter_mut().enumerate() {
+            let file = format!("{prefix}.{i}");
+            *slot = Some(std::fs::read(&file).with_context(|| format!("cannot read {file}"))?);
+        }
+    }
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for (i, data) in inputs.into_iter().enumerate() {
+        let data = match data {
+            Some(d) => d,
+            None => {
+                let info = s.input_info(i)?;
+                random_bytes(info.dtype, info.dims.iter().product(), &mut seed)
+            }
+        };
+        s.set_input(i, &data)?;
+    }
+
+    let warmup = args.parsed::<usize>("warmup_runs")?.unwrap_or(0);
+    let runs = args.parsed::<usize>("num_runs")?.unwrap_or(1).max(1);
+    for _ in 0..warmup {
+        s.run()?;
+    }
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let t = Instant::now();
+        s.run()?;
+        times.push(ms(t.elapsed()));
+    }
+
+    for i in 0..s.output_count() {
+        let info = s.output_info(i)?;
+        let data = s.output(i)?;
+        if let Some(prefix) = args.value("dump_npy") {
+            npy::write(&format!("{prefix}.{i}.npy"), info.dtype, &info.dims, data)?;
+        }
+        if let Some(prefix) = args.value("dump_raw") {
+            let file = format!("{prefix}.{i}");
+            std::fs::write(&file, data).with_context(|| format!("cannot write {file}"))?;
+        }
+    }
+
+    let mut sorted = times.clone();
+    sorted.sort_by(f64::total_cmp);
+    let min = sorted[0];
+    let max = sorted[sorted.len() - 1];
+    let median = if sorted.len() % 2 == 1 { sorted[sorted.len() / 2] } else { (sorted[sorted.len() / 2 - 1] + sorted[sorted.len() / 2]) / 2.0 };
+    let mean = times.iter().sum::<f64>() / times.len() as f64;
+    let geomean = (times.iter().map(|t| t.max(1e-9).ln()).sum::<f64>() / times.len() as f64).exp();
+    let backends = s.config().get("BACKENDS").unwrap_or("cpu").to_string();
+    println!("load:    {load_ms:.3} ms");
+    println!("prepare: {prepare_ms:.3} ms");
+    println!("execute: min {min:.3} ms, median {median:.3} ms, mean {mean:.3} ms, max {max:.3} ms, geomean {geomean:.3} ms ({runs} runs, {} threads, backends {backends})", s.threads());
+    let rss = if args.has("mem_poll") || args.has("report") { peak_rss_kb() } else { None };
+    if args.has("mem_poll") {
+        match rss {
+            Some(kb) => println!("peak RSS: {kb} KB"),
+            None => println!("peak RSS: unknown (no /proc/self/status)"),
+        }
+    }
+    if let Some(file) = args.value("report") {
+        let report = serde_json::json!({
+            "load_ms": load_ms,
+            "prepare_ms": prepare_ms,
+            "execute_ms": {"min": min, "median": median, "mean": mean, "max": max, "geomean": geomean},
+            "runs": runs,
+            "threads": s.threads(),
+            "backends": backends,
+            "peak_rss_kb": rss,
+        });
+        std::fs::write(file, serde_json::to_string_pretty(&report)? + "\n").with_context(|| format!("cannot write {file}"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,99 @@
+//! `nnrt-inspect PATH`: a model's inputs and outputs, then one line per op (index, kind,
+//! inputs -> outputs, backend). `--partition` prints only the placement with fallback reasons.
+
+use std::collections::HashMap;
+
+use anyhow::{bail, Result};
+use nnrt::{Quantization, Session};
+use nnrt_cli::args::{Args, Spec, Takes};
+use nnrt_cli::logger;
+
+const SPECS: &[Spec] = &[
+    Spec { names: &["--backends"], key: "backends", takes: Takes::Value, help: "backends in order of preference (default: BACKENDS, else cpu)" },
+    Spec { names: &["--partition"], key: "partition", takes: Takes::Nothing, help: "print one line per op: index, kind, backend, fallback reason" },
+    Spec { names: &["-v", "--verbose_level"], key: "verbose", takes: Takes::Maybe, help: "log more" },
+    Spec { names: &["-h", "--help"], key: "help", takes: Takes::Nothing, help: "print this help" },
+];
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("nnrt-inspect: error: {}", format!("{e:#}").replace('\n', " "));
+        std::process::exit(1);
+    }
+}
+
+fn quant(q: &Quantization) -> String {
+    match q {
+        Quantization::None => String::new(),
+        Quantization::PerTensor { scale, zero_point } => format!(" q(scale={scale}, zp={zero_point})"),
+        Quantization::PerAxis { scales, axis, .. } => format!(" q(per-axis {axis}, {} scales)", scales.len()),
+    }
+}
+
+fn run() -> Result<()> {
+    let args = Args::parse(std::env::args().skip(1), SPECS)?;
+    if args.has("help") {
+        println!("usage: nnrt-inspect PATH [--backends LIST] [--partition]");
+        for s in SPECS {
+            println!("  {:24} {}", s.names.join(", "), s.help);
+        }
+        return Ok(());
+    }
+    logger::init(if args.has("verbose") { args.parsed::<u8>("verbose")?.unwrap_or(1) } else { 0 });
+    let path = match args.positional.as_slice() {
+        [p] => p.clone(),
+        _ => bail!("usage: nnrt-inspect PATH [--backends LIST] [--partition]"),
+    };
+    let mut s = Session::load(&path)?;
+    if let Some(b) = args.value("backends") {
+        s.set_backends(b)?;
+    }
+    let prepare_error = s.prepare().err();
+    let placements: HashMap<usize, nnrt::OpPlacement> = match &prepare_error {
+        None => s.placements()?.into_iter().map(|p| (p.index, p)).collect(),
+        Some(_) => HashMap::new(),
+    };
+    let model = s.model();
+    let g = model.entry();
+    if args.has("partition") {
+        for (i, op) in g.ops.iter().enumerate() {
+            match placements.get(&i) {
+                Some(p) => match &p.fallback_reason {
+                    Some(why) => println!("{i:4} {:24} {:6} (fallback: {why})", p.kind, p.backend),
+                    None => println!("{i:4} {:24} {}", p.kind, p.backend),
+                },
+                None if prepare_error.is_none() => println!("{i:4} {:24} folded at prepare (constant)", op.kind.name()),
+                None => println!("{i:4} {:24} -", op.kind.name()),
+            }
+        }
+        if let Some(e) = prepare_error {
+            bail!("prepare failed: {e}");
+        }
+        return Ok(());
+    }
+    println!("model: {path} ({} subgraphs, {} ops in the entry)", model.subgraphs.len(), g.ops.len());
+    for (what, list) in [("input", &g.inputs), ("output", &g.outputs)] {
+        for (k, &id) in list.iter().enumerate() {
+            let o = g.operand(id);
+            println!("{what} {k}: {id} '{}' {} {}{}", o.name, o.dtype, o.shape, quant(&o.quant));
+        }
+    }
+    for sig in &model.signatures {
+        let names: Vec<&str> = sig.inputs.iter().map(|(n, _)| n.as_str()).collect();
+        let outs: Vec<&str> = sig.outputs.iter().map(|(n, _)| n.as_str()).collect();
+        println!("signature '{}' ({}): inputs [{}] outputs [{}]", sig.key, sig.subgraph, names.join(", "), outs.join(", "));
+    }
+    println!("ops:");
+    for (i, op) in g.ops.iter().enumerate() {
+        let backend = match placements.get(&i) {
+            Some(p) => p.backend.clone(),
+            None if prepare_error.is_none() => "folded".into(),
+            None => "-".into(),
+        };
+        println!("{i:4} {op}  [{backend}]");
+    }
+    if let Some(e) = prepare_error {
+        println!("prepare failed: {e}");
+    }
+    Ok(())
+}

@@ -1,0 +1,25 @@
+//! # nnrt
+//!
+//! The public Rust API of nnrt, an on-device neural-network inference runtime. A [`Session`] loads
+//! a model (an nnpackage folder or zip, a `.tflite` or a `.circle` file), takes configuration
+//! (backends, threads, onert's `OP_BACKEND_*` keys), prepares (partitions, compiles kernels, plans
+//! memory) and runs, as many times as needed.
+//!
+//! ```no_run
+//! let mut s = nnrt::Session::load("model.tflite")?;
+//! s.set_threads(2)?;
+//! s.prepare()?;
+//! let input = vec![0u8; s.input_info(0)?.byte_size()];
+//! s.set_input(0, &input)?;
+//! s.run()?;
+//! let out: &[u8] = s.output(0)?;
+//! # Ok::<(), nnrt::Error>(())
+//! ```
+
+#![forbid(unsafe_code)]
+
+mod session;
+
+pub use nnrt_core::{CompileError, Config, DType, LoadError, Quantization, RunError};
+pub use nnrt_custom_ops::EvalFn;
+pub use session::{available_backends, Error, OpPlacement, Session, State, TensorInfo};

@@ -1,0 +1,386 @@
+//! The session: load → (configure) → prepare → run, repeatable, with the order enforced.
+
+use std::path::Path;
+
+use nnrt_core::shape::{fmt_dims, num_elements};
+use nnrt_core::{Backend, CompileError, Config, DType, LoadError, Model, OpKind, Prepared, Quantization, RunError, SubgraphId};
+use nnrt_loaders::Package;
+use thiserror::Error;
+
+/// Every error the API returns: the stage's typed error, or a call made in the wrong state.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// Loading failed.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// Preparing failed.
+    #[error(transparent)]
+    Compile(#[from] CompileError),
+    /// Running (or setting inputs, reading outputs) failed.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// The call is not allowed in the session's current state.
+    #[error("{call} is not allowed in state {state:?}: {hint}")]
+    InvalidState {
+        /// The call made.
+        call: &'static str,
+        /// The state the session was in.
+        state: State,
+        /// What to do instead.
+        hint: &'static str,
+    },
+}
+
+/// Where a session is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// A model is loaded; configuration and input shapes may change.
+    Loaded,
+    /// Kernels are compiled and memory planned; inputs may be set and the model run.
+    Prepared,
+    /// At least one run finished; outputs are readable.
+    FinishedRun,
+}
+
+/// Name, type, shape and quantization of an input or output.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorInfo {
+    /// Tensor name from the model.
+    pub name: String,
+    /// Element type.
+    pub dtype: DType,
+    /// Concrete dims as currently set (inputs) or last computed (outputs).
+    pub dims: Vec<usize>,
+    /// The declared shape, with `None` for dims unknown until run time.
+    pub signature: Vec<Option<usize>>,
+    /// Quantization parameters.
+    pub quant: Quantization,
+}
+
+impl TensorInfo {
+    /// Bytes a buffer for this tensor must have.
+    pub fn byte_size(&self) -> usize {
+        num_elements(&self.dims).unwrap_or(0) * self.dtype.size()
+    }
+}
+
+/// Where an op of the prepared graph runs (for `nnrt-inspect --partition`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpPlacement {
+    /// The op's index in the model.
+    pub index: usize,
+    /// The op's kind name.
+    pub kind: String,
+    /// The backend id.
+    pub backend: String,
+    /// Why it is not on the backend the configuration asked for.
+    pub fallback_reason: Option<String>,
+}
+
+/// The backends this build of nnrt can create, by id.
+pub fn available_backends() -> &'static [&'static str] {
+    &["cpu"]
+}
+
+fn create_backend(id: &str) -> Option<Box<dyn Backend>> {
+    match id {
+        "cpu" => Some(Box::new(nnrt_backend_cpu::CpuBackend::new())),
+        _ => None,
+    }
+}
+
+/// A loaded model and everything prepared for it.
+pub struct Session {
+    model: Model,
+    package: Package,
+    config: Config,
+    input_dims: Vec<Vec<usize>>,
+    prepared: Option<Prepared>,
+    state: State,
+    custom_ops: nnrt_custom_ops::Registry,
+}
+
+impl Session {
+    /// Loads an nnpackage (folder or zip) or a bare `.tflite`/`.circle` file. The package's cfg
+    /// files, then the environment's `BACKENDS`/`NUM_THREADS`/`OP_BACKEND_*`, become the session's
+    /// configuration; later API calls override both.
+    pub fn load(path: impl AsRef<Path>) -> Result<Session, Error> {
+        let package = nnrt_loaders::load(path.as_ref())?;
+        Session::from_package(package)
+    }
+
+    /// Builds a session from a package already loaded.
+    pub fn from_package(mut package: Package) -> Result<Session, Error> {
+        if package.models.len() != 1 {
+            return Err(Error::Load(LoadError::Package {
+                path: package.manifest.models.join(", "),
+                reason: format!(
+                    "the package joins {} models (MANIFEST pkg-inputs/model-connect); multi-model execution is not supported yet",
+                    package.models.len()
+                ),
+            }));
+        }
+        let model = package.models.remove(0);
+        let mut config = Config::default();
+        for (k, v) in &package.config {
+            config.set(k.clone(), v.clone());
+        }
+        config.apply_env();
+        Ok(Session::from_parts(model, package, config))
+    }
+
+    /// Builds a session from an IR model (e.g. one built in memory by tests).
+    pub fn from_model(model: Model) -> Result<Session, Error> {
+        if model.subgraphs.is_empty() {
+            return Err(Error::Load(LoadError::Malformed { path: model.source.clone(), format: "IR", reason: "the model has no subgraphs".into() }));
+        }
+        Ok(Session::from_parts(model, Package::default(), Config::default()))
+    }
+
+    fn from_parts(model: Model, package: Package, config: Config) -> Session {
+        let input_dims = model.entry().inputs.iter().map(|&i| model.entry().operand(i).default_dims.clone()).collect();
+        Session { model, package, config, input_dims, prepared: None, state: State::Loaded, custom_ops: Default::default() }
+    }
+
+    /// The session's state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// The loaded model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The package the model came from (MANIFEST, cfg values, `custom_op/` files).
+    pub fn package(&self) -> &Package {
+        &self.package
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn require_loaded(&self, call: &'static str) -> Result<(), Error> {
+        if self.state != State::Loaded {
+            return Err(Error::InvalidState { call, state: self.state, hint: "configure the session before prepare()" });
+        }
+        Ok(())
+    }
+
+    /// Sets a configuration key (onert's names: `BACKENDS`, `NUM_THREADS`, `OP_BACKEND_ALLOPS`,
+    /// `OP_BACKEND_<Op>`, `OP_BACKEND_MAP`). Only before [`Session::prepare`].
+    pub fn set_config(&mut self, key: &str, value: &str) -> Result<(), Error> {
+        self.require_loaded("set_config")?;
+        self.config.set(key, value);
+        Ok(())
+    }
+
+    /// Registers the kernel of custom op `name` (as `nnfw_register_custom_op_info` does). Only
+    /// before [`Session::prepare`]; ops of that name then run on the `custom` backend.
+    pub fn register_custom_op(&mut self, name: &str, eval: nnrt_custom_ops::EvalFn) -> Result<(), Error> {
+        self.require_loaded("register_custom_op")?;
+        self.custom_ops.register(name, eval);
+        Ok(())
+    }
+
+    /// Sets the backends in order of preference, e.g. `"cpu"` or `"gpu;cpu"`.
+    pub fn set_backends(&mut self, list: &str) -> Result<(), Error> {
+        self.set_config("BACKENDS", list)
+    }
+
+    /// Sets how many threads kernels may use (1 = the calling thread's pool of one).
+    pub fn set_threads(&mut self, n: usize) -> Result<(), Error> {
+        self.set_config("NUM_THREADS", &n.max(1).to_string())
+    }
+
+    /// Number of graph inputs.
+    pub fn input_count(&self) -> usize {
+        self.model.entry().inputs.len()
+    }
+
+    /// Number of graph outputs.
+    pub fn output_count(&self) -> usize {
+        self.model.entry().outputs.len()
+    }
+
+    fn info(&self, what: &'static str, index: usize) -> Result<TensorInfo, Error> {
+        let g = self.model.entry();
+        let list = if what == "input" { &g.inputs } else { &g.outputs };
+        let &id = list.get(index).ok_or(RunError::BadIndex { what, index, count: list.len() })?;
+        let o = g.operand(id);
+        let dims = match (&self.prepared, what) {
+            (Some(p), _) => p.dims(id).to_vec(),
+            (None, "input") => self.input_dims[index].clone(),
+            (None, _) => o.default_dims.clone(),
+        };
+        let signature = o.shape.0.iter().map(|d| match d {
+            nnrt_core::Dim::Known(n) => Some(*n),
+            nnrt_core::Dim::Unknown => None,
+        });
+        Ok(TensorInfo { name: o.name.clone(), dtype: o.dtype, dims, signature: signature.collect(), quant: o.quant.clone() })
+    }
+
+    /// Name, type and shape of input `index`.
+    pub fn input_info(&self, index: usize) -> Result<TensorInfo, Error> {
+        self.info("input", index)
+    }
+
+    /// Name, type and shape of output `index` (shapes as of the last prepare or run).
+    pub fn output_info(&self, index: usize) -> Result<TensorInfo, Error> {
+        self.info("output", index)
+    }
+
+    /// Sets the concrete shape of input `index`; it must fit the declared shape (unknown dims are
+    /// free). After prepare, the session is prepared again for the new shape and inputs must be
+    /// set again.
+    pub fn set_input_shape(&mut self, index: usize, dims: &[usize]) -> Result<(), Error> {
+        let g = self.model.entry();
+        let &id = g.inputs.get(index).ok_or(RunError::BadIndex { what: "input", index, count: g.inputs.len() })?;
+        let o = g.operand(id);
+        if !o.shape.admits(dims) {
+            return Err(Error::Compile(CompileError::InputShape { index, name: o.name.clone(), got: fmt_dims(dims), expected: o.shape.to_string() }));
+        }
+        if self.input_dims[index] == dims {
+            return Ok(());
+        }
+        self.input_dims[index] = dims.to_vec();
+        if self.prepared.is_some() {
+            self.prepared = None;
+            self.state = State::Loaded;
+            self.prepare()?;
+        }
+        Ok(())
+    }
+
+    /// Thread count from the configuration, else the machine's cores.
+    pub fn threads(&self) -> usize {
+        self.config.threads().unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+    }
+
+    /// Validates, partitions over the configured backends, compiles kernels (packing weights)
+    /// and plans memory. Only from [`State::Loaded`].
+    pub fn prepare(&mut self) -> Result<(), Error> {
+        self.require_loaded("prepare")?;
+        let mut names = self.config.backends();
+        if names.is_empty() {
+            names = vec!["cpu".to_string()];
+        }
+        let mut backends: Vec<Box<dyn Backend>> = Vec::new();
+        for n in &names {
+            match create_backend(n) {
+                Some(b) => backends.push(b),
+                None => log::warn!("backend '{n}' is not available in this build (available: {}); skipped", available_backends().join(", ")),
+            }
+        }
+        if backends.is_empty() {
+            return Err(Error::Compile(CompileError::Config {
+                key: "BACKENDS".into(),
+                value: names.join(";"),
+                reason: format!("none of these backends is available (available: {})", available_backends().join(", ")),
+            }));
+        }
+        if !self.custom_ops.is_empty() {
+            backends.push(Box::new(nnrt_custom_ops::CustomOpBackend::new(self.custom_ops.clone())));
+        }
+        nnrt_core::validate_model(&self.model)?;
+        let prepared = Prepared::new(&self.model, SubgraphId(0), &self.input_dims, &backends, &self.config, self.threads())?;
+        self.prepared = Some(prepared);
+        self.state = State::Prepared;
+        Ok(())
+    }
+
+    fn prepared_mut(&mut self, call: &'static str) -> Result<&mut Prepared, Error> {
+        let state = self.state;
+        self.prepared.as_mut().ok_or(Error::InvalidState { call, state, hint: "call prepare() first" })
+    }
+
+    /// Copies `bytes` into input `index`; the length must match the input's type and shape.
+    pub fn set_input(&mut self, index: usize, bytes: &[u8]) -> Result<(), Error> {
+        let info = self.input_info(index)?;
+        let dst = self.prepared_mut("set_input")?.input_mut(index)?;
+        if dst.len() != bytes.len() {
+            return Err(Error::Run(RunError::BufferSize {
+                what: "input",
+                index,
+                name: info.name,
+                got: bytes.len(),
+                expected: dst.len(),
+                dtype: info.dtype.to_string(),
+                shape: fmt_dims(&info.dims),
+            }));
+        }
+        dst.copy_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Runs the model on the inputs set. Repeatable.
+    pub fn run(&mut self) -> Result<(), Error> {
+        self.prepared_mut("run")?.run()?;
+        self.state = State::FinishedRun;
+        Ok(())
+    }
+
+    /// The bytes of output `index` after a run.
+    pub fn output(&self, index: usize) -> Result<&[u8], Error> {
+        if self.state != State::FinishedRun {
+            return Err(Error::InvalidState { call: "output", state: self.state, hint: "call run() first" });
+        }
+        let p = self.prepared.as_ref().ok_or(Error::InvalidState { call: "output", state: self.state, hint: "call run() first" })?;
+        Ok(p.output(index)?)
+    }
+
+    /// Copies output `index` into `dst`, whose length must match.
+    pub fn read_output(&self, index: usize, dst: &mut [u8]) -> Result<(), Error> {
+        let src = self.output(index)?;
+        if src.len() != dst.len() {
+            let info = self.output_info(index)?;
+            return Err(Error::Run(RunError::BufferSize {
+                what: "output",
+                index,
+                name: info.name,
+                got: dst.len(),
+                expected: src.len(),
+                dtype: info.dtype.to_string(),
+                shape: fmt_dims(&info.dims),
+            }));
+        }
+        dst.copy_from_slice(src);
+        Ok(())
+    }
+
+    /// Where each op runs, after prepare (ops folded at prepare are not listed).
+    pub fn placements(&self) -> Result<Vec<OpPlacement>, Error> {
+        let state = self.state;
+        let p = self.prepared.as_ref().ok_or(Error::InvalidState { call: "placements", state, hint: "call prepare() first" })?;
+        Ok(p.assignments()
+            .zip(p.origin())
+            .zip(&p.graph().ops)
+            .map(|(((backend, why), origin), op)| OpPlacement {
+                index: origin.index(),
+                kind: op.kind.name().to_string(),
+                backend: backend.to_string(),
+                fallback_reason: why.map(String::from),
+            })
+            .collect())
+    }
+
+    /// Arena bytes of the prepared plan.
+    pub fn arena_size(&self) -> Option<usize> {
+        self.prepared.as_ref().map(|p| p.arena_size())
+    }
+
+    /// Names of custom ops the model uses.
+    pub fn custom_ops(&self) -> Vec<String> {
+        self.model
+            .subgraphs
+            .iter()
+            .flat_map(|g| g.ops.iter())
+            .filter_map(|op| match &op.kind {
+                OpKind::Custom { name, .. } => Some(name.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}

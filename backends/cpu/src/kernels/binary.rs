@@ -1,0 +1,727 @@
+//! Element-wise binary ops with NumPy broadcasting: ADD, SUB, MUL, DIV, POW, SQUARED_DIFFERENCE,
+//! MAXIMUM, MINIMUM, FLOOR_DIV, FLOOR_MOD, over f32 (with a fused activation clamp), i32 and i64.
+//!
+//! This file also holds the one broadcast iterator of the crate (`broadcast_rows`, reused by
+//! PRELU) and the rule for splitting element-wise work across the rayon pool (`par_chunk`).
+#![forbid(unsafe_code)]
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+use super::Act;
+use crate::simd::elementwise::{self as ew, VBin};
+
+/// Work size (in elements) from which kernels split across the current rayon pool.
+pub(crate) const PAR_MIN: usize = 1 << 16;
+
+/// How many of `n_items` items (each worth `item_cost` elements of work) one parallel chunk
+/// should take, or `None` to run inline: small jobs, or a pool of one thread.
+pub(crate) fn par_chunk(n_items: usize, item_cost: usize) -> Option<usize> {
+    let threads = rayon::current_num_threads();
+    let cost = item_cost.max(1);
+    if threads < 2 || n_items < 2 || n_items.saturating_mul(cost) < PAR_MIN {
+        return None;
+    }
+    // About four chunks per thread for balance, each worth at least PAR_MIN / 4 elements.
+    let chunk = n_items.div_ceil(threads * 4).max((PAR_MIN / 4).div_ceil(cost));
+    (chunk < n_items).then_some(chunk)
+}
+
+/// TFLite's `ActivationFunctionWithMinMax`: `std::min(std::max(x, lo), hi)`. Unlike
+/// [`Act::apply`], a NaN `x` passes through, as it does in TFLite.
+#[inline(always)]
+pub(crate) fn clamp(x: f32, act: Act) -> f32 {
+    let y = if x < act.min { act.min } else { x };
+    if act.max < y {
+        act.max
+    } else {
+        y
+    }
+}
+
+/// An element-wise binary operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    /// `a + b` (wrapping for integers).
+    Add,
+    /// `a - b` (wrapping for integers).
+    Sub,
+    /// `a * b` (wrapping for integers).
+    Mul,
+    /// `a / b`; integers truncate toward zero like C++ (TFLite's reference `Div`).
+    Div,
+    /// `a^b`: `powf` for floats; for integers a wrapping power (TFLite rejects negative
+    /// exponents at run time; here `a^-k` is the truncated real result: ±1 for |a| = 1, else 0).
+    Pow,
+    /// `(a - b)²`.
+    SquaredDifference,
+    /// `a > b ? a : b` (a NaN in `a` yields `b`, as in TFLite).
+    Maximum,
+    /// `a < b ? a : b`.
+    Minimum,
+    /// `floor(a / b)`.
+    FloorDiv,
+    /// The remainder with the sign of the divisor: `r = fmod(a, b); r != 0 && (r < 0) != (b < 0)
+    /// ? r + b : r` (TFLite FLOOR_MOD).
+    FloorMod,
+}
+
+/// The NumPy broadcast of two shapes (right-aligned; each pair of dims equal or one of them 1),
+/// or `None` when they are incompatible.
+pub fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+    let rank = a.len().max(b.len());
+    (0..rank)
+        .map(|i| {
+            let da = padded_dim(a, rank, i);
+            let db = padded_dim(b, rank, i);
+            match (da, db) {
+                _ if da == db => Some(da),
+                (1, _) => Some(db),
+                (_, 1) => Some(da),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Dim `i` of `shape` left-padded with 1s to `rank`.
+fn padded_dim(shape: &[usize], rank: usize, i: usize) -> usize {
+    (i + shape.len()).checked_sub(rank).map_or(1, |j| shape[j])
+}
+
+/// One row of a broadcast operand: contiguous values, or one value repeated along the row.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Row<'a, T> {
+    /// The operand varies along the row.
+    Slice(&'a [T]),
+    /// The operand is broadcast along the row.
+    Splat(T),
+}
+
+/// The broadcast of two operands, coalesced: outer dims with per-operand strides (0 where
+/// broadcast), and an inner row of `n` elements along which each operand is contiguous or
+/// constant.
+struct Plan {
+    dims: Vec<usize>,
+    sa: Vec<usize>,
+    sb: Vec<usize>,
+    n: usize,
+    a_contig: bool,
+    b_contig: bool,
+    total: usize,
+}
+
+impl Plan {
+    fn new(a_shape: &[usize], b_shape: &[usize], out_shape: &[usize]) -> Plan {
+        let rank = out_shape.len();
+        assert!(
+            a_shape.len() <= rank && b_shape.len() <= rank,
+            "broadcast: input rank exceeds the output rank {out_shape:?}"
+        );
+        let total = out_shape.iter().product();
+        // Row-major strides of each operand in its own layout, 0 along broadcast dims.
+        let strides = |shape: &[usize]| {
+            let mut s = vec![0; rank];
+            let mut acc = 1;
+            for i in (0..rank).rev() {
+                let d = padded_dim(shape, rank, i);
+                assert!(
+                    d == out_shape[i] || d == 1,
+                    "broadcast: {shape:?} does not broadcast to {out_shape:?}"
+                );
+                s[i] = if d == 1 { 0 } else { acc };
+                acc *= d;
+            }
+            s
+        };
+        let (sa_full, sb_full) = (strides(a_shape), strides(b_shape));
+        // Drop size-1 dims, then merge neighbours that each operand walks as one dim.
+        let mut merged: Vec<(usize, usize, usize)> = Vec::with_capacity(rank);
+        for i in 0..rank {
+            let (d, sa, sb) = (out_shape[i], sa_full[i], sb_full[i]);
+            if d == 1 {
+                continue;
+            }
+            match merged.last_mut() {
+                Some(last) if last.1 == sa * d && last.2 == sb * d => *last = (last.0 * d, sa, sb),
+                _ => merged.push((d, sa, sb)),
+            }
+        }
+        let (n, a_in, b_in) = merged.pop().unwrap_or((1, 0, 0));
+        Plan {
+            dims: merged.iter().map(|m| m.0).collect(),
+            sa: merged.iter().map(|m| m.1).collect(),
+            sb: merged.iter().map(|m| m.2).collect(),
+            n,
+            a_contig: a_in == 1,
+            b_contig: b_in == 1,
+            total,
+        }
+    }
+}
+
+/// Calls `f(a_row, b_row, out_row)` for every row of the broadcast of `a` (`a_shape`) and `b`
+/// (`b_shape`) to `out_shape`, covering `out` in order. Dims are coalesced first, so
+/// `[N,H,W,C] op [C]` becomes rows of `C` with `b` contiguous, equal shapes become one row, and a
+/// 1-element operand is a `Splat`. Large jobs are split across the current rayon pool (by rows,
+/// or within the row when there is only one).
+///
+/// # Panics
+/// When a shape does not broadcast to `out_shape` or a slice length does not match its shape.
+pub(crate) fn broadcast_rows<A, B, O, F>(
+    a: &[A],
+    a_shape: &[usize],
+    b: &[B],
+    b_shape: &[usize],
+    out: &mut [O],
+    out_shape: &[usize],
+    f: F,
+) where
+    A: Copy + Sync,
+    B: Copy + Sync,
+    O: Send,
+    F: Fn(Row<'_, A>, Row<'_, B>, &mut [O]) + Sync,
+{
+    let p = Plan::new(a_shape, b_shape, out_shape);
+    assert_eq!(a.len(), a_shape.iter().product::<usize>(), "broadcast: a's length vs shape");
+    assert_eq!(b.len(), b_shape.iter().product::<usize>(), "broadcast: b's length vs shape");
+    assert_eq!(out.len(), p.total, "broadcast: out's length vs shape");
+    if p.total == 0 {
+        return;
+    }
+    let n = p.n;
+    let rows = p.total / n;
+    if rows == 1 {
+        let row_a = |r: Range<usize>| if p.a_contig { Row::Slice(&a[r]) } else { Row::Splat(a[0]) };
+        let row_b = |r: Range<usize>| if p.b_contig { Row::Slice(&b[r]) } else { Row::Splat(b[0]) };
+        match par_chunk(n, 1) {
+            None => f(row_a(0..n), row_b(0..n), out),
+            Some(c) => out.par_chunks_mut(c).enumerate().for_each(|(i, o)| {
+                let r = i * c..i * c + o.len();
+                f(row_a(r.clone()), row_b(r), o)
+            }),
+        }
+        return;
+    }
+    let run = |r0: usize, out: &mut [O]| {
+        // Mixed-radix index of row r0 over the outer dims, and the operands' offsets there.
+        let k = p.dims.len();
+        let mut idx = vec![0usize; k];
+        let (mut oa, mut ob, mut rem) = (0, 0, r0);
+        for d in (0..k).rev() {
+            idx[d] = rem % p.dims[d];
+            rem /= p.dims[d];
+            oa += idx[d] * p.sa[d];
+            ob += idx[d] * p.sb[d];
+        }
+        for o in out.chunks_mut(n) {
+            let ra = if p.a_contig { Row::Slice(&a[oa..oa + n]) } else { Row::Splat(a[oa]) };
+            let rb = if p.b_contig { Row::Slice(&b[ob..ob + n]) } else { Row::Splat(b[ob]) };
+            f(ra, rb, o);
+            for d in (0..k).rev() {
+                idx[d] += 1;
+                oa += p.sa[d];
+                ob += p.sb[d];
+                if idx[d] < p.dims[d] {
+                    break;
+                }
+                oa -= p.sa[d] * p.dims[d];
+                ob -= p.sb[d] * p.dims[d];
+                idx[d] = 0;
+            }
+        }
+    };
+    match par_chunk(rows, n) {
+        None => run(0, out),
+        Some(c) => out.par_chunks_mut(c * n).enumerate().for_each(|(i, o)| run(i * c, o)),
+    }
+}
+
+/// Plain NumPy broadcasting, one output element at a time: the reference for
+/// [`broadcast_rows`].
+pub(crate) fn broadcast_ref<A: Copy, B: Copy, O>(
+    a: &[A],
+    a_shape: &[usize],
+    b: &[B],
+    b_shape: &[usize],
+    out: &mut [O],
+    out_shape: &[usize],
+    f: impl Fn(A, B) -> O,
+) {
+    let rank = out_shape.len();
+    let offset = |shape: &[usize], idx: &[usize]| {
+        (0..rank).fold(0, |acc, i| {
+            let d = padded_dim(shape, rank, i);
+            acc * d + if d == 1 { 0 } else { idx[i] }
+        })
+    };
+    let mut idx = vec![0; rank];
+    for o in out.iter_mut() {
+        *o = f(a[offset(a_shape, &idx)], b[offset(b_shape, &idx)]);
+        for d in (0..rank).rev() {
+            idx[d] += 1;
+            if idx[d] < out_shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// One f32 element of `op` (without the activation).
+#[inline(always)]
+fn op_f32(op: BinaryOp, a: f32, b: f32) -> f32 {
+    match op {
+        BinaryOp::Add => a + b,
+        BinaryOp::Sub => a - b,
+        BinaryOp::Mul => a * b,
+        BinaryOp::Div => a / b,
+        BinaryOp::Pow => a.powf(b),
+        BinaryOp::SquaredDifference => (a - b) * (a - b),
+        BinaryOp::Maximum => {
+            if a > b {
+                a
+            } else {
+                b
+            }
+        }
+        BinaryOp::Minimum => {
+            if a < b {
+                a
+            } else {
+                b
+            }
+        }
+        BinaryOp::FloorDiv => (a / b).floor(),
+        BinaryOp::FloorMod => {
+            let r = a % b;
+            if r != 0.0 && ((r < 0.0) != (b < 0.0)) {
+                r + b
+            } else {
+                r
+            }
+        }
+    }
+}
+
+fn vbin(op: BinaryOp) -> Option<VBin> {
+    Some(match op {
+        BinaryOp::Add => VBin::Add,
+        BinaryOp::Sub => VBin::Sub,
+        BinaryOp::Mul => VBin::Mul,
+        BinaryOp::Div => VBin::Div,
+        BinaryOp::Maximum => VBin::Max,
+        BinaryOp::Minimum => VBin::Min,
+        BinaryOp::SquaredDifference => VBin::SqDiff,
+        _ => return None,
+    })
+}
+
+/// Applies `f` along one broadcast row (a portable loop the compiler can vectorize).
+#[inline(always)]
+pub(crate) fn map_row<A: Copy, B: Copy, O>(ra: Row<'_, A>, rb: Row<'_, B>, out: &mut [O], f: impl Fn(A, B) -> O) {
+    match (ra, rb) {
+        (Row::Slice(x), Row::Slice(y)) => {
+            for ((o, &x), &y) in out.iter_mut().zip(x).zip(y) {
+                *o = f(x, y);
+            }
+        }
+        (Row::Slice(x), Row::Splat(y)) => {
+            for (o, &x) in out.iter_mut().zip(x) {
+                *o = f(x, y);
+            }
+        }
+        (Row::Splat(x), Row::Slice(y)) => {
+            for (o, &y) in out.iter_mut().zip(y) {
+                *o = f(x, y);
+            }
+        }
+        (Row::Splat(x), Row::Splat(y)) => {
+            for o in out.iter_mut() {
+                *o = f(x, y);
+            }
+        }
+    }
+}
+
+fn row_f32(op: BinaryOp, ra: Row<'_, f32>, rb: Row<'_, f32>, out: &mut [f32], act: Act) {
+    if let Some(v) = vbin(op) {
+        let (lo, hi) = (act.min, act.max);
+        let done = match (ra, rb) {
+            (Row::Slice(x), Row::Slice(y)) => ew::bin_vv(v, x, y, out, lo, hi),
+            (Row::Slice(x), Row::Splat(s)) => ew::bin_vs(v, x, s, false, out, lo, hi),
+            (Row::Splat(s), Row::Slice(y)) => ew::bin_vs(v, y, s, true, out, lo, hi),
+            (Row::Splat(_), Row::Splat(_)) => false,
+        };
+        if done {
+            return;
+        }
+    }
+    // One monomorphized loop per op, so the per-element `match` folds away.
+    macro_rules! go {
+        ($($op:ident),*) => {
+            match op {
+                $(BinaryOp::$op => map_row(ra, rb, out, |x, y| clamp(op_f32(BinaryOp::$op, x, y), act)),)*
+            }
+        };
+    }
+    go!(Add, Sub, Mul, Div, Pow, SquaredDifference, Maximum, Minimum, FloorDiv, FloorMod);
+}
+
+/// `out = act(op(a, b))` with NumPy broadcasting of `a` (`a_shape`) and `b` (`b_shape`) to
+/// `out_shape` (which the caller computes, e.g. with [`broadcast_shape`]). The activation clamp
+/// lets NaN through, as TFLite's does. Equal shapes, a 1-element operand and an operand broadcast
+/// along the leading dims (`[N,H,W,C] op [C]`) all reach the SIMD row routines.
+///
+/// # Panics
+/// When the shapes do not broadcast to `out_shape` or a slice length does not match its shape.
+#[allow(clippy::too_many_arguments)]
+pub fn binary(
+    op: BinaryOp,
+    a: &[f32],
+    a_shape: &[usize],
+    b: &[f32],
+    b_shape: &[usize],
+    out: &mut [f32],
+    out_shape: &[usize],
+    act: Act,
+) {
+    broadcast_rows(a, a_shape, b, b_shape, out, out_shape, |ra, rb, o| row_f32(op, ra, rb, o, act));
+}
+
+/// Reference twin of [`binary`]: one output element at a time.
+#[allow(clippy::too_many_arguments)]
+pub fn binary_ref(
+    op: BinaryOp,
+    a: &[f32],
+    a_shape: &[usize],
+    b: &[f32],
+    b_shape: &[usize],
+    out: &mut [f32],
+    out_shape: &[usize],
+    act: Act,
+) {
+    broadcast_ref(a, a_shape, b, b_shape, out, out_shape, |x, y| clamp(op_f32(op, x, y), act));
+}
+
+/// Integer element types of the integer binary ops.
+pub(crate) trait IntElem: Copy + Ord + Send + Sync + 'static {
+    const ZERO: Self;
+    const ONE: Self;
+    fn wrapping_add(self, b: Self) -> Self;
+    fn wrapping_sub(self, b: Self) -> Self;
+    fn wrapping_mul(self, b: Self) -> Self;
+    fn wrapping_div(self, b: Self) -> Self;
+    fn wrapping_rem(self, b: Self) -> Self;
+    fn wrapping_neg(self) -> Self;
+    /// `self^e` for `e ≥ 0`, wrapping; the exponent's low bits drive square-and-multiply.
+    fn wrapping_pow_u64(self, e: u64) -> Self;
+    fn is_odd(self) -> bool;
+    fn as_u64(self) -> u64;
+}
+
+macro_rules! int_elem {
+    ($t:ty) => {
+        impl IntElem for $t {
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+            fn wrapping_add(self, b: Self) -> Self {
+                <$t>::wrapping_add(self, b)
+            }
+            fn wrapping_sub(self, b: Self) -> Self {
+                <$t>::wrapping_sub(self, b)
+            }
+            fn wrapping_mul(self, b: Self) -> Self {
+                <$t>::wrapping_mul(self, b)
+            }
+            fn wrapping_div(self, b: Self) -> Self {
+                <$t>::wrapping_div(self, b)
+            }
+            fn wrapping_rem(self, b: Self) -> Self {
+                <$t>::wrapping_rem(self, b)
+            }
+            fn wrapping_neg(self) -> Self {
+                <$t>::wrapping_neg(self)
+            }
+            fn wrapping_pow_u64(self, mut e: u64) -> Self {
+                let (mut base, mut acc) = (self, 1 as $t);
+                while e > 0 {
+                    if e & 1 == 1 {
+                        acc = acc.wrapping_mul(base);
+                    }
+                    base = base.wrapping_mul(base);
+                    e >>= 1;
+                }
+                acc
+            }
+            fn is_odd(self) -> bool {
+                self & 1 == 1
+            }
+            fn as_u64(self) -> u64 {
+                self as u64
+            }
+        }
+    };
+}
+int_elem!(i32);
+int_elem!(i64);
+
+/// One integer element of `op`. Division by zero (Div, FloorDiv, FloorMod) yields 0: TFLite
+/// fails the op instead, so callers that must match it check the divisor first.
+#[inline(always)]
+fn op_int<T: IntElem>(op: BinaryOp, a: T, b: T) -> T {
+    match op {
+        BinaryOp::Add => a.wrapping_add(b),
+        BinaryOp::Sub => a.wrapping_sub(b),
+        BinaryOp::Mul => a.wrapping_mul(b),
+        BinaryOp::Div => {
+            if b == T::ZERO {
+                T::ZERO
+            } else {
+                a.wrapping_div(b)
+            }
+        }
+        BinaryOp::Pow => {
+            if b >= T::ZERO {
+                a.wrapping_pow_u64(b.as_u64())
+            } else if a == T::ONE {
+                T::ONE
+            } else if a == T::ONE.wrapping_neg() {
+                if b.is_odd() {
+                    a
+                } else {
+                    T::ONE
+                }
+            } else {
+                T::ZERO
+            }
+        }
+        BinaryOp::SquaredDifference => {
+            let d = a.wrapping_sub(b);
+            d.wrapping_mul(d)
+        }
+        BinaryOp::Maximum => a.max(b),
+        BinaryOp::Minimum => a.min(b),
+        BinaryOp::FloorDiv => {
+            if b == T::ZERO {
+                return T::ZERO;
+            }
+            let q = a.wrapping_div(b);
+            let r = a.wrapping_rem(b);
+            if r != T::ZERO && ((r < T::ZERO) != (b < T::ZERO)) {
+                q.wrapping_sub(T::ONE)
+            } else {
+                q
+            }
+        }
+        BinaryOp::FloorMod => {
+            if b == T::ZERO {
+                return T::ZERO;
+            }
+            let r = a.wrapping_rem(b);
+            if r != T::ZERO && ((r < T::ZERO) != (b < T::ZERO)) {
+                r.wrapping_add(b)
+            } else {
+                r
+            }
+        }
+    }
+}
+
+fn binary_int<T: IntElem>(
+    op: BinaryOp,
+    a: &[T],
+    a_shape: &[usize],
+    b: &[T],
+    b_shape: &[usize],
+    out: &mut [T],
+    out_shape: &[usize],
+) {
+    macro_rules! go {
+        ($($op:ident),*) => {
+            match op {
+                $(BinaryOp::$op => broadcast_rows(a, a_shape, b, b_shape, out, out_shape, |ra, rb, o| {
+                    map_row(ra, rb, o, |x, y| op_int(BinaryOp::$op, x, y))
+                }),)*
+            }
+        };
+    }
+    go!(Add, Sub, Mul, Div, Pow, SquaredDifference, Maximum, Minimum, FloorDiv, FloorMod);
+}
+
+/// [`binary`] over i32, without an activation: wrapping arithmetic, Div truncating toward zero,
+/// FloorDiv/FloorMod flooring, and 0 for a zero divisor (TFLite reports an error instead).
+///
+/// # Panics
+/// When the shapes do not broadcast to `out_shape` or a slice length does not match its shape.
+pub fn binary_i32(
+    op: BinaryOp,
+    a: &[i32],
+    a_shape: &[usize],
+    b: &[i32],
+    b_shape: &[usize],
+    out: &mut [i32],
+    out_shape: &[usize],
+) {
+    binary_int(op, a, a_shape, b, b_shape, out, out_shape)
+}
+
+/// [`binary_i32`] over i64. FloorDiv is exact integer flooring (TFLite goes through `double`,
+/// which differs only beyond 2^53).
+///
+/// # Panics
+/// When the shapes do not broadcast to `out_shape` or a slice length does not match its shape.
+pub fn binary_i64(
+    op: BinaryOp,
+    a: &[i64],
+    a_shape: &[usize],
+    b: &[i64],
+    b_shape: &[usize],
+    out: &mut [i64],
+    out_shape: &[usize],
+) {
+    binary_int(op, a, a_shape, b, b_shape, out, out_shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const OPS: [BinaryOp; 10] = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::Pow,
+        BinaryOp::SquaredDifference,
+        BinaryOp::Maximum,
+        BinaryOp::Minimum,
+        BinaryOp::FloorDiv,
+        BinaryOp::FloorMod,
+    ];
+
+    /// Bit equality that also accepts NaN against NaN.
+    fn same(x: f32, y: f32) -> bool {
+        x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+    }
+
+    /// An output shape and two input shapes that broadcast to it (dropped leading dims, 1s).
+    fn shapes() -> impl Strategy<Value = (Vec<usize>, Vec<usize>, Vec<usize>)> {
+        prop::collection::vec(1usize..6, 0..=5).prop_flat_map(|out| {
+            let r = out.len();
+            (Just(out), 0..=r, 0..=r, prop::collection::vec(0u8..3, r), prop::collection::vec(0u8..3, r))
+        })
+        .prop_map(|(out, da, db, ma, mb)| {
+            let pick = |drop: usize, mask: &[u8]| -> Vec<usize> {
+                (drop..out.len()).map(|i| if mask[i] == 0 { 1 } else { out[i] }).collect()
+            };
+            let (a, b) = (pick(da, &ma), pick(db, &mb));
+            (out, a, b)
+        })
+    }
+
+    fn values(n: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed | 1;
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                ((s >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 8.0
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, failure_persistence: None, ..ProptestConfig::default() })]
+
+        // Both paths evaluate the same IEEE operations in the same order (SIMD div/sqrt are
+        // correctly rounded), so the results must be bit-identical.
+        #[test]
+        fn f32_matches_ref((out_s, a_s, b_s) in shapes(), seed in any::<u64>(), op_i in 0usize..10, act_i in 0usize..3) {
+            let op = OPS[op_i];
+            let act = [Act::NONE, Act::RELU6, Act::RELU_N1_TO_1][act_i];
+            let a = values(a_s.iter().product(), seed);
+            let b = values(b_s.iter().product(), seed.wrapping_mul(31) ^ 7);
+            let n: usize = out_s.iter().product();
+            let (mut o1, mut o2) = (vec![0.0; n], vec![0.0; n]);
+            binary(op, &a, &a_s, &b, &b_s, &mut o1, &out_s, act);
+            binary_ref(op, &a, &a_s, &b, &b_s, &mut o2, &out_s, act);
+            for i in 0..n {
+                prop_assert!(same(o1[i], o2[i]), "{op:?} {a_s:?} {b_s:?} -> {out_s:?} at {i}: {} vs {}", o1[i], o2[i]);
+            }
+        }
+
+        // Integer ops are exact.
+        #[test]
+        fn int_matches_ref((out_s, a_s, b_s) in shapes(), seed in any::<u64>(), op_i in 0usize..10) {
+            let op = OPS[op_i];
+            let a: Vec<i32> = values(a_s.iter().product(), seed).iter().map(|v| (v * 4.0) as i32).collect();
+            let b: Vec<i32> = values(b_s.iter().product(), seed ^ 99).iter().map(|v| (v * 4.0) as i32).collect();
+            let n: usize = out_s.iter().product();
+            let (mut o1, mut o2) = (vec![0; n], vec![0; n]);
+            binary_i32(op, &a, &a_s, &b, &b_s, &mut o1, &out_s);
+            broadcast_ref(&a, &a_s, &b, &b_s, &mut o2, &out_s, |x, y| op_int(op, x, y));
+            prop_assert_eq!(&o1, &o2);
+            let a64: Vec<i64> = a.iter().map(|&v| v as i64 * 1_000_003).collect();
+            let b64: Vec<i64> = b.iter().map(|&v| v as i64).collect();
+            let (mut p1, mut p2) = (vec![0; n], vec![0; n]);
+            binary_i64(op, &a64, &a_s, &b64, &b_s, &mut p1, &out_s);
+            broadcast_ref(&a64, &a_s, &b64, &b_s, &mut p2, &out_s, |x, y| op_int(op, x, y));
+            prop_assert_eq!(&p1, &p2);
+        }
+    }
+
+    #[test]
+    fn large_shapes_split_across_threads() {
+        for (a_s, b_s, out_s) in [
+            (vec![300, 17, 64], vec![64], vec![300, 17, 64]),
+            (vec![300, 17, 64], vec![300, 17, 64], vec![300, 17, 64]),
+            (vec![300, 1, 64], vec![1, 17, 1], vec![300, 17, 64]),
+            (vec![1], vec![70_001], vec![70_001]),
+        ] {
+            let a = values(a_s.iter().product(), 1);
+            let b = values(b_s.iter().product(), 2);
+            let n: usize = out_s.iter().product();
+            let (mut o1, mut o2) = (vec![0.0; n], vec![0.0; n]);
+            binary(BinaryOp::Sub, &a, &a_s, &b, &b_s, &mut o1, &out_s, Act::RELU);
+            binary_ref(BinaryOp::Sub, &a, &a_s, &b, &b_s, &mut o2, &out_s, Act::RELU);
+            assert!(o1.iter().zip(&o2).all(|(x, y)| same(*x, *y)), "{a_s:?} {b_s:?}");
+        }
+    }
+
+    #[test]
+    fn tflite_rules() {
+        let f = |op, a: f32, b: f32| {
+            let mut o = [0.0];
+            binary(op, &[a], &[1], &[b], &[1], &mut o, &[1], Act::NONE);
+            o[0]
+        };
+        assert_eq!(f(BinaryOp::FloorMod, -7.0, 3.0), 2.0);
+        assert_eq!(f(BinaryOp::FloorMod, 7.0, -3.0), -2.0);
+        assert_eq!(f(BinaryOp::FloorMod, 6.0, -3.0), 0.0);
+        assert_eq!(f(BinaryOp::FloorDiv, -7.0, 2.0), -4.0);
+        assert!(f(BinaryOp::Maximum, f32::NAN, 1.0) == 1.0);
+        assert!(f(BinaryOp::Maximum, 1.0, f32::NAN).is_nan());
+        // The fused clamp lets NaN through, like std::min(std::max(x, lo), hi).
+        let mut o = [0.0];
+        binary(BinaryOp::Add, &[f32::NAN], &[], &[1.0], &[], &mut o, &[], Act::RELU6);
+        assert!(o[0].is_nan());
+        let g = |op, a: i32, b: i32| {
+            let mut o = [0];
+            binary_i32(op, &[a], &[1], &[b], &[1], &mut o, &[1]);
+            o[0]
+        };
+        assert_eq!(g(BinaryOp::Div, -7, 2), -3);
+        assert_eq!(g(BinaryOp::FloorDiv, -7, 2), -4);
+        assert_eq!(g(BinaryOp::FloorMod, -7, 3), 2);
+        assert_eq!(g(BinaryOp::FloorMod, 7, -3), -2);
+        assert_eq!(g(BinaryOp::Pow, 3, 4), 81);
+        assert_eq!(g(BinaryOp::Div, i32::MIN, -1), i32::MIN);
+        assert_eq!(broadcast_shape(&[4, 1, 3], &[5, 1]), Some(vec![4, 5, 3]));
+        assert_eq!(broadcast_shape(&[2, 3], &[4, 3]), None);
+        assert_eq!(broadcast_shape(&[], &[2]), Some(vec![2]));
+    }
+}

@@ -1,0 +1,510 @@
+//! CONV_2D over NHWC inputs with OHWI filters (TFLite semantics), as a GEMM.
+//!
+//! Row `i` of the GEMM is output pixel `(b, oh, ow)`, column `j` output channel `oc`, and the
+//! reduction runs over `(kh, kw, ic)` — exactly the order of the OHWI filter's rows, so the
+//! filter packs into a [`PackedB`] as is. A 1×1, stride-1, unpadded convolution reads the input
+//! in place as `A`; any other shape builds `A` (im2col) one register tile at a time inside the
+//! parallel GEMM loop, so the scratch is a few KiB per thread and stays in L1. Grouped
+//! convolutions run one GEMM per group.
+#![forbid(unsafe_code)]
+
+use super::gemm::{clamp, gemm, gemm_with, ASource, PackedB};
+use super::Act;
+use crate::simd::{self, Isa};
+
+/// Shape of one CONV_2D. Padding at the bottom and right is implied: taps that fall outside
+/// the input read zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConvGeom {
+    /// Batch size (`N`).
+    pub batch: usize,
+    /// Input height.
+    pub in_h: usize,
+    /// Input width.
+    pub in_w: usize,
+    /// Channels of the input tensor (all groups together).
+    pub in_c: usize,
+    /// Output height.
+    pub out_h: usize,
+    /// Output width.
+    pub out_w: usize,
+    /// Channels of the output tensor (all groups together).
+    pub out_c: usize,
+    /// Filter height.
+    pub k_h: usize,
+    /// Filter width.
+    pub k_w: usize,
+    /// Vertical stride (≥ 1).
+    pub stride_h: usize,
+    /// Horizontal stride (≥ 1).
+    pub stride_w: usize,
+    /// Vertical dilation (≥ 1).
+    pub dil_h: usize,
+    /// Horizontal dilation (≥ 1).
+    pub dil_w: usize,
+    /// Zero rows above the input.
+    pub pad_top: usize,
+    /// Zero columns left of the input.
+    pub pad_left: usize,
+    /// Groups (1 normally): TFLite infers `in_c / filter_in_c`; `in_c` and `out_c` are
+    /// multiples of it, and group `g` maps input channels `g*in_c/groups ..` to output channels
+    /// `g*out_c/groups ..`.
+    pub groups: usize,
+}
+
+impl ConvGeom {
+    /// Input channels seen by one group (the filter's innermost dimension).
+    pub fn group_in_c(&self) -> usize {
+        self.in_c / self.groups
+    }
+
+    /// Output channels produced by one group.
+    pub fn group_out_c(&self) -> usize {
+        self.out_c / self.groups
+    }
+
+    /// Reduction length of one output value: `k_h * k_w * group_in_c`.
+    pub fn taps(&self) -> usize {
+        self.k_h * self.k_w * self.group_in_c()
+    }
+
+    /// Values in the input tensor.
+    pub fn input_len(&self) -> usize {
+        self.batch * self.in_h * self.in_w * self.in_c
+    }
+
+    /// Values in the output tensor.
+    pub fn output_len(&self) -> usize {
+        self.batch * self.out_h * self.out_w * self.out_c
+    }
+
+    /// Values in the OHWI filter: `out_c * k_h * k_w * group_in_c`.
+    pub fn filter_len(&self) -> usize {
+        self.out_c * self.taps()
+    }
+
+    /// Panics with a message naming the inconsistent field.
+    fn validate(&self) {
+        assert!(self.groups >= 1, "conv groups must be ≥ 1");
+        assert!(self.in_c % self.groups == 0, "in_c {} not a multiple of groups {}", self.in_c, self.groups);
+        assert!(self.out_c % self.groups == 0, "out_c {} not a multiple of groups {}", self.out_c, self.groups);
+        assert!(self.stride_h >= 1 && self.stride_w >= 1, "conv strides must be ≥ 1");
+        assert!(self.dil_h >= 1 && self.dil_w >= 1, "conv dilations must be ≥ 1");
+    }
+
+    /// Input row and column of tap `(kh, kw)` for output pixel `(oh, ow)`, when inside.
+    #[inline]
+    fn tap_pos(&self, oh: usize, ow: usize, kh: usize, kw: usize) -> Option<(usize, usize)> {
+        let ih = (oh * self.stride_h + kh * self.dil_h).checked_sub(self.pad_top)?;
+        let iw = (ow * self.stride_w + kw * self.dil_w).checked_sub(self.pad_left)?;
+        (ih < self.in_h && iw < self.in_w).then_some((ih, iw))
+    }
+}
+
+/// TFLite `Padding::SAME` along one axis: returns `(out_size, pad_before)` with `out_size =
+/// ceil(in / stride)`, total padding `max((out - 1) * stride + (k - 1) * dilation + 1 - in,
+/// 0)` and `pad_before = total / 2` (the odd extra pixel goes after).
+///
+/// # Panics
+/// If `stride` is 0.
+pub fn same_padding(in_size: usize, k: usize, stride: usize, dilation: usize) -> (usize, usize) {
+    let out = in_size.div_ceil(stride);
+    let eff_k = k.saturating_sub(1) * dilation + 1;
+    let needed = out.saturating_sub(1) * stride + eff_k;
+    (out, needed.saturating_sub(in_size) / 2)
+}
+
+/// TFLite `Padding::VALID` output size along one axis: `(in - eff_k + stride) / stride` with
+/// `eff_k = (k - 1) * dilation + 1`, and 0 when the filter does not fit.
+///
+/// # Panics
+/// If `stride` is 0.
+pub fn valid_out(in_size: usize, k: usize, stride: usize, dilation: usize) -> usize {
+    let eff_k = k.saturating_sub(1) * dilation + 1;
+    match in_size.checked_sub(eff_k) {
+        Some(rest) => rest / stride + 1,
+        None => 0,
+    }
+}
+
+/// A prepared CONV_2D: filter packed once, algorithm chosen from the shape.
+#[derive(Debug)]
+pub struct Conv2d {
+    geom: ConvGeom,
+    /// One packed filter per group.
+    packed: Vec<PackedB>,
+    bias: Option<Vec<f32>>,
+    act: Act,
+    /// 1×1, stride 1, no padding, same spatial size: the input is `A` as is.
+    direct: bool,
+}
+
+impl Conv2d {
+    /// Prepares a convolution: checks the geometry, packs `filter` (OHWI, `[out_c, k_h, k_w,
+    /// in_c / groups]`) and copies `bias` (`out_c` values).
+    ///
+    /// # Panics
+    /// If the geometry is inconsistent (groups, strides or dilations of 0, channels not
+    /// divisible by groups) or `filter` / `bias` are too short. Loaders validate shapes first.
+    pub fn new(geom: ConvGeom, filter: &[f32], bias: Option<&[f32]>, act: Act) -> Conv2d {
+        Self::with_isa(simd::isa(), geom, filter, bias, act)
+    }
+
+    /// As [`Conv2d::new`], for the micro-kernel of `isa` (tests compare instruction sets).
+    pub(crate) fn with_isa(isa: Isa, geom: ConvGeom, filter: &[f32], bias: Option<&[f32]>, act: Act) -> Conv2d {
+        geom.validate();
+        let g = &geom;
+        assert!(filter.len() >= g.filter_len(), "filter holds {} values, needs {}", filter.len(), g.filter_len());
+        if let Some(b) = bias {
+            assert!(b.len() >= g.out_c, "bias holds {} values, out_c is {}", b.len(), g.out_c);
+        }
+        let (cout_g, k) = (g.group_out_c(), g.taps());
+        let packed = (0..g.groups)
+            .map(|grp| PackedB::pack_with_isa(isa, cout_g, k, &filter[grp * cout_g * k..(grp + 1) * cout_g * k]))
+            .collect();
+        let direct = g.k_h == 1
+            && g.k_w == 1
+            && g.stride_h == 1
+            && g.stride_w == 1
+            && g.pad_top == 0
+            && g.pad_left == 0
+            && g.out_h == g.in_h
+            && g.out_w == g.in_w;
+        Conv2d { geom, packed, bias: bias.map(|b| b[..g.out_c].to_vec()), act, direct }
+    }
+
+    /// The geometry this convolution was prepared for.
+    pub fn geom(&self) -> &ConvGeom {
+        &self.geom
+    }
+
+    /// Computes `output` (NHWC, `geom.output_len()` values) from `input` (NHWC,
+    /// `geom.input_len()` values) on the current rayon pool. Allocates nothing after the first
+    /// call on each thread.
+    ///
+    /// # Panics
+    /// If `input` or `output` are shorter than the geometry needs.
+    pub fn run(&mut self, input: &[f32], output: &mut [f32]) {
+        let g = self.geom;
+        assert!(input.len() >= g.input_len(), "conv input holds {} values, needs {}", input.len(), g.input_len());
+        assert!(output.len() >= g.output_len(), "conv output holds {} values, needs {}", output.len(), g.output_len());
+        let m = g.batch * g.out_h * g.out_w;
+        if m == 0 || g.out_c == 0 {
+            return;
+        }
+        let (cin_g, cout_g) = (g.group_in_c(), g.group_out_c());
+        for (grp, packed) in self.packed.iter().enumerate() {
+            let bias = self.bias.as_deref().map(|b| &b[grp * cout_g..]);
+            let out = &mut output[grp * cout_g..g.output_len()];
+            if self.direct {
+                let a = &input[grp * cin_g..g.input_len()];
+                gemm(m, a, g.in_c, packed, bias, self.act, out, g.out_c);
+            } else {
+                let src = Im2col { g: &g, input: &input[..g.input_len()], c0: grp * cin_g };
+                gemm_with(m, &src, packed, bias, self.act, out, g.out_c);
+            }
+        }
+    }
+}
+
+/// The im2col matrix of one group, built block by block: row = output pixel, column = tap
+/// `(kh, kw, ic)` (OHWI order), zero where the tap falls in the padding.
+struct Im2col<'a> {
+    g: &'a ConvGeom,
+    input: &'a [f32],
+    /// First input channel of the group.
+    c0: usize,
+}
+
+impl ASource for Im2col<'_> {
+    fn block<'s>(
+        &'s self,
+        row0: usize,
+        rows: usize,
+        k0: usize,
+        kc: usize,
+        scratch: &'s mut Vec<f32>,
+    ) -> (&'s [f32], usize) {
+        let g = self.g;
+        if scratch.len() < rows * kc {
+            scratch.resize(rows * kc, 0.0);
+        }
+        if kc == 0 {
+            return (&scratch[..0], 0);
+        }
+        let cin_g = g.group_in_c();
+        // With one group and no horizontal dilation, the taps of one filter row that fall
+        // inside the input are one contiguous run of the input row: copy it in one go.
+        let merge_kw = g.groups == 1 && g.dil_w == 1;
+        // Divisions only once per block: the first tap is the same for every row, and the
+        // output pixel advances by one per row.
+        let (tap0, ic0) = (k0 / cin_g, k0 % cin_g);
+        let (kh0, kw0) = (tap0 / g.k_w, tap0 % g.k_w);
+        let mut ow = row0 % g.out_w;
+        let mut oh = (row0 / g.out_w) % g.out_h;
+        let mut b = row0 / (g.out_w * g.out_h);
+        let (in_h, in_w) = (g.in_h as isize, g.in_w as isize);
+        for dst in scratch[..rows * kc].chunks_exact_mut(kc) {
+            let ih0 = (oh * g.stride_h) as isize - g.pad_top as isize;
+            let iw0 = (ow * g.stride_w) as isize - g.pad_left as isize;
+            let (mut kh, mut kw, mut ic) = (kh0, kw0, ic0);
+            let mut d = 0;
+            while d < kc {
+                let ih = ih0 + (kh * g.dil_h) as isize;
+                let iw = iw0 + (kw * g.dil_w) as isize;
+                let mut len = cin_g - ic;
+                if (0..in_h).contains(&ih) && (0..in_w).contains(&iw) {
+                    if merge_kw {
+                        // Taps kw..kw_end stay inside: iw + (kw_end - kw) ≤ in_w.
+                        let kw_end = g.k_w.min(kw + (in_w - iw) as usize);
+                        len = (kw_end - kw) * cin_g - ic;
+                    }
+                    len = len.min(kc - d);
+                    let src = ((b * g.in_h + ih as usize) * g.in_w + iw as usize) * g.in_c + self.c0 + ic;
+                    copy_run(&mut dst[d..d + len], &self.input[src..src + len]);
+                } else {
+                    len = len.min(kc - d);
+                    zero_run(&mut dst[d..d + len]);
+                }
+                d += len;
+                // Advance (kh, kw, ic) by `len` taps-and-channels without dividing.
+                ic += len;
+                while ic >= cin_g {
+                    ic -= cin_g;
+                    kw += 1;
+                    if kw == g.k_w {
+                        kw = 0;
+                        kh += 1;
+                    }
+                }
+            }
+            ow += 1;
+            if ow == g.out_w {
+                ow = 0;
+                oh += 1;
+                if oh == g.out_h {
+                    oh = 0;
+                    b += 1;
+                }
+            }
+        }
+        (&scratch[..rows * kc], kc)
+    }
+}
+
+/// Copies `src` into `dst` (same length). Runs of an im2col row are often a handful of floats
+/// (3-channel stems, small groups): fixed-size chunks compile to a few vector moves where
+/// `copy_from_slice` with a run-time length would call `memmove`.
+#[inline]
+fn copy_run(dst: &mut [f32], src: &[f32]) {
+    if dst.len() > 64 {
+        return dst.copy_from_slice(src);
+    }
+    let mut d = dst.chunks_exact_mut(8);
+    let mut s = src.chunks_exact(8);
+    for (d, s) in (&mut d).zip(&mut s) {
+        d.copy_from_slice(s);
+    }
+    for (d, s) in d.into_remainder().iter_mut().zip(s.remainder()) {
+        *d = *s;
+    }
+}
+
+/// Zeroes `dst`, in fixed-size chunks for short runs (see [`copy_run`]).
+#[inline]
+fn zero_run(dst: &mut [f32]) {
+    if dst.len() > 64 {
+        return dst.fill(0.0);
+    }
+    let mut d = dst.chunks_exact_mut(8);
+    for d in &mut d {
+        d.copy_from_slice(&[0.0; 8]);
+    }
+    for d in d.into_remainder() {
+        *d = 0.0;
+    }
+}
+
+/// Reference twin of [`Conv2d::run`]: the direct loop nest of TFLite's reference kernel, over
+/// the unpacked OHWI `filter`.
+pub fn conv2d_ref(g: &ConvGeom, input: &[f32], filter: &[f32], bias: Option<&[f32]>, act: Act, output: &mut [f32]) {
+    g.validate();
+    let (cin_g, cout_g) = (g.group_in_c(), g.group_out_c());
+    for b in 0..g.batch {
+        for oh in 0..g.out_h {
+            for ow in 0..g.out_w {
+                for oc in 0..g.out_c {
+                    let c0 = (oc / cout_g) * cin_g;
+                    let mut s = 0.0f32;
+                    for kh in 0..g.k_h {
+                        for kw in 0..g.k_w {
+                            let Some((ih, iw)) = g.tap_pos(oh, ow, kh, kw) else { continue };
+                            for ic in 0..cin_g {
+                                let x = input[((b * g.in_h + ih) * g.in_w + iw) * g.in_c + c0 + ic];
+                                let w = filter[((oc * g.k_h + kh) * g.k_w + kw) * cin_g + ic];
+                                s += x * w;
+                            }
+                        }
+                    }
+                    if let Some(bias) = bias {
+                        s += bias[oc];
+                    }
+                    output[((b * g.out_h + oh) * g.out_w + ow) * g.out_c + oc] = clamp(s, act.min, act.max);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::gemm::tests::{assert_close, isas, values};
+    use proptest::prelude::*;
+
+    fn abs(v: &[f32]) -> Vec<f32> {
+        v.iter().map(|x| x.abs()).collect()
+    }
+
+    /// Runs every instruction set's `Conv2d` against `conv2d_ref`, with the rigorous
+    /// summation-order tolerance of `assert_close` (`taps` products per output).
+    fn check(g: ConvGeom, with_bias: bool, act: Act, seed: u64) {
+        let input = values(g.input_len(), seed);
+        let filter = values(g.filter_len(), seed + 1);
+        let bias = with_bias.then(|| values(g.out_c, seed + 2));
+        let mut want = vec![0.0; g.output_len()];
+        conv2d_ref(&g, &input, &filter, bias.as_deref(), act, &mut want);
+        let mut mag = vec![0.0; g.output_len()];
+        let abs_bias = bias.as_deref().map(abs);
+        conv2d_ref(&g, &abs(&input), &abs(&filter), abs_bias.as_deref(), Act::NONE, &mut mag);
+        for isa in isas() {
+            let mut conv = Conv2d::with_isa(isa, g, &filter, bias.as_deref(), act);
+            let mut got = vec![f32::NAN; g.output_len()];
+            conv.run(&input, &mut got);
+            assert_close(&got, &want, &mag, g.taps(), &format!("{isa:?} {g:?}"));
+            // A second run reuses the scratch and must give the same bits.
+            let mut again = vec![f32::NAN; g.output_len()];
+            conv.run(&input, &mut again);
+            assert_eq!(got, again, "{isa:?} second run differs");
+        }
+    }
+
+    prop_compose! {
+        fn geom()(
+            batch in 1usize..3, in_h in 1usize..10, in_w in 1usize..10,
+            cin_g in 1usize..7, cout_g in prop_oneof![1usize..5, 1usize..45], groups in prop_oneof![Just(1usize), 1usize..4],
+            k_h in 1usize..6, k_w in 1usize..6, stride_h in 1usize..4, stride_w in 1usize..4,
+            dil_h in 1usize..4, dil_w in 1usize..4,
+            pad_top in 0usize..4, pad_left in 0usize..4, pad_bottom in 0usize..4, pad_right in 0usize..4,
+        ) -> ConvGeom {
+            let out = |n: usize, k: usize, s: usize, d: usize| valid_out(n, k, s, d).max(1);
+            ConvGeom {
+                batch, in_h, in_w, in_c: cin_g * groups,
+                out_h: out(in_h + pad_top + pad_bottom, k_h, stride_h, dil_h),
+                out_w: out(in_w + pad_left + pad_right, k_w, stride_w, dil_w),
+                out_c: cout_g * groups, k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left, groups,
+            }
+        }
+    }
+
+    fn act_strategy() -> impl Strategy<Value = Act> {
+        prop_oneof![Just(Act::NONE), Just(Act::RELU), Just(Act::RELU6), Just(Act::RELU_N1_TO_1)]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn conv_matches_ref(g in geom(), with_bias: bool, act in act_strategy(), seed: u64) {
+            check(g, with_bias, act, seed);
+        }
+
+        #[test]
+        fn pointwise_matches_ref(
+            batch in 1usize..3, h in 1usize..12, w in 1usize..12, cin_g in 1usize..40,
+            cout_g in 1usize..70, groups in prop_oneof![Just(1usize), 1usize..4], seed: u64,
+        ) {
+            let g = ConvGeom {
+                batch, in_h: h, in_w: w, in_c: cin_g * groups, out_h: h, out_w: w, out_c: cout_g * groups,
+                k_h: 1, k_w: 1, stride_h: 1, stride_w: 1, dil_h: 1, dil_w: 1, pad_top: 0, pad_left: 0, groups,
+            };
+            check(g, true, Act::RELU6, seed);
+        }
+    }
+
+    #[test]
+    fn realistic_shapes() {
+        // SAME 3×3 stride 2 (odd size: the extra pad goes bottom/right), a 3×3 stride-1 layer
+        // big enough for K blocking (K = 9·64 > 512) and parallel rows, and a 7×7 stem.
+        let (oh, pt) = same_padding(15, 3, 2, 1);
+        let s2 = ConvGeom {
+            batch: 1, in_h: 15, in_w: 15, in_c: 8, out_h: oh, out_w: oh, out_c: 24, k_h: 3, k_w: 3,
+            stride_h: 2, stride_w: 2, dil_h: 1, dil_w: 1, pad_top: pt, pad_left: pt, groups: 1,
+        };
+        check(s2, true, Act::RELU6, 1);
+        let big = ConvGeom { in_h: 20, in_w: 20, in_c: 64, out_h: 20, out_w: 20, out_c: 40, stride_h: 1, stride_w: 1, pad_top: 1, pad_left: 1, ..s2 };
+        check(big, true, Act::NONE, 2);
+        let (o7, p7) = same_padding(32, 7, 2, 1);
+        let stem = ConvGeom { in_h: 32, in_w: 32, in_c: 3, out_h: o7, out_w: o7, out_c: 16, k_h: 7, k_w: 7, pad_top: p7, pad_left: p7, ..s2 };
+        check(stem, false, Act::RELU, 3);
+    }
+
+    #[test]
+    fn tflite_padding_rules() {
+        // Values from TFLite's ComputePaddingHeightWidth / ComputeOutSize.
+        assert_eq!(same_padding(224, 3, 2, 1), (112, 0));
+        assert_eq!(same_padding(225, 3, 2, 1), (113, 1));
+        assert_eq!(same_padding(7, 3, 1, 1), (7, 1));
+        assert_eq!(same_padding(8, 3, 1, 2), (8, 2));
+        assert_eq!(same_padding(5, 4, 1, 1), (5, 1));
+        assert_eq!(same_padding(1, 5, 3, 1), (1, 2));
+        assert_eq!(valid_out(224, 3, 2, 1), 111);
+        assert_eq!(valid_out(7, 3, 1, 2), 3);
+        assert_eq!(valid_out(2, 3, 1, 1), 0);
+        assert_eq!(valid_out(5, 5, 2, 1), 1);
+    }
+
+    /// `cargo test --release -p nnrt-backend-cpu -- --ignored --nocapture conv_speed`
+    #[test]
+    #[ignore]
+    fn conv_speed() {
+        let base = ConvGeom {
+            batch: 1, in_h: 56, in_w: 56, in_c: 64, out_h: 56, out_w: 56, out_c: 64, k_h: 3, k_w: 3,
+            stride_h: 1, stride_w: 1, dil_h: 1, dil_w: 1, pad_top: 1, pad_left: 1, groups: 1,
+        };
+        let shapes = [
+            ("3x3 56x56x64->64", base),
+            ("3x3 28x28x128->128", ConvGeom { in_h: 28, in_w: 28, out_h: 28, out_w: 28, in_c: 128, out_c: 128, ..base }),
+            ("3x3/2 stem 224x224x3->32", ConvGeom { in_h: 224, in_w: 224, in_c: 3, out_h: 112, out_w: 112, out_c: 32, stride_h: 2, stride_w: 2, pad_top: 0, pad_left: 0, ..base }),
+            ("1x1 56x56x64->256", ConvGeom { out_c: 256, k_h: 1, k_w: 1, pad_top: 0, pad_left: 0, ..base }),
+            ("1x1 14x14x576->160", ConvGeom { in_h: 14, in_w: 14, out_h: 14, out_w: 14, in_c: 576, out_c: 160, k_h: 1, k_w: 1, pad_top: 0, pad_left: 0, ..base }),
+            ("1x1 56x56x144->24", ConvGeom { in_c: 144, out_c: 24, k_h: 1, k_w: 1, pad_top: 0, pad_left: 0, ..base }),
+        ];
+        let filter_env = std::env::var("NNRT_SPEED_FILTER").unwrap_or_default();
+        let threads_env: Vec<usize> = std::env::var("NNRT_SPEED_THREADS")
+            .map(|t| t.split(',').filter_map(|t| t.parse().ok()).collect())
+            .unwrap_or_else(|_| vec![1, 2]);
+        for (name, g) in shapes.into_iter().filter(|(n, _)| n.contains(filter_env.as_str())) {
+            let input = values(g.input_len(), 1);
+            let filter = values(g.filter_len(), 2);
+            let bias = values(g.out_c, 3);
+            let mut out = vec![0.0; g.output_len()];
+            let mut conv = Conv2d::new(g, &filter, Some(&bias), Act::RELU6);
+            let flop = 2.0 * (g.output_len() * g.taps()) as f64;
+            for &threads in &threads_env {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let reps = (5e8 / flop).ceil() as usize;
+                let mut best = 0.0f64;
+                pool.install(|| {
+                    for _ in 0..15 {
+                        let t = std::time::Instant::now();
+                        for _ in 0..reps {
+                            conv.run(&input, &mut out);
+                        }
+                        best = best.max(flop * reps as f64 / t.elapsed().as_secs_f64() / 1e9);
+                    }
+                });
+                println!("conv {name} threads {threads}: best {best:.1} GFLOP/s");
+            }
+        }
+    }
+}

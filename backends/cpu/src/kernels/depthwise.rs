@@ -1,0 +1,453 @@
+//! DEPTHWISE_CONV_2D over NHWC inputs (TFLite semantics, filter `[1, k_h, k_w, in_c *
+//! multiplier]`).
+//!
+//! Vectorized over channels. Each output row is cut into border pixels (some filter columns
+//! fall in the padding; computed one by one with their valid tap range) and one interior run
+//! (every filter column inside), so the SIMD inner loops never test bounds. Filter rows outside
+//! the input are dropped per output row. With multiplier 1 the interior runs four pixels at a
+//! time per filter load; other multipliers take a portable path. Output rows are split across
+//! the current rayon pool when the work is large.
+#![forbid(unsafe_code)]
+
+use rayon::prelude::*;
+
+use super::gemm::clamp;
+use super::Act;
+use crate::simd::conv::{self as sc, Avx2Token, Avx512Token, DwRun};
+use crate::simd::{self, Isa};
+
+/// Below this many multiply-adds the whole op runs on the calling thread.
+const PAR_MIN_MACS: usize = 1 << 16;
+/// Multiply-adds per rayon task (at least).
+const TASK_MACS: usize = 1 << 15;
+
+/// Shape of one DEPTHWISE_CONV_2D; output channels are `in_c * multiplier`, and output channel
+/// `ic * multiplier + m` reads input channel `ic`. Padding at the bottom and right is implied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DepthwiseGeom {
+    /// Batch size.
+    pub batch: usize,
+    /// Input height.
+    pub in_h: usize,
+    /// Input width.
+    pub in_w: usize,
+    /// Input channels.
+    pub in_c: usize,
+    /// Depth multiplier (output channels per input channel, ≥ 1).
+    pub multiplier: usize,
+    /// Output height.
+    pub out_h: usize,
+    /// Output width.
+    pub out_w: usize,
+    /// Filter height.
+    pub k_h: usize,
+    /// Filter width.
+    pub k_w: usize,
+    /// Vertical stride (≥ 1).
+    pub stride_h: usize,
+    /// Horizontal stride (≥ 1).
+    pub stride_w: usize,
+    /// Vertical dilation (≥ 1).
+    pub dil_h: usize,
+    /// Horizontal dilation (≥ 1).
+    pub dil_w: usize,
+    /// Zero rows above the input.
+    pub pad_top: usize,
+    /// Zero columns left of the input.
+    pub pad_left: usize,
+}
+
+impl DepthwiseGeom {
+    /// Output channels: `in_c * multiplier`.
+    pub fn out_c(&self) -> usize {
+        self.in_c * self.multiplier
+    }
+
+    /// Values in the input tensor.
+    pub fn input_len(&self) -> usize {
+        self.batch * self.in_h * self.in_w * self.in_c
+    }
+
+    /// Values in the output tensor.
+    pub fn output_len(&self) -> usize {
+        self.batch * self.out_h * self.out_w * self.out_c()
+    }
+
+    /// Values in the filter: `k_h * k_w * out_c`.
+    pub fn filter_len(&self) -> usize {
+        self.k_h * self.k_w * self.out_c()
+    }
+
+    fn validate(&self) {
+        assert!(self.multiplier >= 1, "depthwise multiplier must be ≥ 1");
+        assert!(self.stride_h >= 1 && self.stride_w >= 1, "depthwise strides must be ≥ 1");
+        assert!(self.dil_h >= 1 && self.dil_w >= 1, "depthwise dilations must be ≥ 1");
+    }
+}
+
+/// Filter taps `lo..hi` (of `k`) whose input position `o*s + t*d - pad` lies in `0..n`.
+/// Positions grow with `t`, so the valid taps are one contiguous range.
+fn tap_range(o: usize, s: usize, d: usize, pad: usize, n: usize, k: usize) -> (usize, usize) {
+    let start = o * s;
+    let lo = pad.saturating_sub(start).div_ceil(d);
+    let hi = (n + pad).saturating_sub(start).div_ceil(d).min(k);
+    (lo.min(hi), hi)
+}
+
+/// The vector code a call runs.
+#[derive(Clone, Copy, Debug)]
+enum Kernel {
+    Avx512(Avx512Token),
+    Avx2(Avx2Token),
+    Portable,
+}
+
+impl Kernel {
+    fn for_isa(isa: Isa) -> Kernel {
+        match isa {
+            Isa::Avx512 => Avx512Token::new().map_or(Kernel::Portable, Kernel::Avx512),
+            Isa::Avx2Fma => Avx2Token::new().map_or(Kernel::Portable, Kernel::Avx2),
+            Isa::Scalar | Isa::Neon => Kernel::Portable,
+        }
+    }
+
+    fn run(self, run: &DwRun, n_pix: usize, out: &mut [f32]) {
+        match self {
+            Kernel::Avx512(t) => sc::dw_run_avx512(t, run, n_pix, out),
+            Kernel::Avx2(t) => sc::dw_run_avx2(t, run, n_pix, out),
+            Kernel::Portable => run_portable(run, n_pix, out),
+        }
+    }
+}
+
+/// Portable twin of `simd::conv::dw_run_avx512` (same [`DwRun`] contract); the channel loop
+/// is a zip LLVM vectorizes.
+fn run_portable(run: &DwRun, n_pix: usize, out: &mut [f32]) {
+    let c = run.c;
+    for (p, o) in out[..n_pix * c].chunks_exact_mut(c).enumerate() {
+        match run.bias {
+            Some(b) => o.copy_from_slice(&b[..c]),
+            None => o.fill(0.0),
+        }
+        for i in 0..run.n_kh {
+            for j in 0..run.n_kw {
+                let x0 = run.in_off + p * run.pix_step + i * run.kh_step + j * run.kw_step;
+                let f0 = run.f_off + i * run.f_kh_step + j * c;
+                let (x, w) = (&run.input[x0..x0 + c], &run.filter[f0..f0 + c]);
+                for ((o, &x), &w) in o.iter_mut().zip(x).zip(w) {
+                    *o += x * w;
+                }
+            }
+        }
+        for v in o.iter_mut() {
+            *v = clamp(*v, run.min, run.max);
+        }
+    }
+}
+
+/// DEPTHWISE_CONV_2D: `output[b, oh, ow, ic*M + m] = act(bias[ic*M + m] + sum over (kh, kw)
+/// of input[b, oh*stride_h - pad_top + kh*dil_h, ow*stride_w - pad_left + kw*dil_w, ic] *
+/// filter[kh, kw, ic*M + m])`, taps outside the input reading zero. Runs on the current rayon
+/// pool; allocates nothing.
+///
+/// # Panics
+/// If the geometry has a stride, dilation or multiplier of 0, or a slice is too short.
+pub fn depthwise_conv2d(
+    g: &DepthwiseGeom,
+    input: &[f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    act: Act,
+    output: &mut [f32],
+) {
+    depthwise_with_isa(simd::isa(), g, input, filter, bias, act, output);
+}
+
+/// As [`depthwise_conv2d`] with the vector code of `isa` (tests compare instruction sets).
+pub(crate) fn depthwise_with_isa(
+    isa: Isa,
+    g: &DepthwiseGeom,
+    input: &[f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    act: Act,
+    output: &mut [f32],
+) {
+    g.validate();
+    assert!(input.len() >= g.input_len(), "depthwise input holds {} values, needs {}", input.len(), g.input_len());
+    assert!(filter.len() >= g.filter_len(), "depthwise filter holds {} values, needs {}", filter.len(), g.filter_len());
+    assert!(output.len() >= g.output_len(), "depthwise output holds {} values, needs {}", output.len(), g.output_len());
+    if let Some(b) = bias {
+        assert!(b.len() >= g.out_c(), "depthwise bias holds {} values, needs {}", b.len(), g.out_c());
+    }
+    let row_len = g.out_w * g.out_c();
+    let rows = g.batch * g.out_h;
+    if row_len == 0 || rows == 0 {
+        return;
+    }
+    let kernel = Kernel::for_isa(isa);
+    let out = &mut output[..rows * row_len];
+    let input = &input[..g.input_len()];
+    let row_macs = (row_len * g.k_h * g.k_w).max(1);
+    let one_row = |(r, o): (usize, &mut [f32])| out_row(kernel, g, input, filter, bias, act, r, o);
+    if rayon::current_num_threads() <= 1 || rows * row_macs < PAR_MIN_MACS {
+        out.chunks_mut(row_len).enumerate().for_each(one_row);
+    } else {
+        out.par_chunks_mut(row_len).with_min_len(TASK_MACS.div_ceil(row_macs)).enumerate().for_each(one_row);
+    }
+}
+
+/// Computes output row `r` (`= b * out_h + oh`) into `out` (`out_w * out_c` values).
+#[allow(clippy::too_many_arguments)]
+fn out_row(
+    kernel: Kernel,
+    g: &DepthwiseGeom,
+    input: &[f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    act: Act,
+    r: usize,
+    out: &mut [f32],
+) {
+    let (b, oh) = (r / g.out_h, r % g.out_h);
+    let (kh_lo, kh_hi) = tap_range(oh, g.stride_h, g.dil_h, g.pad_top, g.in_h, g.k_h);
+    if g.multiplier != 1 {
+        return out_row_multiplier(g, input, filter, bias, act, b, oh, (kh_lo, kh_hi), out);
+    }
+    let c = g.in_c;
+    // Interior: every filter column inside, i.e. ow*sw ≥ pad_left and
+    // ow*sw + (k_w-1)*dil_w < in_w + pad_left.
+    let ow_lo = g.pad_left.div_ceil(g.stride_w).min(g.out_w);
+    let reach = (g.k_w - 1) * g.dil_w;
+    let ow_hi = (g.in_w + g.pad_left).saturating_sub(reach).div_ceil(g.stride_w).min(g.out_w).max(ow_lo);
+    let row_in = b * g.in_h;
+    let ih_lo = (oh * g.stride_h + kh_lo * g.dil_h).saturating_sub(g.pad_top);
+    let mut run = DwRun {
+        input,
+        in_off: 0,
+        pix_step: g.stride_w * c,
+        kh_step: g.dil_h * g.in_w * c,
+        kw_step: g.dil_w * c,
+        n_kh: kh_hi - kh_lo,
+        n_kw: 0,
+        filter,
+        f_off: 0,
+        f_kh_step: g.k_w * c,
+        c,
+        bias,
+        min: act.min,
+        max: act.max,
+    };
+    let mut ow = 0;
+    while ow < g.out_w {
+        let (kw_lo, kw_hi, n_pix) = if ow >= ow_lo && ow < ow_hi {
+            (0, g.k_w, ow_hi - ow)
+        } else {
+            let (lo, hi) = tap_range(ow, g.stride_w, g.dil_w, g.pad_left, g.in_w, g.k_w);
+            (lo, hi, 1)
+        };
+        let iw_lo = (ow * g.stride_w + kw_lo * g.dil_w).saturating_sub(g.pad_left);
+        run.in_off = ((row_in + ih_lo) * g.in_w + iw_lo) * c;
+        run.n_kw = kw_hi - kw_lo;
+        run.f_off = (kh_lo * g.k_w + kw_lo) * c;
+        kernel.run(&run, n_pix, &mut out[ow * c..]);
+        ow += n_pix;
+    }
+}
+
+/// One output row for a multiplier other than 1: each input channel feeds `multiplier`
+/// consecutive output channels.
+#[allow(clippy::too_many_arguments)]
+fn out_row_multiplier(
+    g: &DepthwiseGeom,
+    input: &[f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    act: Act,
+    b: usize,
+    oh: usize,
+    (kh_lo, kh_hi): (usize, usize),
+    out: &mut [f32],
+) {
+    let (c, oc, mult) = (g.in_c, g.out_c(), g.multiplier);
+    for (ow, o) in out.chunks_exact_mut(oc).enumerate() {
+        match bias {
+            Some(bias) => o.copy_from_slice(&bias[..oc]),
+            None => o.fill(0.0),
+        }
+        let (kw_lo, kw_hi) = tap_range(ow, g.stride_w, g.dil_w, g.pad_left, g.in_w, g.k_w);
+        for kh in kh_lo..kh_hi {
+            let ih = oh * g.stride_h + kh * g.dil_h - g.pad_top;
+            for kw in kw_lo..kw_hi {
+                let iw = ow * g.stride_w + kw * g.dil_w - g.pad_left;
+                let x0 = ((b * g.in_h + ih) * g.in_w + iw) * c;
+                let f0 = (kh * g.k_w + kw) * oc;
+                let (x, w) = (&input[x0..x0 + c], &filter[f0..f0 + oc]);
+                for ((o, w), &x) in o.chunks_exact_mut(mult).zip(w.chunks_exact(mult)).zip(x) {
+                    for (o, &w) in o.iter_mut().zip(w) {
+                        *o += x * w;
+                    }
+                }
+            }
+        }
+        for v in o.iter_mut() {
+            *v = clamp(*v, act.min, act.max);
+        }
+    }
+}
+
+/// Reference twin of [`depthwise_conv2d`]: TFLite's reference loop nest.
+pub fn depthwise_conv2d_ref(
+    g: &DepthwiseGeom,
+    input: &[f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    act: Act,
+    output: &mut [f32],
+) {
+    g.validate();
+    let oc_n = g.out_c();
+    for b in 0..g.batch {
+        for oh in 0..g.out_h {
+            for ow in 0..g.out_w {
+                for ic in 0..g.in_c {
+                    for m in 0..g.multiplier {
+                        let oc = ic * g.multiplier + m;
+                        let mut s = 0.0f32;
+                        for kh in 0..g.k_h {
+                            for kw in 0..g.k_w {
+                                let ih = (oh * g.stride_h + kh * g.dil_h) as isize - g.pad_top as isize;
+                                let iw = (ow * g.stride_w + kw * g.dil_w) as isize - g.pad_left as isize;
+                                if ih < 0 || iw < 0 || ih >= g.in_h as isize || iw >= g.in_w as isize {
+                                    continue;
+                                }
+                                let (ih, iw) = (ih as usize, iw as usize);
+                                let x = input[((b * g.in_h + ih) * g.in_w + iw) * g.in_c + ic];
+                                s += x * filter[(kh * g.k_w + kw) * oc_n + oc];
+                            }
+                        }
+                        if let Some(bias) = bias {
+                            s += bias[oc];
+                        }
+                        output[((b * g.out_h + oh) * g.out_w + ow) * oc_n + oc] = clamp(s, act.min, act.max);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::conv::valid_out;
+    use crate::kernels::gemm::tests::{assert_close, isas, values};
+    use proptest::prelude::*;
+
+    fn abs(v: &[f32]) -> Vec<f32> {
+        v.iter().map(|x| x.abs()).collect()
+    }
+
+    /// Every instruction set against the reference, with the summation-order bound of
+    /// `assert_close` (`k_h * k_w` products per output).
+    fn check(g: DepthwiseGeom, with_bias: bool, act: Act, seed: u64) {
+        let input = values(g.input_len(), seed);
+        let filter = values(g.filter_len(), seed + 1);
+        let bias = with_bias.then(|| values(g.out_c(), seed + 2));
+        let mut want = vec![0.0; g.output_len()];
+        depthwise_conv2d_ref(&g, &input, &filter, bias.as_deref(), act, &mut want);
+        let mut mag = vec![0.0; g.output_len()];
+        let abs_bias = bias.as_deref().map(abs);
+        depthwise_conv2d_ref(&g, &abs(&input), &abs(&filter), abs_bias.as_deref(), Act::NONE, &mut mag);
+        for isa in isas() {
+            let mut got = vec![f32::NAN; g.output_len()];
+            depthwise_with_isa(isa, &g, &input, &filter, bias.as_deref(), act, &mut got);
+            assert_close(&got, &want, &mag, g.k_h * g.k_w, &format!("{isa:?} {g:?}"));
+        }
+    }
+
+    prop_compose! {
+        fn geom()(
+            batch in 1usize..3, in_h in 1usize..10, in_w in 1usize..12,
+            in_c in prop_oneof![1usize..4, 1usize..40], multiplier in prop_oneof![Just(1usize), 1usize..4],
+            k_h in 1usize..6, k_w in 1usize..6, stride_h in 1usize..4, stride_w in 1usize..4,
+            dil_h in 1usize..4, dil_w in 1usize..4,
+            pad_top in 0usize..4, pad_left in 0usize..4, pad_bottom in 0usize..4, pad_right in 0usize..4,
+        ) -> DepthwiseGeom {
+            let out = |n: usize, k: usize, s: usize, d: usize| valid_out(n, k, s, d).max(1);
+            DepthwiseGeom {
+                batch, in_h, in_w, in_c, multiplier,
+                out_h: out(in_h + pad_top + pad_bottom, k_h, stride_h, dil_h),
+                out_w: out(in_w + pad_left + pad_right, k_w, stride_w, dil_w),
+                k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left,
+            }
+        }
+    }
+
+    fn act_strategy() -> impl Strategy<Value = Act> {
+        prop_oneof![Just(Act::NONE), Just(Act::RELU), Just(Act::RELU6), Just(Act::RELU_N1_TO_1)]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        #[test]
+        fn depthwise_matches_ref(g in geom(), with_bias: bool, act in act_strategy(), seed: u64) {
+            check(g, with_bias, act, seed);
+        }
+    }
+
+    #[test]
+    fn mobilenet_like_shapes() {
+        // Large enough to split rows across threads; 3×3 SAME stride 1 and 2, 144 channels.
+        let g = DepthwiseGeom {
+            batch: 1, in_h: 28, in_w: 28, in_c: 144, multiplier: 1, out_h: 28, out_w: 28, k_h: 3, k_w: 3,
+            stride_h: 1, stride_w: 1, dil_h: 1, dil_w: 1, pad_top: 1, pad_left: 1,
+        };
+        check(g, true, Act::RELU6, 1);
+        check(DepthwiseGeom { out_h: 14, out_w: 14, stride_h: 2, stride_w: 2, pad_top: 0, pad_left: 0, ..g }, true, Act::RELU6, 2);
+        check(DepthwiseGeom { in_c: 8, multiplier: 4, ..g }, false, Act::NONE, 3);
+    }
+
+    /// `cargo test --release -p nnrt-backend-cpu -- --ignored --nocapture depthwise_speed`
+    #[test]
+    #[ignore]
+    fn depthwise_speed() {
+        let base = DepthwiseGeom {
+            batch: 1, in_h: 112, in_w: 112, in_c: 32, multiplier: 1, out_h: 112, out_w: 112, k_h: 3, k_w: 3,
+            stride_h: 1, stride_w: 1, dil_h: 1, dil_w: 1, pad_top: 1, pad_left: 1,
+        };
+        let shapes = [
+            ("3x3 112x112x32", base),
+            ("3x3 56x56x144", DepthwiseGeom { in_h: 56, in_w: 56, out_h: 56, out_w: 56, in_c: 144, ..base }),
+            ("3x3/2 56x56x144", DepthwiseGeom { in_h: 56, in_w: 56, out_h: 28, out_w: 28, in_c: 144, stride_h: 2, stride_w: 2, pad_top: 0, pad_left: 0, ..base }),
+            ("3x3 14x14x576", DepthwiseGeom { in_h: 14, in_w: 14, out_h: 14, out_w: 14, in_c: 576, ..base }),
+            ("5x5 7x7x960", DepthwiseGeom { in_h: 7, in_w: 7, out_h: 7, out_w: 7, in_c: 960, k_h: 5, k_w: 5, pad_top: 2, pad_left: 2, ..base }),
+        ];
+        let filter_env = std::env::var("NNRT_SPEED_FILTER").unwrap_or_default();
+        let threads_env: Vec<usize> = std::env::var("NNRT_SPEED_THREADS")
+            .map(|t| t.split(',').filter_map(|t| t.parse().ok()).collect())
+            .unwrap_or_else(|_| vec![1, 2]);
+        for (name, g) in shapes.into_iter().filter(|(n, _)| n.contains(filter_env.as_str())) {
+            let input = values(g.input_len(), 1);
+            let filter = values(g.filter_len(), 2);
+            let bias = values(g.out_c(), 3);
+            let mut out = vec![0.0; g.output_len()];
+            let flop = 2.0 * (g.output_len() * g.k_h * g.k_w) as f64;
+            for &threads in &threads_env {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let reps = (2e8 / flop).ceil() as usize;
+                let mut best = 0.0f64;
+                pool.install(|| {
+                    for _ in 0..15 {
+                        let t = std::time::Instant::now();
+                        for _ in 0..reps {
+                            depthwise_conv2d(&g, &input, &filter, Some(&bias), Act::RELU6, &mut out);
+                        }
+                        best = best.max(flop * reps as f64 / t.elapsed().as_secs_f64() / 1e9);
+                    }
+                });
+                println!("depthwise {name} threads {threads}: best {best:.1} GFLOP/s ({:.1} µs)", flop / best / 1e3);
+            }
+        }
+    }
+}

@@ -1,0 +1,602 @@
+//! Packed-weight GEMM shared by CONV_2D (after im2col, or directly for 1×1) and FULLY_CONNECTED.
+//!
+//! The weights (`B`, the `N×K` filter seen column-wise) are packed once at prepare time into
+//! panels of `NR` output channels, `k`-major, zero padded, 64-byte aligned ([`PackedB`]). At run
+//! time [`gemm`] walks `C` in register tiles of `MR` rows × `NR` columns; each tile reads `A`
+//! rows in place (row stride `lda`, no A packing) and a contiguous slice of one B panel, and
+//! fuses bias and activation into its store. Loops are blocked so that a tile's A rows stay in
+//! L1 across panels (`KC`) and a block of B panels stays in L2 across row tiles (`NC`).
+//! Rows are split across the current rayon pool; when `M` is too small for that (FC with a
+//! batch of 1), panel ranges are split instead.
+#![forbid(unsafe_code)]
+
+use std::cell::RefCell;
+
+use rayon::prelude::*;
+
+use super::Act;
+use crate::simd::conv::{self as sc, Avx2Token, Avx512Token, Epilogue};
+use crate::simd::{self, Isa};
+
+/// Rows of the portable register tile.
+const MR_PORTABLE: usize = 4;
+/// Columns of the portable register tile (two SSE vectors, one NEON pair).
+const NR_PORTABLE: usize = 8;
+/// Most rows any register tile has (size of stack arrays of row views).
+const MAX_MR: usize = 8;
+/// Widest panel of any micro-kernel (size of the column-split tile buffer).
+const MAX_NR: usize = 32;
+const _: () = assert!(MAX_MR >= sc::MR_AVX512 && MAX_MR >= sc::MR_AVX2 && MAX_MR >= MR_PORTABLE);
+const _: () = assert!(MAX_NR >= sc::NR_AVX512 && MAX_NR >= sc::NR_AVX2 && MAX_NR >= NR_PORTABLE);
+/// Largest K block: A rows of one tile (`MR × KC` floats) stay in L1 across panels.
+const KC_MAX: usize = 512;
+/// Bytes of packed B kept hot in L2 across the row tiles of one task.
+const B_BLOCK_BYTES: usize = 512 * 1024;
+/// Below this many multiply-adds a GEMM runs on the calling thread.
+const PAR_MIN_MACS: usize = 1 << 16;
+
+/// The weights of a GEMM, `B[k][j] = w[j*k + k]`, packed for the micro-kernel of one
+/// instruction set. Built once at prepare time by [`PackedB::pack`].
+#[derive(Debug)]
+pub struct PackedB {
+    n: usize,
+    k: usize,
+    nr: usize,
+    isa: Isa,
+    /// Panels of `k × nr` floats starting at `data[off]`, 64-byte aligned.
+    data: Vec<f32>,
+    off: usize,
+}
+
+impl PackedB {
+    /// Packs `w`, an `N×K` row-major matrix whose row `j` holds the `K` weights of output
+    /// channel `j` (TFLite FULLY_CONNECTED `[N, K]`, or CONV_2D `[O, KH, KW, I]` flattened),
+    /// for the instruction set this CPU runs ([`simd::isa`]).
+    ///
+    /// # Panics
+    /// If `w.len() < n * k`.
+    pub fn pack(n: usize, k: usize, w: &[f32]) -> PackedB {
+        Self::pack_with_isa(simd::isa(), n, k, w)
+    }
+
+    /// As [`PackedB::pack`], for the micro-kernel of `isa` (tests compare instruction sets).
+    pub(crate) fn pack_with_isa(isa: Isa, n: usize, k: usize, w: &[f32]) -> PackedB {
+        assert!(w.len() >= n * k, "weights hold {} values, N×K = {n}×{k} needs {}", w.len(), n * k);
+        let nr = nr_for(isa, n);
+        let panel = k * nr;
+        let len = n.div_ceil(nr) * panel;
+        let mut data = vec![0.0f32; len + 16];
+        // Start at a 64-byte boundary so every 32-float row of a panel is one or two whole
+        // cache lines. `data` is never grown, so the offset stays valid.
+        let off = match data.as_ptr().align_offset(64) {
+            o if o < 16 => o,
+            _ => 0,
+        };
+        for (j, wrow) in w.chunks_exact(k.max(1)).take(n).enumerate() {
+            let base = off + (j / nr) * panel + j % nr;
+            for (kk, &v) in wrow.iter().enumerate().take(k) {
+                data[base + kk * nr] = v;
+            }
+        }
+        PackedB { n, k, nr, isa, data, off }
+    }
+
+    /// Output channels (`N`).
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Reduction length (`K`).
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// Panel `p`: `k × nr` floats, row `kk` holding `B[kk][p*nr .. p*nr + nr]`.
+    fn panel(&self, p: usize) -> &[f32] {
+        let size = self.k * self.nr;
+        &self.data[self.off + p * size..self.off + (p + 1) * size]
+    }
+}
+
+/// Panel width of the micro-kernel of `isa` for `n` output channels.
+fn nr_for(isa: Isa, n: usize) -> usize {
+    match isa {
+        Isa::Avx512 if n <= sc::NR_AVX512_NARROW => sc::NR_AVX512_NARROW,
+        Isa::Avx512 => sc::NR_AVX512,
+        Isa::Avx2Fma => sc::NR_AVX2,
+        Isa::Scalar | Isa::Neon => NR_PORTABLE,
+    }
+}
+
+/// The micro-kernel a [`PackedB`] runs with.
+#[derive(Clone, Copy, Debug)]
+enum Micro {
+    Avx512(Avx512Token),
+    Avx2(Avx2Token),
+    Portable,
+}
+
+impl Micro {
+    /// The kernel matching `b`'s packing, falling back to portable code (which handles any
+    /// panel width) when the CPU lacks the instruction set.
+    fn for_packed(b: &PackedB) -> (Micro, usize) {
+        match b.isa {
+            Isa::Avx512 => match Avx512Token::new() {
+                Some(t) => (Micro::Avx512(t), sc::MR_AVX512),
+                None => (Micro::Portable, MR_PORTABLE),
+            },
+            Isa::Avx2Fma => match Avx2Token::new() {
+                Some(t) => (Micro::Avx2(t), sc::MR_AVX2),
+                None => (Micro::Portable, MR_PORTABLE),
+            },
+            Isa::Scalar | Isa::Neon => (Micro::Portable, MR_PORTABLE),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn tile(
+        self,
+        rows: usize,
+        cols: usize,
+        kc: usize,
+        a: &[f32],
+        lda: usize,
+        b: &[f32],
+        nr: usize,
+        c: &mut [f32],
+        ldc: usize,
+        ep: &Epilogue,
+    ) {
+        match self {
+            Micro::Avx512(t) => sc::gemm_tile_avx512(t, rows, cols, kc, a, lda, b, nr, c, ldc, ep),
+            Micro::Avx2(t) => sc::gemm_tile_avx2(t, rows, cols, kc, a, lda, b, c, ldc, ep),
+            Micro::Portable => match nr {
+                8 => tile_portable::<8>(rows, cols, kc, a, lda, b, c, ldc, ep),
+                16 => tile_portable::<16>(rows, cols, kc, a, lda, b, c, ldc, ep),
+                _ => tile_portable::<32>(rows, cols, kc, a, lda, b, c, ldc, ep),
+            },
+        }
+    }
+}
+
+/// Portable register tile with the semantics of `simd::conv::gemm_tile_avx512`, written so
+/// LLVM keeps the accumulators in vector registers (fixed-size arrays, bounds proven once).
+#[allow(clippy::too_many_arguments)]
+fn tile_portable<const NR: usize>(
+    rows: usize,
+    cols: usize,
+    kc: usize,
+    a: &[f32],
+    lda: usize,
+    b: &[f32],
+    c: &mut [f32],
+    ldc: usize,
+    ep: &Epilogue,
+) {
+    match rows {
+        1 => tile_portable_r::<1, NR>(cols, kc, a, lda, b, c, ldc, ep),
+        2 => tile_portable_r::<2, NR>(cols, kc, a, lda, b, c, ldc, ep),
+        3 => tile_portable_r::<3, NR>(cols, kc, a, lda, b, c, ldc, ep),
+        _ => tile_portable_r::<4, NR>(cols, kc, a, lda, b, c, ldc, ep),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn tile_portable_r<const R: usize, const NR: usize>(
+    cols: usize,
+    kc: usize,
+    a: &[f32],
+    lda: usize,
+    b: &[f32],
+    c: &mut [f32],
+    ldc: usize,
+    ep: &Epilogue,
+) {
+    let arows: [&[f32]; R] = std::array::from_fn(|r| &a[r * lda..r * lda + kc]);
+    let mut acc = [[0.0f32; NR]; R];
+    for (kk, brow) in b[..kc * NR].chunks_exact(NR).enumerate() {
+        for r in 0..R {
+            let x = arows[r][kk];
+            for (s, &w) in acc[r].iter_mut().zip(brow) {
+                *s += x * w;
+            }
+        }
+    }
+    for (r, accr) in acc.iter().enumerate() {
+        let crow = &mut c[r * ldc..r * ldc + cols];
+        for (j, (dst, &s)) in crow.iter_mut().zip(accr).enumerate() {
+            let mut v = s;
+            if ep.load_c {
+                v += *dst;
+            }
+            if ep.finish {
+                if let Some(bias) = ep.bias {
+                    v += bias[j];
+                }
+                v = clamp(v, ep.min, ep.max);
+            }
+            *dst = v;
+        }
+    }
+}
+
+/// TFLite's activation clamp, `min(max(x, lo), hi)` with std::max/min semantics: a NaN input
+/// stays NaN (unlike `f32::max`).
+#[inline(always)]
+pub(crate) fn clamp(x: f32, lo: f32, hi: f32) -> f32 {
+    let y = if x < lo { lo } else { x };
+    if hi < y {
+        hi
+    } else {
+        y
+    }
+}
+
+/// Where the rows of `A` come from: a matrix in memory, or an im2col view built tile by tile.
+pub(crate) trait ASource: Sync {
+    /// Returns `(s, lda)` such that `s[r*lda + kk]` = `A[row0 + r][k0 + kk]` for `r < rows`,
+    /// `kk < kc`. Implementations may fill `scratch` (grown as needed, reused across calls).
+    fn block<'s>(
+        &'s self,
+        row0: usize,
+        rows: usize,
+        k0: usize,
+        kc: usize,
+        scratch: &'s mut Vec<f32>,
+    ) -> (&'s [f32], usize);
+}
+
+/// A row-major `A` in memory.
+struct Dense<'a> {
+    a: &'a [f32],
+    lda: usize,
+}
+
+impl ASource for Dense<'_> {
+    fn block<'s>(&'s self, row0: usize, _: usize, k0: usize, _: usize, _: &'s mut Vec<f32>) -> (&'s [f32], usize) {
+        // `get` keeps K = 0 (an empty A) from indexing past the end.
+        (self.a.get(row0 * self.lda + k0..).unwrap_or(&[]), self.lda)
+    }
+}
+
+thread_local! {
+    /// Per-thread scratch for A blocks built on the fly (im2col), reused across calls.
+    static SCRATCH: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with this thread's scratch buffer (a fresh one if it is somehow already in use).
+fn with_scratch<R>(f: impl FnOnce(&mut Vec<f32>) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => f(&mut s),
+        Err(_) => f(&mut Vec::new()),
+    })
+}
+
+/// `C[i][j] = act(sum_k A[i][k] * B[k][j] + bias[j])` for `i < m`, `j < b.n()`.
+///
+/// `A` is `m × b.k()` row-major with row stride `lda`; `C` has row stride `ldc`. Work is split
+/// across the current rayon pool (install one with `ThreadPool::install`); with one thread, or
+/// for tiny products, it runs on the calling thread. Allocates nothing per call.
+///
+/// # Panics
+/// If `a`, `c` or `bias` are too short for the shapes, or `lda < k`, `ldc < n`.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm(m: usize, a: &[f32], lda: usize, b: &PackedB, bias: Option<&[f32]>, act: Act, c: &mut [f32], ldc: usize) {
+    if m > 0 && b.k > 0 {
+        assert!(lda >= b.k && a.len() >= (m - 1) * lda + b.k, "A too short for {m}×{} (lda {lda})", b.k);
+    }
+    gemm_with(m, &Dense { a, lda }, b, bias, act, c, ldc);
+}
+
+/// Block sizes and kernel of one GEMM call.
+struct Plan<'b> {
+    micro: Micro,
+    mr: usize,
+    nr: usize,
+    n: usize,
+    panels: usize,
+    /// K blocks: `nkb` blocks of `kc` (the last one shorter).
+    kc: usize,
+    nkb: usize,
+    /// Panels per L2-resident block of B.
+    nc_panels: usize,
+    b: &'b PackedB,
+    bias: Option<&'b [f32]>,
+    act: Act,
+}
+
+impl<'b> Plan<'b> {
+    fn new(b: &'b PackedB, bias: Option<&'b [f32]>, act: Act) -> Self {
+        let (micro, mr) = Micro::for_packed(b);
+        let nkb = b.k.div_ceil(KC_MAX).max(1);
+        let kc = b.k.div_ceil(nkb);
+        let nc_panels = (B_BLOCK_BYTES / 4 / (kc.max(1) * b.nr)).max(1);
+        Plan { micro, mr, nr: b.nr, n: b.n, panels: b.n.div_ceil(b.nr), kc, nkb, nc_panels, b, bias, act }
+    }
+
+    /// K range and epilogue of K block `i`, for the columns starting at `j0`.
+    fn kblock(&self, i: usize, j0: usize, cols: usize) -> (usize, usize, Epilogue<'b>) {
+        let k0 = i * self.kc;
+        let kc = self.kc.min(self.b.k - k0.min(self.b.k));
+        let ep = Epilogue {
+            load_c: i > 0,
+            finish: i + 1 == self.nkb,
+            bias: self.bias.map(|b| &b[j0..j0 + cols]),
+            min: self.act.min,
+            max: self.act.max,
+        };
+        (k0, kc, ep)
+    }
+}
+
+/// [`gemm`] over any [`ASource`] (conv feeds an im2col view).
+pub(crate) fn gemm_with<S: ASource>(
+    m: usize,
+    src: &S,
+    b: &PackedB,
+    bias: Option<&[f32]>,
+    act: Act,
+    c: &mut [f32],
+    ldc: usize,
+) {
+    let n = b.n;
+    if m == 0 || n == 0 {
+        return;
+    }
+    assert!(ldc >= n && c.len() >= (m - 1) * ldc + n, "C too short for {m}×{n} (ldc {ldc})");
+    if let Some(bias) = bias {
+        assert!(bias.len() >= n, "bias holds {} values, N = {n}", bias.len());
+    }
+    let plan = Plan::new(b, bias, act);
+    let c = &mut c[..(m - 1) * ldc + n];
+    let threads = rayon::current_num_threads();
+    if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS {
+        with_scratch(|s| run_rows(&plan, src, 0, m, c, ldc, s));
+    } else if m <= plan.mr && plan.panels >= 2 {
+        let mut rows: [&mut [f32]; MAX_MR] = Default::default();
+        for (dst, row) in rows.iter_mut().zip(c.chunks_mut(ldc)) {
+            *dst = &mut row[..n];
+        }
+        let grain = plan.panels.div_ceil(2 * threads).max(1);
+        run_cols(&plan, src, m, rows, 0, plan.panels, grain);
+    } else {
+        // A few tasks per thread for balance, each a whole number of register tiles.
+        let tasks = 4 * threads;
+        let rows_per_task = m.div_ceil(tasks).div_ceil(plan.mr).max(1) * plan.mr;
+        c.par_chunks_mut(rows_per_task * ldc).enumerate().for_each(|(t, cc)| {
+            let r0 = t * rows_per_task;
+            let r1 = (r0 + rows_per_task).min(m);
+            with_scratch(|s| run_rows(&plan, src, r0, r1, cc, ldc, s));
+        });
+    }
+}
+
+/// Computes rows `r0..r1` of C into `c` (whose row 0 is C's row `r0`).
+fn run_rows<S: ASource>(p: &Plan, src: &S, r0: usize, r1: usize, c: &mut [f32], ldc: usize, scratch: &mut Vec<f32>) {
+    for pb in (0..p.panels).step_by(p.nc_panels) {
+        let pe = (pb + p.nc_panels).min(p.panels);
+        for kb in 0..p.nkb {
+            let mut ir = r0;
+            while ir < r1 {
+                let rows = p.mr.min(r1 - ir);
+                let (k0, kc, _) = p.kblock(kb, 0, 0);
+                let (a, lda) = src.block(ir, rows, k0, kc, scratch);
+                for pi in pb..pe {
+                    let j0 = pi * p.nr;
+                    let cols = p.nr.min(p.n - j0);
+                    let (_, _, ep) = p.kblock(kb, j0, cols);
+                    let bp = &p.b.panel(pi)[k0 * p.nr..(k0 + kc) * p.nr];
+                    let ct = &mut c[(ir - r0) * ldc + j0..];
+                    p.micro.tile(rows, cols, kc, a, lda, bp, p.nr, ct, ldc, &ep);
+                }
+                ir += rows;
+            }
+        }
+    }
+}
+
+/// Computes panels `p0..p1` of all `m ≤ MR` rows, splitting the panel range across rayon
+/// tasks. `rows[i]` is C's row `i` restricted to the columns of panels `p0..p1`.
+fn run_cols<S: ASource>(
+    p: &Plan,
+    src: &S,
+    m: usize,
+    mut rows: [&mut [f32]; MAX_MR],
+    p0: usize,
+    p1: usize,
+    grain: usize,
+) {
+    if p1 - p0 > grain {
+        let mid = p0 + (p1 - p0) / 2;
+        let mut left: [&mut [f32]; MAX_MR] = Default::default();
+        let mut right: [&mut [f32]; MAX_MR] = Default::default();
+        for i in 0..m {
+            let row = std::mem::take(&mut rows[i]);
+            let (l, r) = row.split_at_mut((mid - p0) * p.nr);
+            left[i] = l;
+            right[i] = r;
+        }
+        rayon::join(
+            || run_cols(p, src, m, left, p0, mid, grain),
+            || run_cols(p, src, m, right, mid, p1, grain),
+        );
+        return;
+    }
+    with_scratch(|scratch| {
+        let mut tile = [0.0f32; MAX_MR * MAX_NR];
+        for pi in p0..p1 {
+            let j0 = pi * p.nr;
+            let cols = p.nr.min(p.n - j0);
+            for kb in 0..p.nkb {
+                let (k0, kc, ep) = p.kblock(kb, j0, cols);
+                let (a, lda) = src.block(0, m, k0, kc, scratch);
+                let bp = &p.b.panel(pi)[k0 * p.nr..(k0 + kc) * p.nr];
+                p.micro.tile(m, cols, kc, a, lda, bp, p.nr, &mut tile, p.nr, &ep);
+            }
+            let jl = j0 - p0 * p.nr;
+            for (i, row) in rows.iter_mut().take(m).enumerate() {
+                row[jl..jl + cols].copy_from_slice(&tile[i * p.nr..i * p.nr + cols]);
+            }
+        }
+    });
+}
+
+/// Reference twin of [`gemm`]: a plain triple loop over the unpacked `w` (`n × k` row-major,
+/// as [`PackedB::pack`] takes it).
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_ref(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[f32],
+    lda: usize,
+    w: &[f32],
+    bias: Option<&[f32]>,
+    act: Act,
+    c: &mut [f32],
+    ldc: usize,
+) {
+    for i in 0..m {
+        for j in 0..n {
+            let mut s = 0.0f32;
+            for kk in 0..k {
+                s += a[i * lda + kk] * w[j * k + kk];
+            }
+            if let Some(bias) = bias {
+                s += bias[j];
+            }
+            c[i * ldc + j] = clamp(s, act.min, act.max);
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Instruction sets this CPU can run, the portable one first.
+    pub(crate) fn isas() -> Vec<Isa> {
+        [Isa::Scalar, Isa::Avx2Fma, Isa::Avx512].into_iter().filter(|&i| i <= simd::isa()).collect()
+    }
+
+    /// Deterministic values in [-1, 1] (xorshift), so failures reproduce from the seed.
+    pub(crate) fn values(len: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..len)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                ((s >> 40) as f32 / (1u64 << 23) as f32) * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    /// Asserts `got` matches `want` within `terms · ε · mag` per element, where `mag` is the
+    /// same computation on absolute values (Σ|a·b| + |bias|). Two summation orders of `terms`
+    /// products each err by at most (terms−1)·u·Σ|a·b| (u = ε/2, first order; FMA only
+    /// tightens it), and clamping is 1-Lipschitz, so this bound is rigorous, not tuned.
+    pub(crate) fn assert_close(got: &[f32], want: &[f32], mag: &[f32], terms: usize, what: &str) {
+        for (i, ((&g, &w), &mg)) in got.iter().zip(want).zip(mag).enumerate() {
+            let tol = (terms as f32 + 2.0) * f32::EPSILON * mg + 1e-30;
+            assert!((g - w).abs() <= tol, "{what}: element {i}: got {g}, want {w} (tol {tol})");
+        }
+    }
+
+    fn check(m: usize, n: usize, k: usize, lda_pad: usize, ldc_pad: usize, with_bias: bool, act: Act, seed: u64) {
+        let lda = k + lda_pad;
+        let ldc = n + ldc_pad;
+        let a = values(m * lda, seed);
+        let w = values(n * k, seed + 1);
+        let bias = with_bias.then(|| values(n, seed + 2));
+        let mut want = vec![7.0; m * ldc];
+        gemm_ref(m, n, k, &a, lda, &w, bias.as_deref(), act, &mut want, ldc);
+        let abs = |v: &[f32]| v.iter().map(|x| x.abs()).collect::<Vec<_>>();
+        let mut mag = vec![0.0; m * ldc];
+        let absb = bias.as_deref().map(abs);
+        gemm_ref(m, n, k, &abs(&a), lda, &abs(&w), absb.as_deref(), Act::NONE, &mut mag, ldc);
+        for isa in isas() {
+            let pb = PackedB::pack_with_isa(isa, n, k, &w);
+            let mut got = vec![7.0; m * ldc];
+            gemm(m, &a, lda, &pb, bias.as_deref(), act, &mut got, ldc);
+            assert_close(&got, &want, &mag, k, &format!("{isa:?} m={m} n={n} k={k}"));
+            // Padding columns between rows are left alone.
+            for i in 0..m {
+                assert!(got[i * ldc + n..(i + 1) * ldc].iter().all(|&v| v == 7.0), "{isa:?} wrote padding");
+            }
+        }
+    }
+
+    fn act_strategy() -> impl Strategy<Value = Act> {
+        prop_oneof![Just(Act::NONE), Just(Act::RELU), Just(Act::RELU6), Just(Act::RELU_N1_TO_1)]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        #[test]
+        fn gemm_matches_ref(
+            m in prop_oneof![Just(1usize), 1usize..40],
+            n in prop_oneof![Just(1usize), 1usize..80],
+            k in prop_oneof![Just(1usize), 1usize..70, 500usize..600],
+            lda_pad in 0usize..3, ldc_pad in 0usize..3,
+            with_bias: bool, act in act_strategy(), seed: u64,
+        ) {
+            check(m, n, k, lda_pad, ldc_pad, with_bias, act, seed);
+        }
+    }
+
+    #[test]
+    fn large_and_threaded_shapes() {
+        // Big enough to take the parallel row split, the column split (m ≤ MR) and K blocking.
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        pool.install(|| {
+            check(200, 70, 1100, 1, 0, true, Act::RELU6, 1);
+            check(1, 1001, 300, 0, 0, true, Act::NONE, 2);
+            check(5, 300, 700, 0, 3, false, Act::RELU, 3);
+            check(3, 64, 0, 0, 0, true, Act::RELU, 4);
+        });
+    }
+
+    /// Best and median GFLOP/s of 15 timed batches (each ~0.1 s) on a pool of `threads`.
+    fn gflops(m: usize, n: usize, k: usize, threads: usize) -> (f64, f64) {
+        let a = values(m * k, 1);
+        let w = values(n * k, 2);
+        let bias = values(n, 3);
+        let pb = PackedB::pack(n, k, &w);
+        let mut c = vec![0.0; m * n];
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let flop = 2.0 * (m * n * k) as f64;
+        let reps = (1e9 / flop).ceil() as usize;
+        let mut rates = Vec::new();
+        pool.install(|| {
+            gemm(m, &a, k, &pb, Some(&bias), Act::RELU, &mut c, n);
+            for _ in 0..15 {
+                let t = std::time::Instant::now();
+                for _ in 0..reps {
+                    gemm(m, &a, k, &pb, Some(&bias), Act::RELU, &mut c, n);
+                }
+                rates.push(flop * reps as f64 / t.elapsed().as_secs_f64() / 1e9);
+            }
+        });
+        rates.sort_by(f64::total_cmp);
+        (rates[14], rates[7])
+    }
+
+    /// `cargo test --release -p nnrt-backend-cpu -- --ignored --nocapture gemm_speed`
+    #[test]
+    #[ignore]
+    fn gemm_speed() {
+        let threads: Vec<usize> = match std::env::var("GEMM_SPEED_THREADS") {
+            Ok(t) => t.split(',').filter_map(|t| t.parse().ok()).collect(),
+            Err(_) => vec![1, 2],
+        };
+        for &(m, k, n) in &[(512, 512, 512), (3136, 288, 64), (3136, 2304, 256), (12544, 32, 64), (1, 1024, 1001)] {
+            for &threads in &threads {
+                let (best, median) = gflops(m, n, k, threads);
+                println!("{:?} M×K×N {m}×{k}×{n} threads {threads}: best {best:.1} median {median:.1} GFLOP/s", simd::isa());
+            }
+        }
+    }
+}

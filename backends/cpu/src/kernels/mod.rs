@@ -1,0 +1,41 @@
+//! Kernels per op family, as plain functions over slices in NHWC layout.
+//!
+//! Every optimized kernel has a reference twin (`*_ref`) written for clarity; property tests
+//! compare the two. Callers install the rayon pool they want (`ThreadPool::install`); kernels
+//! split large work with rayon and never spawn threads themselves.
+
+pub mod binary;
+pub mod conv;
+pub mod data;
+pub mod depthwise;
+pub mod gemm;
+pub mod pool;
+pub mod reduce;
+pub mod softmax;
+pub mod unary;
+
+/// A fused activation expressed as a clamp, as TFLite applies it after conv, FC, add, …
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Act {
+    /// Lower bound of the output (`f32::NEG_INFINITY` when none).
+    pub min: f32,
+    /// Upper bound of the output (`f32::INFINITY` when none).
+    pub max: f32,
+}
+
+impl Act {
+    /// No clamping.
+    pub const NONE: Act = Act { min: f32::NEG_INFINITY, max: f32::INFINITY };
+    /// `RELU`: max(x, 0).
+    pub const RELU: Act = Act { min: 0.0, max: f32::INFINITY };
+    /// `RELU6`: min(max(x, 0), 6).
+    pub const RELU6: Act = Act { min: 0.0, max: 6.0 };
+    /// `RELU_N1_TO_1`: min(max(x, -1), 1).
+    pub const RELU_N1_TO_1: Act = Act { min: -1.0, max: 1.0 };
+
+    /// Applies the clamp to one value.
+    #[inline(always)]
+    pub fn apply(self, x: f32) -> f32 {
+        x.max(self.min).min(self.max)
+    }
+}

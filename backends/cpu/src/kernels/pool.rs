@@ -1,0 +1,276 @@
+//! MAX_POOL_2D and AVERAGE_POOL_2D over NHWC f32, with TFLite's semantics: each window is
+//! clipped to the input (padding cells are ignored, not read as zeros), the average divides by
+//! the number of in-bounds cells, and the fused activation clamps the result.
+#![forbid(unsafe_code)]
+
+use rayon::prelude::*;
+
+use super::binary::{clamp, par_chunk};
+use super::Act;
+use crate::simd::elementwise::{self as ew, VBin};
+
+/// Geometry of a 2-D pooling over NHWC tensors (`[batch, in_h, in_w, channels]` in,
+/// `[batch, out_h, out_w, channels]` out). The window of output `(oy, ox)` starts at input
+/// `(oy * stride_h - pad_top, ox * stride_w - pad_left)`, which may lie in the padding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolGeom {
+    /// Batch size N.
+    pub batch: usize,
+    /// Input height.
+    pub in_h: usize,
+    /// Input width.
+    pub in_w: usize,
+    /// Channels C (the same in and out).
+    pub channels: usize,
+    /// Output height.
+    pub out_h: usize,
+    /// Output width.
+    pub out_w: usize,
+    /// Window height.
+    pub k_h: usize,
+    /// Window width.
+    pub k_w: usize,
+    /// Vertical stride.
+    pub stride_h: usize,
+    /// Horizontal stride.
+    pub stride_w: usize,
+    /// Padding rows above the input.
+    pub pad_top: usize,
+    /// Padding columns left of the input.
+    pub pad_left: usize,
+}
+
+impl PoolGeom {
+    /// The in-bounds input range `[start, end)` of output position `o` along one axis.
+    fn clip(o: usize, stride: usize, pad: usize, k: usize, len: usize) -> (usize, usize) {
+        let origin = (o * stride) as isize - pad as isize;
+        let start = origin.max(0) as usize;
+        let end = (origin + k as isize).clamp(0, len as isize) as usize;
+        (start.min(end), end)
+    }
+
+    fn rows(&self, oy: usize) -> (usize, usize) {
+        Self::clip(oy, self.stride_h, self.pad_top, self.k_h, self.in_h)
+    }
+
+    fn cols(&self, ox: usize) -> (usize, usize) {
+        Self::clip(ox, self.stride_w, self.pad_left, self.k_w, self.in_w)
+    }
+
+    fn check(&self, input: &[f32], output: &[f32]) {
+        let c = self.channels;
+        assert_eq!(input.len(), self.batch * self.in_h * self.in_w * c, "pool: input length vs geometry");
+        assert_eq!(output.len(), self.batch * self.out_h * self.out_w * c, "pool: output length vs geometry");
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Max,
+    Avg,
+}
+
+/// One output row `(b, oy)`: `out` holds its `out_w * channels` values.
+fn pool_row(kind: Kind, g: &PoolGeom, input: &[f32], b: usize, oy: usize, out: &mut [f32], act: Act) {
+    let c = g.channels;
+    let (y0, y1) = g.rows(oy);
+    let image = &input[b * g.in_h * g.in_w * c..(b + 1) * g.in_h * g.in_w * c];
+    for (ox, px) in out.chunks_mut(c).enumerate() {
+        let (x0, x1) = g.cols(ox);
+        // TFLite starts the max from the lowest float, so an all -inf window gives f32::MIN.
+        px.fill(if kind == Kind::Max { f32::MIN } else { 0.0 });
+        for y in y0..y1 {
+            for x in x0..x1 {
+                let src = &image[(y * g.in_w + x) * c..(y * g.in_w + x + 1) * c];
+                match kind {
+                    Kind::Max => {
+                        if !ew::accumulate(VBin::Max, px, src) {
+                            for (a, &v) in px.iter_mut().zip(src) {
+                                *a = if v > *a { v } else { *a };
+                            }
+                        }
+                    }
+                    Kind::Avg => {
+                        if !ew::accumulate(VBin::Add, px, src) {
+                            for (a, &v) in px.iter_mut().zip(src) {
+                                *a += v;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // An empty window (padding only) yields clamp(0) for the average (TFLite fails instead).
+        let count = ((y1 - y0) * (x1 - x0)).max(1) as f32;
+        let (op, s) = if kind == Kind::Avg { (VBin::Div, count) } else { (VBin::Mul, 1.0) };
+        if (kind == Kind::Avg || act != Act::NONE) && !ew::bin_vs_inplace(op, px, s, act.min, act.max) {
+            for a in px.iter_mut() {
+                let v = if kind == Kind::Avg { *a / count } else { *a };
+                *a = clamp(v, act);
+            }
+        }
+    }
+}
+
+fn pool(kind: Kind, g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
+    g.check(input, output);
+    let row_len = g.out_w * g.channels;
+    if row_len == 0 {
+        return;
+    }
+    let rows = g.batch * g.out_h;
+    let run = |r0: usize, out: &mut [f32]| {
+        for (i, row) in out.chunks_mut(row_len).enumerate() {
+            let r = r0 + i;
+            pool_row(kind, g, input, r / g.out_h, r % g.out_h, row, act);
+        }
+    };
+    match par_chunk(rows, row_len * g.k_h * g.k_w) {
+        None => run(0, output),
+        Some(c) => output
+            .par_chunks_mut(c * row_len)
+            .enumerate()
+            .for_each(|(i, o)| run(i * c, o)),
+    }
+}
+
+/// MAX_POOL_2D: the maximum over the in-bounds cells of each window (NaN inputs are skipped, as
+/// `std::max(acc, x)` skips them), then the activation clamp. Vectorized over channels; rows
+/// are split across the current rayon pool when large.
+///
+/// # Panics
+/// When a slice length does not match the geometry.
+pub fn max_pool(g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
+    pool(Kind::Max, g, input, output, act)
+}
+
+/// AVERAGE_POOL_2D: the sum over the in-bounds cells of each window divided by their count,
+/// then the activation clamp. Vectorized over channels; bit-identical to [`avg_pool_ref`] (the
+/// same additions in the same order per channel).
+///
+/// # Panics
+/// When a slice length does not match the geometry.
+pub fn avg_pool(g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
+    pool(Kind::Avg, g, input, output, act)
+}
+
+fn pool_ref(kind: Kind, g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
+    g.check(input, output);
+    let c = g.channels;
+    for b in 0..g.batch {
+        for oy in 0..g.out_h {
+            for ox in 0..g.out_w {
+                let (y0, y1) = g.rows(oy);
+                let (x0, x1) = g.cols(ox);
+                for ch in 0..c {
+                    let mut acc = if kind == Kind::Max { f32::MIN } else { 0.0 };
+                    for y in y0..y1 {
+                        for x in x0..x1 {
+                            let v = input[((b * g.in_h + y) * g.in_w + x) * c + ch];
+                            acc = match kind {
+                                Kind::Max if v > acc => v,
+                                Kind::Max => acc,
+                                Kind::Avg => acc + v,
+                            };
+                        }
+                    }
+                    if kind == Kind::Avg {
+                        acc /= ((y1 - y0) * (x1 - x0)).max(1) as f32;
+                    }
+                    output[((b * g.out_h + oy) * g.out_w + ox) * c + ch] = clamp(acc, act);
+                }
+            }
+        }
+    }
+}
+
+/// Reference twin of [`max_pool`]: one output value at a time.
+///
+/// # Panics
+/// As [`max_pool`].
+pub fn max_pool_ref(g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
+    pool_ref(Kind::Max, g, input, output, act)
+}
+
+/// Reference twin of [`avg_pool`]: one output value at a time.
+///
+/// # Panics
+/// As [`avg_pool`].
+pub fn avg_pool_ref(g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
+    pool_ref(Kind::Avg, g, input, output, act)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn geom() -> impl Strategy<Value = PoolGeom> {
+        (1usize..3, 1usize..10, 1usize..10, 1usize..40, 1usize..4, 1usize..4, 1usize..4, 1usize..4)
+            .prop_flat_map(|(batch, in_h, in_w, channels, k_h, k_w, stride_h, stride_w)| {
+                (Just((batch, in_h, in_w, channels, k_h, k_w, stride_h, stride_w)), 0..k_h, 0..k_h, 0..k_w, 0..k_w)
+            })
+            .prop_map(|((batch, in_h, in_w, channels, k_h, k_w, stride_h, stride_w), pt, pb, pl, pr)| {
+                // Padding below the kernel size keeps every window partly inside the input.
+                let out = |len: usize, k: usize, s: usize, p: usize| (len + p).saturating_sub(k) / s + 1;
+                PoolGeom {
+                    batch,
+                    in_h,
+                    in_w,
+                    channels,
+                    out_h: out(in_h, k_h, stride_h, pt + pb),
+                    out_w: out(in_w, k_w, stride_w, pl + pr),
+                    k_h,
+                    k_w,
+                    stride_h,
+                    stride_w,
+                    pad_top: pt,
+                    pad_left: pl,
+                }
+            })
+    }
+
+    fn data(n: usize, seed: u32) -> Vec<f32> {
+        (0..n).map(|i| (((i as u32).wrapping_mul(2_654_435_761) ^ seed) % 2001) as f32 / 100.0 - 10.0).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, failure_persistence: None, ..ProptestConfig::default() })]
+
+        // Max is exact; the average adds the same values in the same order and divides once,
+        // so both must be bit-identical to the reference.
+        #[test]
+        fn matches_ref(g in geom(), seed in any::<u32>(), act_i in 0usize..3) {
+            let act = [Act::NONE, Act::RELU, Act::RELU6][act_i];
+            let input = data(g.batch * g.in_h * g.in_w * g.channels, seed);
+            let n = g.batch * g.out_h * g.out_w * g.channels;
+            let (mut o1, mut o2) = (vec![0.0; n], vec![0.0; n]);
+            max_pool(&g, &input, &mut o1, act);
+            max_pool_ref(&g, &input, &mut o2, act);
+            prop_assert_eq!(&o1, &o2);
+            avg_pool(&g, &input, &mut o1, act);
+            avg_pool_ref(&g, &input, &mut o2, act);
+            prop_assert_eq!(&o1, &o2);
+        }
+    }
+
+    #[test]
+    fn clipped_windows_and_threads() {
+        // 3x3 SAME pooling on a ramp: the corner window holds 4 cells, not 9.
+        let g = PoolGeom {
+            batch: 2, in_h: 64, in_w: 64, channels: 24, out_h: 64, out_w: 64,
+            k_h: 3, k_w: 3, stride_h: 1, stride_w: 1, pad_top: 1, pad_left: 1,
+        };
+        let input = data(2 * 64 * 64 * 24, 5);
+        let n = input.len();
+        let (mut o1, mut o2) = (vec![0.0; n], vec![0.0; n]);
+        avg_pool(&g, &input, &mut o1, Act::NONE);
+        avg_pool_ref(&g, &input, &mut o2, Act::NONE);
+        assert_eq!(o1, o2);
+        let corner = (input[0] + input[24] + input[64 * 24] + input[65 * 24]) / 4.0;
+        assert_eq!(o1[0], corner);
+        max_pool(&g, &input, &mut o1, Act::RELU);
+        max_pool_ref(&g, &input, &mut o2, Act::RELU);
+        assert_eq!(o1, o2);
+    }
+}

@@ -1,0 +1,683 @@
+//! Reductions over axes (SUM, MEAN, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD, REDUCE_ANY,
+//! REDUCE_ALL) for f32, i32, i64 and bool, and ARG_MAX / ARG_MIN.
+//!
+//! Dims are coalesced into alternating kept / reduced runs; the input is then walked once in
+//! memory order, one contiguous row of the innermost run at a time. When that run is kept (NHWC
+//! MEAN over H, W → `[N, C]`) a row is accumulated into a row of the output, vectorized over C;
+//! when it is reduced, a row is folded to one value. The output's data order is the same whether
+//! or not the caller keeps the reduced dims.
+#![forbid(unsafe_code)]
+
+use rayon::prelude::*;
+
+use super::binary::{par_chunk, PAR_MIN};
+use crate::simd::elementwise::{self as ew, VBin};
+
+/// A reduction operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceOp {
+    /// Σ (wrapping for integers).
+    Sum,
+    /// Σ / count, accumulated in the element type for f32 and divided once (0 for an empty
+    /// reduction, as TFLite leaves it); integers accumulate exactly and truncate toward zero.
+    Mean,
+    /// Maximum, starting from the type's lowest value (so an all -inf f32 row gives `f32::MIN`,
+    /// and NaN inputs are skipped, as in TFLite's `in > current ? in : current`).
+    Max,
+    /// Minimum, starting from the type's largest value.
+    Min,
+    /// Π (wrapping for integers).
+    Prod,
+    /// Logical or of `x != 0`, as 1 or 0.
+    Any,
+    /// Logical and of `x != 0`, as 1 or 0.
+    All,
+}
+
+/// The coalesced dims of a reduction: runs of kept or reduced dims, size-1 dims dropped.
+#[derive(Clone, Debug)]
+struct Layout {
+    dims: Vec<usize>,
+    reduced: Vec<bool>,
+}
+
+impl Layout {
+    fn new(in_shape: &[usize], axes: &[usize]) -> Layout {
+        assert!(
+            axes.windows(2).all(|w| w[0] < w[1]) && axes.iter().all(|&a| a < in_shape.len()),
+            "reduce: axes {axes:?} must be sorted, unique and below rank {}",
+            in_shape.len()
+        );
+        let mut l = Layout { dims: vec![], reduced: vec![] };
+        for (i, &d) in in_shape.iter().enumerate() {
+            let red = axes.binary_search(&i).is_ok();
+            if d == 1 {
+                continue;
+            }
+            match (l.dims.last_mut(), l.reduced.last()) {
+                (Some(last), Some(&r)) if r == red => *last *= d,
+                _ => {
+                    l.dims.push(d);
+                    l.reduced.push(red);
+                }
+            }
+        }
+        if l.dims.is_empty() {
+            l.dims.push(1);
+            l.reduced.push(false);
+        }
+        l
+    }
+
+    fn in_len(&self) -> usize {
+        self.dims.iter().product()
+    }
+
+    fn out_len(&self) -> usize {
+        self.dims.iter().zip(&self.reduced).filter(|(_, &r)| !r).map(|(d, _)| d).product()
+    }
+}
+
+/// Walks `input` in memory order: for each row of the innermost run, `kept(out_row, row)` when
+/// the run is kept, `out[o] = red(out[o], row)` when it is reduced. `out` starts at the identity.
+fn walk<I: Copy, A: Copy>(
+    input: &[I],
+    l: &Layout,
+    out: &mut [A],
+    kept: &impl Fn(&mut [A], &[I]),
+    red: &impl Fn(A, &[I]) -> A,
+) {
+    let k = l.dims.len();
+    let n = l.dims[k - 1];
+    let last_red = l.reduced[k - 1];
+    // Output strides of the outer dims: 0 along reduced ones.
+    let mut ostride = vec![0; k];
+    let mut acc = if last_red { 1 } else { n };
+    for d in (0..k - 1).rev() {
+        if !l.reduced[d] {
+            ostride[d] = acc;
+            acc *= l.dims[d];
+        }
+    }
+    let mut idx = vec![0; k];
+    let mut off = 0;
+    for row in input.chunks_exact(n) {
+        if last_red {
+            out[off] = red(out[off], row);
+        } else {
+            kept(&mut out[off..off + n], row);
+        }
+        for d in (0..k - 1).rev() {
+            idx[d] += 1;
+            off += ostride[d];
+            if idx[d] < l.dims[d] {
+                break;
+            }
+            off -= ostride[d] * l.dims[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/// [`walk`], split across the rayon pool when large: along the outermost dim when it is kept
+/// (disjoint outputs), else into partial outputs merged in order with `kept`.
+fn walk_par<T: Copy + Send + Sync>(
+    input: &[T],
+    l: &Layout,
+    out: &mut [T],
+    init: T,
+    kept: &(impl Fn(&mut [T], &[T]) + Sync),
+    red: &(impl Fn(T, &[T]) -> T + Sync),
+) {
+    out.fill(init);
+    let d0 = l.dims[0];
+    let in_step = input.len() / d0.max(1);
+    let chunk = if input.len() >= PAR_MIN && l.dims.len() > 1 { par_chunk(d0, in_step) } else { None };
+    // Partial outputs only pay off when they are small next to the input they summarize.
+    let chunk = chunk.filter(|&c| !l.reduced[0] || out.len() * d0.div_ceil(c) <= input.len() / 2);
+    let Some(c) = chunk else {
+        return walk(input, l, out, kept, red);
+    };
+    let sub = |g: usize| {
+        let mut s = l.clone();
+        s.dims[0] = g;
+        s
+    };
+    if !l.reduced[0] {
+        let out_step = out.len() / d0;
+        out.par_chunks_mut(c * out_step)
+            .zip(input.par_chunks(c * in_step))
+            .for_each(|(o, i)| walk(i, &sub(i.len() / in_step), o, kept, red));
+    } else {
+        let parts: Vec<Vec<T>> = input
+            .par_chunks(c * in_step)
+            .map(|i| {
+                let mut part = vec![init; out.len()];
+                walk(i, &sub(i.len() / in_step), &mut part, kept, red);
+                part
+            })
+            .collect();
+        for p in &parts {
+            kept(out, p.as_slice());
+        }
+    }
+}
+
+/// `kept` and `red` closures of one f32 op.
+struct F32Op(ReduceOp);
+
+impl F32Op {
+    fn kept(&self, acc: &mut [f32], x: &[f32]) {
+        let v = match self.0 {
+            ReduceOp::Sum | ReduceOp::Mean => Some(VBin::Add),
+            ReduceOp::Prod => Some(VBin::Mul),
+            ReduceOp::Max => Some(VBin::Max),
+            ReduceOp::Min => Some(VBin::Min),
+            ReduceOp::Any | ReduceOp::All => None,
+        };
+        if v.is_some_and(|v| ew::accumulate(v, acc, x)) {
+            return;
+        }
+        for (a, &x) in acc.iter_mut().zip(x) {
+            *a = f32_step(self.0, *a, x);
+        }
+    }
+
+    fn red(&self, cur: f32, row: &[f32]) -> f32 {
+        let v = match self.0 {
+            ReduceOp::Sum | ReduceOp::Mean => Some(VBin::Add),
+            ReduceOp::Prod => Some(VBin::Mul),
+            ReduceOp::Max => Some(VBin::Max),
+            ReduceOp::Min => Some(VBin::Min),
+            ReduceOp::Any | ReduceOp::All => None,
+        };
+        match v.and_then(|v| ew::reduce_row(v, row)) {
+            Some(r) => f32_step(self.0, cur, r),
+            None => row.iter().fold(cur, |a, &x| f32_step(self.0, a, x)),
+        }
+    }
+}
+
+/// TFLite's reducer `current ∘ in` for one f32 element.
+#[inline(always)]
+fn f32_step(op: ReduceOp, cur: f32, x: f32) -> f32 {
+    match op {
+        ReduceOp::Sum | ReduceOp::Mean => cur + x,
+        ReduceOp::Prod => cur * x,
+        ReduceOp::Max => {
+            if x > cur {
+                x
+            } else {
+                cur
+            }
+        }
+        ReduceOp::Min => {
+            if x < cur {
+                x
+            } else {
+                cur
+            }
+        }
+        ReduceOp::Any => ((cur != 0.0) || (x != 0.0)) as u8 as f32,
+        ReduceOp::All => ((cur != 0.0) && (x != 0.0)) as u8 as f32,
+    }
+}
+
+fn f32_init(op: ReduceOp) -> f32 {
+    match op {
+        ReduceOp::Sum | ReduceOp::Mean | ReduceOp::Any => 0.0,
+        ReduceOp::Prod | ReduceOp::All => 1.0,
+        ReduceOp::Max => f32::MIN,
+        ReduceOp::Min => f32::MAX,
+    }
+}
+
+/// The number of elements folded into each output: the product of the reduced dims.
+fn count(in_shape: &[usize], axes: &[usize]) -> usize {
+    axes.iter().map(|&a| in_shape[a]).product()
+}
+
+fn check_lens(input: usize, in_shape: &[usize], out: usize, axes: &[usize]) {
+    assert_eq!(input, in_shape.iter().product::<usize>(), "reduce: input length vs shape");
+    let want: usize = in_shape.iter().enumerate().filter(|(i, _)| !axes.contains(i)).map(|(_, d)| d).product();
+    assert_eq!(out, want, "reduce: output length vs reduced shape");
+}
+
+/// Reduces f32 `input` (`in_shape`) over `axes` (sorted, unique, in range) into `out`, which
+/// holds the shape with those dims removed (or kept as 1: the data order is the same).
+/// Sums are accumulated in a different order than TFLite's element-by-element loop (row sums
+/// in vector lanes), so they can differ by a few ulp of the magnitudes summed.
+///
+/// # Panics
+/// When the axes are not sorted and unique, or a slice length does not match its shape.
+pub fn reduce(op: ReduceOp, input: &[f32], in_shape: &[usize], axes: &[usize], out: &mut [f32]) {
+    let l = Layout::new(in_shape, axes);
+    check_lens(input.len(), in_shape, out.len(), axes);
+    let f = F32Op(op);
+    let kept = |a: &mut [f32], x: &[f32]| f.kept(a, x);
+    walk_par(input, &l, out, f32_init(op), &kept, &|c, r| f.red(c, r));
+    if op == ReduceOp::Mean {
+        let n = count(in_shape, axes);
+        if n == 0 {
+            out.fill(0.0);
+        } else if !ew::bin_vs_inplace(VBin::Div, out, n as f32, f32::NEG_INFINITY, f32::INFINITY) {
+            out.iter_mut().for_each(|v| *v /= n as f32);
+        }
+    }
+    debug_assert_eq!(l.in_len(), input.len());
+    debug_assert_eq!(l.out_len(), out.len());
+}
+
+/// Reference twin of [`reduce`]: TFLite's loop, folding each input element into its output in
+/// memory order.
+///
+/// # Panics
+/// As [`reduce`].
+pub fn reduce_ref(op: ReduceOp, input: &[f32], in_shape: &[usize], axes: &[usize], out: &mut [f32]) {
+    check_lens(input.len(), in_shape, out.len(), axes);
+    out.fill(f32_init(op));
+    reduce_ref_walk(input, in_shape, axes, out, |a, x| f32_step(op, a, x));
+    if op == ReduceOp::Mean {
+        let n = count(in_shape, axes);
+        out.iter_mut().for_each(|v| *v = if n == 0 { 0.0 } else { *v / n as f32 });
+    }
+}
+
+/// Folds every input element into the output element it reduces to.
+fn reduce_ref_walk<I: Copy, A: Copy>(
+    input: &[I],
+    in_shape: &[usize],
+    axes: &[usize],
+    out: &mut [A],
+    f: impl Fn(A, I) -> A,
+) {
+    let rank = in_shape.len();
+    let mut idx = vec![0; rank];
+    for &x in input {
+        let o = (0..rank)
+            .filter(|d| !axes.contains(d))
+            .fold(0, |acc, d| acc * in_shape[d] + idx[d]);
+        out[o] = f(out[o], x);
+        for d in (0..rank).rev() {
+            idx[d] += 1;
+            if idx[d] < in_shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// Integer element types of the integer reductions.
+trait IntReduce: Copy + Ord + Send + Sync + 'static {
+    const LOWEST: Self;
+    const HIGHEST: Self;
+    fn zero() -> Self;
+    fn one() -> Self;
+    fn wadd(self, o: Self) -> Self;
+    fn wmul(self, o: Self) -> Self;
+    fn to_i128(self) -> i128;
+    fn from_i128(v: i128) -> Self;
+}
+
+macro_rules! int_reduce {
+    ($t:ty) => {
+        impl IntReduce for $t {
+            const LOWEST: Self = <$t>::MIN;
+            const HIGHEST: Self = <$t>::MAX;
+            fn zero() -> Self {
+                0
+            }
+            fn one() -> Self {
+                1
+            }
+            fn wadd(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            fn wmul(self, o: Self) -> Self {
+                self.wrapping_mul(o)
+            }
+            fn to_i128(self) -> i128 {
+                self as i128
+            }
+            fn from_i128(v: i128) -> Self {
+                v as $t
+            }
+        }
+    };
+}
+int_reduce!(i32);
+int_reduce!(i64);
+
+#[inline(always)]
+fn int_step<T: IntReduce>(op: ReduceOp, cur: T, x: T) -> T {
+    let b = |v: bool| if v { T::one() } else { T::zero() };
+    match op {
+        ReduceOp::Sum | ReduceOp::Mean => cur.wadd(x),
+        ReduceOp::Prod => cur.wmul(x),
+        ReduceOp::Max => cur.max(x),
+        ReduceOp::Min => cur.min(x),
+        ReduceOp::Any => b(cur != T::zero() || x != T::zero()),
+        ReduceOp::All => b(cur != T::zero() && x != T::zero()),
+    }
+}
+
+fn int_init<T: IntReduce>(op: ReduceOp) -> T {
+    match op {
+        ReduceOp::Sum | ReduceOp::Mean | ReduceOp::Any => T::zero(),
+        ReduceOp::Prod | ReduceOp::All => T::one(),
+        ReduceOp::Max => T::LOWEST,
+        ReduceOp::Min => T::HIGHEST,
+    }
+}
+
+fn reduce_int<T: IntReduce>(op: ReduceOp, input: &[T], in_shape: &[usize], axes: &[usize], out: &mut [T]) {
+    let l = Layout::new(in_shape, axes);
+    check_lens(input.len(), in_shape, out.len(), axes);
+    if op == ReduceOp::Mean {
+        // Exact sums in i128, then truncating division (TFLite divides its wide sum likewise).
+        let mut sums = vec![0i128; out.len()];
+        let kept = |a: &mut [i128], x: &[T]| a.iter_mut().zip(x).for_each(|(a, x)| *a += x.to_i128());
+        let red = |c: i128, r: &[T]| r.iter().fold(c, |c, x| c + x.to_i128());
+        walk(input, &l, &mut sums, &kept, &red);
+        let n = count(in_shape, axes) as i128;
+        for (o, s) in out.iter_mut().zip(sums) {
+            *o = T::from_i128(if n == 0 { 0 } else { s / n });
+        }
+        return;
+    }
+    macro_rules! go {
+        ($($op:ident),*) => {
+            match op {
+                $(ReduceOp::$op => {
+                    let kept = |a: &mut [T], x: &[T]| {
+                        a.iter_mut().zip(x).for_each(|(a, &x)| *a = int_step(ReduceOp::$op, *a, x))
+                    };
+                    let red = |c: T, r: &[T]| r.iter().fold(c, |c, &x| int_step(ReduceOp::$op, c, x));
+                    walk_par(input, &l, out, int_init(op), &kept, &red);
+                })*
+                ReduceOp::Mean => unreachable!("handled above"),
+            }
+        };
+    }
+    go!(Sum, Max, Min, Prod, Any, All);
+}
+
+/// [`reduce`] over i32: Sum/Prod wrap, Mean sums exactly and truncates toward zero, Any/All
+/// give 1 or 0.
+///
+/// # Panics
+/// As [`reduce`].
+pub fn reduce_i32(op: ReduceOp, input: &[i32], in_shape: &[usize], axes: &[usize], out: &mut [i32]) {
+    reduce_int(op, input, in_shape, axes, out)
+}
+
+/// [`reduce_i32`] over i64.
+///
+/// # Panics
+/// As [`reduce`].
+pub fn reduce_i64(op: ReduceOp, input: &[i64], in_shape: &[usize], axes: &[usize], out: &mut [i64]) {
+    reduce_int(op, input, in_shape, axes, out)
+}
+
+/// REDUCE_ANY / REDUCE_ALL over bools stored as u8 (nonzero = true), writing 0 or 1.
+/// `Any`, `Max` and `Sum` are a logical or; `All`, `Min`, `Prod` and `Mean` a logical and.
+///
+/// # Panics
+/// As [`reduce`].
+pub fn reduce_bool(op: ReduceOp, input: &[u8], in_shape: &[usize], axes: &[usize], out: &mut [u8]) {
+    let l = Layout::new(in_shape, axes);
+    check_lens(input.len(), in_shape, out.len(), axes);
+    let any = matches!(op, ReduceOp::Any | ReduceOp::Max | ReduceOp::Sum);
+    if any {
+        let kept = |a: &mut [u8], x: &[u8]| a.iter_mut().zip(x).for_each(|(a, &x)| *a |= (x != 0) as u8);
+        let red = |c: u8, r: &[u8]| c | r.iter().any(|&x| x != 0) as u8;
+        walk_par(input, &l, out, 0, &kept, &red);
+    } else {
+        let kept = |a: &mut [u8], x: &[u8]| a.iter_mut().zip(x).for_each(|(a, &x)| *a &= (x != 0) as u8);
+        let red = |c: u8, r: &[u8]| c & r.iter().all(|&x| x != 0) as u8;
+        walk_par(input, &l, out, 1, &kept, &red);
+    }
+}
+
+/// Index types that ARG_MAX / ARG_MIN can write.
+pub trait ArgIndex: Copy + Send + Sync {
+    /// The index `i` along the reduced axis in this type (TFLite's output is i32 or i64).
+    fn from_index(i: usize) -> Self;
+}
+
+impl ArgIndex for i32 {
+    fn from_index(i: usize) -> Self {
+        i as i32
+    }
+}
+
+impl ArgIndex for i64 {
+    fn from_index(i: usize) -> Self {
+        i as i64
+    }
+}
+
+fn arg_blocks<T: PartialOrd + Copy, I: ArgIndex>(
+    input: &[T],
+    n: usize,
+    inner: usize,
+    out: &mut [I],
+    better: impl Fn(T, T) -> bool,
+) {
+    let mut best: Vec<T> = Vec::with_capacity(inner);
+    for (block, o) in input.chunks_exact(n * inner).zip(out.chunks_exact_mut(inner)) {
+        o.fill(I::from_index(0));
+        best.clear();
+        best.extend_from_slice(&block[..inner]);
+        for i in 1..n {
+            let row = &block[i * inner..(i + 1) * inner];
+            for ((b, o), &v) in best.iter_mut().zip(o.iter_mut()).zip(row) {
+                if better(v, *b) {
+                    *b = v;
+                    *o = I::from_index(i);
+                }
+            }
+        }
+    }
+}
+
+/// ARG_MAX (`is_max`) / ARG_MIN over `axis` of `input` (`in_shape`): `out` has the shape with
+/// that dim removed and receives the index of the first maximum (minimum) along it, TFLite's
+/// tie rule (a strict `>` / `<` comparison, so a NaN never replaces a number and a leading NaN
+/// stays). An empty axis writes 0.
+///
+/// # Panics
+/// When `axis` is out of range or a slice length does not match its shape.
+pub fn arg_max_min<T: PartialOrd + Copy + Sync, I: ArgIndex>(
+    input: &[T],
+    in_shape: &[usize],
+    axis: usize,
+    is_max: bool,
+    out: &mut [I],
+) {
+    assert!(axis < in_shape.len(), "arg_max_min: axis {axis} out of range for {in_shape:?}");
+    assert_eq!(input.len(), in_shape.iter().product::<usize>(), "arg_max_min: input length vs shape");
+    let n = in_shape[axis];
+    let inner: usize = in_shape[axis + 1..].iter().product();
+    let outer: usize = in_shape[..axis].iter().product();
+    assert_eq!(out.len(), outer * inner, "arg_max_min: output length vs shape");
+    if n == 0 || inner == 0 {
+        out.fill(I::from_index(0));
+        return;
+    }
+    let run = |input: &[T], out: &mut [I]| {
+        if is_max {
+            arg_blocks(input, n, inner, out, |v, b| v > b)
+        } else {
+            arg_blocks(input, n, inner, out, |v, b| v < b)
+        }
+    };
+    match par_chunk(outer, n * inner) {
+        None => run(input, out),
+        Some(c) => out
+            .par_chunks_mut(c * inner)
+            .zip(input.par_chunks(c * n * inner))
+            .for_each(|(o, i)| run(i, o)),
+    }
+}
+
+/// Reference twin of [`arg_max_min`]: one output at a time, scanning the axis.
+///
+/// # Panics
+/// As [`arg_max_min`].
+pub fn arg_max_min_ref<T: PartialOrd + Copy, I: ArgIndex>(
+    input: &[T],
+    in_shape: &[usize],
+    axis: usize,
+    is_max: bool,
+    out: &mut [I],
+) {
+    let n = in_shape[axis];
+    let inner: usize = in_shape[axis + 1..].iter().product();
+    let outer: usize = in_shape[..axis].iter().product();
+    for o in 0..outer {
+        for j in 0..inner {
+            let mut best = 0;
+            for i in 1..n {
+                let (v, b) = (input[(o * n + i) * inner + j], input[(o * n + best) * inner + j]);
+                if (is_max && v > b) || (!is_max && v < b) {
+                    best = i;
+                }
+            }
+            out[o * inner + j] = I::from_index(best);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const OPS: [ReduceOp; 7] =
+        [ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod, ReduceOp::Any, ReduceOp::All];
+
+    fn case() -> impl Strategy<Value = (Vec<usize>, Vec<usize>)> {
+        prop::collection::vec(1usize..6, 1..=5).prop_flat_map(|shape| {
+            let r = shape.len();
+            (Just(shape), prop::collection::vec(any::<bool>(), r))
+        })
+        .prop_map(|(shape, mask)| {
+            let axes = (0..shape.len()).filter(|&i| mask[i]).collect();
+            (shape, axes)
+        })
+    }
+
+    fn int_ref<T: IntReduce>(op: ReduceOp, input: &[T], shape: &[usize], axes: &[usize]) -> Vec<T> {
+        let n = out_len(shape, axes);
+        if op == ReduceOp::Mean {
+            let mut s = vec![0i128; n];
+            reduce_ref_walk(input, shape, axes, &mut s, |a, x| a + x.to_i128());
+            let c = count(shape, axes) as i128;
+            return s.iter().map(|&v| T::from_i128(v / c)).collect();
+        }
+        let mut o = vec![int_init::<T>(op); n];
+        reduce_ref_walk(input, shape, axes, &mut o, |a, x| int_step(op, a, x));
+        o
+    }
+
+    fn out_len(shape: &[usize], axes: &[usize]) -> usize {
+        shape.iter().enumerate().filter(|(i, _)| !axes.contains(i)).map(|(_, d)| d).product()
+    }
+
+    fn data(n: usize, seed: u32) -> Vec<f32> {
+        // Values near 1 keep products finite; some exact zeros exercise Any/All.
+        (0..n).map(|i| {
+            let h = (i as u32).wrapping_mul(2_654_435_761) ^ seed;
+            if h.is_multiple_of(7) { 0.0 } else { 0.75 + (h % 1000) as f32 / 2000.0 }
+        }).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
+
+        // Max/Min/Any/All are exact. Sum/Mean/Prod fold in another order (vector lanes); for n
+        // positive terms each order is within (n-1)·u of the exact result (u = 2^-24), so the
+        // two differ by at most 2n·u relative.
+        #[test]
+        fn f32_matches_ref((shape, axes) in case(), seed in any::<u32>(), op_i in 0usize..7) {
+            let op = OPS[op_i];
+            let input = data(shape.iter().product(), seed);
+            let n = out_len(&shape, &axes);
+            let (mut o1, mut o2) = (vec![0.0; n], vec![0.0; n]);
+            reduce(op, &input, &shape, &axes, &mut o1);
+            reduce_ref(op, &input, &shape, &axes, &mut o2);
+            let tol = match op {
+                ReduceOp::Sum | ReduceOp::Mean | ReduceOp::Prod => 2.0 * count(&shape, &axes) as f32 * f32::EPSILON / 2.0,
+                _ => 0.0,
+            };
+            for (a, b) in o1.iter().zip(&o2) {
+                prop_assert!((a - b).abs() <= tol * b.abs(), "{op:?} {shape:?} {axes:?}: {a} vs {b}");
+            }
+        }
+
+        // Integer reductions are exact.
+        #[test]
+        fn int_matches_ref((shape, axes) in case(), seed in any::<u32>(), op_i in 0usize..7) {
+            let op = OPS[op_i];
+            let input: Vec<i64> = data(shape.iter().product(), seed).iter().map(|v| (v * 40.0) as i64 - 35).collect();
+            let n = out_len(&shape, &axes);
+            let mut o1 = vec![0i64; n];
+            reduce_i64(op, &input, &shape, &axes, &mut o1);
+            prop_assert_eq!(o1, int_ref(op, &input, &shape, &axes));
+            let i32s: Vec<i32> = input.iter().map(|&v| v as i32).collect();
+            let mut o2 = vec![0i32; n];
+            reduce_i32(op, &i32s, &shape, &axes, &mut o2);
+            prop_assert_eq!(o2, int_ref(op, &i32s, &shape, &axes));
+        }
+
+        #[test]
+        fn bool_and_arg_match_ref((shape, axes) in case(), seed in any::<u32>(), axis in 0usize..5) {
+            let input: Vec<u8> = data(shape.iter().product(), seed).iter().map(|&v| (v != 0.0) as u8).collect();
+            let n = out_len(&shape, &axes);
+            for (op, f) in [(ReduceOp::Any, (|a: u8, x: u8| a | (x != 0) as u8) as fn(u8, u8) -> u8), (ReduceOp::All, |a, x| a & (x != 0) as u8)] {
+                let (mut o1, mut o2) = (vec![0u8; n], vec![(op == ReduceOp::All) as u8; n]);
+                reduce_bool(op, &input, &shape, &axes, &mut o1);
+                reduce_ref_walk(&input, &shape, &axes, &mut o2, f);
+                prop_assert_eq!(o1, o2);
+            }
+            let axis = axis % shape.len();
+            // Few distinct values, so ties are common and the first-index rule is exercised.
+            let vals: Vec<f32> = data(shape.iter().product(), seed).iter().map(|v| (v * 4.0).floor()).collect();
+            let m = shape.iter().product::<usize>() / shape[axis];
+            for is_max in [true, false] {
+                let (mut a1, mut a2) = (vec![0i64; m], vec![0i64; m]);
+                arg_max_min(&vals, &shape, axis, is_max, &mut a1);
+                arg_max_min_ref(&vals, &shape, axis, is_max, &mut a2);
+                prop_assert_eq!(a1, a2);
+            }
+        }
+    }
+
+    #[test]
+    fn nhwc_mean_and_threads() {
+        // Mean over H, W of [2, 56, 56, 64]: large enough to split across the pool.
+        let shape = [2, 56, 56, 64];
+        let input = data(shape.iter().product(), 3);
+        for axes in [vec![1, 2], vec![0, 1, 2], vec![3], vec![0, 3]] {
+            let n = out_len(&shape, &axes);
+            let (mut o1, mut o2) = (vec![0.0; n], vec![0.0; n]);
+            for op in [ReduceOp::Mean, ReduceOp::Max] {
+                reduce(op, &input, &shape, &axes, &mut o1);
+                reduce_ref(op, &input, &shape, &axes, &mut o2);
+                for (a, b) in o1.iter().zip(&o2) {
+                    // 6272 terms near 1 summed in f32: the reference's sequential sum itself
+                    // drifts by ~1e-5 relative; ours (pairwise-ish) is closer to exact.
+                    assert!((a - b).abs() <= 2e-5 * b.abs(), "{op:?} {axes:?}: {a} vs {b}");
+                }
+            }
+        }
+        let mut o = [0.0];
+        reduce(ReduceOp::Max, &[f32::NEG_INFINITY, f32::NAN], &[2], &[0], &mut o);
+        assert_eq!(o[0], f32::MIN);
+        let mut idx = [0i32; 1];
+        arg_max_min(&[1.0f32, 3.0, 3.0, 2.0], &[4], 0, true, &mut idx);
+        assert_eq!(idx[0], 1);
+    }
+}

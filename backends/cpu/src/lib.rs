@@ -1,0 +1,15 @@
+//! nnrt's CPU backend.
+//!
+//! `kernels` holds the math of each op family as plain functions over slices (each optimized
+//! kernel next to its reference twin); `simd` holds every `unsafe` SIMD routine, chosen at run
+//! time from the CPU's features. This crate must not depend on any file format or on wgpu.
+
+#![deny(unsafe_code)] // allowed only in `simd`, the one module of SIMD intrinsics
+
+mod backend;
+pub mod kernels;
+mod ops;
+#[allow(unsafe_code)]
+pub(crate) mod simd;
+
+pub use backend::CpuBackend;

@@ -1,0 +1,147 @@
+//! Conv2D, DepthwiseConv2D and FullyConnected: weights packed at compile, bias and clamp fused.
+
+use nnrt_core::infer::window_output;
+use nnrt_core::{cast, cast_mut, CompileCtx, OpId, OpKind};
+
+use super::{all_f32, built, check_act, const_f32, fused, source};
+use crate::backend::Built;
+use crate::kernels::conv::{Conv2d, ConvGeom};
+use crate::kernels::depthwise::{depthwise_conv2d, DepthwiseGeom};
+use crate::kernels::gemm::{gemm, PackedB};
+use crate::kernels::unary::{unary, UnaryOp};
+
+pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    all_f32(ctx, id)?;
+    let op = ctx.graph.op(id);
+    let act = match &op.kind {
+        OpKind::Conv2D(p) => p.act,
+        OpKind::DepthwiseConv2D(p) => p.act,
+        OpKind::FullyConnected(p) => p.act,
+        _ => unreachable!("dispatched by kind"),
+    };
+    check_act(act)?;
+    if let Some(w) = op.input(1) {
+        if !ctx.graph.operand(w).is_const() && !matches!(op.kind, OpKind::FullyConnected(_)) {
+            return Err("the filter must be a constant tensor (weights are packed at prepare)".into());
+        }
+    }
+    Ok(())
+}
+
+fn tanh_in_place(out: &mut [f32]) {
+    let tmp = out.to_vec();
+    unary(UnaryOp::Tanh, &tmp, out);
+}
+
+pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let op = ctx.graph.op(id);
+    let x = op.input(0).ok_or("input 0 is absent")?;
+    let w = op.input(1).ok_or("input 1 (weights) is absent")?;
+    let bias = match op.input(2) {
+        Some(b) => Some(const_f32(ctx, b).ok_or("the bias must be a float32 constant")?),
+        None => None,
+    };
+    let xd = ctx.dims(x).to_vec();
+    let wd = ctx.dims(w).to_vec();
+    let od = ctx.dims(op.outputs[0]).to_vec();
+    match &op.kind {
+        OpKind::Conv2D(p) => {
+            let filter = const_f32(ctx, w).ok_or("the filter must be a float32 constant")?;
+            let wh = window_output(xd[1], wd[1], p.stride[0], p.dilation[0], p.padding, 0).ok_or("invalid window")?;
+            let ww = window_output(xd[2], wd[2], p.stride[1], p.dilation[1], p.padding, 1).ok_or("invalid window")?;
+            let geom = ConvGeom {
+                batch: xd[0],
+                in_h: xd[1],
+                in_w: xd[2],
+                in_c: xd[3],
+                out_h: od[1],
+                out_w: od[2],
+                out_c: od[3],
+                k_h: wd[1],
+                k_w: wd[2],
+                stride_h: p.stride[0],
+                stride_w: p.stride[1],
+                dil_h: p.dilation[0],
+                dil_w: p.dilation[1],
+                pad_top: wh.pad_before,
+                pad_left: ww.pad_before,
+                groups: xd[3] / wd[3].max(1),
+            };
+            let (act, tanh) = fused(p.act);
+            let mut conv = Conv2d::new(geom, &filter, bias.as_deref(), act);
+            Ok(built(vec![source(ctx, x)], move |ins, outs| {
+                let out = cast_mut::<f32>(outs[0].bytes)?;
+                conv.run(cast::<f32>(ins[0].bytes)?, out);
+                if tanh {
+                    tanh_in_place(out);
+                }
+                Ok(())
+            }))
+        }
+        OpKind::DepthwiseConv2D(p) => {
+            let filter = const_f32(ctx, w).ok_or("the filter must be a float32 constant")?;
+            let wh = window_output(xd[1], wd[1], p.stride[0], p.dilation[0], p.padding, 0).ok_or("invalid window")?;
+            let ww = window_output(xd[2], wd[2], p.stride[1], p.dilation[1], p.padding, 1).ok_or("invalid window")?;
+            let geom = DepthwiseGeom {
+                batch: xd[0],
+                in_h: xd[1],
+                in_w: xd[2],
+                in_c: xd[3],
+                multiplier: wd[3] / xd[3].max(1),
+                out_h: od[1],
+                out_w: od[2],
+                k_h: wd[1],
+                k_w: wd[2],
+                stride_h: p.stride[0],
+                stride_w: p.stride[1],
+                dil_h: p.dilation[0],
+                dil_w: p.dilation[1],
+                pad_top: wh.pad_before,
+                pad_left: ww.pad_before,
+            };
+            let (act, tanh) = fused(p.act);
+            Ok(built(vec![source(ctx, x)], move |ins, outs| {
+                let out = cast_mut::<f32>(outs[0].bytes)?;
+                depthwise_conv2d(&geom, cast::<f32>(ins[0].bytes)?, &filter, bias.as_deref(), act, out);
+                if tanh {
+                    tanh_in_place(out);
+                }
+                Ok(())
+            }))
+        }
+        OpKind::FullyConnected(p) => {
+            let (n, k) = (wd[0], wd[1]);
+            let (act, tanh) = fused(p.act);
+            match const_f32(ctx, w) {
+                Some(weights) => {
+                    let packed = PackedB::pack(n, k, &weights);
+                    Ok(built(vec![source(ctx, x)], move |ins, outs| {
+                        let a = cast::<f32>(ins[0].bytes)?;
+                        let out = cast_mut::<f32>(outs[0].bytes)?;
+                        let m = a.len() / k.max(1);
+                        gemm(m, a, k, &packed, bias.as_deref(), act, out, n);
+                        if tanh {
+                            tanh_in_place(out);
+                        }
+                        Ok(())
+                    }))
+                }
+                None => {
+                    // Weights computed at run time: pack them on every run.
+                    Ok(built(vec![source(ctx, x), source(ctx, w)], move |ins, outs| {
+                        let a = cast::<f32>(ins[0].bytes)?;
+                        let packed = PackedB::pack(n, k, cast::<f32>(ins[1].bytes)?);
+                        let out = cast_mut::<f32>(outs[0].bytes)?;
+                        let m = a.len() / k.max(1);
+                        gemm(m, a, k, &packed, bias.as_deref(), act, out, n);
+                        if tanh {
+                            tanh_in_place(out);
+                        }
+                        Ok(())
+                    }))
+                }
+            }
+        }
+        _ => Err("not a convolution".into()),
+    }
+}

@@ -1,0 +1,135 @@
+//! Data movement for every dtype: concatenation, reshape, transpose, pad, mirror pad. Elements
+//! are moved as unsigned words of the dtype's size, so one kernel serves all types.
+
+use nnrt_core::{cast, cast_mut, Activation, CompileCtx, DType, MirrorMode, OpId, OpKind, Quantization, TensorMut, TensorRef};
+
+use super::{built, sources};
+use crate::backend::Built;
+use crate::kernels::data::{concat, mirror_pad, pad, transpose, MirrorMode as M};
+
+pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    let op = ctx.graph.op(id);
+    let out = ctx.graph.operand(op.outputs[0]);
+    let x = ctx.graph.operand(op.input(0).ok_or("input 0 is absent")?);
+    if x.dtype != out.dtype {
+        return Err(format!("input is {} but output is {}", x.dtype, out.dtype));
+    }
+    if x.quant != out.quant && x.quant.is_quantized() {
+        return Err("requantizing data movement is not implemented yet".into());
+    }
+    match &op.kind {
+        OpKind::Concatenation { act, .. } if *act != Activation::None => Err("fused activation on concatenation is not supported".into()),
+        OpKind::Transpose | OpKind::Pad | OpKind::MirrorPad(_) => {
+            if op.input(1).is_some_and(|p| !ctx.graph.operand(p).is_const()) {
+                return Err("the permutation / paddings must be constant".into());
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Runs `f` with the input and output viewed as words of the dtype's size.
+macro_rules! by_size {
+    ($dtype:expr, |$t:ident| $body:expr) => {
+        match $dtype.size() {
+            1 => { type $t = u8; $body }
+            2 => { type $t = u16; $body }
+            4 => { type $t = u32; $body }
+            _ => { type $t = u64; $body }
+        }
+    };
+}
+
+fn pads_of(ctx: &CompileCtx, id: OpId) -> Result<Vec<(usize, usize)>, String> {
+    let op = ctx.graph.op(id);
+    let v = ctx.graph.const_ints(id, op.input(1).ok_or("input 1 (paddings) is absent")?).map_err(|e| e.to_string())?;
+    Ok(v.chunks_exact(2).map(|c| (c[0].max(0) as usize, c[1].max(0) as usize)).collect())
+}
+
+pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let op = ctx.graph.op(id);
+    let dtype = ctx.graph.operand(op.outputs[0]).dtype;
+    let mut inputs = sources(ctx, id);
+    match &op.kind {
+        OpKind::Concatenation { axis, .. } => {
+            let out_dims = ctx.dims(op.outputs[0]).to_vec();
+            let rank = out_dims.len() as i32;
+            let axis = if *axis < 0 { axis + rank } else { *axis } as usize;
+            let outer: usize = out_dims[..axis].iter().product();
+            let inner: usize = out_dims[axis + 1..].iter().product();
+            Ok(built(inputs, move |ins, outs| {
+                let sizes: Vec<usize> = ins.iter().map(|t| t.dims[axis]).collect();
+                by_size!(dtype, |T| {
+                    let parts: Vec<&[T]> = ins.iter().map(|t| cast::<T>(t.bytes)).collect::<Result<_, _>>()?;
+                    concat(&parts, &sizes, outer, inner, cast_mut::<T>(outs[0].bytes)?);
+                });
+                Ok(())
+            }))
+        }
+        OpKind::Reshape { .. } => {
+            inputs.truncate(1);
+            Ok(built(inputs, |ins: &[TensorRef<'_>], outs: &mut [TensorMut<'_>]| {
+                outs[0].bytes.copy_from_slice(ins[0].bytes);
+                Ok(())
+            }))
+        }
+        OpKind::Transpose => {
+            let x = op.input(0).ok_or("input 0 is absent")?;
+            let rank = ctx.dims(x).len() as i64;
+            let perm: Vec<usize> = ctx
+                .graph
+                .const_ints(id, op.input(1).ok_or("input 1 (perm) is absent")?)
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .map(|p| if p < 0 { (p + rank) as usize } else { p as usize })
+                .collect();
+            inputs.truncate(1);
+            Ok(built(inputs, move |ins, outs| {
+                by_size!(dtype, |T| transpose(cast::<T>(ins[0].bytes)?, ins[0].dims, &perm, cast_mut::<T>(outs[0].bytes)?));
+                Ok(())
+            }))
+        }
+        OpKind::Pad => {
+            let pads = pads_of(ctx, id)?;
+            // PADV2's value, else zero; quantized tensors pad with their zero point (TFLite).
+            let value: Option<Vec<u8>> = match op.input(2) {
+                Some(v) => Some(ctx.graph.operand(v).data.as_ref().ok_or("the pad value must be a constant")?.bytes().to_vec()),
+                None => match ctx.graph.operand(op.outputs[0]).quant {
+                    Quantization::PerTensor { zero_point, .. } => Some(match dtype {
+                        DType::U8 => vec![zero_point as u8],
+                        DType::I8 => vec![zero_point as i8 as u8],
+                        DType::I16 => (zero_point as i16).to_le_bytes().to_vec(),
+                        _ => vec![0; dtype.size()],
+                    }),
+                    _ => None,
+                },
+            };
+            inputs.truncate(1);
+            Ok(built(inputs, move |ins, outs| {
+                by_size!(dtype, |T| {
+                    let v: T = match &value {
+                        Some(b) if b.len() == std::mem::size_of::<T>() => bytemuck::pod_read_unaligned(b),
+                        Some(_) => return Err("the pad value has the wrong size".into()),
+                        None => 0,
+                    };
+                    pad(cast::<T>(ins[0].bytes)?, ins[0].dims, &pads, v, cast_mut::<T>(outs[0].bytes)?);
+                });
+                Ok(())
+            }))
+        }
+        OpKind::MirrorPad(mode) => {
+            let pads = pads_of(ctx, id)?;
+            let m = match mode {
+                MirrorMode::Reflect => M::Reflect,
+                MirrorMode::Symmetric => M::Symmetric,
+            };
+            inputs.truncate(1);
+            Ok(built(inputs, move |ins, outs| {
+                by_size!(dtype, |T| mirror_pad(cast::<T>(ins[0].bytes)?, ins[0].dims, &pads, m, cast_mut::<T>(outs[0].bytes)?));
+                Ok(())
+            }))
+        }
+        _ => Err("not a data movement op".into()),
+    }
+}
