@@ -13,6 +13,7 @@
 mod arena;
 mod backend;
 mod config;
+pub mod control;
 mod dtype;
 mod error;
 mod graph;
@@ -35,7 +36,7 @@ pub use dtype::DType;
 pub use error::{CompileError, LoadError, RunError};
 pub use graph::{Model, Signature, Subgraph};
 pub use ids::{OpId, OperandId, SubgraphId};
-pub use infer::{infer_graph, infer_op};
+pub use infer::{infer_graph, infer_graph_with, infer_op};
 pub use op::*;
 pub use operand::{Blob, ConstData, Layout, Operand};
 pub use plan::{plan, MemoryPlan};

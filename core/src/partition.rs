@@ -7,6 +7,10 @@
 
 use crate::{Backend, CompileCtx, CompileError, OpId, OpKind, Support};
 
+/// The backend index of IF/WHILE ops: they are run by the executor itself, which calls the
+/// subgraphs they name (each prepared with the same backends).
+pub const CONTROL: usize = usize::MAX;
+
 /// Where one op runs and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Assignment {
@@ -59,6 +63,10 @@ pub fn assign(ctx: &CompileCtx, backends: &[Box<dyn Backend>]) -> Result<Vec<Ass
     let mut first_error = None;
     for (i, op) in ctx.graph.ops.iter().enumerate() {
         let id = OpId::new(i);
+        if matches!(op.kind, OpKind::If { .. } | OpKind::While { .. }) {
+            out.push(Assignment { backend: CONTROL, fallback_reason: None });
+            continue;
+        }
         let mut wanted = all.unwrap_or(0);
         if let Some(name) = cfg.get(&format!("OP_BACKEND_{}", op.kind.name())) {
             wanted = find(backends, name.trim(), &format!("OP_BACKEND_{}", op.kind.name()))?;

@@ -1,10 +1,13 @@
 //! A prepared subgraph: shapes inferred, ops assigned and compiled, memory planned. `run` only
 //! moves data through the compiled partitions.
 
-use crate::partition::{assign, partitions, Assignment, Partition};
+use std::sync::Arc;
+
+use crate::control::{self, ControlStep, SharedPool};
+use crate::partition::{assign, partitions, Assignment, Partition, CONTROL};
 use crate::shape::fmt_dims;
 use crate::{
-    infer_graph, passes, plan, validate, Backend, CompileCtx, CompileError, Config, Executable, MemoryPlan, Model, OpId,
+    passes, plan, validate, Backend, CompileCtx, CompileError, Config, Executable, MemoryPlan, Model, OpId,
     OperandId, RunError, Subgraph, SubgraphId, TensorArena,
 };
 
@@ -16,10 +19,24 @@ pub struct Prepared {
     assignments: Vec<Assignment>,
     partitions: Vec<Partition>,
     backend_ids: Vec<String>,
-    exes: Vec<Box<dyn Executable>>,
+    exes: Vec<Exe>,
     arena: TensorArena,
-    pool: rayon::ThreadPool,
+    pool: SharedPool,
     threads: usize,
+}
+
+/// A compiled partition or a control-flow op.
+enum Exe {
+    Backend(Box<dyn Executable>),
+    Control(ControlStep),
+}
+
+/// What every subgraph of one preparation shares: backends, configuration, thread pool.
+pub(crate) struct Env<'a> {
+    pub backends: &'a [Box<dyn Backend>],
+    pub config: &'a Config,
+    pub pool: SharedPool,
+    pub threads: usize,
 }
 
 impl Prepared {
@@ -33,6 +50,18 @@ impl Prepared {
         config: &Config,
         threads: usize,
     ) -> Result<Prepared, CompileError> {
+        let threads = threads.max(1);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("nnrt-{i}"))
+            .build()
+            .map_err(|e| CompileError::Config { key: "NUM_THREADS".into(), value: threads.to_string(), reason: e.to_string() })?;
+        let env = Env { backends, config, pool: Arc::new(pool), threads };
+        Prepared::build(model, subgraph, input_dims, &env, 0)
+    }
+
+    /// Prepares subgraph `subgraph`; `depth` counts the control-flow calls above it.
+    pub(crate) fn build(model: &Model, subgraph: SubgraphId, input_dims: &[Vec<usize>], env: &Env<'_>, depth: usize) -> Result<Prepared, CompileError> {
         let g0 = model.subgraph(subgraph).ok_or_else(|| CompileError::Config {
             key: "subgraph".into(),
             value: subgraph.to_string(),
@@ -50,36 +79,38 @@ impl Prepared {
                 });
             }
         }
+        // Folding turns ops into constants of the same dims, so shapes are inferred on the model
+        // as loaded (which also follows IF/WHILE into their subgraphs).
+        let dims = control::infer_model(model, subgraph, input_dims, depth)?;
         let (graph, origin) = passes::fold_constants(g0);
-        let dims = infer_graph(&graph, input_dims)?;
-        let threads = threads.max(1);
-        let ctx = CompileCtx { graph: &graph, shapes: &dims, threads, config, origin: &origin };
-        let assignments = assign(&ctx, backends)?;
+        let ctx = CompileCtx { graph: &graph, shapes: &dims, threads: env.threads, config: env.config, origin: &origin };
+        let assignments = assign(&ctx, env.backends)?;
         let partitions = partitions(&assignments);
         let mut exes = Vec::with_capacity(partitions.len());
         for p in &partitions {
-            exes.push(backends[p.backend].compile(&ctx, &p.ops)?);
+            if p.backend == CONTROL {
+                for &op in &p.ops {
+                    exes.push(Exe::Control(control::prepare_step(model, &graph, op, &dims, env, depth)?));
+                }
+            } else {
+                exes.push(Exe::Backend(env.backends[p.backend].compile(&ctx, &p.ops)?));
+            }
         }
         let MemoryPlan { slots, size } = plan(&graph, &dims)?;
         let dtypes = graph.operands.iter().map(|o| o.dtype).collect();
         let arena = TensorArena::new(size, slots, dims.clone(), dtypes);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("nnrt-{i}"))
-            .build()
-            .map_err(|e| CompileError::Config { key: "NUM_THREADS".into(), value: threads.to_string(), reason: e.to_string() })?;
-        log::debug!("prepared {} ops in {} partitions, arena {} bytes, {threads} threads", graph.ops.len(), partitions.len(), size);
+        log::debug!("prepared {subgraph}: {} ops in {} partitions, arena {} bytes, {} threads", graph.ops.len(), partitions.len(), size, env.threads);
         Ok(Prepared {
             graph,
             origin,
             dims,
             assignments,
             partitions,
-            backend_ids: backends.iter().map(|b| b.id().to_string()).collect(),
+            backend_ids: env.backends.iter().map(|b| b.id().to_string()).collect(),
             exes,
             arena,
-            pool,
-            threads,
+            pool: env.pool.clone(),
+            threads: env.threads,
         })
     }
 
@@ -100,7 +131,7 @@ impl Prepared {
 
     /// Backend id and fallback reason of each op of [`Prepared::graph`].
     pub fn assignments(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
-        self.assignments.iter().map(|a| (self.backend_ids[a.backend].as_str(), a.fallback_reason.as_deref()))
+        self.assignments.iter().map(|a| (self.backend_ids.get(a.backend).map_or("core", String::as_str), a.fallback_reason.as_deref()))
     }
 
     /// The partitions, in execution order.
@@ -137,12 +168,18 @@ impl Prepared {
 
     /// Runs every partition in order on the session's thread pool.
     pub fn run(&mut self) -> Result<(), RunError> {
-        let (exes, arena) = (&mut self.exes, &mut self.arena);
-        self.pool.install(|| {
-            for exe in exes.iter_mut() {
-                exe.run(arena)?;
+        let pool = self.pool.clone();
+        pool.install(|| self.run_here())
+    }
+
+    /// Runs on the current thread (already inside the pool: control-flow callees).
+    pub(crate) fn run_here(&mut self) -> Result<(), RunError> {
+        for exe in self.exes.iter_mut() {
+            match exe {
+                Exe::Backend(e) => e.run(&mut self.arena)?,
+                Exe::Control(c) => c.run(&mut self.arena)?,
             }
-            Ok(())
-        })
+        }
+        Ok(())
     }
 }

@@ -77,6 +77,9 @@ pub struct OpPlacement {
     pub fallback_reason: Option<String>,
 }
 
+/// How many plans for other input shapes a session keeps.
+const SHAPE_CACHE: usize = 4;
+
 /// The backends this build of nnrt can create, by id.
 pub fn available_backends() -> &'static [&'static str] {
     &["cpu"]
@@ -96,6 +99,8 @@ pub struct Session {
     config: Config,
     input_dims: Vec<Vec<usize>>,
     prepared: Option<Prepared>,
+    /// Plans prepared for other input shapes, most recent last (see `set_input_shape`).
+    shape_cache: Vec<(Vec<Vec<usize>>, Prepared)>,
     state: State,
     custom_ops: nnrt_custom_ops::Registry,
 }
@@ -139,7 +144,7 @@ impl Session {
 
     fn from_parts(model: Model, package: Package, config: Config) -> Session {
         let input_dims = model.entry().inputs.iter().map(|&i| model.entry().operand(i).default_dims.clone()).collect();
-        Session { model, package, config, input_dims, prepared: None, state: State::Loaded, custom_ops: Default::default() }
+        Session { model, package, config, input_dims, prepared: None, shape_cache: Vec::new(), state: State::Loaded, custom_ops: Default::default() }
     }
 
     /// The session's state.
@@ -245,11 +250,22 @@ impl Session {
         if self.input_dims[index] == dims {
             return Ok(());
         }
+        let old_dims = self.input_dims.clone();
         self.input_dims[index] = dims.to_vec();
-        if self.prepared.is_some() {
-            self.prepared = None;
-            self.state = State::Loaded;
-            self.prepare()?;
+        if let Some(p) = self.prepared.take() {
+            // Keep the plan for the old shapes: callers that alternate shapes get the prepared
+            // kernels and arena back instead of re-packing weights, and memory stays bounded.
+            self.shape_cache.push((old_dims, p));
+            if self.shape_cache.len() > SHAPE_CACHE {
+                self.shape_cache.remove(0);
+            }
+            if let Some(k) = self.shape_cache.iter().position(|(d, _)| *d == self.input_dims) {
+                self.prepared = Some(self.shape_cache.remove(k).1);
+                self.state = State::Prepared;
+            } else {
+                self.state = State::Loaded;
+                self.prepare()?;
+            }
         }
         Ok(())
     }

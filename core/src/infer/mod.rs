@@ -129,6 +129,15 @@ fn declared_outputs(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
 /// Infers every operand's concrete shape for the given input dims (one per graph input) and checks
 /// each against the shape the model declares. Returns the dims of every operand, indexed by id.
 pub fn infer_graph(g: &Subgraph, input_dims: &[Vec<usize>]) -> Result<Vec<Vec<usize>>, CompileError> {
+    infer_graph_with(g, input_dims, &mut |_, _| None)
+}
+
+/// Rule for ops whose shapes depend on other subgraphs (control flow): given an op and the
+/// shapes known so far, returns its output shapes, or `None` to use the op's own rule.
+pub type ShapeHook<'h> = dyn FnMut(OpId, &[Option<Vec<usize>>]) -> Option<Result<Vec<Vec<usize>>, CompileError>> + 'h;
+
+/// [`infer_graph`] with `hook` consulted first for every op.
+pub fn infer_graph_with(g: &Subgraph, input_dims: &[Vec<usize>], hook: &mut ShapeHook<'_>) -> Result<Vec<Vec<usize>>, CompileError> {
     let mut shapes: Vec<Option<Vec<usize>>> = vec![None; g.operands.len()];
     for (i, operand) in g.operands.iter().enumerate() {
         if operand.is_const() || operand.is_variable {
@@ -144,7 +153,10 @@ pub fn infer_graph(g: &Subgraph, input_dims: &[Vec<usize>]) -> Result<Vec<Vec<us
     let resized = input_dims.iter().zip(&g.inputs).any(|(d, &i)| *d != g.operand(i).default_dims);
     for (i, op) in g.ops.iter().enumerate() {
         let id = OpId::new(i);
-        let outs = infer_op(g, id, &shapes)?;
+        let outs = match hook(id, &shapes) {
+            Some(r) => r?,
+            None => infer_op(g, id, &shapes)?,
+        };
         for (&o, dims) in op.outputs.iter().zip(outs) {
             let declared = &g.operand(o).shape;
             if !resized && declared.rank() > 0 && !declared.admits(&dims) {

@@ -24,7 +24,9 @@ pub(crate) fn par_chunk(n_items: usize, item_cost: usize) -> Option<usize> {
         return None;
     }
     // About four chunks per thread for balance, each worth at least PAR_MIN / 4 elements.
-    let chunk = n_items.div_ceil(threads * 4).max((PAR_MIN / 4).div_ceil(cost));
+    let chunk = n_items
+        .div_ceil(threads * 4)
+        .max((PAR_MIN / 4).div_ceil(cost));
     (chunk < n_items).then_some(chunk)
 }
 
@@ -184,8 +186,16 @@ pub(crate) fn broadcast_rows<A, B, O, F>(
     F: Fn(Row<'_, A>, Row<'_, B>, &mut [O]) + Sync,
 {
     let p = Plan::new(a_shape, b_shape, out_shape);
-    assert_eq!(a.len(), a_shape.iter().product::<usize>(), "broadcast: a's length vs shape");
-    assert_eq!(b.len(), b_shape.iter().product::<usize>(), "broadcast: b's length vs shape");
+    assert_eq!(
+        a.len(),
+        a_shape.iter().product::<usize>(),
+        "broadcast: a's length vs shape"
+    );
+    assert_eq!(
+        b.len(),
+        b_shape.iter().product::<usize>(),
+        "broadcast: b's length vs shape"
+    );
     assert_eq!(out.len(), p.total, "broadcast: out's length vs shape");
     if p.total == 0 {
         return;
@@ -193,8 +203,20 @@ pub(crate) fn broadcast_rows<A, B, O, F>(
     let n = p.n;
     let rows = p.total / n;
     if rows == 1 {
-        let row_a = |r: Range<usize>| if p.a_contig { Row::Slice(&a[r]) } else { Row::Splat(a[0]) };
-        let row_b = |r: Range<usize>| if p.b_contig { Row::Slice(&b[r]) } else { Row::Splat(b[0]) };
+        let row_a = |r: Range<usize>| {
+            if p.a_contig {
+                Row::Slice(&a[r])
+            } else {
+                Row::Splat(a[0])
+            }
+        };
+        let row_b = |r: Range<usize>| {
+            if p.b_contig {
+                Row::Slice(&b[r])
+            } else {
+                Row::Splat(b[0])
+            }
+        };
         match par_chunk(n, 1) {
             None => f(row_a(0..n), row_b(0..n), out),
             Some(c) => out.par_chunks_mut(c).enumerate().for_each(|(i, o)| {
@@ -216,8 +238,16 @@ pub(crate) fn broadcast_rows<A, B, O, F>(
             ob += idx[d] * p.sb[d];
         }
         for o in out.chunks_mut(n) {
-            let ra = if p.a_contig { Row::Slice(&a[oa..oa + n]) } else { Row::Splat(a[oa]) };
-            let rb = if p.b_contig { Row::Slice(&b[ob..ob + n]) } else { Row::Splat(b[ob]) };
+            let ra = if p.a_contig {
+                Row::Slice(&a[oa..oa + n])
+            } else {
+                Row::Splat(a[oa])
+            };
+            let rb = if p.b_contig {
+                Row::Slice(&b[ob..ob + n])
+            } else {
+                Row::Splat(b[ob])
+            };
             f(ra, rb, o);
             for d in (0..k).rev() {
                 idx[d] += 1;
@@ -234,7 +264,10 @@ pub(crate) fn broadcast_rows<A, B, O, F>(
     };
     match par_chunk(rows, n) {
         None => run(0, out),
-        Some(c) => out.par_chunks_mut(c * n).enumerate().for_each(|(i, o)| run(i * c, o)),
+        Some(c) => out
+            .par_chunks_mut(c * n)
+            .enumerate()
+            .for_each(|(i, o)| run(i * c, o)),
     }
 }
 
@@ -320,7 +353,12 @@ fn vbin(op: BinaryOp) -> Option<VBin> {
 
 /// Applies `f` along one broadcast row (a portable loop the compiler can vectorize).
 #[inline(always)]
-pub(crate) fn map_row<A: Copy, B: Copy, O>(ra: Row<'_, A>, rb: Row<'_, B>, out: &mut [O], f: impl Fn(A, B) -> O) {
+pub(crate) fn map_row<A: Copy, B: Copy, O>(
+    ra: Row<'_, A>,
+    rb: Row<'_, B>,
+    out: &mut [O],
+    f: impl Fn(A, B) -> O,
+) {
     match (ra, rb) {
         (Row::Slice(x), Row::Slice(y)) => {
             for ((o, &x), &y) in out.iter_mut().zip(x).zip(y) {
@@ -366,7 +404,18 @@ fn row_f32(op: BinaryOp, ra: Row<'_, f32>, rb: Row<'_, f32>, out: &mut [f32], ac
             }
         };
     }
-    go!(Add, Sub, Mul, Div, Pow, SquaredDifference, Maximum, Minimum, FloorDiv, FloorMod);
+    go!(
+        Add,
+        Sub,
+        Mul,
+        Div,
+        Pow,
+        SquaredDifference,
+        Maximum,
+        Minimum,
+        FloorDiv,
+        FloorMod
+    );
 }
 
 /// `out = act(op(a, b))` with NumPy broadcasting of `a` (`a_shape`) and `b` (`b_shape`) to
@@ -387,7 +436,9 @@ pub fn binary(
     out_shape: &[usize],
     act: Act,
 ) {
-    broadcast_rows(a, a_shape, b, b_shape, out, out_shape, |ra, rb, o| row_f32(op, ra, rb, o, act));
+    broadcast_rows(a, a_shape, b, b_shape, out, out_shape, |ra, rb, o| {
+        row_f32(op, ra, rb, o, act)
+    });
 }
 
 /// Reference twin of [`binary`]: one output element at a time.
@@ -402,7 +453,9 @@ pub fn binary_ref(
     out_shape: &[usize],
     act: Act,
 ) {
-    broadcast_ref(a, a_shape, b, b_shape, out, out_shape, |x, y| clamp(op_f32(op, x, y), act));
+    broadcast_ref(a, a_shape, b, b_shape, out, out_shape, |x, y| {
+        clamp(op_f32(op, x, y), act)
+    });
 }
 
 /// Integer element types of the integer binary ops.
@@ -547,7 +600,18 @@ fn binary_int<T: IntElem>(
             }
         };
     }
-    go!(Add, Sub, Mul, Div, Pow, SquaredDifference, Maximum, Minimum, FloorDiv, FloorMod);
+    go!(
+        Add,
+        Sub,
+        Mul,
+        Div,
+        Pow,
+        SquaredDifference,
+        Maximum,
+        Minimum,
+        FloorDiv,
+        FloorMod
+    );
 }
 
 /// [`binary`] over i32, without an activation: wrapping arithmetic, Div truncating toward zero,
@@ -609,17 +673,26 @@ mod tests {
 
     /// An output shape and two input shapes that broadcast to it (dropped leading dims, 1s).
     fn shapes() -> impl Strategy<Value = (Vec<usize>, Vec<usize>, Vec<usize>)> {
-        prop::collection::vec(1usize..6, 0..=5).prop_flat_map(|out| {
-            let r = out.len();
-            (Just(out), 0..=r, 0..=r, prop::collection::vec(0u8..3, r), prop::collection::vec(0u8..3, r))
-        })
-        .prop_map(|(out, da, db, ma, mb)| {
-            let pick = |drop: usize, mask: &[u8]| -> Vec<usize> {
-                (drop..out.len()).map(|i| if mask[i] == 0 { 1 } else { out[i] }).collect()
-            };
-            let (a, b) = (pick(da, &ma), pick(db, &mb));
-            (out, a, b)
-        })
+        prop::collection::vec(1usize..6, 0..=5)
+            .prop_flat_map(|out| {
+                let r = out.len();
+                (
+                    Just(out),
+                    0..=r,
+                    0..=r,
+                    prop::collection::vec(0u8..3, r),
+                    prop::collection::vec(0u8..3, r),
+                )
+            })
+            .prop_map(|(out, da, db, ma, mb)| {
+                let pick = |drop: usize, mask: &[u8]| -> Vec<usize> {
+                    (drop..out.len())
+                        .map(|i| if mask[i] == 0 { 1 } else { out[i] })
+                        .collect()
+                };
+                let (a, b) = (pick(da, &ma), pick(db, &mb));
+                (out, a, b)
+            })
     }
 
     fn values(n: usize, seed: u64) -> Vec<f32> {
@@ -686,9 +759,30 @@ mod tests {
             let b = values(b_s.iter().product(), 2);
             let n: usize = out_s.iter().product();
             let (mut o1, mut o2) = (vec![0.0; n], vec![0.0; n]);
-            binary(BinaryOp::Sub, &a, &a_s, &b, &b_s, &mut o1, &out_s, Act::RELU);
-            binary_ref(BinaryOp::Sub, &a, &a_s, &b, &b_s, &mut o2, &out_s, Act::RELU);
-            assert!(o1.iter().zip(&o2).all(|(x, y)| same(*x, *y)), "{a_s:?} {b_s:?}");
+            binary(
+                BinaryOp::Sub,
+                &a,
+                &a_s,
+                &b,
+                &b_s,
+                &mut o1,
+                &out_s,
+                Act::RELU,
+            );
+            binary_ref(
+                BinaryOp::Sub,
+                &a,
+                &a_s,
+                &b,
+                &b_s,
+                &mut o2,
+                &out_s,
+                Act::RELU,
+            );
+            assert!(
+                o1.iter().zip(&o2).all(|(x, y)| same(*x, *y)),
+                "{a_s:?} {b_s:?}"
+            );
         }
     }
 
@@ -707,7 +801,16 @@ mod tests {
         assert!(f(BinaryOp::Maximum, 1.0, f32::NAN).is_nan());
         // The fused clamp lets NaN through, like std::min(std::max(x, lo), hi).
         let mut o = [0.0];
-        binary(BinaryOp::Add, &[f32::NAN], &[], &[1.0], &[], &mut o, &[], Act::RELU6);
+        binary(
+            BinaryOp::Add,
+            &[f32::NAN],
+            &[],
+            &[1.0],
+            &[],
+            &mut o,
+            &[],
+            Act::RELU6,
+        );
         assert!(o[0].is_nan());
         let g = |op, a: i32, b: i32| {
             let mut o = [0];

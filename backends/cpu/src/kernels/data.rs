@@ -16,10 +16,24 @@ use crate::simd::elementwise as ew;
 ///
 /// # Panics
 /// When `inputs` and `axis_sizes` differ in length or a slice length does not match its view.
-pub fn concat<T: Copy + Send + Sync>(inputs: &[&[T]], axis_sizes: &[usize], outer: usize, inner: usize, out: &mut [T]) {
-    assert_eq!(inputs.len(), axis_sizes.len(), "concat: one axis size per input");
+pub fn concat<T: Copy + Send + Sync>(
+    inputs: &[&[T]],
+    axis_sizes: &[usize],
+    outer: usize,
+    inner: usize,
+    out: &mut [T],
+) {
+    assert_eq!(
+        inputs.len(),
+        axis_sizes.len(),
+        "concat: one axis size per input"
+    );
     for (x, &a) in inputs.iter().zip(axis_sizes) {
-        assert_eq!(x.len(), outer * a * inner, "concat: input length vs [outer, axis, inner]");
+        assert_eq!(
+            x.len(),
+            outer * a * inner,
+            "concat: input length vs [outer, axis, inner]"
+        );
     }
     let row: usize = axis_sizes.iter().sum::<usize>() * inner;
     assert_eq!(out.len(), outer * row, "concat: output length");
@@ -39,7 +53,10 @@ pub fn concat<T: Copy + Send + Sync>(inputs: &[&[T]], axis_sizes: &[usize], oute
     };
     match par_chunk(outer, row) {
         None => run(0, out),
-        Some(c) => out.par_chunks_mut(c * row).enumerate().for_each(|(i, o)| run(i * c, o)),
+        Some(c) => out
+            .par_chunks_mut(c * row)
+            .enumerate()
+            .for_each(|(i, o)| run(i * c, o)),
     }
 }
 
@@ -49,7 +66,10 @@ fn coalesce_transpose(in_shape: &[usize], perm: &[usize]) -> (Vec<usize>, Vec<us
     let rank = in_shape.len();
     let mut seen = vec![false; rank];
     for &p in perm {
-        assert!(p < rank && !seen[p], "transpose: {perm:?} is not a permutation of 0..{rank}");
+        assert!(
+            p < rank && !seen[p],
+            "transpose: {perm:?} is not a permutation of 0..{rank}"
+        );
         seen[p] = true;
     }
     assert_eq!(perm.len(), rank, "transpose: perm length vs rank");
@@ -86,7 +106,16 @@ const TILE: usize = 16;
 /// `out[o_off + a·o_as + b] = input[i_off + a + b·i_bs]` for `a < na`, `b < nb`: a 2-D
 /// transpose between strided views, in tiles so that both sides stay in cache.
 #[allow(clippy::too_many_arguments)]
-fn tile_2d<T: Copy>(input: &[T], i_off: usize, i_bs: usize, out: &mut [T], o_off: usize, o_as: usize, na: usize, nb: usize) {
+fn tile_2d<T: Copy>(
+    input: &[T],
+    i_off: usize,
+    i_bs: usize,
+    out: &mut [T],
+    o_off: usize,
+    o_as: usize,
+    na: usize,
+    nb: usize,
+) {
     for a0 in (0..na).step_by(TILE) {
         let a1 = (a0 + TILE).min(na);
         for b0 in (0..nb).step_by(TILE) {
@@ -104,7 +133,13 @@ fn tile_2d<T: Copy>(input: &[T], i_off: usize, i_bs: usize, out: &mut [T], o_off
 /// The transposes whose output rows are strided in the input: for every index of the other
 /// output dims, a tiled 2-D transpose between output dim `j` (the input's contiguous dim) and
 /// the output's last dim. Split along output dim 0 across the pool when large.
-fn transpose_tiled<T: Copy + Send + Sync>(input: &[T], od: &[usize], is: &[usize], j: usize, out: &mut [T]) {
+fn transpose_tiled<T: Copy + Send + Sync>(
+    input: &[T],
+    od: &[usize],
+    is: &[usize],
+    j: usize,
+    out: &mut [T],
+) {
     let k = od.len();
     let l = k - 1;
     let mut ostr = vec![1; k];
@@ -121,7 +156,16 @@ fn transpose_tiled<T: Copy + Send + Sync>(input: &[T], od: &[usize], is: &[usize
                 tile_2d(input, io + lo, is[l], out, oo, ostr[0], hi - lo, od[l]);
             } else {
                 for d0 in lo..hi {
-                    tile_2d(input, io + d0 * is[0], is[l], out, oo + (d0 - lo) * ostr[0], ostr[j], od[j], od[l]);
+                    tile_2d(
+                        input,
+                        io + d0 * is[0],
+                        is[l],
+                        out,
+                        oo + (d0 - lo) * ostr[0],
+                        ostr[j],
+                        od[j],
+                        od[l],
+                    );
                 }
             }
             let mut f = free.len();
@@ -140,10 +184,13 @@ fn transpose_tiled<T: Copy + Send + Sync>(input: &[T], od: &[usize], is: &[usize
     };
     match par_chunk(od[0], ostr[0]) {
         None => run(0, od[0], out),
-        Some(c) => out.par_chunks_mut(c * ostr[0]).enumerate().for_each(|(i, o)| {
-            let lo = i * c;
-            run(lo, lo + o.len() / ostr[0], o)
-        }),
+        Some(c) => out
+            .par_chunks_mut(c * ostr[0])
+            .enumerate()
+            .for_each(|(i, o)| {
+                let lo = i * c;
+                run(lo, lo + o.len() / ostr[0], o)
+            }),
     }
 }
 
@@ -154,7 +201,12 @@ fn transpose_tiled<T: Copy + Send + Sync>(input: &[T], od: &[usize], is: &[usize
 ///
 /// # Panics
 /// When `perm` is not a permutation of the dims or a slice length does not match its shape.
-pub fn transpose<T: Copy + Send + Sync>(input: &[T], in_shape: &[usize], perm: &[usize], out: &mut [T]) {
+pub fn transpose<T: Copy + Send + Sync>(
+    input: &[T],
+    in_shape: &[usize],
+    perm: &[usize],
+    out: &mut [T],
+) {
     let (dims, p) = coalesce_transpose(in_shape, perm);
     let total: usize = in_shape.iter().product();
     assert_eq!(input.len(), total, "transpose: input length vs shape");
@@ -175,7 +227,10 @@ pub fn transpose<T: Copy + Send + Sync>(input: &[T], in_shape: &[usize], perm: &
     let od: Vec<usize> = p.iter().map(|&q| dims[q]).collect();
     let os: Vec<usize> = p.iter().map(|&q| in_stride[q]).collect();
     if os[k - 1] != 1 {
-        let j = p.iter().position(|&q| q == k - 1).expect("perm holds every dim");
+        let j = p
+            .iter()
+            .position(|&q| q == k - 1)
+            .expect("perm holds every dim");
         return transpose_tiled(input, &od, &os, j, out);
     }
     // The last dim stays last: copy output rows.
@@ -204,7 +259,10 @@ pub fn transpose<T: Copy + Send + Sync>(input: &[T], in_shape: &[usize], perm: &
     let rows = total / n;
     match par_chunk(rows, n) {
         None => run(0, out),
-        Some(c) => out.par_chunks_mut(c * n).enumerate().for_each(|(i, o)| run(i * c, o)),
+        Some(c) => out
+            .par_chunks_mut(c * n)
+            .enumerate()
+            .for_each(|(i, o)| run(i * c, o)),
     }
 }
 
@@ -222,7 +280,10 @@ pub fn transpose_ref<T: Copy>(input: &[T], in_shape: &[usize], perm: &[usize], o
         for j in 0..rank {
             in_idx[perm[j]] = idx[j];
         }
-        *o = input[in_idx.iter().zip(in_shape).fold(0, |acc, (&i, &d)| acc * d + i)];
+        *o = input[in_idx
+            .iter()
+            .zip(in_shape)
+            .fold(0, |acc, (&i, &d)| acc * d + i)];
         for d in (0..rank).rev() {
             idx[d] += 1;
             if idx[d] < out_shape[d] {
@@ -234,9 +295,21 @@ pub fn transpose_ref<T: Copy>(input: &[T], in_shape: &[usize], perm: &[usize], o
 }
 
 fn check_pad(input: usize, in_shape: &[usize], pads: &[(usize, usize)], out: usize) {
-    assert_eq!(pads.len(), in_shape.len(), "pad: one (before, after) per dim");
-    assert_eq!(input, in_shape.iter().product::<usize>(), "pad: input length vs shape");
-    let want: usize = in_shape.iter().zip(pads).map(|(d, (b, a))| b + d + a).product();
+    assert_eq!(
+        pads.len(),
+        in_shape.len(),
+        "pad: one (before, after) per dim"
+    );
+    assert_eq!(
+        input,
+        in_shape.iter().product::<usize>(),
+        "pad: input length vs shape"
+    );
+    let want: usize = in_shape
+        .iter()
+        .zip(pads)
+        .map(|(d, (b, a))| b + d + a)
+        .product();
     assert_eq!(out, want, "pad: output length vs padded shape");
 }
 
@@ -264,17 +337,31 @@ fn for_each_interior<T: Copy + Send + Sync>(
                 }
             }),
         None => {
-            for (o, i) in interior.chunks_exact_mut(out_step).zip(input.chunks_exact(in_step)) {
+            for (o, i) in interior
+                .chunks_exact_mut(out_step)
+                .zip(input.chunks_exact(in_step))
+            {
                 fill_slab(i, o)
             }
         }
     }
 }
 
-fn pad_rec<T: Copy + Send + Sync>(input: &[T], dims: &[usize], pads: &[(usize, usize)], value: T, out: &mut [T], top: bool) {
+fn pad_rec<T: Copy + Send + Sync>(
+    input: &[T],
+    dims: &[usize],
+    pads: &[(usize, usize)],
+    value: T,
+    out: &mut [T],
+    top: bool,
+) {
     let (n, (before, _)) = (dims[0], pads[0]);
     let in_step: usize = dims[1..].iter().product();
-    let out_step: usize = dims[1..].iter().zip(&pads[1..]).map(|(d, (b, a))| b + d + a).product();
+    let out_step: usize = dims[1..]
+        .iter()
+        .zip(&pads[1..])
+        .map(|(d, (b, a))| b + d + a)
+        .product();
     out[..before * out_step].fill(value);
     out[(before + n) * out_step..].fill(value);
     if dims.len() == 1 {
@@ -291,7 +378,13 @@ fn pad_rec<T: Copy + Send + Sync>(input: &[T], dims: &[usize], pads: &[(usize, u
 ///
 /// # Panics
 /// When `pads` does not have one entry per dim or a slice length does not match its shape.
-pub fn pad<T: Copy + Send + Sync>(input: &[T], in_shape: &[usize], pads: &[(usize, usize)], value: T, out: &mut [T]) {
+pub fn pad<T: Copy + Send + Sync>(
+    input: &[T],
+    in_shape: &[usize],
+    pads: &[(usize, usize)],
+    value: T,
+    out: &mut [T],
+) {
     check_pad(input.len(), in_shape, pads, out.len());
     if input.is_empty() {
         out.fill(value);
@@ -323,7 +416,13 @@ pub fn pad<T: Copy + Send + Sync>(input: &[T], in_shape: &[usize], pads: &[(usiz
 ///
 /// # Panics
 /// As [`pad`].
-pub fn pad_ref<T: Copy>(input: &[T], in_shape: &[usize], pads: &[(usize, usize)], value: T, out: &mut [T]) {
+pub fn pad_ref<T: Copy>(
+    input: &[T],
+    in_shape: &[usize],
+    pads: &[(usize, usize)],
+    value: T,
+    out: &mut [T],
+) {
     check_pad(input.len(), in_shape, pads, out.len());
     map_padded(in_shape, pads, out, |idx| {
         let mut off = 0;
@@ -338,8 +437,17 @@ pub fn pad_ref<T: Copy>(input: &[T], in_shape: &[usize], pads: &[(usize, usize)]
 }
 
 /// Sets each output element from its multi-index.
-fn map_padded<T>(in_shape: &[usize], pads: &[(usize, usize)], out: &mut [T], f: impl Fn(&[usize]) -> T) {
-    let out_shape: Vec<usize> = in_shape.iter().zip(pads).map(|(d, (b, a))| b + d + a).collect();
+fn map_padded<T>(
+    in_shape: &[usize],
+    pads: &[(usize, usize)],
+    out: &mut [T],
+    f: impl Fn(&[usize]) -> T,
+) {
+    let out_shape: Vec<usize> = in_shape
+        .iter()
+        .zip(pads)
+        .map(|(d, (b, a))| b + d + a)
+        .collect();
     let mut idx = vec![0; out_shape.len()];
     for o in out.iter_mut() {
         *o = f(&idx);
@@ -388,11 +496,17 @@ fn mirror_rec<T: Copy + Send + Sync>(
 ) {
     let (n, (before, after)) = (dims[0], pads[0]);
     let in_step: usize = dims[1..].iter().product::<usize>() * block;
-    let out_step: usize = dims[1..].iter().zip(&pads[1..]).map(|(d, (b, a))| b + d + a).product::<usize>() * block;
+    let out_step: usize = dims[1..]
+        .iter()
+        .zip(&pads[1..])
+        .map(|(d, (b, a))| b + d + a)
+        .product::<usize>()
+        * block;
     if dims.len() == 1 {
         out[before * block..(before + n) * block].copy_from_slice(input);
     } else {
-        let slab = |i: &[T], o: &mut [T]| mirror_rec(i, &dims[1..], &pads[1..], block, mode, o, false);
+        let slab =
+            |i: &[T], o: &mut [T]| mirror_rec(i, &dims[1..], &pads[1..], block, mode, o, false);
         for_each_interior(input, out, in_step, out_step, before, n, top, &slab);
     }
     // Padding slabs copy already-built interior slabs of the output.
@@ -404,8 +518,15 @@ fn mirror_rec<T: Copy + Send + Sync>(
 
 fn check_mirror(in_shape: &[usize], pads: &[(usize, usize)], mode: MirrorMode) {
     for (&d, &(b, a)) in in_shape.iter().zip(pads) {
-        let limit = if mode == MirrorMode::Reflect { d.saturating_sub(1) } else { d };
-        assert!(b <= limit && a <= limit, "mirror_pad: pads ({b}, {a}) exceed {limit} for a dim of {d} in {mode:?} mode");
+        let limit = if mode == MirrorMode::Reflect {
+            d.saturating_sub(1)
+        } else {
+            d
+        };
+        assert!(
+            b <= limit && a <= limit,
+            "mirror_pad: pads ({b}, {a}) exceed {limit} for a dim of {d} in {mode:?} mode"
+        );
     }
 }
 
@@ -434,7 +555,9 @@ pub fn mirror_pad<T: Copy + Send + Sync>(
         return;
     };
     let block: usize = in_shape[last + 1..].iter().product();
-    let keep: Vec<usize> = (0..=last).filter(|&d| !(in_shape[d] == 1 && pads[d] == (0, 0))).collect();
+    let keep: Vec<usize> = (0..=last)
+        .filter(|&d| !(in_shape[d] == 1 && pads[d] == (0, 0)))
+        .collect();
     let dims: Vec<usize> = keep.iter().map(|&d| in_shape[d]).collect();
     let ps: Vec<(usize, usize)> = keep.iter().map(|&d| pads[d]).collect();
     mirror_rec(input, &dims, &ps, block, mode, out, true);
@@ -454,9 +577,13 @@ pub fn mirror_pad_ref<T: Copy>(
     check_pad(input.len(), in_shape, pads, out.len());
     check_mirror(in_shape, pads, mode);
     map_padded(in_shape, pads, out, |idx| {
-        let off = idx.iter().zip(in_shape).zip(pads).fold(0, |acc, ((&i, &d), &(b, _))| {
-            acc * d + mirror(i as isize - b as isize, d, mode)
-        });
+        let off = idx
+            .iter()
+            .zip(in_shape)
+            .zip(pads)
+            .fold(0, |acc, ((&i, &d), &(b, _))| {
+                acc * d + mirror(i as isize - b as isize, d, mode)
+            });
         input[off]
     });
 }
@@ -565,7 +692,11 @@ mod tests {
         mirror_pad(&[1, 2, 3], &[3], &[(2, 2)], MirrorMode::Symmetric, &mut o);
         assert_eq!(o, [2, 1, 1, 2, 3, 3, 2]);
         // NHWC -> NCHW and a large 2-D transpose: blocked and split across the pool.
-        for (s, perm) in [(vec![2, 40, 40, 64], vec![0, 3, 1, 2]), (vec![700, 300], vec![1, 0]), (vec![64, 3, 500], vec![2, 0, 1])] {
+        for (s, perm) in [
+            (vec![2, 40, 40, 64], vec![0, 3, 1, 2]),
+            (vec![700, 300], vec![1, 0]),
+            (vec![64, 3, 500], vec![2, 0, 1]),
+        ] {
             let n: usize = s.iter().product();
             let x: Vec<f32> = (0..n).map(|v| v as f32).collect();
             let (mut a, mut b) = (vec![0.0; n], vec![0.0; n]);

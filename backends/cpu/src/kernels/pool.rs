@@ -59,8 +59,16 @@ impl PoolGeom {
 
     fn check(&self, input: &[f32], output: &[f32]) {
         let c = self.channels;
-        assert_eq!(input.len(), self.batch * self.in_h * self.in_w * c, "pool: input length vs geometry");
-        assert_eq!(output.len(), self.batch * self.out_h * self.out_w * c, "pool: output length vs geometry");
+        assert_eq!(
+            input.len(),
+            self.batch * self.in_h * self.in_w * c,
+            "pool: input length vs geometry"
+        );
+        assert_eq!(
+            output.len(),
+            self.batch * self.out_h * self.out_w * c,
+            "pool: output length vs geometry"
+        );
     }
 }
 
@@ -71,7 +79,15 @@ enum Kind {
 }
 
 /// One output row `(b, oy)`: `out` holds its `out_w * channels` values.
-fn pool_row(kind: Kind, g: &PoolGeom, input: &[f32], b: usize, oy: usize, out: &mut [f32], act: Act) {
+fn pool_row(
+    kind: Kind,
+    g: &PoolGeom,
+    input: &[f32],
+    b: usize,
+    oy: usize,
+    out: &mut [f32],
+    act: Act,
+) {
     let c = g.channels;
     let (y0, y1) = g.rows(oy);
     let image = &input[b * g.in_h * g.in_w * c..(b + 1) * g.in_h * g.in_w * c];
@@ -102,8 +118,14 @@ fn pool_row(kind: Kind, g: &PoolGeom, input: &[f32], b: usize, oy: usize, out: &
         }
         // An empty window (padding only) yields clamp(0) for the average (TFLite fails instead).
         let count = ((y1 - y0) * (x1 - x0)).max(1) as f32;
-        let (op, s) = if kind == Kind::Avg { (VBin::Div, count) } else { (VBin::Mul, 1.0) };
-        if (kind == Kind::Avg || act != Act::NONE) && !ew::bin_vs_inplace(op, px, s, act.min, act.max) {
+        let (op, s) = if kind == Kind::Avg {
+            (VBin::Div, count)
+        } else {
+            (VBin::Mul, 1.0)
+        };
+        if (kind == Kind::Avg || act != Act::NONE)
+            && !ew::bin_vs_inplace(op, px, s, act.min, act.max)
+        {
             for a in px.iter_mut() {
                 let v = if kind == Kind::Avg { *a / count } else { *a };
                 *a = clamp(v, act);
@@ -206,32 +228,55 @@ mod tests {
     use proptest::prelude::*;
 
     fn geom() -> impl Strategy<Value = PoolGeom> {
-        (1usize..3, 1usize..10, 1usize..10, 1usize..40, 1usize..4, 1usize..4, 1usize..4, 1usize..4)
-            .prop_flat_map(|(batch, in_h, in_w, channels, k_h, k_w, stride_h, stride_w)| {
-                (Just((batch, in_h, in_w, channels, k_h, k_w, stride_h, stride_w)), 0..k_h, 0..k_h, 0..k_w, 0..k_w)
-            })
-            .prop_map(|((batch, in_h, in_w, channels, k_h, k_w, stride_h, stride_w), pt, pb, pl, pr)| {
-                // Padding below the kernel size keeps every window partly inside the input.
-                let out = |len: usize, k: usize, s: usize, p: usize| (len + p).saturating_sub(k) / s + 1;
-                PoolGeom {
-                    batch,
-                    in_h,
-                    in_w,
-                    channels,
-                    out_h: out(in_h, k_h, stride_h, pt + pb),
-                    out_w: out(in_w, k_w, stride_w, pl + pr),
-                    k_h,
-                    k_w,
-                    stride_h,
-                    stride_w,
-                    pad_top: pt,
-                    pad_left: pl,
-                }
-            })
+        (
+            1usize..3,
+            1usize..10,
+            1usize..10,
+            1usize..40,
+            1usize..4,
+            1usize..4,
+            1usize..4,
+            1usize..4,
+        )
+            .prop_flat_map(
+                |(batch, in_h, in_w, channels, k_h, k_w, stride_h, stride_w)| {
+                    (
+                        Just((batch, in_h, in_w, channels, k_h, k_w, stride_h, stride_w)),
+                        0..k_h,
+                        0..k_h,
+                        0..k_w,
+                        0..k_w,
+                    )
+                },
+            )
+            .prop_map(
+                |((batch, in_h, in_w, channels, k_h, k_w, stride_h, stride_w), pt, pb, pl, pr)| {
+                    // Padding below the kernel size keeps every window partly inside the input.
+                    let out = |len: usize, k: usize, s: usize, p: usize| {
+                        (len + p).saturating_sub(k) / s + 1
+                    };
+                    PoolGeom {
+                        batch,
+                        in_h,
+                        in_w,
+                        channels,
+                        out_h: out(in_h, k_h, stride_h, pt + pb),
+                        out_w: out(in_w, k_w, stride_w, pl + pr),
+                        k_h,
+                        k_w,
+                        stride_h,
+                        stride_w,
+                        pad_top: pt,
+                        pad_left: pl,
+                    }
+                },
+            )
     }
 
     fn data(n: usize, seed: u32) -> Vec<f32> {
-        (0..n).map(|i| (((i as u32).wrapping_mul(2_654_435_761) ^ seed) % 2001) as f32 / 100.0 - 10.0).collect()
+        (0..n)
+            .map(|i| (((i as u32).wrapping_mul(2_654_435_761) ^ seed) % 2001) as f32 / 100.0 - 10.0)
+            .collect()
     }
 
     proptest! {
@@ -258,8 +303,18 @@ mod tests {
     fn clipped_windows_and_threads() {
         // 3x3 SAME pooling on a ramp: the corner window holds 4 cells, not 9.
         let g = PoolGeom {
-            batch: 2, in_h: 64, in_w: 64, channels: 24, out_h: 64, out_w: 64,
-            k_h: 3, k_w: 3, stride_h: 1, stride_w: 1, pad_top: 1, pad_left: 1,
+            batch: 2,
+            in_h: 64,
+            in_w: 64,
+            channels: 24,
+            out_h: 64,
+            out_w: 64,
+            k_h: 3,
+            k_w: 3,
+            stride_h: 1,
+            stride_w: 1,
+            pad_top: 1,
+            pad_left: 1,
         };
         let input = data(2 * 64 * 64 * 24, 5);
         let n = input.len();

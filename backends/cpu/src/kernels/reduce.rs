@@ -48,7 +48,10 @@ impl Layout {
             "reduce: axes {axes:?} must be sorted, unique and below rank {}",
             in_shape.len()
         );
-        let mut l = Layout { dims: vec![], reduced: vec![] };
+        let mut l = Layout {
+            dims: vec![],
+            reduced: vec![],
+        };
         for (i, &d) in in_shape.iter().enumerate() {
             let red = axes.binary_search(&i).is_ok();
             if d == 1 {
@@ -74,7 +77,12 @@ impl Layout {
     }
 
     fn out_len(&self) -> usize {
-        self.dims.iter().zip(&self.reduced).filter(|(_, &r)| !r).map(|(d, _)| d).product()
+        self.dims
+            .iter()
+            .zip(&self.reduced)
+            .filter(|(_, &r)| !r)
+            .map(|(d, _)| d)
+            .product()
     }
 }
 
@@ -132,7 +140,11 @@ fn walk_par<T: Copy + Send + Sync>(
     out.fill(init);
     let d0 = l.dims[0];
     let in_step = input.len() / d0.max(1);
-    let chunk = if input.len() >= PAR_MIN && l.dims.len() > 1 { par_chunk(d0, in_step) } else { None };
+    let chunk = if input.len() >= PAR_MIN && l.dims.len() > 1 {
+        par_chunk(d0, in_step)
+    } else {
+        None
+    };
     // Partial outputs only pay off when they are small next to the input they summarize.
     let chunk = chunk.filter(|&c| !l.reduced[0] || out.len() * d0.div_ceil(c) <= input.len() / 2);
     let Some(c) = chunk else {
@@ -238,8 +250,17 @@ fn count(in_shape: &[usize], axes: &[usize]) -> usize {
 }
 
 fn check_lens(input: usize, in_shape: &[usize], out: usize, axes: &[usize]) {
-    assert_eq!(input, in_shape.iter().product::<usize>(), "reduce: input length vs shape");
-    let want: usize = in_shape.iter().enumerate().filter(|(i, _)| !axes.contains(i)).map(|(_, d)| d).product();
+    assert_eq!(
+        input,
+        in_shape.iter().product::<usize>(),
+        "reduce: input length vs shape"
+    );
+    let want: usize = in_shape
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !axes.contains(i))
+        .map(|(_, d)| d)
+        .product();
     assert_eq!(out, want, "reduce: output length vs reduced shape");
 }
 
@@ -273,13 +294,20 @@ pub fn reduce(op: ReduceOp, input: &[f32], in_shape: &[usize], axes: &[usize], o
 ///
 /// # Panics
 /// As [`reduce`].
-pub fn reduce_ref(op: ReduceOp, input: &[f32], in_shape: &[usize], axes: &[usize], out: &mut [f32]) {
+pub fn reduce_ref(
+    op: ReduceOp,
+    input: &[f32],
+    in_shape: &[usize],
+    axes: &[usize],
+    out: &mut [f32],
+) {
     check_lens(input.len(), in_shape, out.len(), axes);
     out.fill(f32_init(op));
     reduce_ref_walk(input, in_shape, axes, out, |a, x| f32_step(op, a, x));
     if op == ReduceOp::Mean {
         let n = count(in_shape, axes);
-        out.iter_mut().for_each(|v| *v = if n == 0 { 0.0 } else { *v / n as f32 });
+        out.iter_mut()
+            .for_each(|v| *v = if n == 0 { 0.0 } else { *v / n as f32 });
     }
 }
 
@@ -371,13 +399,20 @@ fn int_init<T: IntReduce>(op: ReduceOp) -> T {
     }
 }
 
-fn reduce_int<T: IntReduce>(op: ReduceOp, input: &[T], in_shape: &[usize], axes: &[usize], out: &mut [T]) {
+fn reduce_int<T: IntReduce>(
+    op: ReduceOp,
+    input: &[T],
+    in_shape: &[usize],
+    axes: &[usize],
+    out: &mut [T],
+) {
     let l = Layout::new(in_shape, axes);
     check_lens(input.len(), in_shape, out.len(), axes);
     if op == ReduceOp::Mean {
         // Exact sums in i128, then truncating division (TFLite divides its wide sum likewise).
         let mut sums = vec![0i128; out.len()];
-        let kept = |a: &mut [i128], x: &[T]| a.iter_mut().zip(x).for_each(|(a, x)| *a += x.to_i128());
+        let kept =
+            |a: &mut [i128], x: &[T]| a.iter_mut().zip(x).for_each(|(a, x)| *a += x.to_i128());
         let red = |c: i128, r: &[T]| r.iter().fold(c, |c, x| c + x.to_i128());
         walk(input, &l, &mut sums, &kept, &red);
         let n = count(in_shape, axes) as i128;
@@ -408,7 +443,13 @@ fn reduce_int<T: IntReduce>(op: ReduceOp, input: &[T], in_shape: &[usize], axes:
 ///
 /// # Panics
 /// As [`reduce`].
-pub fn reduce_i32(op: ReduceOp, input: &[i32], in_shape: &[usize], axes: &[usize], out: &mut [i32]) {
+pub fn reduce_i32(
+    op: ReduceOp,
+    input: &[i32],
+    in_shape: &[usize],
+    axes: &[usize],
+    out: &mut [i32],
+) {
     reduce_int(op, input, in_shape, axes, out)
 }
 
@@ -416,7 +457,13 @@ pub fn reduce_i32(op: ReduceOp, input: &[i32], in_shape: &[usize], axes: &[usize
 ///
 /// # Panics
 /// As [`reduce`].
-pub fn reduce_i64(op: ReduceOp, input: &[i64], in_shape: &[usize], axes: &[usize], out: &mut [i64]) {
+pub fn reduce_i64(
+    op: ReduceOp,
+    input: &[i64],
+    in_shape: &[usize],
+    axes: &[usize],
+    out: &mut [i64],
+) {
     reduce_int(op, input, in_shape, axes, out)
 }
 
@@ -430,11 +477,13 @@ pub fn reduce_bool(op: ReduceOp, input: &[u8], in_shape: &[usize], axes: &[usize
     check_lens(input.len(), in_shape, out.len(), axes);
     let any = matches!(op, ReduceOp::Any | ReduceOp::Max | ReduceOp::Sum);
     if any {
-        let kept = |a: &mut [u8], x: &[u8]| a.iter_mut().zip(x).for_each(|(a, &x)| *a |= (x != 0) as u8);
+        let kept =
+            |a: &mut [u8], x: &[u8]| a.iter_mut().zip(x).for_each(|(a, &x)| *a |= (x != 0) as u8);
         let red = |c: u8, r: &[u8]| c | r.iter().any(|&x| x != 0) as u8;
         walk_par(input, &l, out, 0, &kept, &red);
     } else {
-        let kept = |a: &mut [u8], x: &[u8]| a.iter_mut().zip(x).for_each(|(a, &x)| *a &= (x != 0) as u8);
+        let kept =
+            |a: &mut [u8], x: &[u8]| a.iter_mut().zip(x).for_each(|(a, &x)| *a &= (x != 0) as u8);
         let red = |c: u8, r: &[u8]| c & r.iter().all(|&x| x != 0) as u8;
         walk_par(input, &l, out, 1, &kept, &red);
     }
@@ -466,7 +515,10 @@ fn arg_blocks<T: PartialOrd + Copy, I: ArgIndex>(
     better: impl Fn(T, T) -> bool,
 ) {
     let mut best: Vec<T> = Vec::with_capacity(inner);
-    for (block, o) in input.chunks_exact(n * inner).zip(out.chunks_exact_mut(inner)) {
+    for (block, o) in input
+        .chunks_exact(n * inner)
+        .zip(out.chunks_exact_mut(inner))
+    {
         o.fill(I::from_index(0));
         best.clear();
         best.extend_from_slice(&block[..inner]);
@@ -496,12 +548,23 @@ pub fn arg_max_min<T: PartialOrd + Copy + Sync, I: ArgIndex>(
     is_max: bool,
     out: &mut [I],
 ) {
-    assert!(axis < in_shape.len(), "arg_max_min: axis {axis} out of range for {in_shape:?}");
-    assert_eq!(input.len(), in_shape.iter().product::<usize>(), "arg_max_min: input length vs shape");
+    assert!(
+        axis < in_shape.len(),
+        "arg_max_min: axis {axis} out of range for {in_shape:?}"
+    );
+    assert_eq!(
+        input.len(),
+        in_shape.iter().product::<usize>(),
+        "arg_max_min: input length vs shape"
+    );
     let n = in_shape[axis];
     let inner: usize = in_shape[axis + 1..].iter().product();
     let outer: usize = in_shape[..axis].iter().product();
-    assert_eq!(out.len(), outer * inner, "arg_max_min: output length vs shape");
+    assert_eq!(
+        out.len(),
+        outer * inner,
+        "arg_max_min: output length vs shape"
+    );
     if n == 0 || inner == 0 {
         out.fill(I::from_index(0));
         return;
@@ -540,7 +603,10 @@ pub fn arg_max_min_ref<T: PartialOrd + Copy, I: ArgIndex>(
         for j in 0..inner {
             let mut best = 0;
             for i in 1..n {
-                let (v, b) = (input[(o * n + i) * inner + j], input[(o * n + best) * inner + j]);
+                let (v, b) = (
+                    input[(o * n + i) * inner + j],
+                    input[(o * n + best) * inner + j],
+                );
                 if (is_max && v > b) || (!is_max && v < b) {
                     best = i;
                 }
@@ -555,18 +621,26 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    const OPS: [ReduceOp; 7] =
-        [ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod, ReduceOp::Any, ReduceOp::All];
+    const OPS: [ReduceOp; 7] = [
+        ReduceOp::Sum,
+        ReduceOp::Mean,
+        ReduceOp::Max,
+        ReduceOp::Min,
+        ReduceOp::Prod,
+        ReduceOp::Any,
+        ReduceOp::All,
+    ];
 
     fn case() -> impl Strategy<Value = (Vec<usize>, Vec<usize>)> {
-        prop::collection::vec(1usize..6, 1..=5).prop_flat_map(|shape| {
-            let r = shape.len();
-            (Just(shape), prop::collection::vec(any::<bool>(), r))
-        })
-        .prop_map(|(shape, mask)| {
-            let axes = (0..shape.len()).filter(|&i| mask[i]).collect();
-            (shape, axes)
-        })
+        prop::collection::vec(1usize..6, 1..=5)
+            .prop_flat_map(|shape| {
+                let r = shape.len();
+                (Just(shape), prop::collection::vec(any::<bool>(), r))
+            })
+            .prop_map(|(shape, mask)| {
+                let axes = (0..shape.len()).filter(|&i| mask[i]).collect();
+                (shape, axes)
+            })
     }
 
     fn int_ref<T: IntReduce>(op: ReduceOp, input: &[T], shape: &[usize], axes: &[usize]) -> Vec<T> {
@@ -583,15 +657,26 @@ mod tests {
     }
 
     fn out_len(shape: &[usize], axes: &[usize]) -> usize {
-        shape.iter().enumerate().filter(|(i, _)| !axes.contains(i)).map(|(_, d)| d).product()
+        shape
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !axes.contains(i))
+            .map(|(_, d)| d)
+            .product()
     }
 
     fn data(n: usize, seed: u32) -> Vec<f32> {
         // Values near 1 keep products finite; some exact zeros exercise Any/All.
-        (0..n).map(|i| {
-            let h = (i as u32).wrapping_mul(2_654_435_761) ^ seed;
-            if h.is_multiple_of(7) { 0.0 } else { 0.75 + (h % 1000) as f32 / 2000.0 }
-        }).collect()
+        (0..n)
+            .map(|i| {
+                let h = (i as u32).wrapping_mul(2_654_435_761) ^ seed;
+                if h.is_multiple_of(7) {
+                    0.0
+                } else {
+                    0.75 + (h % 1000) as f32 / 2000.0
+                }
+            })
+            .collect()
     }
 
     proptest! {
@@ -669,12 +754,21 @@ mod tests {
                 for (a, b) in o1.iter().zip(&o2) {
                     // 6272 terms near 1 summed in f32: the reference's sequential sum itself
                     // drifts by ~1e-5 relative; ours (pairwise-ish) is closer to exact.
-                    assert!((a - b).abs() <= 2e-5 * b.abs(), "{op:?} {axes:?}: {a} vs {b}");
+                    assert!(
+                        (a - b).abs() <= 2e-5 * b.abs(),
+                        "{op:?} {axes:?}: {a} vs {b}"
+                    );
                 }
             }
         }
         let mut o = [0.0];
-        reduce(ReduceOp::Max, &[f32::NEG_INFINITY, f32::NAN], &[2], &[0], &mut o);
+        reduce(
+            ReduceOp::Max,
+            &[f32::NEG_INFINITY, f32::NAN],
+            &[2],
+            &[0],
+            &mut o,
+        );
         assert_eq!(o[0], f32::MIN);
         let mut idx = [0i32; 1];
         arg_max_min(&[1.0f32, 3.0, 3.0, 2.0], &[4], 0, true, &mut idx);

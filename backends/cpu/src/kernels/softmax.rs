@@ -13,9 +13,23 @@ const INF: f32 = f32::INFINITY;
 const L2_EPSILON: f32 = 1e-6;
 
 /// Runs `row(x_row, out_row)` over the `outer` rows of `depth`, split across the pool when large.
-fn rows(input: &[f32], outer: usize, depth: usize, out: &mut [f32], row: impl Fn(&[f32], &mut [f32]) + Sync) {
-    assert_eq!(input.len(), outer * depth, "softmax family: input length vs outer * depth");
-    assert_eq!(out.len(), outer * depth, "softmax family: output length vs outer * depth");
+fn rows(
+    input: &[f32],
+    outer: usize,
+    depth: usize,
+    out: &mut [f32],
+    row: impl Fn(&[f32], &mut [f32]) + Sync,
+) {
+    assert_eq!(
+        input.len(),
+        outer * depth,
+        "softmax family: input length vs outer * depth"
+    );
+    assert_eq!(
+        out.len(),
+        outer * depth,
+        "softmax family: output length vs outer * depth"
+    );
     if depth == 0 {
         return;
     }
@@ -35,7 +49,8 @@ fn rows(input: &[f32], outer: usize, depth: usize, out: &mut [f32], row: impl Fn
 
 /// TFLite's row maximum: from the lowest float, `max < x ? x : max` (NaN skipped).
 fn row_max(x: &[f32]) -> f32 {
-    ew::reduce_row(VBin::Max, x).unwrap_or_else(|| x.iter().fold(f32::MIN, |m, &v| if v > m { v } else { m }))
+    ew::reduce_row(VBin::Max, x)
+        .unwrap_or_else(|| x.iter().fold(f32::MIN, |m, &v| if v > m { v } else { m }))
 }
 
 /// `out = exp((x - shift) * scale)`, returning the sum.
@@ -217,68 +232,14 @@ mod tests {
         l2_normalize(&[0.0, 0.0, 1e-9, 0.0], 1, 4, &mut o);
         assert_eq!(o, [0.0, 0.0, 1e-9 / 1e-6, 0.0]);
         // 512 rows of 1000: split across the pool.
-        let x: Vec<f32> = (0..512_000).map(|i| ((i * 7919) % 1000) as f32 / 50.0).collect();
+        let x: Vec<f32> = (0..512_000)
+            .map(|i| ((i * 7919) % 1000) as f32 / 50.0)
+            .collect();
         let (mut a, mut b) = (vec![0.0; x.len()], vec![0.0; x.len()]);
         softmax(&x, 512, 1000, 1.0, &mut a);
         softmax_ref(&x, 512, 1000, 1.0, &mut b);
         for (a, b) in a.iter().zip(&b) {
             assert!((a - b).abs() <= 2006.0 * U * b.abs(), "{a} vs {b}");
         }
-    }
-}
-
-#[cfg(test)]
-mod perf_probe_tmp {
-    use crate::kernels::*;
-    use std::time::Instant;
-    fn t(name: &str, elems: usize, mut f: impl FnMut()) {
-        f();
-        let n = 20;
-        let s = Instant::now();
-        for _ in 0..n { f(); }
-        let dt = s.elapsed().as_secs_f64() / n as f64;
-        eprintln!("{name:32} {:8.3} ms  {:7.2} Gelem/s", dt * 1e3, elems as f64 / dt / 1e9);
-    }
-    #[test]
-    #[ignore]
-    fn perf_probe() {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-        pool.install(|| {
-        let n = 1 << 20;
-        let a: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 100.0 - 5.0).collect();
-        let b: Vec<f32> = (0..n).map(|i| ((i * 104729) % 1000) as f32 / 100.0 - 5.0).collect();
-        let o = std::cell::RefCell::new(vec![0.0f32; n]);
-        t("add same 1M", n, || binary::binary(binary::BinaryOp::Add, &a, &[n], &b, &[n], &mut o.borrow_mut(), &[n], Act::RELU));
-        t("add [4096,256]+[256]", n, || binary::binary(binary::BinaryOp::Add, &a, &[4096, 256], &b[..256], &[256], &mut o.borrow_mut(), &[4096, 256], Act::NONE));
-        t("mul [256,4096]*[256,1]", n, || binary::binary(binary::BinaryOp::Mul, &a, &[256, 4096], &b[..256], &[256, 1], &mut o.borrow_mut(), &[256, 4096], Act::NONE));
-        t("add ref 1M", n, || binary::binary_ref(binary::BinaryOp::Add, &a, &[n], &b, &[n], &mut o.borrow_mut(), &[n], Act::RELU));
-        for op in [unary::UnaryOp::Relu6, unary::UnaryOp::Exp, unary::UnaryOp::Tanh, unary::UnaryOp::Logistic, unary::UnaryOp::HardSwish, unary::UnaryOp::Gelu{approximate:false}, unary::UnaryOp::Gelu{approximate:true}, unary::UnaryOp::Elu] {
-            t(&format!("{op:?}"), n, || unary::unary(op, &a, &mut o.borrow_mut()));
-            t(&format!("{op:?} ref"), n, || unary::unary_ref(op, &a, &mut o.borrow_mut()));
-        }
-        t("softmax 1024x1024", n, || softmax::softmax(&a, 1024, 1024, 1.0, &mut o.borrow_mut()));
-        t("softmax ref", n, || softmax::softmax_ref(&a, 1024, 1024, 1.0, &mut o.borrow_mut()));
-        let mut small = vec![0.0; 64 * 256];
-        t("mean [1,64,64,256] HW", n, || reduce::reduce(reduce::ReduceOp::Mean, &a, &[1, 64, 64, 256], &[1, 2], &mut small[..256]));
-        t("sum last [4096,256]", n, || reduce::reduce(reduce::ReduceOp::Sum, &a, &[4096, 256], &[1], &mut small[..4096]));
-        t("mean ref", n, || reduce::reduce_ref(reduce::ReduceOp::Mean, &a, &[1, 64, 64, 256], &[1, 2], &mut small[..256]));
-        let g = pool::PoolGeom { batch: 1, in_h: 64, in_w: 64, channels: 256, out_h: 32, out_w: 32, k_h: 3, k_w: 3, stride_h: 2, stride_w: 2, pad_top: 0, pad_left: 0 };
-        let mut po = vec![0.0; 32 * 32 * 256];
-        t("maxpool 3x3s2 64x64x256", n, || pool::max_pool(&g, &a, &mut po, Act::NONE));
-        t("maxpool ref", n, || pool::max_pool_ref(&g, &a, &mut po, Act::NONE));
-        t("avgpool", n, || pool::avg_pool(&g, &a, &mut po, Act::NONE));
-        t("transpose nhwc->nchw 64x64x256", n, || data::transpose(&a, &[1, 64, 64, 256], &[0, 3, 1, 2], &mut o.borrow_mut()));
-        t("transpose ref", n, || data::transpose_ref(&a, &[1, 64, 64, 256], &[0, 3, 1, 2], &mut o.borrow_mut()));
-        t("transpose [16,64,1024] 0,2,1->gen perm 1,0,2", n, || data::transpose(&a, &[16, 64, 1024], &[1, 0, 2], &mut o.borrow_mut()));
-        t("transpose [16,64,1024] 2,1,0", n, || data::transpose(&a, &[16, 64, 1024], &[2, 1, 0], &mut o.borrow_mut()));
-        let mut po2 = vec![0.0; 66 * 66 * 256];
-        t("pad 64x64x256 by 1", n, || data::pad(&a, &[1, 64, 64, 256], &[(0,0),(1,1),(1,1),(0,0)], 0.0, &mut po2));
-        t("mirror pad", n, || data::mirror_pad(&a, &[1, 64, 64, 256], &[(0,0),(1,1),(1,1),(0,0)], data::MirrorMode::Reflect, &mut po2));
-        let h: Vec<half::f16> = a.iter().map(|&v| half::f16::from_f32(v)).collect();
-        t("f16->f32", n, || data::f16_to_f32(&h, &mut o.borrow_mut()));
-        t("f16->f32 ref", n, || data::f16_to_f32_ref(&h, &mut o.borrow_mut()));
-        let mut idx = vec![0i32; 4096];
-        t("argmax [4096,256] axis1", n, || reduce::arg_max_min(&a, &[4096, 256], 1, true, &mut idx));
-        });
     }
 }

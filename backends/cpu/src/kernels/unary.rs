@@ -135,7 +135,9 @@ fn apply(op: UnaryOp, x: f32, erfc: impl Fn(f32) -> f32) -> f32 {
             let inner = SQRT_2_OVER_PI * (x + GELU_CUBIC * x * x * x);
             0.5 * x * (1.0 + inner.tanh())
         }
-        UnaryOp::Gelu { approximate: false } => 0.5 * x * erfc(x * -std::f32::consts::FRAC_1_SQRT_2),
+        UnaryOp::Gelu { approximate: false } => {
+            0.5 * x * erfc(x * -std::f32::consts::FRAC_1_SQRT_2)
+        }
         UnaryOp::Abs => x.abs(),
         UnaryOp::Neg => -x,
         UnaryOp::Exp => x.exp(),
@@ -231,11 +233,29 @@ fn unary_portable(op: UnaryOp, x: &[f32], out: &mut [f32]) {
     }
     // One loop per variant so that the per-element `match` is decided outside the loop.
     go!(
-        UnaryOp::Relu, UnaryOp::Relu6, UnaryOp::ReluN1To1, UnaryOp::Relu0To1, UnaryOp::Tanh,
-        UnaryOp::Logistic, UnaryOp::HardSwish, UnaryOp::LeakyRelu(_), UnaryOp::Elu,
-        UnaryOp::Gelu { .. }, UnaryOp::Abs, UnaryOp::Neg, UnaryOp::Exp, UnaryOp::Log,
-        UnaryOp::Sqrt, UnaryOp::Rsqrt, UnaryOp::Square, UnaryOp::Sin, UnaryOp::Cos,
-        UnaryOp::Floor, UnaryOp::Ceil, UnaryOp::Round, UnaryOp::Sign
+        UnaryOp::Relu,
+        UnaryOp::Relu6,
+        UnaryOp::ReluN1To1,
+        UnaryOp::Relu0To1,
+        UnaryOp::Tanh,
+        UnaryOp::Logistic,
+        UnaryOp::HardSwish,
+        UnaryOp::LeakyRelu(_),
+        UnaryOp::Elu,
+        UnaryOp::Gelu { .. },
+        UnaryOp::Abs,
+        UnaryOp::Neg,
+        UnaryOp::Exp,
+        UnaryOp::Log,
+        UnaryOp::Sqrt,
+        UnaryOp::Rsqrt,
+        UnaryOp::Square,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Floor,
+        UnaryOp::Ceil,
+        UnaryOp::Round,
+        UnaryOp::Sign
     );
 }
 
@@ -269,7 +289,11 @@ pub fn unary(op: UnaryOp, x: &[f32], out: &mut [f32]) {
 /// # Panics
 /// When `x` and `out` differ in length.
 pub fn unary_ref(op: UnaryOp, x: &[f32], out: &mut [f32]) {
-    assert_eq!(x.len(), out.len(), "unary_ref: input and output lengths differ");
+    assert_eq!(
+        x.len(),
+        out.len(),
+        "unary_ref: input and output lengths differ"
+    );
     for (o, &v) in out.iter_mut().zip(x) {
         *o = apply(op, v, erfc_ref);
     }
@@ -282,17 +306,30 @@ pub fn unary_ref(op: UnaryOp, x: &[f32], out: &mut [f32]) {
 /// When the shapes do not broadcast or a slice length does not match its shape.
 pub fn prelu(x: &[f32], x_shape: &[usize], alpha: &[f32], alpha_shape: &[usize], out: &mut [f32]) {
     let out_shape = broadcast_shape(x_shape, alpha_shape).expect("prelu: shapes do not broadcast");
-    broadcast_rows(x, x_shape, alpha, alpha_shape, out, &out_shape, |rx, ra, o| {
-        map_row(rx, ra, o, prelu_one)
-    });
+    broadcast_rows(
+        x,
+        x_shape,
+        alpha,
+        alpha_shape,
+        out,
+        &out_shape,
+        |rx, ra, o| map_row(rx, ra, o, prelu_one),
+    );
 }
 
 /// Reference twin of [`prelu`].
 ///
 /// # Panics
 /// As [`prelu`].
-pub fn prelu_ref(x: &[f32], x_shape: &[usize], alpha: &[f32], alpha_shape: &[usize], out: &mut [f32]) {
-    let out_shape = broadcast_shape(x_shape, alpha_shape).expect("prelu_ref: shapes do not broadcast");
+pub fn prelu_ref(
+    x: &[f32],
+    x_shape: &[usize],
+    alpha: &[f32],
+    alpha_shape: &[usize],
+    out: &mut [f32],
+) {
+    let out_shape =
+        broadcast_shape(x_shape, alpha_shape).expect("prelu_ref: shapes do not broadcast");
     broadcast_ref(x, x_shape, alpha, alpha_shape, out, &out_shape, prelu_one);
 }
 
@@ -372,8 +409,20 @@ mod tests {
         unary_ref(op, x, &mut want);
         unary_portable(op, x, &mut portable);
         for i in 0..x.len() {
-            prop_assert!(close(op, x[i], got[i], want[i]), "{op:?}({}) = {} want {}", x[i], got[i], want[i]);
-            prop_assert!(close(op, x[i], portable[i], want[i]), "portable {op:?}({}) = {} want {}", x[i], portable[i], want[i]);
+            prop_assert!(
+                close(op, x[i], got[i], want[i]),
+                "{op:?}({}) = {} want {}",
+                x[i],
+                got[i],
+                want[i]
+            );
+            prop_assert!(
+                close(op, x[i], portable[i], want[i]),
+                "portable {op:?}({}) = {} want {}",
+                x[i],
+                portable[i],
+                want[i]
+            );
         }
         Ok(())
     }
@@ -402,16 +451,44 @@ mod tests {
     #[test]
     fn special_values() {
         let specials = [
-            0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 100.0, -100.0, 1e30, -1e30,
-            88.7, 88.8, -87.5, -103.0, -104.5, 1e-30, -1e-30, 0.625, -0.625, 3.0, -3.0, 0.5, -0.5,
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            100.0,
+            -100.0,
+            1e30,
+            -1e30,
+            88.7,
+            88.8,
+            -87.5,
+            -103.0,
+            -104.5,
+            1e-30,
+            -1e-30,
+            0.625,
+            -0.625,
+            3.0,
+            -3.0,
+            0.5,
+            -0.5,
         ];
         for op in OPS {
             check(op, &specials).unwrap();
         }
         let mut o = [0.0; 4];
-        unary(UnaryOp::Logistic, &[-100.0, 100.0, f32::NEG_INFINITY, f32::INFINITY], &mut o);
+        unary(
+            UnaryOp::Logistic,
+            &[-100.0, 100.0, f32::NEG_INFINITY, f32::INFINITY],
+            &mut o,
+        );
         assert_eq!(o, [0.0, 1.0, 0.0, 1.0]);
-        unary(UnaryOp::Tanh, &[f32::NEG_INFINITY, f32::INFINITY, -50.0, 50.0], &mut o);
+        unary(
+            UnaryOp::Tanh,
+            &[f32::NEG_INFINITY, f32::INFINITY, -50.0, 50.0],
+            &mut o,
+        );
         assert_eq!(o, [-1.0, 1.0, -1.0, 1.0]);
         unary(UnaryOp::Round, &[0.5, 1.5, 2.5, -2.5], &mut o);
         assert_eq!(o, [0.0, 2.0, 2.0, -2.0]);
@@ -440,7 +517,10 @@ mod tests {
         let l = sweep(UnaryOp::Logistic, |x| 1.0 / (1.0 + (-x).exp()));
         let m = sweep(UnaryOp::Elu, |x| if x < 0.0 { x.exp_m1() } else { x });
         eprintln!("worst ulp: exp {e} tanh {t} logistic {l} elu {m}");
-        assert!(e <= 2.0 && t <= 3.0 && l <= 3.0 && m <= 3.0, "ulp: exp {e} tanh {t} logistic {l} elu {m}");
+        assert!(
+            e <= 2.0 && t <= 3.0 && l <= 3.0 && m <= 3.0,
+            "ulp: exp {e} tanh {t} logistic {l} elu {m}"
+        );
     }
 
     #[test]
@@ -454,7 +534,11 @@ mod tests {
             (3.0, 2.209_049_699_858_544e-5),
             (5.0, 1.537_459_794_428_035e-12),
         ] {
-            assert!((erfc_f64(z) - v).abs() <= 1e-12 * v, "erfc({z}) = {}", erfc_f64(z));
+            assert!(
+                (erfc_f64(z) - v).abs() <= 1e-12 * v,
+                "erfc({z}) = {}",
+                erfc_f64(z)
+            );
         }
         // The fast form against the reference over [-10, 10].
         let mut worst = 0.0f64;
@@ -471,7 +555,9 @@ mod tests {
 
     #[test]
     fn large_input_splits_across_threads() {
-        let x: Vec<f32> = (0..100_003).map(|i| (i as f32 * 0.37).sin() * 10.0).collect();
+        let x: Vec<f32> = (0..100_003)
+            .map(|i| (i as f32 * 0.37).sin() * 10.0)
+            .collect();
         check(UnaryOp::Gelu { approximate: false }, &x).unwrap();
         check(UnaryOp::Relu6, &x).unwrap();
     }

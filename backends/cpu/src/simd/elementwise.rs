@@ -134,7 +134,9 @@ const TANH_SMALL: f32 = 0.625;
 /// `$feat` is the `target_feature` list every generated function carries.
 macro_rules! simd_kernels {
     ($feat:literal) => {
-        use super::{op, un, ERFC_P, GELU_CUBIC, LN2_HI, LN2_LO, LOG2E, SQRT_2_OVER_PI, TANH_Q, TANH_SMALL};
+        use super::{
+            op, un, ERFC_P, GELU_CUBIC, LN2_HI, LN2_LO, LOG2E, SQRT_2_OVER_PI, TANH_Q, TANH_SMALL,
+        };
 
         // Rounding immediates shared by `_mm256_round_ps` and `_mm512_roundscale_ps`:
         // nearest-even / toward -inf / toward +inf, exceptions suppressed.
@@ -330,7 +332,10 @@ macro_rules! simd_kernels {
             }
             if i < n {
                 let one = splat(1.0);
-                let r = binop::<OP>(load_tail(a.add(i), n - i, one), load_tail(b.add(i), n - i, one));
+                let r = binop::<OP>(
+                    load_tail(a.add(i), n - i, one),
+                    load_tail(b.add(i), n - i, one),
+                );
                 store_tail(out.add(i), n - i, clampv(r, vlo, vhi));
             }
         }
@@ -353,13 +358,21 @@ macro_rules! simd_kernels {
             let mut i = 0;
             while i + W <= n {
                 let x = load(a.add(i));
-                let r = if scalar_first { binop::<OP>(vs, x) } else { binop::<OP>(x, vs) };
+                let r = if scalar_first {
+                    binop::<OP>(vs, x)
+                } else {
+                    binop::<OP>(x, vs)
+                };
                 store(out.add(i), clampv(r, vlo, vhi));
                 i += W;
             }
             if i < n {
                 let x = load_tail(a.add(i), n - i, splat(1.0));
-                let r = if scalar_first { binop::<OP>(vs, x) } else { binop::<OP>(x, vs) };
+                let r = if scalar_first {
+                    binop::<OP>(vs, x)
+                } else {
+                    binop::<OP>(x, vs)
+                };
                 store_tail(out.add(i), n - i, clampv(r, vlo, vhi));
             }
         }
@@ -690,7 +703,10 @@ macro_rules! with_unary {
 /// `out[i] = clamp(op(a[i], b[i]), lo, hi)`. Returns `false` (nothing written) without SIMD.
 pub(crate) fn bin_vv(op: VBin, a: &[f32], b: &[f32], out: &mut [f32], lo: f32, hi: f32) -> bool {
     let n = out.len();
-    assert!(a.len() == n && b.len() == n, "bin_vv: operand lengths differ");
+    assert!(
+        a.len() == n && b.len() == n,
+        "bin_vv: operand lengths differ"
+    );
     let (a, b, o) = (a.as_ptr(), b.as_ptr(), out.as_mut_ptr());
     match isa() {
         #[cfg(target_arch = "x86_64")]
@@ -716,10 +732,14 @@ pub(crate) fn accumulate(op: VBin, acc: &mut [f32], x: &[f32]) -> bool {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: AVX-512 detected; x and acc hold n elements (checked); the routine reads each
         // lane of acc before it writes that same lane, so passing acc as input and output is sound.
-        Isa::Avx512 => unsafe { with_bin!(avx512::bin_vv, op, (xp, ap as *const f32, ap, n, lo, hi)) },
+        Isa::Avx512 => unsafe {
+            with_bin!(avx512::bin_vv, op, (xp, ap as *const f32, ap, n, lo, hi))
+        },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: AVX2+FMA detected; same bounds and in-place argument as above.
-        Isa::Avx2Fma => unsafe { with_bin!(avx2::bin_vv, op, (xp, ap as *const f32, ap, n, lo, hi)) },
+        Isa::Avx2Fma => unsafe {
+            with_bin!(avx2::bin_vv, op, (xp, ap as *const f32, ap, n, lo, hi))
+        },
         _ => return false,
     }
     true
@@ -758,10 +778,18 @@ pub(crate) fn bin_vs_inplace(op: VBin, x: &mut [f32], s: f32, lo: f32, hi: f32) 
     match isa() {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: AVX-512 detected; x holds n elements; each lane is read before it is written.
-        Isa::Avx512 => unsafe { with_bin!(avx512::bin_vs, op, (p as *const f32, s, false, p, n, lo, hi)) },
+        Isa::Avx512 => unsafe {
+            with_bin!(
+                avx512::bin_vs,
+                op,
+                (p as *const f32, s, false, p, n, lo, hi)
+            )
+        },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: AVX2+FMA detected; same bounds and in-place argument as above.
-        Isa::Avx2Fma => unsafe { with_bin!(avx2::bin_vs, op, (p as *const f32, s, false, p, n, lo, hi)) },
+        Isa::Avx2Fma => unsafe {
+            with_bin!(avx2::bin_vs, op, (p as *const f32, s, false, p, n, lo, hi))
+        },
         _ => return false,
     }
     true
