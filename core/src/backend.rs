@@ -62,4 +62,15 @@ pub trait Backend: Send + Sync {
 pub trait Executable: Send {
     /// Runs the partition's ops in order.
     fn run(&mut self, arena: &mut TensorArena) -> Result<(), RunError>;
+
+    /// Switches per-op timing on (clearing what was measured) or off. Backends that cannot time
+    /// single ops ignore it, and their partition is timed as a whole.
+    fn set_profiling(&mut self, on: bool) {
+        let _ = on;
+    }
+
+    /// Wall time spent in each op since profiling was switched on; empty when not measured.
+    fn op_times(&self) -> Vec<(OpId, std::time::Duration)> {
+        Vec::new()
+    }
 }

@@ -23,6 +23,8 @@ pub struct Prepared {
     arena: TensorArena,
     pool: SharedPool,
     threads: usize,
+    profiling: bool,
+    exe_times: Vec<std::time::Duration>,
 }
 
 /// A compiled partition or a control-flow op.
@@ -111,6 +113,8 @@ impl Prepared {
             arena,
             pool: env.pool.clone(),
             threads: env.threads,
+            profiling: false,
+            exe_times: Vec::new(),
         })
     }
 
@@ -174,12 +178,59 @@ impl Prepared {
 
     /// Runs on the current thread (already inside the pool: control-flow callees).
     pub(crate) fn run_here(&mut self) -> Result<(), RunError> {
-        for exe in self.exes.iter_mut() {
+        for (k, exe) in self.exes.iter_mut().enumerate() {
+            let start = self.profiling.then(std::time::Instant::now);
             match exe {
                 Exe::Backend(e) => e.run(&mut self.arena)?,
                 Exe::Control(c) => c.run(&mut self.arena)?,
             }
+            if let Some(t) = start {
+                self.exe_times[k] += t.elapsed();
+            }
         }
         Ok(())
+    }
+
+    /// Switches per-op timing on (clearing earlier measurements) or off.
+    pub fn set_profiling(&mut self, on: bool) {
+        self.profiling = on;
+        self.exe_times = vec![std::time::Duration::ZERO; self.exes.len()];
+        for e in &mut self.exes {
+            if let Exe::Backend(e) = e {
+                e.set_profiling(on);
+            }
+        }
+    }
+
+    /// Time spent per op (index in the model, kind, backend) since profiling was switched on.
+    /// Ops of a backend that does not time single ops share their partition's time, reported on
+    /// the partition's first op; control-flow ops include the subgraphs they call.
+    pub fn op_times(&self) -> Vec<(OpId, String, String, std::time::Duration)> {
+        let mut out = Vec::new();
+        for ((exe, p), total) in self.exes.iter().zip(self.exe_partitions()).zip(&self.exe_times) {
+            let backend = self.backend_ids.get(p.backend).map_or("core", String::as_str).to_string();
+            let times = match exe {
+                Exe::Backend(e) => e.op_times(),
+                Exe::Control(_) => Vec::new(),
+            };
+            let times = if times.is_empty() { vec![(p.ops[0], *total)] } else { times };
+            for (op, t) in times {
+                out.push((self.origin[op.index()], self.graph.op(op).kind.name().to_string(), backend.clone(), t));
+            }
+        }
+        out
+    }
+
+    /// The partition each entry of `exes` came from (a control partition gives one exe per op).
+    fn exe_partitions(&self) -> Vec<Partition> {
+        let mut out = Vec::new();
+        for p in &self.partitions {
+            if p.backend == CONTROL {
+                out.extend(p.ops.iter().map(|&op| Partition { backend: CONTROL, ops: vec![op] }));
+            } else {
+                out.push(p.clone());
+            }
+        }
+        out
     }
 }

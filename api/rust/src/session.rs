@@ -382,6 +382,18 @@ impl Session {
             .collect())
     }
 
+    /// Switches per-op timing on (clearing earlier measurements) or off. Only after prepare.
+    pub fn set_profiling(&mut self, on: bool) -> Result<(), Error> {
+        self.prepared_mut("set_profiling")?.set_profiling(on);
+        Ok(())
+    }
+
+    /// Time spent per op since profiling was switched on: (op index in the model, kind, backend,
+    /// time). Empty before prepare.
+    pub fn op_times(&self) -> Vec<(usize, String, String, std::time::Duration)> {
+        self.prepared.as_ref().map_or_else(Vec::new, |p| p.op_times().into_iter().map(|(op, k, b, t)| (op.index(), k, b, t)).collect())
+    }
+
     /// Arena bytes of the prepared plan.
     pub fn arena_size(&self) -> Option<usize> {
         self.prepared.as_ref().map(|p| p.arena_size())

@@ -54,20 +54,37 @@ impl Backend for CpuBackend {
             let built = ops::build(ctx, id).map_err(|reason| CompileError::InvalidOp { op: id, kind: kind.clone(), reason })?;
             steps.push(Step { kind, kernel: built.kernel, io: OpIo::new(id, built.inputs, op.outputs.clone()) });
         }
-        Ok(Box::new(CpuExecutable { steps }))
+        Ok(Box::new(CpuExecutable { steps, times: None }))
     }
 }
 
 struct CpuExecutable {
     steps: Vec<Step>,
+    /// Per-step wall time, when profiling.
+    times: Option<Vec<std::time::Duration>>,
 }
 
 impl Executable for CpuExecutable {
     fn run(&mut self, arena: &mut TensorArena) -> Result<(), RunError> {
-        for step in &mut self.steps {
+        for (k, step) in self.steps.iter_mut().enumerate() {
+            let start = self.times.is_some().then(std::time::Instant::now);
             let (ins, mut outs) = step.io.views(arena)?;
             step.kernel.run(&ins, &mut outs).map_err(|reason| RunError::Kernel { op: step.io.op, kind: step.kind.clone(), reason })?;
+            if let (Some(t), Some(times)) = (start, self.times.as_mut()) {
+                times[k] += t.elapsed();
+            }
         }
         Ok(())
+    }
+
+    fn set_profiling(&mut self, on: bool) {
+        self.times = on.then(|| vec![std::time::Duration::ZERO; self.steps.len()]);
+    }
+
+    fn op_times(&self) -> Vec<(OpId, std::time::Duration)> {
+        match &self.times {
+            Some(t) => self.steps.iter().zip(t).map(|(s, &d)| (s.io.op, d)).collect(),
+            None => Vec::new(),
+        }
     }
 }

@@ -21,6 +21,7 @@ const SPECS: &[Spec] = &[
     Spec { names: &["-m", "--mem_poll"], key: "mem_poll", takes: Takes::Maybe, help: "report peak resident memory" },
     Spec { names: &["--shape_prepare"], key: "shape_prepare", takes: Takes::Value, help: "input shapes before prepare: '[idx,[dims],...]'" },
     Spec { names: &["--shape_run"], key: "shape_run", takes: Takes::Value, help: "input shapes after prepare: '[idx,[dims],...]'" },
+    Spec { names: &["--profile"], key: "profile", takes: Takes::Nothing, help: "print time per op and per op kind over the timed runs" },
     Spec { names: &["-v", "--verbose_level"], key: "verbose", takes: Takes::Maybe, help: "log more (-v 1 info, -v 2 debug)" },
     Spec { names: &["-h", "--help"], key: "help", takes: Takes::Nothing, help: "print this help" },
 ];
@@ -73,6 +74,35 @@ fn peak_rss_kb() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Prints mean time per run for each op (slowest first, top 25) and each op kind.
+fn print_profile(times: &[(usize, String, String, std::time::Duration)], runs: usize) {
+    let total: f64 = times.iter().map(|t| ms(t.3)).sum::<f64>() / runs as f64;
+    let mut by_op: Vec<_> = times.iter().collect();
+    by_op.sort_by(|a, b| b.3.cmp(&a.3));
+    println!("profile (mean per run over {runs} runs, {total:.3} ms in ops):");
+    println!("  {:>5}  {:24} {:8} {:>10} {:>6}", "op", "kind", "backend", "ms", "%");
+    for (op, kind, backend, t) in by_op.iter().take(25) {
+        let m = ms(*t) / runs as f64;
+        println!("  {op:>5}  {kind:24} {backend:8} {m:>10.4} {:>5.1}%", 100.0 * m / total.max(1e-12));
+    }
+    let mut kinds: Vec<(String, f64, usize)> = Vec::new();
+    for (_, kind, _, t) in times {
+        match kinds.iter_mut().find(|k| k.0 == *kind) {
+            Some(k) => {
+                k.1 += ms(*t);
+                k.2 += 1;
+            }
+            None => kinds.push((kind.clone(), ms(*t), 1)),
+        }
+    }
+    kinds.sort_by(|a, b| b.1.total_cmp(&a.1));
+    println!("  by kind:");
+    for (kind, t, n) in kinds {
+        let m = t / runs as f64;
+        println!("    {kind:24} {n:4} ops {m:>10.4} ms {:>5.1}%", 100.0 * m / total.max(1e-12));
+    }
 }
 
 fn ms(d: std::time::Duration) -> f64 {
@@ -158,6 +188,10 @@ fn run() -> Result<()> {
     for _ in 0..warmup {
         s.run()?;
     }
+    let profile = args.has("profile") || verbosity >= 2;
+    if profile {
+        s.set_profiling(true)?;
+    }
     let mut times = Vec::with_capacity(runs);
     for _ in 0..runs {
         let t = Instant::now();
@@ -188,6 +222,9 @@ fn run() -> Result<()> {
     println!("load:    {load_ms:.3} ms");
     println!("prepare: {prepare_ms:.3} ms");
     println!("execute: min {min:.3} ms, median {median:.3} ms, mean {mean:.3} ms, max {max:.3} ms, geomean {geomean:.3} ms ({runs} runs, {} threads, backends {backends})", s.threads());
+    if profile {
+        print_profile(&s.op_times(), runs);
+    }
     let rss = if args.has("mem_poll") || args.has("report") { peak_rss_kb() } else { None };
     if args.has("mem_poll") {
         match rss {
