@@ -52,6 +52,15 @@ pub trait Backend: Send + Sync {
         Layout::Nhwc
     }
 
+    /// Called during shape inference, before assignment, for ops whose output shapes core cannot
+    /// derive (custom ops): the output dims of op `op` of `graph` given the dims known so far
+    /// (`shapes[operand]`), or `None` when this backend has no rule for the op (the model's
+    /// declared shapes are then used). The default has none.
+    fn output_shapes(&self, graph: &Subgraph, op: OpId, shapes: &[Option<Vec<usize>>]) -> Option<Result<Vec<Vec<usize>>, CompileError>> {
+        let _ = (graph, op, shapes);
+        None
+    }
+
     /// Called once per partition at prepare: packs weights, builds kernels. `ops` is a contiguous
     /// run of ops, in execution order, that [`Backend::supports`] accepted.
     fn compile(&self, ctx: &CompileCtx, ops: &[OpId]) -> Result<Box<dyn Executable>, CompileError>;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::shape::fmt_dims;
-use crate::{infer_graph_with, CompileError, InputSource, Model, OpId, OpIo, OpKind, RunError, SubgraphId, TensorArena};
+use crate::{infer_graph_with, Backend, CompileError, InputSource, Model, OpId, OpIo, OpKind, RunError, SubgraphId, TensorArena};
 
 /// How deep IF/WHILE may nest (a subgraph calling itself would otherwise recurse forever).
 pub const MAX_DEPTH: usize = 16;
@@ -14,8 +14,15 @@ fn depth_error(op: OpId, kind: &str) -> CompileError {
     CompileError::InvalidOp { op, kind: kind.into(), reason: format!("control flow nests deeper than {MAX_DEPTH} subgraphs (a subgraph that calls itself?)") }
 }
 
-/// Infers every operand's dims of subgraph `sub`, following IF/WHILE into the subgraphs they call.
-pub fn infer_model(model: &Model, sub: SubgraphId, input_dims: &[Vec<usize>], depth: usize) -> Result<Vec<Vec<usize>>, CompileError> {
+/// Infers every operand's dims of subgraph `sub`, following IF/WHILE into the subgraphs they call
+/// and asking `backends` ([`Backend::output_shapes`]) for the outputs of custom ops.
+pub fn infer_model(
+    model: &Model,
+    sub: SubgraphId,
+    input_dims: &[Vec<usize>],
+    depth: usize,
+    backends: &[Box<dyn Backend>],
+) -> Result<Vec<Vec<usize>>, CompileError> {
     let g = model.subgraph(sub).ok_or_else(|| CompileError::Config {
         key: "subgraph".into(),
         value: sub.to_string(),
@@ -39,7 +46,7 @@ pub fn infer_model(model: &Model, sub: SubgraphId, input_dims: &[Vec<usize>], de
             if depth >= MAX_DEPTH {
                 return Err(depth_error(id, op.kind.name()));
             }
-            let inner = infer_model(model, callee, dims, depth + 1)?;
+            let inner = infer_model(model, callee, dims, depth + 1, backends)?;
             let cg = model.subgraph(callee).expect("validated");
             Ok(cg.outputs.iter().map(|o| inner[o.index()].clone()).collect())
         };
@@ -70,6 +77,7 @@ pub fn infer_model(model: &Model, sub: SubgraphId, input_dims: &[Vec<usize>], de
                 }
                 Ok(out)
             })()),
+            OpKind::Custom { .. } => backends.iter().find_map(|b| b.output_shapes(g, id, shapes)),
             _ => None,
         }
     })

@@ -175,6 +175,16 @@ pub enum CompileError {
         /// The custom op's name.
         name: String,
     },
+    /// An operand's quantization parameters are unusable.
+    #[error("operand {operand} ('{name}'): invalid quantization: {reason}")]
+    InvalidQuantization {
+        /// The operand.
+        operand: OperandId,
+        /// Its name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A configuration value is invalid.
     #[error("configuration {key}={value}: {reason}")]
     Config {

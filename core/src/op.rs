@@ -109,6 +109,44 @@ pub enum BinaryOp {
     Mul,
     /// a / b
     Div,
+    /// a ^ b
+    Pow,
+    /// (a - b)²
+    SquaredDifference,
+    /// max(a, b)
+    Maximum,
+    /// min(a, b)
+    Minimum,
+    /// floor(a / b)
+    FloorDiv,
+    /// a - floor(a / b) * b (the remainder takes the divisor's sign)
+    FloorMod,
+}
+
+/// Element-wise comparisons (NumPy broadcasting), producing bools.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CompareOp {
+    /// a == b
+    Equal,
+    /// a != b
+    NotEqual,
+    /// a < b
+    Less,
+    /// a <= b
+    LessEqual,
+    /// a > b
+    Greater,
+    /// a >= b
+    GreaterEqual,
+}
+
+/// Element-wise logical ops on bools (NumPy broadcasting).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LogicalOp {
+    /// a && b
+    And,
+    /// a || b
+    Or,
 }
 
 /// Element-wise unary operations and parameterless activations.
@@ -128,6 +166,43 @@ pub enum UnaryOp {
     HardSwish,
     /// x if x >= 0 else alpha * x
     LeakyRelu(f32),
+    /// clamp(x, 0, 1)
+    Relu0To1,
+    /// x if x >= 0 else exp(x) - 1
+    Elu,
+    /// x * Φ(x); with `approximate`, the tanh form.
+    Gelu {
+        /// Use the tanh approximation.
+        approximate: bool,
+    },
+    /// |x|
+    Abs,
+    /// -x
+    Neg,
+    /// e^x
+    Exp,
+    /// ln x
+    Log,
+    /// √x
+    Sqrt,
+    /// 1 / √x
+    Rsqrt,
+    /// x²
+    Square,
+    /// sin x
+    Sin,
+    /// cos x
+    Cos,
+    /// Round toward -∞.
+    Floor,
+    /// Round toward +∞.
+    Ceil,
+    /// Round half to even.
+    Round,
+    /// -1, 0 or 1.
+    Sign,
+    /// !x on bools.
+    LogicalNot,
 }
 
 /// Reductions over axes given by the op's second input.
@@ -143,6 +218,10 @@ pub enum ReduceOp {
     Min,
     /// Product.
     Prod,
+    /// Logical or (bools).
+    Any,
+    /// Logical and (bools).
+    All,
 }
 
 /// How MIRROR_PAD mirrors.
@@ -152,6 +231,76 @@ pub enum MirrorMode {
     Reflect,
     /// Mirror repeating the edge.
     Symmetric,
+}
+
+/// Parameters of a transposed 2-D convolution (TFLite TRANSPOSE_CONV).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TransposeConv {
+    /// Padding scheme, applied to the output as a convolution would pad its input.
+    pub padding: Padding,
+    /// Stride along height, width.
+    pub stride: [usize; 2],
+    /// Fused activation.
+    pub act: Activation,
+}
+
+/// Parameters of STRIDED_SLICE: bit `i` of a mask refers to entry `i` of begin/end/strides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct StridedSlice {
+    /// Ignore `begin[i]`: start at the first (last, for a negative stride) element.
+    pub begin_mask: i32,
+    /// Ignore `end[i]`: run to the end.
+    pub end_mask: i32,
+    /// Entry `i` stands for as many full dims as needed.
+    pub ellipsis_mask: i32,
+    /// Entry `i` inserts a new dim of size 1.
+    pub new_axis_mask: i32,
+    /// Entry `i` takes one element and drops the dim.
+    pub shrink_axis_mask: i32,
+    /// `end` holds sizes relative to `begin` rather than absolute positions.
+    pub offset: bool,
+}
+
+/// How RESIZE_* interpolates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ResizeMode {
+    /// Bilinear interpolation.
+    Bilinear,
+    /// Nearest neighbour.
+    Nearest,
+}
+
+/// Parameters of RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR (NHWC; size in input 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Resize {
+    /// Interpolation.
+    pub mode: ResizeMode,
+    /// Map corner pixels onto corner pixels (scale `(in-1)/(out-1)`).
+    pub align_corners: bool,
+    /// Sample at pixel centres (`(x + 0.5) * scale - 0.5`).
+    pub half_pixel_centers: bool,
+}
+
+/// Parameters of a float LSTM layer over a sequence (TFLite UNIDIRECTIONAL_SEQUENCE_LSTM).
+///
+/// Inputs (24, optional ones may be absent): 0 input; 1-4 input-to-{input,forget,cell,output}
+/// weights; 5-8 recurrent-to-{…} weights; 9-11 peephole cell-to-{input,forget,output}; 12-15
+/// gate biases; 16 projection weights; 17 projection bias; 18 output state and 19 cell state
+/// (variable tensors); 20-23 layer-norm coefficients.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SequenceLstm {
+    /// Activation of the cell input and of the cell state on output (usually tanh).
+    pub act: Activation,
+    /// Clip the cell state to `[-cell_clip, cell_clip]` when positive.
+    pub cell_clip: f32,
+    /// Clip the projected output to `[-proj_clip, proj_clip]` when positive.
+    pub proj_clip: f32,
+    /// Input is `[time, batch, features]` rather than `[batch, time, features]`.
+    pub time_major: bool,
+    /// Recurrent weights are diagonal (`[n_cell]` vectors).
+    pub diagonal_recurrent: bool,
+    /// For dynamic-range models: quantize inputs asymmetrically.
+    pub asymmetric_quantize_inputs: bool,
 }
 
 /// What an operation computes, with its typed parameters.
@@ -208,6 +357,133 @@ pub enum OpKind {
     Dequantize,
     /// Converts float (or another quantized type) to a quantized integer type.
     Quantize,
+    /// Transposed convolution: input 0 output shape (int), 1 filter OHWI, 2 input NHWC, 3 bias.
+    TransposeConv(TransposeConv),
+    /// Batched matrix product `x @ y` with broadcast batch dims.
+    BatchMatMul {
+        /// Transpose the last two dims of x.
+        adj_x: bool,
+        /// Transpose the last two dims of y.
+        adj_y: bool,
+    },
+    /// Element-wise comparison producing bools.
+    Compare(CompareOp),
+    /// Element-wise logical and / or.
+    Logical(LogicalOp),
+    /// x >= 0 ? x : alpha * x, alpha (input 1) broadcast against x.
+    Prelu,
+    /// Index of the maximum (`max`) or minimum along the axis in input 1.
+    ArgMinMax {
+        /// ARG_MAX when true, ARG_MIN otherwise.
+        max: bool,
+    },
+    /// log(softmax(x)) over the last axis.
+    LogSoftmax,
+    /// x / ‖x‖₂ over the last axis.
+    L2Normalization {
+        /// Fused activation.
+        act: Activation,
+    },
+    /// Splits input 1 into `num_splits` equal parts along the axis in input 0.
+    Split {
+        /// Number of outputs.
+        num_splits: usize,
+    },
+    /// Splits input 0 along the axis in input 2 into parts of the sizes in input 1.
+    SplitV {
+        /// Number of outputs.
+        num_splits: usize,
+    },
+    /// Stacks the inputs along a new `axis`.
+    Pack {
+        /// Position of the new dim (negative counts from the end of the output).
+        axis: i32,
+        /// Number of inputs.
+        count: usize,
+    },
+    /// Unstacks input 0 along `axis` into `num` outputs.
+    Unpack {
+        /// The dim removed.
+        axis: i32,
+        /// Number of outputs.
+        num: usize,
+    },
+    /// Removes dims of size 1 (those in `axes`, or all when empty).
+    Squeeze {
+        /// Dims to remove.
+        axes: Vec<i32>,
+    },
+    /// Inserts a dim of size 1 at the axis in input 1.
+    ExpandDims,
+    /// Extracts `size` (input 2) elements from `begin` (input 1) per dim; size -1 means to the end.
+    Slice,
+    /// NumPy-style strided slice: inputs begin, end, strides.
+    StridedSlice(StridedSlice),
+    /// Gathers slices of input 0 along `axis` at the indices in input 1.
+    Gather {
+        /// The dim indexed.
+        axis: i32,
+        /// Leading dims shared by params and indices.
+        batch_dims: i32,
+    },
+    /// Gathers slices of input 0 at the index tuples in input 1's last dim.
+    GatherNd,
+    /// Resizes NHWC images to the size in input 1.
+    Resize(Resize),
+    /// Repeats input 0 the number of times in input 1 along each dim.
+    Tile,
+    /// Moves `block`×`block` spatial blocks into channels.
+    SpaceToDepth {
+        /// Block edge.
+        block: usize,
+    },
+    /// Moves channels into `block`×`block` spatial blocks.
+    DepthToSpace {
+        /// Block edge.
+        block: usize,
+    },
+    /// Inverse of SpaceToBatchNd: input 1 block shape, input 2 crops.
+    BatchToSpaceNd,
+    /// Pads spatial dims (input 2) and moves blocks (input 1) into the batch dim.
+    SpaceToBatchNd,
+    /// Cumulative sum along the axis in input 1.
+    Cumsum {
+        /// Exclude the current element.
+        exclusive: bool,
+        /// Sum from the end.
+        reverse: bool,
+    },
+    /// Reverses input 0 along the axes in input 1.
+    ReverseV2,
+    /// Converts each element to the output's type.
+    Cast,
+    /// `cond ? x : y` element-wise (inputs cond, x, y). V1 also accepts a rank-1 condition that
+    /// selects whole rows; V2 broadcasts all three.
+    Select {
+        /// SELECT_V2 (broadcasting).
+        v2: bool,
+    },
+    /// A tensor of the dims in input 0 filled with the scalar input 1.
+    Fill,
+    /// start, start + delta, … below limit (inputs start, limit, delta).
+    Range,
+    /// The dims of input 0, as int32 or int64.
+    Shape,
+    /// The rank of input 0, as an int32 scalar.
+    Rank,
+    /// Zeros shaped like input 0.
+    ZerosLike,
+    /// Ones shaped like input 0.
+    OnesLike,
+    /// One-hot encoding: inputs indices, depth, on value, off value.
+    OneHot {
+        /// Where the new dim goes (-1: last).
+        axis: i32,
+    },
+    /// The `k` (input 1) largest values of the last dim and their indices.
+    TopKV2,
+    /// A float LSTM layer over a sequence; see [`SequenceLstm`].
+    UnidirectionalSequenceLstm(SequenceLstm),
     /// A custom operator resolved by name at prepare.
     Custom {
         /// The custom code from the model.
@@ -248,6 +524,12 @@ impl OpKind {
                 BinaryOp::Sub => "Sub",
                 BinaryOp::Mul => "Mul",
                 BinaryOp::Div => "Div",
+                BinaryOp::Pow => "Pow",
+                BinaryOp::SquaredDifference => "SquaredDifference",
+                BinaryOp::Maximum => "Maximum",
+                BinaryOp::Minimum => "Minimum",
+                BinaryOp::FloorDiv => "FloorDiv",
+                BinaryOp::FloorMod => "FloorMod",
             },
             OpKind::Unary(u) => match u {
                 UnaryOp::Relu => "Relu",
@@ -257,6 +539,23 @@ impl OpKind {
                 UnaryOp::Logistic => "Logistic",
                 UnaryOp::HardSwish => "HardSwish",
                 UnaryOp::LeakyRelu(_) => "LeakyRelu",
+                UnaryOp::Relu0To1 => "Relu0To1",
+                UnaryOp::Elu => "Elu",
+                UnaryOp::Gelu { .. } => "Gelu",
+                UnaryOp::Abs => "Abs",
+                UnaryOp::Neg => "Neg",
+                UnaryOp::Exp => "Exp",
+                UnaryOp::Log => "Log",
+                UnaryOp::Sqrt => "Sqrt",
+                UnaryOp::Rsqrt => "Rsqrt",
+                UnaryOp::Square => "Square",
+                UnaryOp::Sin => "Sin",
+                UnaryOp::Cos => "Cos",
+                UnaryOp::Floor => "Floor",
+                UnaryOp::Ceil => "Ceil",
+                UnaryOp::Round => "Round",
+                UnaryOp::Sign => "Sign",
+                UnaryOp::LogicalNot => "LogicalNot",
             },
             OpKind::Reduce { op, .. } => match op {
                 ReduceOp::Mean => "Mean",
@@ -264,6 +563,8 @@ impl OpKind {
                 ReduceOp::Max => "ReduceMax",
                 ReduceOp::Min => "ReduceMin",
                 ReduceOp::Prod => "ReduceProd",
+                ReduceOp::Any => "ReduceAny",
+                ReduceOp::All => "ReduceAll",
             },
             OpKind::Softmax { .. } => "Softmax",
             OpKind::Concatenation { .. } => "Concatenation",
@@ -273,6 +574,56 @@ impl OpKind {
             OpKind::MirrorPad(_) => "MirrorPad",
             OpKind::Dequantize => "Dequantize",
             OpKind::Quantize => "Quantize",
+            OpKind::TransposeConv(_) => "TransposeConv",
+            OpKind::BatchMatMul { .. } => "BatchMatMul",
+            OpKind::Compare(c) => match c {
+                CompareOp::Equal => "Equal",
+                CompareOp::NotEqual => "NotEqual",
+                CompareOp::Less => "Less",
+                CompareOp::LessEqual => "LessEqual",
+                CompareOp::Greater => "Greater",
+                CompareOp::GreaterEqual => "GreaterEqual",
+            },
+            OpKind::Logical(LogicalOp::And) => "LogicalAnd",
+            OpKind::Logical(LogicalOp::Or) => "LogicalOr",
+            OpKind::Prelu => "Prelu",
+            OpKind::ArgMinMax { max: true } => "ArgMax",
+            OpKind::ArgMinMax { max: false } => "ArgMin",
+            OpKind::LogSoftmax => "LogSoftmax",
+            OpKind::L2Normalization { .. } => "L2Normalization",
+            OpKind::Split { .. } => "Split",
+            OpKind::SplitV { .. } => "SplitV",
+            OpKind::Pack { .. } => "Pack",
+            OpKind::Unpack { .. } => "Unpack",
+            OpKind::Squeeze { .. } => "Squeeze",
+            OpKind::ExpandDims => "ExpandDims",
+            OpKind::Slice => "Slice",
+            OpKind::StridedSlice(_) => "StridedSlice",
+            OpKind::Gather { .. } => "Gather",
+            OpKind::GatherNd => "GatherNd",
+            OpKind::Resize(r) => match r.mode {
+                ResizeMode::Bilinear => "ResizeBilinear",
+                ResizeMode::Nearest => "ResizeNearestNeighbor",
+            },
+            OpKind::Tile => "Tile",
+            OpKind::SpaceToDepth { .. } => "SpaceToDepth",
+            OpKind::DepthToSpace { .. } => "DepthToSpace",
+            OpKind::BatchToSpaceNd => "BatchToSpaceNd",
+            OpKind::SpaceToBatchNd => "SpaceToBatchNd",
+            OpKind::Cumsum { .. } => "Cumsum",
+            OpKind::ReverseV2 => "ReverseV2",
+            OpKind::Cast => "Cast",
+            OpKind::Select { v2: false } => "Select",
+            OpKind::Select { v2: true } => "SelectV2",
+            OpKind::Fill => "Fill",
+            OpKind::Range => "Range",
+            OpKind::Shape => "Shape",
+            OpKind::Rank => "Rank",
+            OpKind::ZerosLike => "ZerosLike",
+            OpKind::OnesLike => "OnesLike",
+            OpKind::OneHot { .. } => "OneHot",
+            OpKind::TopKV2 => "TopKV2",
+            OpKind::UnidirectionalSequenceLstm(_) => "UnidirectionalSequenceLstm",
             OpKind::Custom { name, .. } => name,
             OpKind::If { .. } => "If",
             OpKind::While { .. } => "While",

@@ -83,7 +83,7 @@ impl Prepared {
         }
         // Folding turns ops into constants of the same dims, so shapes are inferred on the model
         // as loaded (which also follows IF/WHILE into their subgraphs).
-        let dims = control::infer_model(model, subgraph, input_dims, depth)?;
+        let dims = control::infer_model(model, subgraph, input_dims, depth, env.backends)?;
         let (graph, origin) = passes::fold_constants(g0);
         let ctx = CompileCtx { graph: &graph, shapes: &dims, threads: env.threads, config: env.config, origin: &origin };
         let assignments = assign(&ctx, env.backends)?;

@@ -14,6 +14,22 @@ fn arity(kind: &OpKind) -> (usize, Option<usize>, Option<usize>) {
         OpKind::Concatenation { .. } => (1, None, Some(1)),
         OpKind::Reshape { .. } => (1, Some(2), Some(1)),
         OpKind::Pad => (2, Some(3), Some(1)),
+        OpKind::LogSoftmax | OpKind::L2Normalization { .. } | OpKind::Squeeze { .. } | OpKind::Cast => (1, Some(1), Some(1)),
+        OpKind::SpaceToDepth { .. } | OpKind::DepthToSpace { .. } => (1, Some(1), Some(1)),
+        OpKind::Shape | OpKind::Rank | OpKind::ZerosLike | OpKind::OnesLike => (1, Some(1), Some(1)),
+        OpKind::BatchMatMul { .. } | OpKind::Compare(_) | OpKind::Logical(_) | OpKind::Prelu | OpKind::ArgMinMax { .. } => (2, Some(2), Some(1)),
+        OpKind::ExpandDims | OpKind::Gather { .. } | OpKind::GatherNd | OpKind::Resize(_) | OpKind::Tile => (2, Some(2), Some(1)),
+        OpKind::Cumsum { .. } | OpKind::ReverseV2 | OpKind::Fill => (2, Some(2), Some(1)),
+        OpKind::Slice | OpKind::BatchToSpaceNd | OpKind::SpaceToBatchNd | OpKind::Select { .. } | OpKind::Range => (3, Some(3), Some(1)),
+        OpKind::TransposeConv(_) => (3, Some(4), Some(1)),
+        OpKind::StridedSlice(_) | OpKind::OneHot { .. } => (4, Some(4), Some(1)),
+        OpKind::Split { .. } => (2, Some(2), None),
+        OpKind::SplitV { .. } => (3, Some(3), None),
+        OpKind::Pack { .. } => (1, None, Some(1)),
+        OpKind::Unpack { .. } => (1, Some(1), None),
+        OpKind::TopKV2 => (2, Some(2), Some(2)),
+        // Most of the 24 inputs are optional; which ones must be present is checked by inference.
+        OpKind::UnidirectionalSequenceLstm(_) => (1, Some(24), Some(1)),
         OpKind::If { .. } => (1, None, None),
         OpKind::Custom { .. } | OpKind::While { .. } => (0, None, None),
     }
@@ -43,6 +59,40 @@ pub fn validate_model(model: &Model) -> Result<(), CompileError> {
     Ok(())
 }
 
+/// Rejects quantization parameters no kernel can honour: scales that are negative, NaN or
+/// infinite, zero points outside the integer type, per-axis lists of the wrong length.
+fn check_quant(id: OperandId, o: &crate::Operand) -> Result<(), CompileError> {
+    let bad = |reason: String| CompileError::InvalidQuantization { operand: id, name: o.name.clone(), reason };
+    let range = match o.dtype {
+        crate::DType::U8 => Some((0i64, 255i64)),
+        crate::DType::I8 => Some((-128, 127)),
+        crate::DType::I16 => Some((-32768, 32767)),
+        _ => None,
+    };
+    let check = |scale: f32, zp: i64| -> Result<(), CompileError> {
+        if !scale.is_finite() || scale < 0.0 {
+            return Err(bad(format!("scale {scale} must be a finite, non-negative number")));
+        }
+        if let Some((lo, hi)) = range {
+            if zp < lo || zp > hi {
+                return Err(bad(format!("zero point {zp} is outside {} ({lo}..={hi})", o.dtype)));
+            }
+        }
+        Ok(())
+    };
+    match &o.quant {
+        crate::Quantization::None => Ok(()),
+        crate::Quantization::PerTensor { scale, zero_point } => check(*scale, *zero_point),
+        crate::Quantization::PerAxis { scales, zero_points, axis } => {
+            let dims = o.shape.concrete().unwrap_or_else(|| o.default_dims.clone());
+            if dims.get(*axis).is_some_and(|&n| n != scales.len()) || zero_points.len() != scales.len() {
+                return Err(bad(format!("{} scales and {} zero points for dim {axis} of {}", scales.len(), zero_points.len(), o.shape)));
+            }
+            scales.iter().zip(zero_points).try_for_each(|(s, z)| check(*s, *z))
+        }
+    }
+}
+
 /// Validates one subgraph's structure.
 pub fn validate(g: &Subgraph) -> Result<(), CompileError> {
     let count = g.operands.len();
@@ -52,6 +102,7 @@ pub fn validate(g: &Subgraph) -> Result<(), CompileError> {
         }
     }
     for (i, operand) in g.operands.iter().enumerate() {
+        check_quant(OperandId::new(i), operand)?;
         if let Some(data) = &operand.data {
             let dims = operand.shape.concrete().unwrap_or_default();
             let expected = num_elements(&dims).and_then(|n| n.checked_mul(operand.dtype.size()));

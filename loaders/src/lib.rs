@@ -8,7 +8,9 @@
 
 pub mod fbs;
 pub mod generated;
+pub mod join;
 pub mod nnpackage;
 pub mod tflite;
 
+pub use join::join;
 pub use nnpackage::{load, IoRef, Manifest, Package};

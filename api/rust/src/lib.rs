@@ -18,8 +18,9 @@
 
 #![forbid(unsafe_code)]
 
+mod plugins;
 mod session;
 
 pub use nnrt_core::{CompileError, Config, DType, LoadError, Quantization, RunError};
-pub use nnrt_custom_ops::EvalFn;
+pub use nnrt_custom_ops::{EvalFn, PluginError, ALLOW_PACKAGE_PLUGINS};
 pub use session::{available_backends, Error, OpPlacement, Session, State, TensorInfo};

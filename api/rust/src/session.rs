@@ -19,6 +19,9 @@ pub enum Error {
     /// Running (or setting inputs, reading outputs) failed.
     #[error(transparent)]
     Run(#[from] RunError),
+    /// A custom-op plugin could not be loaded, or a package's plugins were not allowed.
+    #[error(transparent)]
+    Plugin(#[from] nnrt_custom_ops::PluginError),
     /// The call is not allowed in the session's current state.
     #[error("{call} is not allowed in state {state:?}: {hint}")]
     InvalidState {
@@ -98,11 +101,17 @@ pub struct Session {
     package: Package,
     config: Config,
     input_dims: Vec<Vec<usize>>,
+    /// The subgraph that runs (0, or a signature's).
+    entry: SubgraphId,
     prepared: Option<Prepared>,
     /// Plans prepared for other input shapes, most recent last (see `set_input_shape`).
     shape_cache: Vec<(Vec<Vec<usize>>, Prepared)>,
     state: State,
     custom_ops: nnrt_custom_ops::Registry,
+    /// The package folder (for its `custom_op/` plugins); None for zips, bare files, IR models.
+    package_dir: Option<std::path::PathBuf>,
+    /// Whether the package's plugins were loaded (once allowed, at the first prepare).
+    package_plugins_loaded: bool,
 }
 
 impl Session {
@@ -111,23 +120,18 @@ impl Session {
     /// configuration; later API calls override both.
     pub fn load(path: impl AsRef<Path>) -> Result<Session, Error> {
         let package = nnrt_loaders::load(path.as_ref())?;
-        Session::from_package(package)
+        let mut s = Session::from_package(package)?;
+        s.package_dir = path.as_ref().is_dir().then(|| path.as_ref().to_path_buf());
+        Ok(s)
     }
 
     /// Builds a session from a package already loaded.
     pub fn from_package(mut package: Package) -> Result<Session, Error> {
-        if package.models.len() != 1 {
-            return Err(Error::Load(LoadError::Package {
-                path: package.manifest.models.join(", "),
-                reason: format!(
-                    "the package joins {} models (MANIFEST pkg-inputs/model-connect); multi-model execution is not supported yet",
-                    package.models.len()
-                ),
-            }));
-        }
-        let model = package.models.remove(0);
+        // One model, or several joined by the MANIFEST's pkg-inputs/pkg-outputs/model-connect.
+        let model = nnrt_loaders::join(&package)?;
+        package.models.clear();
         let mut config = Config::default();
-        for (k, v) in &package.config {
+        for (k, v) in package.config.iter().filter(|(k, _)| crate::plugins::package_may_set(k)) {
             config.set(k.clone(), v.clone());
         }
         config.apply_env();
@@ -144,7 +148,39 @@ impl Session {
 
     fn from_parts(model: Model, package: Package, config: Config) -> Session {
         let input_dims = model.entry().inputs.iter().map(|&i| model.entry().operand(i).default_dims.clone()).collect();
-        Session { model, package, config, input_dims, prepared: None, shape_cache: Vec::new(), state: State::Loaded, custom_ops: Default::default() }
+        Session { model, package, config, input_dims, entry: SubgraphId(0), prepared: None, shape_cache: Vec::new(), state: State::Loaded, custom_ops: Default::default(), package_dir: None, package_plugins_loaded: false }
+    }
+
+    /// The subgraph that runs: the model's entry, or the one a signature selected.
+    fn graph(&self) -> &nnrt_core::Subgraph {
+        self.model.subgraph(self.entry).unwrap_or_else(|| self.model.entry())
+    }
+
+    /// Signature keys the model declares (TFLite SignatureDefs), in file order.
+    pub fn signatures(&self) -> Vec<String> {
+        self.model.signatures.iter().map(|s| s.key.clone()).collect()
+    }
+
+    /// Runs signature `key` instead of the entry subgraph: its subgraph becomes the one that runs,
+    /// with inputs and outputs in the signature's order. Only before [`Session::prepare`].
+    pub fn select_signature(&mut self, key: &str) -> Result<(), Error> {
+        self.require_loaded("select_signature")?;
+        let sig = self.model.signatures.iter().find(|s| s.key == key).cloned().ok_or_else(|| {
+            let known = self.signatures();
+            Error::Compile(CompileError::Config {
+                key: "signature".into(),
+                value: key.into(),
+                reason: if known.is_empty() { "the model declares no signatures".into() } else { format!("the model's signatures are: {}", known.join(", ")) },
+            })
+        })?;
+        let g = self.model.subgraphs.get_mut(sig.subgraph.index()).ok_or_else(|| {
+            Error::Load(LoadError::Malformed { path: self.model.source.clone(), format: "TFLite", reason: format!("signature '{key}' names a missing subgraph") })
+        })?;
+        g.inputs = sig.inputs.iter().map(|(_, id)| *id).collect();
+        g.outputs = sig.outputs.iter().map(|(_, id)| *id).collect();
+        self.entry = sig.subgraph;
+        self.input_dims = g.inputs.iter().map(|&i| g.operand(i).default_dims.clone()).collect();
+        Ok(())
     }
 
     /// The session's state.
@@ -175,7 +211,8 @@ impl Session {
     }
 
     /// Sets a configuration key (onert's names: `BACKENDS`, `NUM_THREADS`, `OP_BACKEND_ALLOPS`,
-    /// `OP_BACKEND_<Op>`, `OP_BACKEND_MAP`). Only before [`Session::prepare`].
+    /// `OP_BACKEND_<Op>`, `OP_BACKEND_MAP`; and `ALLOW_PACKAGE_PLUGINS=1`, which lets prepare load
+    /// the shared libraries in the package's `custom_op/` folder). Only before [`Session::prepare`].
     pub fn set_config(&mut self, key: &str, value: &str) -> Result<(), Error> {
         self.require_loaded("set_config")?;
         self.config.set(key, value);
@@ -190,6 +227,15 @@ impl Session {
         Ok(())
     }
 
+    /// Loads the custom-op plugin at `path` (a shared library implementing
+    /// `custom_ops/include/nnrt_plugin.h`) and registers every op it provides, replacing earlier
+    /// kernels of the same names; returns their names. Only before [`Session::prepare`]. The
+    /// library's code runs in this process: load only libraries you trust.
+    pub fn load_custom_op_library(&mut self, path: impl AsRef<Path>) -> Result<Vec<String>, Error> {
+        self.require_loaded("load_custom_op_library")?;
+        Ok(self.custom_ops.load_library(path)?)
+    }
+
     /// Sets the backends in order of preference, e.g. `"cpu"` or `"gpu;cpu"`.
     pub fn set_backends(&mut self, list: &str) -> Result<(), Error> {
         self.set_config("BACKENDS", list)
@@ -202,16 +248,16 @@ impl Session {
 
     /// Number of graph inputs.
     pub fn input_count(&self) -> usize {
-        self.model.entry().inputs.len()
+        self.graph().inputs.len()
     }
 
     /// Number of graph outputs.
     pub fn output_count(&self) -> usize {
-        self.model.entry().outputs.len()
+        self.graph().outputs.len()
     }
 
     fn info(&self, what: &'static str, index: usize) -> Result<TensorInfo, Error> {
-        let g = self.model.entry();
+        let g = self.graph();
         let list = if what == "input" { &g.inputs } else { &g.outputs };
         let &id = list.get(index).ok_or(RunError::BadIndex { what, index, count: list.len() })?;
         let o = g.operand(id);
@@ -241,7 +287,7 @@ impl Session {
     /// free). After prepare, the session is prepared again for the new shape and inputs must be
     /// set again.
     pub fn set_input_shape(&mut self, index: usize, dims: &[usize]) -> Result<(), Error> {
-        let g = self.model.entry();
+        let g = self.graph();
         let &id = g.inputs.get(index).ok_or(RunError::BadIndex { what: "input", index, count: g.inputs.len() })?;
         let o = g.operand(id);
         if !o.shape.admits(dims) {
@@ -297,11 +343,16 @@ impl Session {
                 reason: format!("none of these backends is available (available: {})", available_backends().join(", ")),
             }));
         }
+        if !self.package_plugins_loaded {
+            let needed = self.custom_ops();
+            self.package_plugins_loaded =
+                crate::plugins::load_package_plugins(&self.package, self.package_dir.as_deref(), &self.config, &mut self.custom_ops, &needed)?;
+        }
         if !self.custom_ops.is_empty() {
             backends.push(Box::new(nnrt_custom_ops::CustomOpBackend::new(self.custom_ops.clone())));
         }
         nnrt_core::validate_model(&self.model)?;
-        let prepared = Prepared::new(&self.model, SubgraphId(0), &self.input_dims, &backends, &self.config, self.threads())?;
+        let prepared = Prepared::new(&self.model, self.entry, &self.input_dims, &backends, &self.config, self.threads())?;
         self.prepared = Some(prepared);
         self.state = State::Prepared;
         Ok(())

@@ -15,6 +15,9 @@ pub(crate) trait Kernel: Send {
 pub(crate) struct Built {
     pub kernel: Box<dyn Kernel>,
     pub inputs: Vec<InputSource>,
+    /// Variable tensors the kernel reads and updates in place (LSTM state); they follow the
+    /// op's outputs in the kernel's `outs`.
+    pub state: Vec<nnrt_core::OperandId>,
 }
 
 struct Step {
@@ -52,7 +55,8 @@ impl Backend for CpuBackend {
             let op = ctx.graph.op(id);
             let kind = op.kind.name().to_string();
             let built = ops::build(ctx, id).map_err(|reason| CompileError::InvalidOp { op: id, kind: kind.clone(), reason })?;
-            steps.push(Step { kind, kernel: built.kernel, io: OpIo::new(id, built.inputs, op.outputs.clone()) });
+            let outputs = op.outputs.iter().chain(&built.state).copied().collect();
+            steps.push(Step { kind, kernel: built.kernel, io: OpIo::new(id, built.inputs, outputs) });
         }
         Ok(Box::new(CpuExecutable { steps, times: None }))
     }

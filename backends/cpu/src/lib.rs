@@ -9,6 +9,7 @@
 mod backend;
 pub mod kernels;
 mod ops;
+pub mod quant;
 #[allow(unsafe_code)]
 pub(crate) mod simd;
 

@@ -2,7 +2,7 @@
 
 use super::Cx;
 use crate::shape::fmt_dims;
-use crate::{CompileError, Conv2D, DepthwiseConv2D, Padding, Pool2D};
+use crate::{CompileError, Conv2D, DType, DepthwiseConv2D, Padding, Pool2D, TransposeConv};
 
 /// Output size and padding of one spatial dim of a windowed op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +58,8 @@ fn spatial(cx: &Cx, input: &[usize], k: [usize; 2], stride: [usize; 2], dil: [us
 pub(super) fn conv2d(cx: &Cx, p: &Conv2D) -> Result<Vec<usize>, CompileError> {
     let x = cx.expect_rank(0, 4)?;
     let w = cx.expect_rank(1, 4)?;
-    if w[3] == 0 || x[3] % w[3] != 0 {
+    // x[3] == 0 would make zero groups: a filter needs at least one input channel to read.
+    if w[3] == 0 || x[3] == 0 || x[3] % w[3] != 0 {
         return Err(cx.input_err(
             1,
             format!("filter {} has {} input channels, which must divide the input's {} channels", fmt_dims(w), w[3], x[3]),
@@ -98,6 +99,118 @@ pub(super) fn pool(cx: &Cx, p: &Pool2D) -> Result<Vec<usize>, CompileError> {
     let x = cx.expect_rank(0, 4)?;
     let [oh, ow] = spatial(cx, x, p.filter, p.stride, [1, 1], p.padding)?;
     Ok(vec![x[0], oh, ow, x[3]])
+}
+
+/// TRANSPOSE_CONV: the output shape is input 0's values; the filter is `[out_c, kh, kw, in_c]`.
+pub(super) fn transpose_conv(cx: &Cx, p: &TransposeConv) -> Result<Vec<usize>, CompileError> {
+    cx.expect_dtype(0, &[DType::I32, DType::I64])?;
+    let shape = cx.const_ints(0)?;
+    let w = cx.expect_rank(1, 4)?;
+    let x = cx.expect_rank(2, 4)?;
+    if shape.len() != 4 || shape.iter().any(|&d| d < 0) {
+        return Err(cx.input_err(0, format!("output shape {shape:?} must hold 4 dims >= 0")));
+    }
+    let out: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+    if out[0] != x[0] || out[3] != w[0] {
+        return Err(cx.input_err(0, format!("output shape {shape:?} must have the input's batch {} and the filter's {} channels", x[0], w[0])));
+    }
+    if w[3] != x[3] {
+        return Err(cx.input_err(1, format!("filter {} must have the input's {} channels last", fmt_dims(w), x[3])));
+    }
+    if let Some(b) = cx.opt_input(3)? {
+        if b.iter().product::<usize>() != w[0] {
+            return Err(cx.input_err(3, format!("bias {} must have {} elements, one per output channel", fmt_dims(b), w[0])));
+        }
+    }
+    for a in 0..2 {
+        // Padding is that of a convolution from the output back to the input; TFLite does not
+        // require the sizes to round-trip, so only the window itself is checked.
+        window_output(out[1 + a], w[1 + a], p.stride[a], 1, p.padding, a)
+            .ok_or_else(|| cx.err(format!("window {:?} with stride {:?} is invalid (zero)", &w[1..3], p.stride)))?;
+    }
+    Ok(out)
+}
+
+/// RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR: NHWC input, constant `[new_h, new_w]`.
+pub(super) fn resize(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let x = cx.expect_rank(0, 4)?;
+    if let crate::OpKind::Resize(r) = &cx.op.kind {
+        if r.align_corners && r.half_pixel_centers {
+            return Err(cx.err("align_corners and half_pixel_centers cannot both be set"));
+        }
+    }
+    cx.expect_dtype(1, &[DType::I32])?;
+    let size = cx.const_ints(1)?;
+    if size.len() != 2 || size.iter().any(|&v| v <= 0) {
+        return Err(cx.input_err(1, format!("size {size:?} must be two positive values [height, width]")));
+    }
+    Ok(vec![x[0], size[0] as usize, size[1] as usize, x[3]])
+}
+
+pub(super) fn space_to_depth(cx: &Cx, b: usize) -> Result<Vec<usize>, CompileError> {
+    let x = cx.expect_rank(0, 4)?;
+    if b == 0 || x[1] % b != 0 || x[2] % b != 0 {
+        return Err(cx.input_err(0, format!("height and width of {} must be multiples of block_size {b}", fmt_dims(x))));
+    }
+    Ok(vec![x[0], x[1] / b, x[2] / b, x[3] * b * b])
+}
+
+pub(super) fn depth_to_space(cx: &Cx, b: usize) -> Result<Vec<usize>, CompileError> {
+    let x = cx.expect_rank(0, 4)?;
+    if b == 0 || x[3] % (b * b) != 0 {
+        return Err(cx.input_err(0, format!("channels of {} must be a multiple of block_size² = {}", fmt_dims(x), b * b)));
+    }
+    Ok(vec![x[0], x[1] * b, x[2] * b, x[3] / (b * b)])
+}
+
+/// Block shape (input 1) and `[m, 2]` crops or paddings (input 2) of the *_ND ops.
+fn blocks(cx: &Cx, what: &str) -> Result<(Vec<usize>, Vec<[usize; 2]>), CompileError> {
+    let x = cx.input(0)?;
+    let block = cx.const_ints(1)?;
+    let m = block.len();
+    if m == 0 || x.len() < m + 1 || block.iter().any(|&b| b < 1) {
+        return Err(cx.input_err(1, format!("block shape {block:?} must be >= 1 for each of up to {} spatial dims of {}", x.len().saturating_sub(1), fmt_dims(x))));
+    }
+    let pads = cx.const_ints(2)?;
+    if cx.input(2)? != [m, 2] || pads.iter().any(|&v| v < 0) {
+        return Err(cx.input_err(2, format!("{what} {pads:?} must be [{m}, 2] values >= 0")));
+    }
+    let pads = pads.chunks_exact(2).map(|c| [c[0] as usize, c[1] as usize]).collect();
+    Ok((block.iter().map(|&b| b as usize).collect(), pads))
+}
+
+pub(super) fn batch_to_space(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let x = cx.input(0)?;
+    let (block, crops) = blocks(cx, "crops")?;
+    let prod: usize = block.iter().product();
+    if x[0] % prod != 0 {
+        return Err(cx.input_err(0, format!("batch {} is not a multiple of the block product {prod}", x[0])));
+    }
+    let mut out = x.to_vec();
+    out[0] = x[0] / prod;
+    for (i, (&b, c)) in block.iter().zip(&crops).enumerate() {
+        let full = x[1 + i] * b;
+        if c[0] + c[1] > full {
+            return Err(cx.input_err(2, format!("crops {c:?} exceed dim {} of size {full}", 1 + i)));
+        }
+        out[1 + i] = full - c[0] - c[1];
+    }
+    Ok(out)
+}
+
+pub(super) fn space_to_batch(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let x = cx.input(0)?;
+    let (block, pads) = blocks(cx, "paddings")?;
+    let mut out = x.to_vec();
+    out[0] = x[0] * block.iter().product::<usize>();
+    for (i, (&b, p)) in block.iter().zip(&pads).enumerate() {
+        let padded = x[1 + i] + p[0] + p[1];
+        if padded % b != 0 {
+            return Err(cx.input_err(2, format!("padded dim {} ({padded}) is not a multiple of block {b}", 1 + i)));
+        }
+        out[1 + i] = padded / b;
+    }
+    Ok(out)
 }
 
 fn check_bias(cx: &Cx, channels: usize) -> Result<(), CompileError> {

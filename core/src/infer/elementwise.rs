@@ -2,7 +2,7 @@
 
 use super::Cx;
 use crate::shape::fmt_dims;
-use crate::CompileError;
+use crate::{CompileError, DType, UnaryOp};
 
 /// NumPy broadcasting of two shapes (right-aligned; a dim of 1 stretches). `None` if incompatible.
 pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
@@ -29,6 +29,78 @@ pub(super) fn binary(cx: &Cx) -> Result<Vec<usize>, CompileError> {
     }
     broadcast_shapes(a, b)
         .ok_or_else(|| cx.err(format!("shapes {} and {} cannot be broadcast together", fmt_dims(a), fmt_dims(b))))
+}
+
+fn broadcast2(cx: &Cx, a: &[usize], b: &[usize]) -> Result<Vec<usize>, CompileError> {
+    broadcast_shapes(a, b)
+        .ok_or_else(|| cx.err(format!("shapes {} and {} cannot be broadcast together", fmt_dims(a), fmt_dims(b))))
+}
+
+pub(super) fn compare(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let (ta, tb) = (cx.dtype(0)?, cx.dtype(1)?);
+    if ta != tb {
+        return Err(cx.input_err(1, format!("has type {tb} but input 0 has {ta}; both must match")));
+    }
+    cx.expect_out_dtype(0, DType::Bool)?;
+    broadcast2(cx, cx.input(0)?, cx.input(1)?)
+}
+
+pub(super) fn logical(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    cx.expect_dtype(0, &[DType::Bool])?;
+    cx.expect_dtype(1, &[DType::Bool])?;
+    cx.expect_out_dtype(0, DType::Bool)?;
+    broadcast2(cx, cx.input(0)?, cx.input(1)?)
+}
+
+pub(super) fn prelu(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let (ta, tb) = (cx.dtype(0)?, cx.dtype(1)?);
+    if ta != tb {
+        return Err(cx.input_err(1, format!("alpha has type {tb} but the input has {ta}; both must match")));
+    }
+    broadcast2(cx, cx.input(0)?, cx.input(1)?)
+}
+
+/// SELECT needs equal shapes, or a rank-1 condition that picks rows of x/y; SELECT_V2
+/// broadcasts condition, x and y together.
+pub(super) fn select(cx: &Cx, v2: bool) -> Result<Vec<usize>, CompileError> {
+    cx.expect_dtype(0, &[DType::Bool])?;
+    let (tx, ty) = (cx.dtype(1)?, cx.dtype(2)?);
+    if tx != ty {
+        return Err(cx.input_err(2, format!("has type {ty} but x has {tx}; both must match")));
+    }
+    if cx.out_dtype(0)? != tx {
+        return Err(cx.out_err(0, format!("has type {} but x and y have {tx}", cx.out_dtype(0)?)));
+    }
+    let (c, x, y) = (cx.input(0)?, cx.input(1)?, cx.input(2)?);
+    if v2 {
+        let xy = broadcast2(cx, x, y)?;
+        return broadcast2(cx, c, &xy);
+    }
+    if x != y {
+        return Err(cx.input_err(2, format!("y {} must have the shape of x {} (SELECT does not broadcast)", fmt_dims(y), fmt_dims(x))));
+    }
+    let rank_one = c.len() == 1 && !x.is_empty() && c[0] == x[0];
+    if c != x && !rank_one {
+        return Err(cx.input_err(
+            0,
+            format!("condition {} must have x's shape {} or be rank 1 with {} elements", fmt_dims(c), fmt_dims(x), x.first().copied().unwrap_or(0)),
+        ));
+    }
+    Ok(x.to_vec())
+}
+
+/// Unary ops keep the shape; the output type must be the input's (bool for LOGICAL_NOT).
+pub(super) fn unary(cx: &Cx, op: UnaryOp) -> Result<Vec<usize>, CompileError> {
+    let t = cx.dtype(0)?;
+    if op == UnaryOp::LogicalNot {
+        cx.expect_dtype(0, &[DType::Bool])?;
+    } else if t == DType::Bool {
+        return Err(cx.input_err(0, format!("has type bool; {} takes numbers", cx.op.kind.name())));
+    }
+    if cx.out_dtype(0)? != t && !cx.g.operand(cx.input_id(0)?).quant.is_quantized() {
+        return Err(cx.out_err(0, format!("has type {} but the input has {t}", cx.out_dtype(0)?)));
+    }
+    Ok(cx.input(0)?.to_vec())
 }
 
 pub(super) fn softmax(cx: &Cx) -> Result<Vec<usize>, CompileError> {

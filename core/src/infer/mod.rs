@@ -3,9 +3,14 @@
 
 mod conv;
 mod elementwise;
+mod generate;
+mod lstm;
+mod movement;
 mod shape_ops;
 
 pub use conv::{window_output, Window};
+pub use lstm::{lstm_dims, LstmDims};
+pub use movement::{strided_slice_plan, SlicePlan};
 pub use elementwise::broadcast_shapes;
 
 use crate::shape::fmt_dims;
@@ -76,6 +81,70 @@ impl<'a> Cx<'a> {
         Ok(s)
     }
 
+    /// The type of output `k`.
+    pub fn out_dtype(&self, k: usize) -> Result<DType, CompileError> {
+        let id = self.op.outputs.get(k).ok_or_else(|| self.err(format!("output {k} is missing")))?;
+        Ok(self.g.operand(*id).dtype)
+    }
+
+    /// An error about output `k`.
+    pub fn out_err(&self, k: usize, reason: impl Into<String>) -> CompileError {
+        let operand = self.op.outputs.get(k).copied().unwrap_or(OperandId(u32::MAX));
+        CompileError::InvalidOperand { op: self.id, kind: self.kind(), operand, reason: reason.into() }
+    }
+
+    /// Checks that output `k` has type `want`.
+    pub fn expect_out_dtype(&self, k: usize, want: DType) -> Result<(), CompileError> {
+        let got = self.out_dtype(k)?;
+        if got != want {
+            return Err(self.out_err(k, format!("has type {got}; this op produces {want}")));
+        }
+        Ok(())
+    }
+
+    /// Checks that input `i` has one of the types in `allowed`.
+    pub fn expect_dtype(&self, i: usize, allowed: &[DType]) -> Result<DType, CompileError> {
+        let t = self.dtype(i)?;
+        if !allowed.contains(&t) {
+            let names: Vec<String> = allowed.iter().map(|d| d.to_string()).collect();
+            return Err(self.input_err(i, format!("has type {t}; expected {}", names.join(" or "))));
+        }
+        Ok(t)
+    }
+
+    /// The single integer of constant input `i` (a scalar or a one-element tensor).
+    pub fn const_scalar(&self, i: usize) -> Result<i64, CompileError> {
+        let v = self.const_ints(i)?;
+        match v.as_slice() {
+            [x] => Ok(*x),
+            _ => Err(self.input_err(i, format!("must hold one integer, holds {}", v.len()))),
+        }
+    }
+
+    /// The values of constant numeric input `i` as f64 (any integer or float type).
+    pub fn const_f64s(&self, i: usize) -> Result<Vec<f64>, CompileError> {
+        let id = self.input_id(i)?;
+        let o = self.g.operand(id);
+        let data = o.data.as_ref().ok_or_else(|| {
+            self.input_err(i, "must be a constant tensor (its values decide the output shape; shapes computed at run time are not supported yet)")
+        })?;
+        let b = data.bytes();
+        Ok(match o.dtype {
+            DType::F32 => b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64).collect(),
+            DType::I32 => b.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64).collect(),
+            DType::I64 => b.chunks_exact(8).map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) as f64).collect(),
+            other => return Err(self.input_err(i, format!("has type {other}; expected float32, int32 or int64"))),
+        })
+    }
+
+    /// Checks that the op has `n` outputs.
+    pub fn expect_outputs(&self, n: usize) -> Result<(), CompileError> {
+        if self.op.outputs.len() != n {
+            return Err(self.err(format!("has {} outputs; its options ask for {n}", self.op.outputs.len())));
+        }
+        Ok(())
+    }
+
     /// Normalizes a possibly negative axis for a tensor of `rank` dims.
     pub fn axis(&self, axis: i64, rank: usize) -> Result<usize, CompileError> {
         let r = rank as i64;
@@ -99,13 +168,49 @@ pub fn infer_op(g: &Subgraph, id: OpId, shapes: &[Option<Vec<usize>>]) -> Result
         OpKind::Pool2D(p) => one(conv::pool(&cx, p)?),
         OpKind::FullyConnected(p) => one(shape_ops::fully_connected(&cx, p)?),
         OpKind::Binary { .. } => one(elementwise::binary(&cx)?),
-        OpKind::Unary(_) | OpKind::Dequantize | OpKind::Quantize => one(cx.input(0)?.to_vec()),
+        OpKind::Unary(u) => one(elementwise::unary(&cx, *u)?),
+        OpKind::Dequantize | OpKind::Quantize => one(cx.input(0)?.to_vec()),
         OpKind::Softmax { .. } => one(elementwise::softmax(&cx)?),
         OpKind::Reduce { keep_dims, .. } => one(shape_ops::reduce(&cx, *keep_dims)?),
         OpKind::Concatenation { axis, .. } => one(shape_ops::concat(&cx, *axis)?),
         OpKind::Reshape { new_shape } => one(shape_ops::reshape(&cx, new_shape.as_deref())?),
         OpKind::Transpose => one(shape_ops::transpose(&cx)?),
         OpKind::Pad | OpKind::MirrorPad(_) => one(shape_ops::pad(&cx)?),
+        OpKind::TransposeConv(p) => one(conv::transpose_conv(&cx, p)?),
+        OpKind::BatchMatMul { adj_x, adj_y } => one(shape_ops::batch_matmul(&cx, *adj_x, *adj_y)?),
+        OpKind::Compare(_) => one(elementwise::compare(&cx)?),
+        OpKind::Logical(_) => one(elementwise::logical(&cx)?),
+        OpKind::Prelu => one(elementwise::prelu(&cx)?),
+        OpKind::Select { v2 } => one(elementwise::select(&cx, *v2)?),
+        OpKind::LogSoftmax | OpKind::L2Normalization { .. } => one(elementwise::softmax(&cx)?),
+        OpKind::Cast => one(cx.input(0)?.to_vec()),
+        OpKind::ArgMinMax { .. } => one(shape_ops::arg_min_max(&cx)?),
+        OpKind::Split { num_splits } => movement::split(&cx, *num_splits),
+        OpKind::SplitV { num_splits } => movement::split_v(&cx, *num_splits),
+        OpKind::Pack { axis, count } => one(movement::pack(&cx, *axis, *count)?),
+        OpKind::Unpack { axis, num } => movement::unpack(&cx, *axis, *num),
+        OpKind::Squeeze { axes } => one(movement::squeeze(&cx, axes)?),
+        OpKind::ExpandDims => one(movement::expand_dims(&cx)?),
+        OpKind::Slice => one(movement::slice(&cx)?),
+        OpKind::StridedSlice(p) => one(movement::strided_slice(&cx, p)?.out_dims),
+        OpKind::Gather { axis, batch_dims } => one(movement::gather(&cx, *axis, *batch_dims)?),
+        OpKind::GatherNd => one(movement::gather_nd(&cx)?),
+        OpKind::Tile => one(movement::tile(&cx)?),
+        OpKind::ReverseV2 => one(movement::reverse(&cx)?),
+        OpKind::Cumsum { .. } => one(movement::cumsum(&cx)?),
+        OpKind::Resize(_) => one(conv::resize(&cx)?),
+        OpKind::SpaceToDepth { block } => one(conv::space_to_depth(&cx, *block)?),
+        OpKind::DepthToSpace { block } => one(conv::depth_to_space(&cx, *block)?),
+        OpKind::BatchToSpaceNd => one(conv::batch_to_space(&cx)?),
+        OpKind::SpaceToBatchNd => one(conv::space_to_batch(&cx)?),
+        OpKind::Fill => one(generate::fill(&cx)?),
+        OpKind::Range => one(generate::range(&cx)?),
+        OpKind::Shape => one(generate::shape(&cx)?),
+        OpKind::Rank => one(generate::rank(&cx)?),
+        OpKind::ZerosLike | OpKind::OnesLike => one(generate::like(&cx)?),
+        OpKind::OneHot { axis } => one(generate::one_hot(&cx, *axis)?),
+        OpKind::TopKV2 => generate::top_k(&cx),
+        OpKind::UnidirectionalSequenceLstm(p) => one(lstm::sequence_lstm(&cx, p)?.out_dims),
         OpKind::Custom { .. } | OpKind::If { .. } | OpKind::While { .. } => declared_outputs(&cx),
     }
 }

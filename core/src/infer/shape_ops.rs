@@ -2,7 +2,7 @@
 
 use super::Cx;
 use crate::shape::{fmt_dims, num_elements};
-use crate::{CompileError, FullyConnected, MirrorMode, OpKind};
+use crate::{CompileError, DType, FullyConnected, MirrorMode, OpKind, ReduceOp};
 
 pub(super) fn fully_connected(cx: &Cx, p: &FullyConnected) -> Result<Vec<usize>, CompileError> {
     let x = cx.input(0)?;
@@ -29,6 +29,50 @@ pub(super) fn fully_connected(cx: &Cx, p: &FullyConnected) -> Result<Vec<usize>,
     }
 }
 
+/// BATCH_MATMUL: `[..., m, k] @ [..., k, n]` (last two dims swapped by `adj_x` / `adj_y`), the
+/// leading dims broadcast NumPy-style.
+pub(super) fn batch_matmul(cx: &Cx, adj_x: bool, adj_y: bool) -> Result<Vec<usize>, CompileError> {
+    let (x, y) = (cx.input(0)?, cx.input(1)?);
+    for (i, s) in [(0, x), (1, y)] {
+        if s.len() < 2 || s.len() > 5 {
+            return Err(cx.input_err(i, format!("rank must be 2 to 5, shape is {}", fmt_dims(s))));
+        }
+    }
+    let (tx, ty) = (cx.dtype(0)?, cx.dtype(1)?);
+    if tx != ty && !(tx == DType::F32 && ty == DType::I8) {
+        return Err(cx.input_err(1, format!("has type {ty} but input 0 has {tx}")));
+    }
+    let (xr, yr) = (x.len(), y.len());
+    let (m, kx) = if adj_x { (x[xr - 1], x[xr - 2]) } else { (x[xr - 2], x[xr - 1]) };
+    let (ky, n) = if adj_y { (y[yr - 1], y[yr - 2]) } else { (y[yr - 2], y[yr - 1]) };
+    if kx != ky {
+        return Err(cx.err(format!(
+            "inner dims differ: {} (adj_x {adj_x}) has {kx}, {} (adj_y {adj_y}) has {ky}",
+            fmt_dims(x),
+            fmt_dims(y)
+        )));
+    }
+    let mut out = super::broadcast_shapes(&x[..xr - 2], &y[..yr - 2]).ok_or_else(|| {
+        cx.err(format!("batch dims of {} and {} cannot be broadcast together", fmt_dims(x), fmt_dims(y)))
+    })?;
+    out.extend_from_slice(&[m, n]);
+    Ok(out)
+}
+
+/// ARG_MAX / ARG_MIN: the axis (a constant scalar or one-element tensor) is removed.
+pub(super) fn arg_min_max(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let x = cx.input(0)?;
+    cx.expect_dtype(1, &[DType::I32, DType::I64])?;
+    let axis = cx.axis(cx.const_scalar(1)?, x.len())?;
+    let t = cx.out_dtype(0)?;
+    if t != DType::I32 && t != DType::I64 {
+        return Err(cx.out_err(0, format!("has type {t}; the index output must be int32 or int64")));
+    }
+    let mut out = x.to_vec();
+    out.remove(axis);
+    Ok(out)
+}
+
 /// Normalized, deduplicated, sorted axes from constant input `i`.
 fn axes(cx: &Cx, i: usize, rank: usize) -> Result<Vec<usize>, CompileError> {
     let mut out = Vec::new();
@@ -44,6 +88,13 @@ fn axes(cx: &Cx, i: usize, rank: usize) -> Result<Vec<usize>, CompileError> {
 
 pub(super) fn reduce(cx: &Cx, keep_dims: bool) -> Result<Vec<usize>, CompileError> {
     let x = cx.input(0)?;
+    let t = cx.dtype(0)?;
+    if let OpKind::Reduce { op: ReduceOp::Any | ReduceOp::All, .. } = cx.op.kind {
+        cx.expect_dtype(0, &[DType::Bool])?;
+    }
+    if cx.out_dtype(0)? != t {
+        return Err(cx.out_err(0, format!("has type {} but the input has {t}", cx.out_dtype(0)?)));
+    }
     let axes = axes(cx, 1, x.len())?;
     let mut out = Vec::with_capacity(x.len());
     for (d, &n) in x.iter().enumerate() {

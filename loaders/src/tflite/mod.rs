@@ -3,6 +3,7 @@
 //! Constant tensors borrow their bytes from the model's blob (a memory map): nothing is copied.
 
 mod ops;
+mod sparsity;
 
 use std::sync::Arc;
 
@@ -148,6 +149,16 @@ impl Loader<'_> {
             for (oi, op) in operators.iter().enumerate() {
                 let index = op.opcode_index() as usize;
                 let code = codes.get(index).ok_or_else(|| self.malformed(format!("subgraph {si} op {oi} uses operator code {index}, but there are {}", codes.len())))?;
+                if t::BuiltinOperator(code.code) == t::BuiltinOperator::DENSIFY {
+                    // The sparse input was densified at load: fold DENSIFY into a constant output.
+                    let first = |v: Option<flatbuffers::Vector<'_, i32>>| v.and_then(|v| v.iter().next()).filter(|&i| i >= 0 && (i as usize) < g.operands.len());
+                    let (Some(i), Some(o)) = (first(op.inputs()), first(op.outputs())) else {
+                        return Err(self.malformed(format!("subgraph {si} op {oi} (DENSIFY) needs one valid input and output")));
+                    };
+                    let data = g.operands[i as usize].data.clone().ok_or_else(|| self.malformed(format!("subgraph {si} op {oi} (DENSIFY) has a non-constant input")))?;
+                    g.operands[o as usize].data = Some(data);
+                    continue;
+                }
                 let kind = match ops::map(self, si, oi, code, &op) {
                     Ok(k) => k,
                     Err(e @ LoadError::UnsupportedOp { .. }) => {
@@ -227,16 +238,16 @@ impl Loader<'_> {
             }
             None => Quantization::None,
         };
-        if tensor.sparsity().is_some() {
-            return Err(LoadError::UnsupportedOp {
-                path: self.path.to_string(),
-                subgraph: si,
-                index: ti,
-                op: "sparse tensor".into(),
-                detail: format!(": tensor {ti} ('{name}') stores sparse weights (TFLite sparsity metadata), not supported yet"),
-            });
+        let mut data = self.buffer(ti, &name, tensor.buffer() as usize, buffers)?;
+        if let Some(sp) = tensor.sparsity() {
+            // Sparse constants (TFLite sparsity metadata) are densified here, once; kernels and
+            // DENSIFY (folded in `subgraph`) then see an ordinary dense constant.
+            let bad = |reason: String| self.malformed(format!("tensor {ti} ('{name}') has invalid sparsity metadata: {reason}"));
+            let meta = sparsity::read(&sp).map_err(bad)?;
+            let stored = data.as_ref().ok_or_else(|| bad("a sparse tensor must be a constant".into()))?;
+            let dense = sparsity::densify(&meta, &default_dims, dtype.size(), stored.bytes()).map_err(bad)?;
+            data = Some(ConstData::owned(dense));
         }
-        let data = self.buffer(ti, &name, tensor.buffer() as usize, buffers)?;
         let layout = if default_dims.len() == 4 { if nchw { Layout::Nchw } else { Layout::Nhwc } } else { Layout::Any };
         let is_variable = tensor.is_variable();
         Ok(Operand { name, dtype, shape, default_dims, layout, quant, data: if is_variable { None } else { data }, is_variable })

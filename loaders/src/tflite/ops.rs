@@ -1,8 +1,8 @@
 //! Builtin operator codes and options tables into typed [`OpKind`]s.
 
 use nnrt_core::{
-    Activation, BinaryOp, Conv2D, DepthwiseConv2D, FullyConnected, LoadError, MirrorMode, OpKind, Padding, Pool2D, PoolKind, ReduceOp,
-    SubgraphId, UnaryOp,
+    Activation, BinaryOp, CompareOp, Conv2D, DepthwiseConv2D, FullyConnected, LoadError, LogicalOp, MirrorMode, OpKind, Padding, Pool2D,
+    PoolKind, ReduceOp, Resize, ResizeMode, SequenceLstm, StridedSlice, SubgraphId, TransposeConv, UnaryOp,
 };
 
 use super::{Loader, OpCode};
@@ -58,6 +58,8 @@ pub(super) fn map(cx: &Loader, si: usize, oi: usize, code: &OpCode, op: &t::Oper
             act: o.map(|o| act(o.fused_activation_function())).unwrap_or_default(),
         })
     };
+    let inputs = op.inputs().map_or(0, |v| v.len());
+    let outputs = op.outputs().map_or(0, |v| v.len());
     let kind = match B(code.code) {
         B::CONV_2D => {
             let o = op.builtin_options_as_conv_2_doptions();
@@ -122,6 +124,142 @@ pub(super) fn map(cx: &Loader, si: usize, oi: usize, code: &OpCode, op: &t::Oper
             Some(t::MirrorPadMode::SYMMETRIC) => MirrorMode::Symmetric,
             _ => MirrorMode::Reflect,
         }),
+        B::POW => binary(BinaryOp::Pow, Activation::None),
+        B::SQUARED_DIFFERENCE => binary(BinaryOp::SquaredDifference, Activation::None),
+        B::MAXIMUM => binary(BinaryOp::Maximum, Activation::None),
+        B::MINIMUM => binary(BinaryOp::Minimum, Activation::None),
+        B::FLOOR_DIV => binary(BinaryOp::FloorDiv, Activation::None),
+        B::FLOOR_MOD => binary(BinaryOp::FloorMod, Activation::None),
+        B::EQUAL => OpKind::Compare(CompareOp::Equal),
+        B::NOT_EQUAL => OpKind::Compare(CompareOp::NotEqual),
+        B::LESS => OpKind::Compare(CompareOp::Less),
+        B::LESS_EQUAL => OpKind::Compare(CompareOp::LessEqual),
+        B::GREATER => OpKind::Compare(CompareOp::Greater),
+        B::GREATER_EQUAL => OpKind::Compare(CompareOp::GreaterEqual),
+        B::LOGICAL_AND => OpKind::Logical(LogicalOp::And),
+        B::LOGICAL_OR => OpKind::Logical(LogicalOp::Or),
+        B::LOGICAL_NOT => OpKind::Unary(UnaryOp::LogicalNot),
+        B::RELU_0_TO_1 => OpKind::Unary(UnaryOp::Relu0To1),
+        B::ELU => OpKind::Unary(UnaryOp::Elu),
+        B::GELU => OpKind::Unary(UnaryOp::Gelu { approximate: op.builtin_options_as_gelu_options().is_some_and(|o| o.approximate()) }),
+        B::ABS => OpKind::Unary(UnaryOp::Abs),
+        B::NEG => OpKind::Unary(UnaryOp::Neg),
+        B::EXP => OpKind::Unary(UnaryOp::Exp),
+        B::LOG => OpKind::Unary(UnaryOp::Log),
+        B::SQRT => OpKind::Unary(UnaryOp::Sqrt),
+        B::RSQRT => OpKind::Unary(UnaryOp::Rsqrt),
+        B::SQUARE => OpKind::Unary(UnaryOp::Square),
+        B::SIN => OpKind::Unary(UnaryOp::Sin),
+        B::COS => OpKind::Unary(UnaryOp::Cos),
+        B::FLOOR => OpKind::Unary(UnaryOp::Floor),
+        B::CEIL => OpKind::Unary(UnaryOp::Ceil),
+        B::ROUND => OpKind::Unary(UnaryOp::Round),
+        B::SIGN => OpKind::Unary(UnaryOp::Sign),
+        B::PRELU => OpKind::Prelu,
+        B::REDUCE_ANY => reduce(ReduceOp::Any),
+        B::REDUCE_ALL => reduce(ReduceOp::All),
+        B::ARG_MAX => OpKind::ArgMinMax { max: true },
+        B::ARG_MIN => OpKind::ArgMinMax { max: false },
+        B::LOG_SOFTMAX => OpKind::LogSoftmax,
+        B::L2_NORMALIZATION => {
+            OpKind::L2Normalization { act: op.builtin_options_as_l2_norm_options().map(|o| act(o.fused_activation_function())).unwrap_or_default() }
+        }
+        B::TRANSPOSE_CONV => {
+            let o = op.builtin_options_as_transpose_conv_options();
+            OpKind::TransposeConv(TransposeConv {
+                padding: o.map(|o| padding(o.padding())).unwrap_or(Padding::Same),
+                stride: [pos(o.map_or(1, |o| o.stride_h())), pos(o.map_or(1, |o| o.stride_w()))],
+                act: o.map(|o| act(o.fused_activation_function())).unwrap_or_default(),
+            })
+        }
+        B::BATCH_MATMUL => {
+            let o = op.builtin_options_as_batch_mat_mul_options();
+            if o.is_some_and(|o| o.asymmetric_quantize_inputs()) {
+                log::debug!("subgraph {si} op {oi}: BATCH_MATMUL asymmetric_quantize_inputs only matters for hybrid models");
+            }
+            OpKind::BatchMatMul { adj_x: o.is_some_and(|o| o.adj_x()), adj_y: o.is_some_and(|o| o.adj_y()) }
+        }
+        B::SPLIT => OpKind::Split { num_splits: count(op.builtin_options_as_split_options().map(|o| o.num_splits()), outputs) },
+        B::SPLIT_V => OpKind::SplitV { num_splits: count(op.builtin_options_as_split_voptions().map(|o| o.num_splits()), outputs) },
+        B::PACK => {
+            let o = op.builtin_options_as_pack_options();
+            OpKind::Pack { axis: o.map_or(0, |o| o.axis()), count: count(o.map(|o| o.values_count()), inputs) }
+        }
+        B::UNPACK => {
+            let o = op.builtin_options_as_unpack_options();
+            OpKind::Unpack { axis: o.map_or(0, |o| o.axis()), num: count(o.map(|o| o.num()), outputs) }
+        }
+        B::SQUEEZE => OpKind::Squeeze {
+            axes: op.builtin_options_as_squeeze_options().and_then(|o| o.squeeze_dims()).map(|v| v.iter().collect()).unwrap_or_default(),
+        },
+        B::EXPAND_DIMS => OpKind::ExpandDims,
+        B::SLICE => OpKind::Slice,
+        B::STRIDED_SLICE => {
+            let o = op.builtin_options_as_strided_slice_options();
+            OpKind::StridedSlice(StridedSlice {
+                begin_mask: o.map_or(0, |o| o.begin_mask()),
+                end_mask: o.map_or(0, |o| o.end_mask()),
+                ellipsis_mask: o.map_or(0, |o| o.ellipsis_mask()),
+                new_axis_mask: o.map_or(0, |o| o.new_axis_mask()),
+                shrink_axis_mask: o.map_or(0, |o| o.shrink_axis_mask()),
+                offset: o.is_some_and(|o| o.offset()),
+            })
+        }
+        B::GATHER => {
+            let o = op.builtin_options_as_gather_options();
+            OpKind::Gather { axis: o.map_or(0, |o| o.axis()), batch_dims: o.map_or(0, |o| o.batch_dims()) }
+        }
+        B::GATHER_ND => OpKind::GatherNd,
+        B::RESIZE_BILINEAR => {
+            let o = op.builtin_options_as_resize_bilinear_options();
+            OpKind::Resize(Resize {
+                mode: ResizeMode::Bilinear,
+                align_corners: o.is_some_and(|o| o.align_corners()),
+                half_pixel_centers: o.is_some_and(|o| o.half_pixel_centers()),
+            })
+        }
+        B::RESIZE_NEAREST_NEIGHBOR => {
+            let o = op.builtin_options_as_resize_nearest_neighbor_options();
+            OpKind::Resize(Resize {
+                mode: ResizeMode::Nearest,
+                align_corners: o.is_some_and(|o| o.align_corners()),
+                half_pixel_centers: o.is_some_and(|o| o.half_pixel_centers()),
+            })
+        }
+        B::TILE => OpKind::Tile,
+        B::SPACE_TO_DEPTH => OpKind::SpaceToDepth { block: op.builtin_options_as_space_to_depth_options().map_or(0, |o| o.block_size()).max(0) as usize },
+        B::DEPTH_TO_SPACE => OpKind::DepthToSpace { block: op.builtin_options_as_depth_to_space_options().map_or(0, |o| o.block_size()).max(0) as usize },
+        B::BATCH_TO_SPACE_ND => OpKind::BatchToSpaceNd,
+        B::SPACE_TO_BATCH_ND => OpKind::SpaceToBatchNd,
+        B::CUMSUM => {
+            let o = op.builtin_options_as_cumsum_options();
+            OpKind::Cumsum { exclusive: o.is_some_and(|o| o.exclusive()), reverse: o.is_some_and(|o| o.reverse()) }
+        }
+        B::REVERSE_V2 => OpKind::ReverseV2,
+        // CastOptions, ArgMaxOptions.output_type and ShapeOptions.out_type repeat the output
+        // tensor's type, which is what the IR and the kernels use.
+        B::CAST => OpKind::Cast,
+        B::SELECT => OpKind::Select { v2: false },
+        B::SELECT_V2 => OpKind::Select { v2: true },
+        B::FILL => OpKind::Fill,
+        B::RANGE => OpKind::Range,
+        B::SHAPE => OpKind::Shape,
+        B::RANK => OpKind::Rank,
+        // TFLite has no ONES_LIKE builtin (converters emit FILL); OpKind::OnesLike serves other formats.
+        B::ZEROS_LIKE => OpKind::ZerosLike,
+        B::ONE_HOT => OpKind::OneHot { axis: op.builtin_options_as_one_hot_options().map_or(-1, |o| o.axis()) },
+        B::TOPK_V2 => OpKind::TopKV2,
+        B::UNIDIRECTIONAL_SEQUENCE_LSTM => {
+            let o = op.builtin_options_as_unidirectional_sequence_lstmoptions();
+            OpKind::UnidirectionalSequenceLstm(SequenceLstm {
+                act: o.map(|o| act(o.fused_activation_function())).unwrap_or(Activation::Tanh),
+                cell_clip: o.map_or(0.0, |o| o.cell_clip()),
+                proj_clip: o.map_or(0.0, |o| o.proj_clip()),
+                time_major: o.is_some_and(|o| o.time_major()),
+                diagonal_recurrent: o.is_some_and(|o| o.diagonal_recurrent_tensors()),
+                asymmetric_quantize_inputs: o.is_some_and(|o| o.asymmetric_quantize_inputs()),
+            })
+        }
         B::DEQUANTIZE => OpKind::Dequantize,
         B::QUANTIZE => OpKind::Quantize,
         B::CUSTOM => OpKind::Custom {
@@ -141,9 +279,22 @@ pub(super) fn map(cx: &Loader, si: usize, oi: usize, code: &OpCode, op: &t::Oper
     Ok(kind)
 }
 
+/// A count option (num_splits, values_count, num), or `fallback` (the tensor count) when the
+/// options are absent or hold 0.
+fn count(option: Option<i32>, fallback: usize) -> usize {
+    match option {
+        Some(n) if n > 0 => n as usize,
+        _ => fallback,
+    }
+}
+
 fn sub(cx: &Loader, i: i32) -> Result<SubgraphId, LoadError> {
     if i < 0 {
         return Err(cx.malformed(format!("negative subgraph index {i}")));
     }
     Ok(SubgraphId::new(i as usize))
 }
+
+#[cfg(test)]
+#[path = "ops_tests.rs"]
+mod tests;

@@ -21,6 +21,9 @@ const SPECS: &[Spec] = &[
     Spec { names: &["-m", "--mem_poll"], key: "mem_poll", takes: Takes::Maybe, help: "report peak resident memory" },
     Spec { names: &["--shape_prepare"], key: "shape_prepare", takes: Takes::Value, help: "input shapes before prepare: '[idx,[dims],...]'" },
     Spec { names: &["--shape_run"], key: "shape_run", takes: Takes::Value, help: "input shapes after prepare: '[idx,[dims],...]'" },
+    Spec { names: &["--signature", "--method"], key: "signature", takes: Takes::Value, help: "run this signature (TFLite SignatureDef key) instead of the main graph" },
+    Spec { names: &["--custom-op-lib"], key: "custom_op_lib", takes: Takes::Value, help: "load the custom-op plugin (shared library) at PATH; repeatable" },
+    Spec { names: &["--allow-package-plugins"], key: "allow_package_plugins", takes: Takes::Nothing, help: "load the plugins in the package's custom_op/ folder (runs the package's code)" },
     Spec { names: &["--profile"], key: "profile", takes: Takes::Nothing, help: "print time per op and per op kind over the timed runs" },
     Spec { names: &["-v", "--verbose_level"], key: "verbose", takes: Takes::Maybe, help: "log more (-v 1 info, -v 2 debug)" },
     Spec { names: &["-h", "--help"], key: "help", takes: Takes::Nothing, help: "print this help" },
@@ -135,7 +138,17 @@ fn run() -> Result<()> {
     if let Some(n) = args.parsed::<usize>("threads")? {
         s.set_threads(n)?;
     }
+    for lib in args.values("custom_op_lib") {
+        let ops = s.load_custom_op_library(lib)?;
+        log::info!("{lib}: custom ops {}", ops.join(", "));
+    }
+    if args.has("allow_package_plugins") {
+        s.set_config(nnrt::ALLOW_PACKAGE_PLUGINS, "1")?;
+    }
 
+    if let Some(sig) = args.value("signature") {
+        s.select_signature(sig)?;
+    }
     let n_in = s.input_count();
     let mut inputs: Vec<Option<Vec<u8>>> = vec![None; n_in];
     if let Some(prefix) = args.value("load_npy") {

@@ -86,8 +86,8 @@ impl ConvGeom {
     /// Panics with a message naming the inconsistent field.
     fn validate(&self) {
         assert!(self.groups >= 1, "conv groups must be ≥ 1");
-        assert!(self.in_c % self.groups == 0, "in_c {} not a multiple of groups {}", self.in_c, self.groups);
-        assert!(self.out_c % self.groups == 0, "out_c {} not a multiple of groups {}", self.out_c, self.groups);
+        assert!(self.in_c.is_multiple_of(self.groups), "in_c {} not a multiple of groups {}", self.in_c, self.groups);
+        assert!(self.out_c.is_multiple_of(self.groups), "out_c {} not a multiple of groups {}", self.out_c, self.groups);
         assert!(self.stride_h >= 1 && self.stride_w >= 1, "conv strides must be ≥ 1");
         assert!(self.dil_h >= 1 && self.dil_w >= 1, "conv dilations must be ≥ 1");
     }
@@ -236,6 +236,10 @@ impl ASource for Im2col<'_> {
         // With one group and no horizontal dilation, the taps of one filter row that fall
         // inside the input are one contiguous run of the input row: copy it in one go.
         let merge_kw = g.groups == 1 && g.dil_w == 1;
+        if k0 == 0 && kc == g.taps() {
+            self.whole_rows(row0, &mut scratch[..rows * kc], merge_kw);
+            return (&scratch[..rows * kc], kc);
+        }
         // Divisions only once per block: the first tap is the same for every row, and the
         // output pixel advances by one per row.
         let (tap0, ic0) = (k0 / cin_g, k0 % cin_g);
@@ -289,6 +293,55 @@ impl ASource for Im2col<'_> {
             }
         }
         (&scratch[..rows * kc], kc)
+    }
+}
+
+impl Im2col<'_> {
+    /// Fills `dst` with whole im2col rows (all `taps()` columns) from output pixel `row0` on,
+    /// one filter row at a time: each is zeros, a run of in-bounds taps, zeros.
+    fn whole_rows(&self, row0: usize, dst: &mut [f32], merge_kw: bool) {
+        let g = self.g;
+        let cin_g = g.group_in_c();
+        let seg = g.k_w * cin_g;
+        let mut ow = row0 % g.out_w;
+        let mut oh = (row0 / g.out_w) % g.out_h;
+        let mut b = row0 / (g.out_w * g.out_h);
+        for drow in dst.chunks_exact_mut(g.taps()) {
+            let ih0 = (oh * g.stride_h) as isize - g.pad_top as isize;
+            let iw0 = (ow * g.stride_w) as isize - g.pad_left as isize;
+            // Filter columns kw_lo..kw_hi fall inside the input row.
+            let kw_lo = ((-iw0).max(0) as usize).div_ceil(g.dil_w).min(g.k_w);
+            let kw_hi = ((g.in_w as isize - iw0).max(0) as usize).div_ceil(g.dil_w).clamp(kw_lo, g.k_w);
+            for (kh, d) in drow.chunks_exact_mut(seg).enumerate() {
+                let ih = ih0 + (kh * g.dil_h) as isize;
+                if ih < 0 || ih >= g.in_h as isize || kw_lo == kw_hi {
+                    zero_run(d);
+                    continue;
+                }
+                let iw_lo = (iw0 + (kw_lo * g.dil_w) as isize) as usize;
+                let src = ((b * g.in_h + ih as usize) * g.in_w + iw_lo) * g.in_c + self.c0;
+                zero_run(&mut d[..kw_lo * cin_g]);
+                if merge_kw {
+                    let n = (kw_hi - kw_lo) * cin_g;
+                    copy_run(&mut d[kw_lo * cin_g..kw_hi * cin_g], &self.input[src..src + n]);
+                } else {
+                    for (i, kw) in (kw_lo..kw_hi).enumerate() {
+                        let s = src + i * g.dil_w * g.in_c;
+                        copy_run(&mut d[kw * cin_g..(kw + 1) * cin_g], &self.input[s..s + cin_g]);
+                    }
+                }
+                zero_run(&mut d[kw_hi * cin_g..]);
+            }
+            ow += 1;
+            if ow == g.out_w {
+                ow = 0;
+                oh += 1;
+                if oh == g.out_h {
+                    oh = 0;
+                    b += 1;
+                }
+            }
+        }
     }
 }
 

@@ -51,7 +51,7 @@ pub struct PackedB {
 impl PackedB {
     /// Packs `w`, an `N×K` row-major matrix whose row `j` holds the `K` weights of output
     /// channel `j` (TFLite FULLY_CONNECTED `[N, K]`, or CONV_2D `[O, KH, KW, I]` flattened),
-    /// for the instruction set this CPU runs ([`simd::isa`]).
+    /// for the instruction set this CPU runs (detected once per process).
     ///
     /// # Panics
     /// If `w.len() < n * k`.
@@ -505,6 +505,7 @@ pub(crate) mod tests {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn check(m: usize, n: usize, k: usize, lda_pad: usize, ldc_pad: usize, with_bias: bool, act: Act, seed: u64) {
         let lda = k + lda_pad;
         let ldc = n + ldc_pad;

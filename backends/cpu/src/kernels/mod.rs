@@ -4,14 +4,22 @@
 //! compare the two. Callers install the rayon pool they want (`ThreadPool::install`); kernels
 //! split large work with rayon and never spawn threads themselves.
 
+pub mod batch_matmul;
 pub mod binary;
+pub mod cast;
+pub mod compare;
 pub mod conv;
 pub mod data;
 pub mod depthwise;
 pub mod gemm;
+pub mod lstm;
+pub mod movement;
 pub mod pool;
 pub mod reduce;
+pub mod resize;
+pub mod scan;
 pub mod softmax;
+pub mod transpose_conv;
 pub mod unary;
 
 /// A fused activation expressed as a clamp, as TFLite applies it after conv, FC, add, …

@@ -5,8 +5,18 @@
 mod conv;
 mod data;
 mod elementwise;
+mod generate;
+mod logic;
+mod lstm;
+mod matmul;
+mod movement;
 mod pool;
+mod quant;
+mod quant_hybrid;
+mod quant_lstm;
 mod reduce;
+mod resize;
+mod scan;
 
 use nnrt_core::{Activation, CompileCtx, DType, InputSource, Layout, OpId, OpKind, OperandId};
 
@@ -15,9 +25,12 @@ use crate::kernels::Act;
 
 /// Why the CPU backend cannot run `op`, or `Ok` when it can.
 pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    if quant::is_quantized_op(ctx, id) {
+        return quant::supports(ctx, id);
+    }
     let op = ctx.graph.op(id);
     for &o in op.inputs.iter().flatten().chain(&op.outputs) {
-        if ctx.graph.operand(o).layout == Layout::Nchw && matches!(op.kind, OpKind::Conv2D(_) | OpKind::DepthwiseConv2D(_) | OpKind::Pool2D(_)) {
+        if ctx.graph.operand(o).layout == Layout::Nchw && nhwc_only(&op.kind) {
             return Err(format!("operand {o} is NCHW; the CPU kernels are NHWC"));
         }
     }
@@ -25,23 +38,117 @@ pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
         OpKind::Conv2D(_) | OpKind::DepthwiseConv2D(_) | OpKind::FullyConnected(_) => conv::supports(ctx, id),
         OpKind::Pool2D(_) => pool::supports(ctx, id),
         OpKind::Binary { .. } | OpKind::Unary(_) | OpKind::Softmax { .. } | OpKind::Dequantize => elementwise::supports(ctx, id),
+        OpKind::Prelu | OpKind::LogSoftmax | OpKind::L2Normalization { .. } => elementwise::supports(ctx, id),
         OpKind::Reduce { .. } => reduce::supports(ctx, id),
         OpKind::Concatenation { .. } | OpKind::Reshape { .. } | OpKind::Transpose | OpKind::Pad | OpKind::MirrorPad(_) => data::supports(ctx, id),
         OpKind::Quantize => Err("quantized inference is not implemented yet".into()),
         OpKind::Custom { name, .. } => Err(format!("no kernel is registered for custom op '{name}'")),
         OpKind::If { .. } | OpKind::While { .. } => Err("control flow is not implemented yet".into()),
+        _ => family(&op.kind).supports(ctx, id),
     }
+}
+
+/// Ops whose CPU kernels read image tensors as NHWC.
+fn nhwc_only(kind: &OpKind) -> bool {
+    matches!(
+        kind,
+        OpKind::Conv2D(_)
+            | OpKind::DepthwiseConv2D(_)
+            | OpKind::Pool2D(_)
+            | OpKind::TransposeConv(_)
+            | OpKind::Resize(_)
+            | OpKind::SpaceToDepth { .. }
+            | OpKind::DepthToSpace { .. }
+            | OpKind::SpaceToBatchNd
+            | OpKind::BatchToSpaceNd
+    )
 }
 
 /// Builds the kernel of `op` (packing constant weights now).
 pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    if quant::is_quantized_op(ctx, id) {
+        return quant::build(ctx, id);
+    }
     supports(ctx, id)?;
     match &ctx.graph.op(id).kind {
         OpKind::Conv2D(_) | OpKind::DepthwiseConv2D(_) | OpKind::FullyConnected(_) => conv::build(ctx, id),
         OpKind::Pool2D(_) => pool::build(ctx, id),
         OpKind::Binary { .. } | OpKind::Unary(_) | OpKind::Softmax { .. } | OpKind::Dequantize => elementwise::build(ctx, id),
+        OpKind::Prelu | OpKind::LogSoftmax | OpKind::L2Normalization { .. } => elementwise::build(ctx, id),
         OpKind::Reduce { .. } => reduce::build(ctx, id),
-        _ => data::build(ctx, id),
+        OpKind::Concatenation { .. } | OpKind::Reshape { .. } | OpKind::Transpose | OpKind::Pad | OpKind::MirrorPad(_) => data::build(ctx, id),
+        kind => family(kind).build(ctx, id),
+    }
+}
+
+/// The op families added for the float builtins, one builder file each.
+#[derive(Clone, Copy)]
+enum Family {
+    MatMul,
+    Logic,
+    Movement,
+    Resize,
+    Generate,
+    Scan,
+    Lstm,
+    None,
+}
+
+fn family(kind: &OpKind) -> Family {
+    match kind {
+        OpKind::TransposeConv(_) | OpKind::BatchMatMul { .. } => Family::MatMul,
+        OpKind::Compare(_) | OpKind::Logical(_) | OpKind::Select { .. } | OpKind::Cast => Family::Logic,
+        OpKind::Split { .. }
+        | OpKind::SplitV { .. }
+        | OpKind::Pack { .. }
+        | OpKind::Unpack { .. }
+        | OpKind::Squeeze { .. }
+        | OpKind::ExpandDims
+        | OpKind::Slice
+        | OpKind::StridedSlice(_)
+        | OpKind::Gather { .. }
+        | OpKind::GatherNd
+        | OpKind::Tile
+        | OpKind::ReverseV2
+        | OpKind::SpaceToDepth { .. }
+        | OpKind::DepthToSpace { .. }
+        | OpKind::SpaceToBatchNd
+        | OpKind::BatchToSpaceNd => Family::Movement,
+        OpKind::Resize(_) => Family::Resize,
+        OpKind::Fill | OpKind::Range | OpKind::Shape | OpKind::Rank | OpKind::ZerosLike | OpKind::OnesLike | OpKind::OneHot { .. } => {
+            Family::Generate
+        }
+        OpKind::Cumsum { .. } | OpKind::TopKV2 | OpKind::ArgMinMax { .. } => Family::Scan,
+        OpKind::UnidirectionalSequenceLstm(_) => Family::Lstm,
+        _ => Family::None,
+    }
+}
+
+impl Family {
+    fn supports(self, ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+        match self {
+            Family::MatMul => matmul::supports(ctx, id),
+            Family::Logic => logic::supports(ctx, id),
+            Family::Movement => movement::supports(ctx, id),
+            Family::Resize => resize::supports(ctx, id),
+            Family::Generate => generate::supports(ctx, id),
+            Family::Scan => scan::supports(ctx, id),
+            Family::Lstm => lstm::supports(ctx, id),
+            Family::None => Err("the CPU backend has no kernel for this op".into()),
+        }
+    }
+
+    fn build(self, ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+        match self {
+            Family::MatMul => matmul::build(ctx, id),
+            Family::Logic => logic::build(ctx, id),
+            Family::Movement => movement::build(ctx, id),
+            Family::Resize => resize::build(ctx, id),
+            Family::Generate => generate::build(ctx, id),
+            Family::Scan => scan::build(ctx, id),
+            Family::Lstm => lstm::build(ctx, id),
+            Family::None => Err("the CPU backend has no kernel for this op".into()),
+        }
     }
 }
 
@@ -115,5 +222,5 @@ pub(crate) fn built<F>(inputs: Vec<InputSource>, f: F) -> Built
 where
     F: FnMut(&[nnrt_core::TensorRef<'_>], &mut [nnrt_core::TensorMut<'_>]) -> Result<(), String> + Send + 'static,
 {
-    Built { kernel: Box::new(FnKernel(f)), inputs }
+    Built { kernel: Box::new(FnKernel(f)), inputs, state: Vec::new() }
 }

@@ -1,19 +1,25 @@
-//! Reductions over constant axes (mean, sum, max, min, prod).
+//! Reductions over constant axes (mean, sum, max, min, prod on float32 / int32 / int64; any, all
+//! on bools).
 
-use nnrt_core::{cast, cast_mut, CompileCtx, OpId, OpKind, ReduceOp};
+use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, ReduceOp};
 
 use super::{built, source};
 use crate::backend::Built;
-use crate::kernels::reduce::{reduce, ReduceOp as R};
+use crate::kernels::reduce::{reduce, reduce_bool, reduce_i32, reduce_i64, ReduceOp as R};
 
 pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
     let out = op.outputs[0];
+    let OpKind::Reduce { op: r, .. } = &op.kind else { return Err("not a reduction".into()) };
     for o in [x, out] {
-        let t = ctx.graph.operand(o).dtype;
-        if t != nnrt_core::DType::F32 {
-            return Err(format!("operand {o} is {t}; this CPU reduction handles float32"));
+        let operand = ctx.graph.operand(o);
+        let ok = match (r, operand.dtype) {
+            (ReduceOp::Any | ReduceOp::All, t) => t == DType::Bool,
+            (_, t) => matches!(t, DType::F32 | DType::I32 | DType::I64),
+        };
+        if !ok || operand.quant.is_quantized() {
+            return Err(format!("operand {o} is {}; this CPU reduction handles float32, int32 and int64 (bool for ANY / ALL)", operand.dtype));
         }
     }
     let axes = op.input(1).ok_or("input 1 (axes) is absent")?;
@@ -45,9 +51,18 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         ReduceOp::Max => R::Max,
         ReduceOp::Min => R::Min,
         ReduceOp::Prod => R::Prod,
+        ReduceOp::Any => R::Any,
+        ReduceOp::All => R::All,
     };
+    let dtype = ctx.graph.operand(x).dtype;
     Ok(built(vec![source(ctx, x)], move |ins, outs| {
-        reduce(k, cast::<f32>(ins[0].bytes)?, ins[0].dims, &axes, cast_mut::<f32>(outs[0].bytes)?);
+        let dims = ins[0].dims;
+        match dtype {
+            DType::Bool => reduce_bool(k, ins[0].bytes, dims, &axes, outs[0].bytes),
+            DType::I32 => reduce_i32(k, cast::<i32>(ins[0].bytes)?, dims, &axes, cast_mut::<i32>(outs[0].bytes)?),
+            DType::I64 => reduce_i64(k, cast::<i64>(ins[0].bytes)?, dims, &axes, cast_mut::<i64>(outs[0].bytes)?),
+            _ => reduce(k, cast::<f32>(ins[0].bytes)?, dims, &axes, cast_mut::<f32>(outs[0].bytes)?),
+        }
         Ok(())
     }))
 }

@@ -1,0 +1,169 @@
+//! CAST between f32, f16, i8, u8, i16, i32, i64 and bool with TFLite's conversions, including
+//! what its C++ casts do on x86 where the standard leaves them undefined:
+//!
+//! - f32 → i32 saturates, NaN gives `i32::MAX` (TFLite clamps explicitly);
+//! - f32 → i16 / u8 clamp to the type's range first (NaN gives 0);
+//! - other float → integer casts truncate toward zero; out of range or NaN gives the x86
+//!   "integer indefinite" (`0x80…0`, low bits kept for the narrow types, so 0 for i8);
+//! - integer → integer wraps (two's complement), integer → float rounds to nearest;
+//! - anything → bool is `x != 0` (NaN is true), bool → number is 0 or 1.
+#![forbid(unsafe_code)]
+
+use half::f16;
+use nnrt_core::DType;
+
+/// One source element, as the conversion needs it.
+#[derive(Clone, Copy, Debug)]
+enum Num {
+    /// A float32 value (TFLite has special overloads for float32 sources).
+    F32(f32),
+    /// A float16 value, widened exactly.
+    F16(f32),
+    /// An integer or bool, widened exactly.
+    Int(i64),
+}
+
+/// x86 `cvttss2si` (32-bit): truncation, with `i32::MIN` for NaN and out-of-range values.
+fn x86_i32(a: f32) -> i32 {
+    if !(-2147483648.0..2147483648.0).contains(&a) {
+        i32::MIN
+    } else {
+        a as i32
+    }
+}
+
+/// x86 `cvttss2si` (64-bit).
+fn x86_i64(a: f32) -> i64 {
+    if !(-9.223372e18..9.223372e18).contains(&a) {
+        i64::MIN
+    } else {
+        a as i64
+    }
+}
+
+impl Num {
+    fn to_f32(self) -> f32 {
+        match self {
+            Num::F32(v) | Num::F16(v) => v,
+            Num::Int(i) => i as f32,
+        }
+    }
+
+    /// The value as an integer of a type no wider than 32 bits, before narrowing.
+    fn to_i32(self, clamp: Option<(f32, f32)>) -> i32 {
+        match self {
+            Num::F32(v) => match clamp {
+                Some((lo, hi)) => {
+                    // std::max(std::min(a, hi), lo) keeps NaN, which then converts to 0.
+                    let c = if hi < v { hi } else { v };
+                    let c = if c < lo { lo } else { c };
+                    x86_i32(c)
+                }
+                None => x86_i32(v),
+            },
+            Num::F16(v) => x86_i32(v),
+            Num::Int(i) => i as i32,
+        }
+    }
+
+    fn to_i64(self) -> i64 {
+        match self {
+            Num::F32(v) | Num::F16(v) => x86_i64(v),
+            Num::Int(i) => i,
+        }
+    }
+
+    fn is_nonzero(self) -> bool {
+        match self {
+            Num::F32(v) | Num::F16(v) => v != 0.0,
+            Num::Int(i) => i != 0,
+        }
+    }
+}
+
+fn read(dtype: DType, b: &[u8], i: usize) -> Num {
+    let w = dtype.size();
+    let c = &b[i * w..(i + 1) * w];
+    match dtype {
+        DType::F32 => Num::F32(f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+        DType::F16 => Num::F16(f16::from_le_bytes([c[0], c[1]]).to_f32()),
+        DType::I8 => Num::Int(c[0] as i8 as i64),
+        DType::U8 => Num::Int(c[0] as i64),
+        DType::Bool => Num::Int((c[0] != 0) as i64),
+        DType::I16 => Num::Int(i16::from_le_bytes([c[0], c[1]]) as i64),
+        DType::I32 => Num::Int(i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as i64),
+        DType::I64 => Num::Int(i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])),
+    }
+}
+
+fn write(dtype: DType, n: Num, out: &mut [u8]) {
+    match dtype {
+        DType::F32 => out.copy_from_slice(&n.to_f32().to_le_bytes()),
+        DType::F16 => out.copy_from_slice(&f16::from_f32(n.to_f32()).to_le_bytes()),
+        DType::I8 => out[0] = n.to_i32(None) as i8 as u8,
+        DType::U8 => out[0] = n.to_i32(Some((0.0, 255.0))) as u8,
+        DType::Bool => out[0] = n.is_nonzero() as u8,
+        DType::I16 => out.copy_from_slice(&(n.to_i32(Some((-32768.0, 32767.0))) as i16).to_le_bytes()),
+        DType::I32 => {
+            let v = match n {
+                // TFLite: a <= nextafter(2^31 - 1 as float, 0) ? (int)max(a, INT_MIN) : INT_MAX.
+                Num::F32(v) if v.is_nan() || v > 2147483520.0 => i32::MAX,
+                Num::F32(v) => (if v < -2147483648.0 { -2147483648.0 } else { v }) as i32,
+                other => other.to_i32(None),
+            };
+            out.copy_from_slice(&v.to_le_bytes())
+        }
+        DType::I64 => out.copy_from_slice(&n.to_i64().to_le_bytes()),
+    }
+}
+
+/// Converts every element of `input` (type `from`) into `out` (type `to`).
+///
+/// # Panics
+/// When the byte lengths do not hold the same number of elements.
+pub fn cast(from: DType, input: &[u8], to: DType, out: &mut [u8]) {
+    let n = input.len() / from.size();
+    assert_eq!(out.len(), n * to.size(), "cast: output length");
+    let w = to.size();
+    for (i, o) in out.chunks_exact_mut(w).enumerate() {
+        write(to, read(from, input, i), o);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f32_to(to: DType, v: f32) -> Vec<u8> {
+        let mut o = vec![0; to.size()];
+        cast(DType::F32, &v.to_le_bytes(), to, &mut o);
+        o
+    }
+
+    #[test]
+    fn float_to_int_follows_tflite() {
+        let i32v = |v| i32::from_le_bytes(f32_to(DType::I32, v).try_into().unwrap());
+        assert_eq!(i32v(-3.7), -3);
+        assert_eq!(i32v(3e9), i32::MAX);
+        assert_eq!(i32v(-3e9), i32::MIN);
+        assert_eq!(i32v(f32::NAN), i32::MAX);
+        assert_eq!(f32_to(DType::U8, -5.5), vec![0]);
+        assert_eq!(f32_to(DType::U8, 300.0), vec![255]);
+        assert_eq!(f32_to(DType::U8, 254.9), vec![254]);
+        assert_eq!(f32_to(DType::I8, -3.9), vec![(-3i8) as u8]);
+        assert_eq!(f32_to(DType::Bool, f32::NAN), vec![1]);
+        assert_eq!(f32_to(DType::Bool, -0.0), vec![0]);
+    }
+
+    #[test]
+    fn ints_wrap_and_round() {
+        let mut o = [0u8; 1];
+        cast(DType::I32, &300i32.to_le_bytes(), DType::U8, &mut o);
+        assert_eq!(o, [44]);
+        let mut f = [0u8; 4];
+        cast(DType::I64, &16777217i64.to_le_bytes(), DType::F32, &mut f);
+        assert_eq!(f32::from_le_bytes(f), 16777216.0);
+        cast(DType::Bool, &[1], DType::F32, &mut f);
+        assert_eq!(f32::from_le_bytes(f), 1.0);
+    }
+}

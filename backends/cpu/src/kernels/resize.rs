@@ -1,0 +1,147 @@
+//! RESIZE_BILINEAR (f32) and RESIZE_NEAREST_NEIGHBOR (any element type) over NHWC, with
+//! TFLite's coordinate transforms: scale `in / out`, or `(in - 1) / (out - 1)` with
+//! `align_corners`; half-pixel centres sample at `(x + 0.5) · scale - 0.5` (bilinear) or
+//! `(x + 0.5) · scale` (nearest).
+#![forbid(unsafe_code)]
+
+/// Image geometry of a resize.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResizeGeom {
+    /// Batch.
+    pub batch: usize,
+    /// Input height, width.
+    pub in_h: usize,
+    /// Input width.
+    pub in_w: usize,
+    /// Output height.
+    pub out_h: usize,
+    /// Output width.
+    pub out_w: usize,
+    /// Channels.
+    pub depth: usize,
+}
+
+/// TFLite's scale for one axis, computed in f32 as it does.
+fn scale(input: usize, output: usize, align_corners: bool) -> f32 {
+    if align_corners && output > 1 {
+        (input - 1) as f32 / (output - 1) as f32
+    } else {
+        input as f32 / output as f32
+    }
+}
+
+/// The source coordinate and the two neighbours of output index `v` (TFLite's
+/// `ComputeInterpolationValues`): the lower is clamped at 0 and the upper at `size - 1`, but
+/// the coordinate itself is not, so weights may leave [0, 1] at a half-pixel border.
+fn bilinear_coord(v: usize, scale: f32, half_pixel: bool, size: usize) -> (f32, usize, usize) {
+    let s = if half_pixel { (v as f32 + 0.5) * scale - 0.5 } else { v as f32 * scale };
+    let lo = (s.floor() as i64).max(0) as usize;
+    let hi = (s.ceil() as i64).min(size as i64 - 1).max(0) as usize;
+    (s, lo, hi)
+}
+
+/// RESIZE_BILINEAR, evaluating TFLite's reference expression in its order.
+///
+/// # Panics
+/// When the slice lengths do not match `g`.
+pub fn resize_bilinear(g: &ResizeGeom, align_corners: bool, half_pixel: bool, input: &[f32], out: &mut [f32]) {
+    assert_eq!(input.len(), g.batch * g.in_h * g.in_w * g.depth, "resize_bilinear: input length");
+    assert_eq!(out.len(), g.batch * g.out_h * g.out_w * g.depth, "resize_bilinear: output length");
+    if out.is_empty() || input.is_empty() {
+        return;
+    }
+    let (sh, sw) = (scale(g.in_h, g.out_h, align_corners), scale(g.in_w, g.out_w, align_corners));
+    let xs: Vec<(f32, usize, usize)> = (0..g.out_w).map(|x| bilinear_coord(x, sw, half_pixel, g.in_w)).collect();
+    let d = g.depth;
+    let px = |b: usize, y: usize, x: usize| ((b * g.in_h + y) * g.in_w + x) * d;
+    let mut o = 0;
+    for b in 0..g.batch {
+        for y in 0..g.out_h {
+            let (iy, y0, y1) = bilinear_coord(y, sh, half_pixel, g.in_h);
+            let dy = iy - y0 as f32;
+            for &(ix, x0, x1) in &xs {
+                let dx = ix - x0 as f32;
+                let (p00, p10, p01, p11) = (px(b, y0, x0), px(b, y1, x0), px(b, y0, x1), px(b, y1, x1));
+                for c in 0..d {
+                    out[o + c] = input[p00 + c] * (1.0 - dy) * (1.0 - dx)
+                        + input[p10 + c] * dy * (1.0 - dx)
+                        + input[p01 + c] * (1.0 - dy) * dx
+                        + input[p11 + c] * dy * dx;
+                }
+                o += d;
+            }
+        }
+    }
+}
+
+/// TFLite's `GetNearestNeighbor`: floor (or round half away from zero with `align_corners`) of
+/// `(v + offset) · scale`, clamped to the input.
+fn nearest(v: usize, input: usize, output: usize, align_corners: bool, half_pixel: bool) -> usize {
+    let s = scale(input, output, align_corners);
+    let offset = if half_pixel { 0.5 } else { 0.0 };
+    let p = (v as f32 + offset) * s;
+    let i = if align_corners { p.round() as i64 } else { p.floor() as i64 };
+    i.min(input as i64 - 1).max(0) as usize
+}
+
+/// RESIZE_NEAREST_NEIGHBOR: copies whole pixels (`depth` elements).
+///
+/// # Panics
+/// When the slice lengths do not match `g`.
+pub fn resize_nearest<T: Copy>(g: &ResizeGeom, align_corners: bool, half_pixel: bool, input: &[T], out: &mut [T]) {
+    assert_eq!(input.len(), g.batch * g.in_h * g.in_w * g.depth, "resize_nearest: input length");
+    assert_eq!(out.len(), g.batch * g.out_h * g.out_w * g.depth, "resize_nearest: output length");
+    if out.is_empty() || input.is_empty() {
+        return;
+    }
+    let d = g.depth;
+    let xs: Vec<usize> = (0..g.out_w).map(|x| nearest(x, g.in_w, g.out_w, align_corners, half_pixel)).collect();
+    let mut o = 0;
+    for b in 0..g.batch {
+        for y in 0..g.out_h {
+            let iy = nearest(y, g.in_h, g.out_h, align_corners, half_pixel);
+            for &ix in &xs {
+                let src = ((b * g.in_h + iy) * g.in_w + ix) * d;
+                out[o..o + d].copy_from_slice(&input[src..src + d]);
+                o += d;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(in_h: usize, in_w: usize, out_h: usize, out_w: usize) -> ResizeGeom {
+        ResizeGeom { batch: 1, in_h, in_w, out_h, out_w, depth: 1 }
+    }
+
+    #[test]
+    fn bilinear_matches_tflite_examples() {
+        // TFLite's resize_bilinear_test: 1x2 [3, 6] -> 1x3 gives [3, 5, 6].
+        let mut o = [0.0; 3];
+        resize_bilinear(&g(1, 2, 1, 3), false, false, &[3.0, 6.0], &mut o);
+        assert_eq!(o, [3.0, 5.0, 6.0]);
+        // 2x2 -> 3x3 with align_corners: corners kept, centre is the mean.
+        let mut o = [0.0; 9];
+        resize_bilinear(&g(2, 2, 3, 3), true, false, &[3.0, 6.0, 9.0, 12.0], &mut o);
+        assert_eq!(o, [3.0, 4.5, 6.0, 6.0, 7.5, 9.0, 9.0, 10.5, 12.0]);
+        // half-pixel 2x2 -> 4x4: first row samples at -0.25 -> [3, 3.75, 5.25, 6].
+        let mut o = [0.0; 16];
+        resize_bilinear(&g(2, 2, 4, 4), false, true, &[3.0, 6.0, 9.0, 12.0], &mut o);
+        assert_eq!(&o[..4], &[3.0, 3.75, 5.25, 6.0]);
+    }
+
+    #[test]
+    fn nearest_follows_the_rounding_modes() {
+        let x = [1, 2, 3, 4];
+        let mut o = [0; 6];
+        resize_nearest(&g(1, 4, 1, 6), false, false, &x, &mut o);
+        assert_eq!(o, [1, 1, 2, 3, 3, 4]);
+        resize_nearest(&g(1, 4, 1, 6), true, false, &x, &mut o);
+        assert_eq!(o, [1, 2, 2, 3, 3, 4]);
+        resize_nearest(&g(1, 4, 1, 6), false, true, &x, &mut o);
+        assert_eq!(o, [1, 2, 2, 3, 4, 4]);
+    }
+}

@@ -1,0 +1,97 @@
+//! TRANSPOSE_CONV and BATCH_MATMUL (float32): right-hand sides packed at compile when constant.
+
+use nnrt_core::infer::window_output;
+use nnrt_core::{cast, cast_mut, CompileCtx, OpId, OpKind};
+
+use super::{all_f32, built, check_act, const_f32, fused, source};
+use crate::backend::Built;
+use crate::kernels::batch_matmul::{batch_matmul, MatMulGeom, PackedY};
+use crate::kernels::transpose_conv::{TransposeConv, TransposeConvGeom};
+use crate::kernels::unary::{unary, UnaryOp};
+
+pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    let op = ctx.graph.op(id);
+    match &op.kind {
+        OpKind::TransposeConv(p) => {
+            check_act(p.act)?;
+            for &o in op.inputs.iter().skip(1).flatten().chain(&op.outputs) {
+                let t = ctx.graph.operand(o).dtype;
+                if t != nnrt_core::DType::F32 {
+                    return Err(format!("operand {o} is {t}; this CPU kernel handles float32"));
+                }
+            }
+            let w = op.input(1).ok_or("input 1 (filter) is absent")?;
+            if !ctx.graph.operand(w).is_const() {
+                return Err("the filter must be a constant tensor (it is packed at prepare)".into());
+            }
+            if op.input(3).is_some_and(|b| !ctx.graph.operand(b).is_const()) {
+                return Err("the bias must be a constant tensor".into());
+            }
+            Ok(())
+        }
+        _ => all_f32(ctx, id),
+    }
+}
+
+pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let op = ctx.graph.op(id);
+    match &op.kind {
+        OpKind::TransposeConv(p) => {
+            let (w, x) = (op.input(1).ok_or("input 1 (filter) is absent")?, op.input(2).ok_or("input 2 (input) is absent")?);
+            let (wd, xd, od) = (ctx.dims(w).to_vec(), ctx.dims(x).to_vec(), ctx.dims(op.outputs[0]).to_vec());
+            let filter = const_f32(ctx, w).ok_or("the filter must be a float32 constant")?;
+            let bias = match op.input(3) {
+                Some(b) => Some(const_f32(ctx, b).ok_or("the bias must be a float32 constant")?),
+                None => None,
+            };
+            // The padding of the convolution that maps the output back onto the input.
+            let wh = window_output(od[1], wd[1], p.stride[0], 1, p.padding, 0).ok_or("invalid window")?;
+            let ww = window_output(od[2], wd[2], p.stride[1], 1, p.padding, 1).ok_or("invalid window")?;
+            let g = TransposeConvGeom {
+                batch: xd[0],
+                in_h: xd[1],
+                in_w: xd[2],
+                in_c: xd[3],
+                out_h: od[1],
+                out_w: od[2],
+                out_c: od[3],
+                k_h: wd[1],
+                k_w: wd[2],
+                stride_h: p.stride[0],
+                stride_w: p.stride[1],
+                pad_top: wh.pad_before,
+                pad_left: ww.pad_before,
+            };
+            let (act, tanh) = fused(p.act);
+            let mut conv = TransposeConv::new(g, &filter, bias.as_deref(), act);
+            Ok(built(vec![source(ctx, x)], move |ins, outs| {
+                let out = cast_mut::<f32>(outs[0].bytes)?;
+                conv.run(cast::<f32>(ins[0].bytes)?, out);
+                if tanh {
+                    let tmp = out.to_vec();
+                    unary(UnaryOp::Tanh, &tmp, out);
+                }
+                Ok(())
+            }))
+        }
+        OpKind::BatchMatMul { adj_x, adj_y } => {
+            let (x, y) = (op.input(0).ok_or("input 0 is absent")?, op.input(1).ok_or("input 1 is absent")?);
+            let g = MatMulGeom::new(ctx.dims(x), ctx.dims(y), *adj_x, *adj_y)?;
+            match const_f32(ctx, y) {
+                Some(yv) => {
+                    let packed = PackedY::pack(&g, &yv);
+                    Ok(built(vec![source(ctx, x)], move |ins, outs| {
+                        batch_matmul(&g, cast::<f32>(ins[0].bytes)?, &packed, cast_mut::<f32>(outs[0].bytes)?);
+                        Ok(())
+                    }))
+                }
+                None => Ok(built(vec![source(ctx, x), source(ctx, y)], move |ins, outs| {
+                    let packed = PackedY::pack(&g, cast::<f32>(ins[1].bytes)?);
+                    batch_matmul(&g, cast::<f32>(ins[0].bytes)?, &packed, cast_mut::<f32>(outs[0].bytes)?);
+                    Ok(())
+                })),
+            }
+        }
+        _ => Err("not a matmul op".into()),
+    }
+}

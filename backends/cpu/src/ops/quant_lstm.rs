@@ -1,0 +1,147 @@
+//! Builder of the integer UNIDIRECTIONAL_SEQUENCE_LSTM (TFLite's 8x8_16 scheme): effective
+//! scales as `PopulateQuantizedLstmParams8x8_16` computes them (in float, then Q31), zero point
+//! corrections folded into the biases as `PrecomputeZeroPointTimesWeightWithBias` does.
+//!
+//! TFLite reads the hidden state's scale from the op's fifth intermediate tensor, which nnrt's
+//! IR does not carry; without projection the converter gives it the output state's
+//! quantization, which is what is used here (models with projection are refused).
+
+use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, OperandId, Quantization};
+
+use super::{built, source};
+use crate::backend::Built;
+use crate::quant::fixedpoint::quantize_multiplier;
+use crate::quant::lstm::{Gate, IntegerLstm};
+
+fn scale_zp(ctx: &CompileCtx, id: OperandId) -> Result<(f32, i32), String> {
+    match &ctx.graph.operand(id).quant {
+        Quantization::PerTensor { scale, zero_point } => Ok((*scale, *zero_point as i32)),
+        _ => Err(format!("operand {id} needs per-tensor quantization")),
+    }
+}
+
+/// Whether the integer LSTM handles `op`.
+pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    let op = ctx.graph.op(id);
+    let OpKind::UnidirectionalSequenceLstm(p) = &op.kind else {
+        return Err("not an LSTM".into());
+    };
+    let x = op.input(0).ok_or("input 0 is absent")?;
+    if ctx.graph.operand(x).dtype != DType::I8 {
+        return Err("the integer LSTM needs int8 input (8x8_16)".into());
+    }
+    for i in [9, 10, 11, 16, 17, 20, 21, 22, 23] {
+        if op.input(i).is_some() {
+            return Err(format!("integer LSTM with input {i} (peephole, projection or layer norm) is not supported"));
+        }
+    }
+    if p.time_major {
+        return Err("time-major integer LSTM is not supported".into());
+    }
+    for i in [2, 3, 4, 6, 7, 8, 12, 13, 14] {
+        let o = op.input(i).ok_or(format!("input {i} is required"))?;
+        if !ctx.graph.operand(o).is_const() {
+            return Err(format!("input {i} must be constant"));
+        }
+    }
+    op.input(18).ok_or("the output state (input 18) is required")?;
+    op.input(19).ok_or("the cell state (input 19) is required")?;
+    Ok(())
+}
+
+fn weights(ctx: &CompileCtx, id: OperandId) -> Result<Vec<i8>, String> {
+    let o = ctx.graph.operand(id);
+    if o.dtype != DType::I8 {
+        return Err(format!("weights {id} must be int8"));
+    }
+    Ok(o.data.as_ref().ok_or("weights must be constant")?.bytes().iter().map(|&b| b as i8).collect())
+}
+
+fn bias(ctx: &CompileCtx, id: Option<OperandId>, n: usize) -> Result<Vec<i32>, String> {
+    match id {
+        None => Ok(vec![0; n]),
+        Some(b) => {
+            let o = ctx.graph.operand(b);
+            let d = o.data.as_ref().ok_or("bias must be constant")?.bytes();
+            Ok(d.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+        }
+    }
+}
+
+/// Builds the kernel.
+pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    supports(ctx, id)?;
+    let op = ctx.graph.op(id);
+    let OpKind::UnidirectionalSequenceLstm(p) = &op.kind else {
+        return Err("not an LSTM".into());
+    };
+    let inp = |i: usize| op.input(i).ok_or(format!("input {i} is absent"));
+    let x = inp(0)?;
+    let xd = ctx.dims(x).to_vec();
+    let (batch, time, n_input) = (xd[0], xd[1], xd[2]);
+    let n_cell = ctx.dims(inp(2)?)[0];
+    let n_output = ctx.dims(inp(6)?)[1];
+    let (in_scale, in_zp) = scale_zp(ctx, x)?;
+    let (os_scale, os_zp) = scale_zp(ctx, inp(18)?)?;
+    let (cs_scale, _) = scale_zp(ctx, inp(19)?)?;
+    let cell_scale = (cs_scale.ln() * (1.0f32 / 2f32.ln())).round() as i32;
+    let (hidden_scale, hidden_zp) = (os_scale, os_zp);
+    let intermediate = 2f64.powi(-12);
+    let gate = |wi: usize, wr: usize, b: usize| -> Result<Gate, String> {
+        let (w_in, w_rec) = (weights(ctx, inp(wi)?)?, weights(ctx, inp(wr)?)?);
+        let (wi_s, _) = scale_zp(ctx, inp(wi)?)?;
+        let (wr_s, _) = scale_zp(ctx, inp(wr)?)?;
+        // float * float / double, stored back into a float, as TFLite's Prepare does.
+        let e_in = ((wi_s * in_scale) as f64 / intermediate) as f32;
+        let e_rec = ((wr_s * os_scale) as f64 / intermediate) as f32;
+        let mut bias_in = bias(ctx, op.input(b), n_cell)?;
+        let mut bias_rec = vec![0i32; n_cell];
+        for r in 0..n_cell {
+            let s_in: i32 = w_in[r * n_input..(r + 1) * n_input].iter().map(|&v| v as i32).sum();
+            let s_rec: i32 = w_rec[r * n_output..(r + 1) * n_output].iter().map(|&v| v as i32).sum();
+            bias_in[r] = bias_in[r].wrapping_add(s_in.wrapping_mul(-in_zp));
+            bias_rec[r] = s_rec.wrapping_mul(-os_zp);
+        }
+        Ok(Gate {
+            w_in,
+            w_rec,
+            bias_in,
+            bias_rec,
+            m_in: quantize_multiplier(e_in as f64),
+            m_rec: quantize_multiplier(e_rec as f64),
+        })
+    };
+    let input_gate = if op.input(1).is_some() { Some(gate(1, 5, 12)?) } else { None };
+    let effective_hidden = (2f64.powi(-15) / hidden_scale as f64 * 2f64.powi(-15)) as f32;
+    let cell_clip = if p.cell_clip > 0.0 {
+        (p.cell_clip / cs_scale).clamp(-32768.0, 32767.0) as i16
+    } else {
+        0
+    };
+    let lstm = IntegerLstm {
+        input: input_gate,
+        forget: gate(2, 6, 13)?,
+        cell: gate(3, 7, 14)?,
+        output: gate(4, 8, 15)?,
+        cell_scale,
+        hidden: quantize_multiplier(effective_hidden as f64),
+        hidden_zp,
+        cell_clip,
+        n_input,
+        n_cell,
+        n_output,
+        output_state_zp: os_zp,
+    };
+    Ok(built(vec![source(ctx, x)], move |ins, outs| {
+        let input = cast::<i8>(ins[0].bytes)?;
+        let out = cast_mut::<i8>(outs[0].bytes)?;
+        for b in 0..batch {
+            lstm.run_sequence(
+                &input[b * time * n_input..(b + 1) * time * n_input],
+                time,
+                &mut out[b * time * n_output..(b + 1) * time * n_output],
+            );
+        }
+        Ok(())
+    }))
+}

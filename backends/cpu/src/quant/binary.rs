@@ -1,0 +1,201 @@
+//! Quantized ADD, SUB and MUL with NumPy broadcasting (TFLite's `AddFunc`, `SubFunc` and
+//! `MulElementwise`): add/sub rescale both inputs to a common scale after a left shift of 20
+//! bits (15 for int16) and requantize the sum; mul requantizes the product of offsets.
+
+use nnrt_core::Activation;
+
+use super::fixedpoint::{mbqm, mbqm_smaller_than_one, quantize_multiplier, quantize_multiplier_smaller_than_one};
+use super::requant::mbqm_branchless;
+use super::{activation_range, QInt, QParams};
+
+/// Which arithmetic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QBinaryOp {
+    /// a + b
+    Add,
+    /// a − b
+    Sub,
+    /// a · b
+    Mul,
+}
+
+/// Prepared parameters of one quantized binary op.
+#[derive(Clone, Copy, Debug)]
+pub struct QBinary {
+    op: QBinaryOp,
+    left_shift: i32,
+    in1_offset: i32,
+    in1_mult: (i32, i32),
+    in2_offset: i32,
+    in2_mult: (i32, i32),
+    out_mult: (i32, i32),
+    out_offset: i32,
+    act: (i32, i32),
+    /// int16 ADD with power-of-two scales: TFLite's `pot_scale_int16` path (the schema's
+    /// default), as right shifts of the two inputs.
+    pot16: Option<(i32, i32)>,
+}
+
+/// TFLite's `CheckedLog2`: the rounded log2 of `x` when `x` is (nearly) a power of two.
+fn checked_log2(x: f32) -> Option<i32> {
+    let l = x.ln() * (1.0f32 / 2f32.ln());
+    let r = l.round();
+    ((l - r).abs() < 1e-3).then_some(r as i32)
+}
+
+impl QBinary {
+    /// TFLite's Prepare for `op` on inputs `a`, `b` producing `out` of type `TO`.
+    pub fn new<TO: QInt>(op: QBinaryOp, a: QParams, b: QParams, out: QParams, act: Activation) -> QBinary {
+        let act = activation_range(act, out, TO::MIN, TO::MAX);
+        let mut p = QBinary {
+            op,
+            left_shift: 0,
+            in1_offset: -a.zero_point,
+            in1_mult: (0, 0),
+            in2_offset: -b.zero_point,
+            in2_mult: (0, 0),
+            out_mult: (0, 0),
+            out_offset: out.zero_point,
+            act,
+            pot16: None,
+        };
+        match op {
+            QBinaryOp::Add if TO::MIN == i16::MIN as i32 && a.zero_point == 0 && b.zero_point == 0 && out.zero_point == 0 => {
+                // nnrt's IR does not keep ADD's `pot_scale_int16` option; like TFLite with the
+                // schema default, power-of-two scales take the shift-based path.
+                if let (Some(la), Some(lb), Some(lo)) = (checked_log2(a.scale), checked_log2(b.scale), checked_log2(out.scale)) {
+                    let (s1, s2) = (la - lo, lb - lo);
+                    if (s1 == 0 || s2 == 0) && s1 <= 0 && s2 <= 0 {
+                        p.pot16 = Some((s1, s2));
+                        return p;
+                    }
+                }
+                return QBinary::new_general::<TO>(p, a, b, out);
+            }
+            QBinaryOp::Add | QBinaryOp::Sub => return QBinary::new_general::<TO>(p, a, b, out),
+            QBinaryOp::Mul => {
+                // TFLite multiplies the float scales in float before widening.
+                let real = (a.scale * b.scale / out.scale) as f64;
+                p.out_mult = quantize_multiplier(real);
+            }
+        }
+        p
+    }
+
+    /// Add/sub's general scaling: both inputs to twice the larger scale after a left shift.
+    fn new_general<TO: QInt>(mut p: QBinary, a: QParams, b: QParams, out: QParams) -> QBinary {
+        p.left_shift = if TO::MIN == i16::MIN as i32 { 15 } else { 20 };
+        // `2 * max(float, float)` is computed in float, then widened.
+        let twice_max = (2.0f32 * a.scale.max(b.scale)) as f64;
+        p.in1_mult = quantize_multiplier_smaller_than_one(a.scale as f64 / twice_max);
+        p.in2_mult = quantize_multiplier_smaller_than_one(b.scale as f64 / twice_max);
+        let real_out = twice_max / ((1i64 << p.left_shift) as f64 * out.scale as f64);
+        p.out_mult = quantize_multiplier(real_out);
+        p
+    }
+
+    /// One output value from two input values.
+    #[inline(always)]
+    pub fn apply(&self, x: i32, y: i32) -> i32 {
+        if let Some((s1, s2)) = self.pot16 {
+            // One input is already at the output scale; the other is rounding-shifted to it.
+            let (keep, shifted, sh) = if s1 == 0 { (x, y, -s2) } else { (y, x, -s1) };
+            let sum = (keep + super::fixedpoint::rdbp16(shifted as i16, sh) as i32).clamp(i16::MIN as i32, i16::MAX as i32);
+            return sum.clamp(self.act.0, self.act.1);
+        }
+        let raw = match self.op {
+            QBinaryOp::Add | QBinaryOp::Sub => {
+                let a = (self.in1_offset + x).wrapping_mul(1 << self.left_shift);
+                let b = (self.in2_offset + y).wrapping_mul(1 << self.left_shift);
+                let a = mbqm_smaller_than_one(a, self.in1_mult.0, self.in1_mult.1);
+                let b = mbqm_smaller_than_one(b, self.in2_mult.0, self.in2_mult.1);
+                let s = if self.op == QBinaryOp::Add { a.wrapping_add(b) } else { a.wrapping_sub(b) };
+                mbqm_smaller_than_one(s, self.out_mult.0, self.out_mult.1)
+            }
+            QBinaryOp::Mul => mbqm((self.in1_offset + x).wrapping_mul(self.in2_offset + y), self.out_mult.0, self.out_mult.1),
+        };
+        raw.wrapping_add(self.out_offset).clamp(self.act.0, self.act.1)
+    }
+
+    /// Applies the op over broadcast operands (`a_dims`, `b_dims` right-aligned to `out_dims`).
+    pub fn run<T: QInt, TO: QInt>(&self, a: &[T], a_dims: &[usize], b: &[T], b_dims: &[usize], out: &mut [TO], out_dims: &[usize]) {
+        if a.len() == out.len() && b.len() == out.len() && self.pot16.is_none() {
+            crate::simd::quant::binary_same(self, a, b, out);
+            return;
+        }
+        if b.len() == 1 {
+            let y = b[0].get();
+            for (o, &x) in out.iter_mut().zip(a) {
+                *o = TO::put(self.apply(x.get(), y));
+            }
+            return;
+        }
+        if a.len() == 1 {
+            let x = a[0].get();
+            for (o, &y) in out.iter_mut().zip(b) {
+                *o = TO::put(self.apply(x, y.get()));
+            }
+            return;
+        }
+        let sa = broadcast_strides(a_dims, out_dims);
+        let sb = broadcast_strides(b_dims, out_dims);
+        for_each_index(out_dims, |i, idx| {
+            let (ia, ib) = idx.iter().enumerate().fold((0, 0), |(ia, ib), (d, &v)| (ia + v * sa[d], ib + v * sb[d]));
+            out[i] = TO::put(self.apply(a[ia].get(), b[ib].get()));
+        });
+    }
+}
+
+/// Strides of `dims` (right-aligned to `out`) with 0 along broadcast dimensions.
+pub fn broadcast_strides(dims: &[usize], out: &[usize]) -> Vec<usize> {
+    let mut strides = vec![0; out.len()];
+    let off = out.len() - dims.len().min(out.len());
+    let mut s = 1;
+    for d in (0..dims.len().min(out.len())).rev() {
+        strides[off + d] = if dims[d] == 1 { 0 } else { s };
+        s *= dims[d];
+    }
+    strides
+}
+
+/// Calls `f(flat_index, multi_index)` for every element of `dims` in row-major order.
+pub fn for_each_index(dims: &[usize], mut f: impl FnMut(usize, &[usize])) {
+    let total: usize = dims.iter().product();
+    let mut idx = vec![0; dims.len()];
+    for i in 0..total {
+        f(i, &idx);
+        for d in (0..dims.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < dims[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+impl QBinary {
+    /// Same-shape operands, written branch-free so the SIMD module can vectorize it.
+    #[inline(always)]
+    pub(crate) fn run_same<T: QInt, TO: QInt>(&self, a: &[T], b: &[T], out: &mut [TO]) {
+        let split = |(m, s): (i32, i32)| (m, 1i32.wrapping_shl(s.max(0) as u32), (-s).max(0));
+        let (m1, l1, r1) = split(self.in1_mult);
+        let (m2, l2, r2) = split(self.in2_mult);
+        let (mo, lo, ro) = split(self.out_mult);
+        let add = self.op == QBinaryOp::Add;
+        let mul = self.op == QBinaryOp::Mul;
+        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+            let xa = self.in1_offset + x.get();
+            let ya = self.in2_offset + y.get();
+            let raw = if mul {
+                mbqm_branchless(xa.wrapping_mul(ya), mo, lo, ro)
+            } else {
+                let p = mbqm_branchless(xa.wrapping_mul(1 << self.left_shift), m1, l1, r1);
+                let q = mbqm_branchless(ya.wrapping_mul(1 << self.left_shift), m2, l2, r2);
+                let q = if add { q } else { q.wrapping_neg() };
+                mbqm_branchless(p.wrapping_add(q), mo, lo, ro)
+            };
+            *o = TO::put(raw.wrapping_add(self.out_offset).clamp(self.act.0, self.act.1));
+        }
+    }
+}

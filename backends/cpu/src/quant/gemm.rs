@@ -1,0 +1,326 @@
+//! The integer GEMM behind quantized CONV_2D and FULLY_CONNECTED: `C = A · Bᵀ` with `A` the
+//! activations (`m × k`, one row per output pixel) and `B` the weights (`n × k`, packed once at
+//! prepare), accumulated exactly in 32 bits and requantized per output channel.
+//!
+//! Both operands are moved to the domain the dot-product instructions want: activations as
+//! unsigned bytes `x' = x + ax` (`ax` = 128 for int8, 0 for uint8) and weights as signed bytes
+//! `w' = w + aw` (`aw` = −128 for uint8, 0 for int8). Since
+//! `Σ (x − zx)(w − zw) = Σ x'w' − zw'·Σx' − zx'·Σw' + k·zx'·zw'` with `zx' = zx + ax`,
+//! `zw' = zw + aw`, the exact TFLite accumulator is the raw dot product plus a per-row and a
+//! per-column correction (the column part folds into the bias at prepare). The arithmetic wraps
+//! in `i32` like TFLite's accumulator, so intermediate overflow cannot change the result.
+//!
+//! Micro-kernels: AVX-512 VNNI (`vpdpbusd`, 4 byte products per lane), AVX2 (`vpmaddwd` on
+//! bytes widened to 16 bits — exact, unlike `vpmaddubsw`, which saturates), and a portable
+//! loop; all three must agree bit for bit with `reference::conv`.
+
+use rayon::prelude::*;
+
+use super::reference::ConvQuant;
+use super::requant::ChannelRequant;
+use super::{QInt, Requant};
+use crate::simd::quant as sq;
+
+/// How the weights are packed (which micro-kernel runs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QLayout {
+    /// Panels of 32 columns × groups of 4 bytes along `k` (the VNNI kernel, and the portable
+    /// kernel on CPUs without vector support).
+    Quad,
+    /// Panels of 16 columns × pairs of 16-bit values along `k` (the AVX2 kernel).
+    Pair,
+}
+
+/// Columns per packed panel.
+pub const NR: usize = 32;
+/// Columns per packed panel of the AVX2 layout.
+pub const NR_PAIR: usize = 16;
+
+/// Weights packed for the micro-kernels, with the column sums and zero points the corrections
+/// need.
+#[derive(Clone, Debug)]
+pub struct QPackedB {
+    layout: QLayout,
+    n: usize,
+    k: usize,
+    kp: usize,
+    bytes: Vec<i8>,
+    pairs: Vec<i16>,
+    /// `Σ_k w'` of each column.
+    col_sum: Vec<i32>,
+    /// `zw'` of each column.
+    zw: Vec<i32>,
+}
+
+/// The layout the fastest available micro-kernel wants.
+pub fn best_layout() -> QLayout {
+    if sq::VnniToken::new().is_some() {
+        QLayout::Quad
+    } else if sq::Avx2Token::new().is_some() {
+        QLayout::Pair
+    } else {
+        QLayout::Quad
+    }
+}
+
+/// The shift that moves weights of type `TW` to signed bytes.
+fn weight_shift<TW: QInt>() -> i32 {
+    if TW::MIN == 0 {
+        -128
+    } else {
+        0
+    }
+}
+
+/// The shift that moves activations of type `TI` to unsigned bytes.
+pub fn input_shift<TI: QInt>() -> i32 {
+    if TI::MIN == 0 {
+        0
+    } else {
+        128
+    }
+}
+
+impl QPackedB {
+    /// Packs `n × k` weights (row `j` = output channel `j`) with zero points `w_zp` (per
+    /// column) for `layout`.
+    pub fn pack<TW: QInt>(layout: QLayout, n: usize, k: usize, w: &[TW], w_zp: &[i32]) -> QPackedB {
+        let aw = weight_shift::<TW>();
+        let wp = |j: usize, kk: usize| -> i32 {
+            if j < n && kk < k {
+                w[j * k + kk].get() + aw
+            } else {
+                0
+            }
+        };
+        let col_sum = (0..n).map(|j| (0..k).map(|kk| wp(j, kk)).sum()).collect();
+        let zw = (0..n).map(|j| w_zp[j] + aw).collect();
+        let (mut bytes, mut pairs) = (Vec::new(), Vec::new());
+        let kp;
+        match layout {
+            QLayout::Quad => {
+                kp = k.div_ceil(4) * 4;
+                let panels = n.div_ceil(NR);
+                bytes.reserve(panels * kp * NR);
+                for p in 0..panels {
+                    for q in 0..kp / 4 {
+                        for c in 0..NR {
+                            for t in 0..4 {
+                                bytes.push(wp(p * NR + c, q * 4 + t) as i8);
+                            }
+                        }
+                    }
+                }
+            }
+            QLayout::Pair => {
+                kp = k.div_ceil(2) * 2;
+                let panels = n.div_ceil(NR_PAIR);
+                pairs.reserve(panels * kp * NR_PAIR);
+                for p in 0..panels {
+                    for q in 0..kp / 2 {
+                        for c in 0..NR_PAIR {
+                            for t in 0..2 {
+                                pairs.push(wp(p * NR_PAIR + c, q * 2 + t) as i16);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        QPackedB {
+            layout,
+            n,
+            k,
+            kp,
+            bytes,
+            pairs,
+            col_sum,
+            zw,
+        }
+    }
+
+    /// Output channels.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Reduction length.
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// Row length of the `A` blocks this packing reads (`k` rounded up to the kernel's step).
+    pub fn kp(&self) -> usize {
+        self.kp
+    }
+
+    fn nr(&self) -> usize {
+        match self.layout {
+            QLayout::Quad => NR,
+            QLayout::Pair => NR_PAIR,
+        }
+    }
+}
+
+/// Per-column epilogue: bias with the column corrections folded in, requantization, output
+/// zero point and clamp.
+#[derive(Clone, Debug)]
+pub struct QEpilogue {
+    cbias: Vec<i32>,
+    zw: Vec<i32>,
+    requant: Vec<Requant>,
+    /// The same multipliers split for the vectorized row requantization (all `Fixed`).
+    fixed: Option<ChannelRequant>,
+    out_zp: i32,
+    act: (i32, i32),
+    need_row_sums: bool,
+}
+
+impl QEpilogue {
+    /// Folds `q` (bias, zero points, requantization) and the packing's column sums together;
+    /// `zx_shifted` is the input zero point in the unsigned-byte domain (`zx + ax`).
+    pub fn new(b: &QPackedB, q: &ConvQuant, zx_shifted: i32) -> QEpilogue {
+        let k = b.k as i32;
+        let cbias = (0..b.n)
+            .map(|j| {
+                let bias = q.bias.as_ref().map_or(0, |v| v[j] as i32);
+                bias.wrapping_sub(zx_shifted.wrapping_mul(b.col_sum[j]))
+                    .wrapping_add(k.wrapping_mul(zx_shifted).wrapping_mul(b.zw[j]))
+            })
+            .collect();
+        let pairs: Option<Vec<(i32, i32)>> = q
+            .requant
+            .iter()
+            .map(|r| {
+                if let Requant::Fixed { multiplier, shift } = r {
+                    Some((*multiplier, *shift))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        QEpilogue {
+            cbias,
+            zw: b.zw.clone(),
+            requant: q.requant.clone(),
+            fixed: pairs.map(ChannelRequant::new),
+            out_zp: q.out_zp,
+            act: q.act,
+            need_row_sums: b.zw.iter().any(|&z| z != 0),
+        }
+    }
+
+    /// Finishes one tile row: `acc` holds the raw dot products of columns `c0 ..`.
+    #[inline(always)]
+    fn finish_row<TO: QInt>(&self, acc: &mut [i32], c0: usize, row_sum: i32, out: &mut [TO]) {
+        if self.need_row_sums {
+            let n = acc.len();
+            for (v, &z) in acc.iter_mut().zip(&self.zw[c0..c0 + n]) {
+                *v = v.wrapping_sub(z.wrapping_mul(row_sum));
+            }
+        }
+        match &self.fixed {
+            Some(r) => super::requant::requant_row(acc, &self.cbias, r, c0, self.out_zp, self.act.0, self.act.1),
+            None => {
+                for (j, v) in acc.iter_mut().enumerate() {
+                    let x = v.wrapping_add(self.cbias[c0 + j]);
+                    *v = self.requant[c0 + j].apply(x).wrapping_add(self.out_zp).clamp(self.act.0, self.act.1);
+                }
+            }
+        }
+        for (o, &v) in out.iter_mut().zip(acc.iter()) {
+            *o = TO::put(v);
+        }
+    }
+}
+
+/// A source of `A` rows in the unsigned-byte domain.
+pub trait QASource: Sync {
+    /// Writes rows `row0 .. row0 + rows` into `dst` (`rows × kp`), each zero-padded past `k`.
+    fn fill(&self, row0: usize, rows: usize, kp: usize, dst: &mut [u8]);
+}
+
+/// Rows taken straight from a `m × k` matrix (FULLY_CONNECTED, 1×1 convolutions).
+pub struct RowsSource<'a, TI> {
+    /// The matrix.
+    pub data: &'a [TI],
+    /// Row length.
+    pub k: usize,
+}
+
+impl<TI: QInt> QASource for RowsSource<'_, TI> {
+    fn fill(&self, row0: usize, rows: usize, kp: usize, dst: &mut [u8]) {
+        let ax = input_shift::<TI>();
+        for (r, d) in dst.chunks_exact_mut(kp).take(rows).enumerate() {
+            let src = &self.data[(row0 + r) * self.k..(row0 + r + 1) * self.k];
+            for (o, &x) in d.iter_mut().zip(src) {
+                *o = (x.get() + ax) as u8;
+            }
+            d[self.k..].fill(0);
+        }
+    }
+}
+
+/// Rows per rayon task (a multiple of every micro-kernel's row count).
+const ROWS_PER_TASK: usize = 48;
+/// Rows of the micro-kernel tiles (the largest of the kernels; smaller kernels loop).
+const MR: usize = sq::MR_QUAD;
+
+/// `out[i * ldc + col0 + j] = requant(Σ_k (a[i][k] − zx)(w[j][k] − zw[j]))` for `i < m`,
+/// `j < n`, parallel over row blocks on the current rayon pool.
+#[allow(clippy::too_many_arguments)]
+pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue, out: &mut [TO], ldc: usize, col0: usize) {
+    if m == 0 || b.n == 0 {
+        return;
+    }
+    let task = |(t, chunk): (usize, &mut [TO])| sq::gemm_task(m, a, b, ep, t, chunk, ldc, col0);
+    let chunk_len = ROWS_PER_TASK * ldc;
+    let total = m * ldc;
+    if m > ROWS_PER_TASK && rayon::current_num_threads() > 1 {
+        out[..total].par_chunks_mut(chunk_len).enumerate().for_each(task);
+    } else {
+        out[..total].chunks_mut(chunk_len).enumerate().for_each(task);
+    }
+}
+
+/// One rayon task of [`qgemm`]: rows `t * ROWS_PER_TASK ..` into `chunk`. Inlined into the
+/// SIMD module's AVX-512 trampoline so its safe loops (row sums, epilogue) vectorize.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn task_body<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue, t: usize, chunk: &mut [TO], ldc: usize, col0: usize) {
+    let row0 = t * ROWS_PER_TASK;
+    let rows = (m - row0).min(ROWS_PER_TASK);
+    let kp = b.kp;
+    let padded = rows.div_ceil(MR) * MR;
+    let mut ablock = vec![0u8; padded * kp];
+    a.fill(row0, rows, kp, &mut ablock);
+    let row_sums: Vec<i32> = if ep.need_row_sums {
+        ablock.chunks_exact(kp).map(|r| r.iter().map(|&v| v as i32).sum()).collect()
+    } else {
+        Vec::new()
+    };
+    let nr = b.nr();
+    let mut acc = vec![0i32; MR * nr];
+    for p in 0..b.n.div_ceil(nr) {
+        let cols = (b.n - p * nr).min(nr);
+        for r0 in (0..rows).step_by(MR) {
+            let tile_rows = (rows - r0).min(MR);
+            let a_tile = &ablock[r0 * kp..(r0 + MR) * kp];
+            match b.layout {
+                QLayout::Quad => {
+                    let panel = &b.bytes[p * kp * NR..(p + 1) * kp * NR];
+                    sq::tile_quad(kp, a_tile, panel, &mut acc);
+                }
+                QLayout::Pair => {
+                    let panel = &b.pairs[p * kp * NR_PAIR..(p + 1) * kp * NR_PAIR];
+                    sq::tile_pair(kp, a_tile, panel, &mut acc);
+                }
+            }
+            for r in 0..tile_rows {
+                let rs = if ep.need_row_sums { row_sums[r0 + r] } else { 0 };
+                let orow = &mut chunk[(r0 + r) * ldc + col0 + p * nr..(r0 + r) * ldc + col0 + p * nr + cols];
+                ep.finish_row(&mut acc[r * nr..r * nr + cols], p * nr, rs, orow);
+            }
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! The smaller quantized ops: QUANTIZE (float → int, and requantize int → int), DEQUANTIZE (per
+//! tensor and per channel), average and max pooling, MEAN, concatenation with rescaling,
+//! RESIZE_BILINEAR and ARG_MAX — each as TFLite's reference computes it.
+
+use super::fixedpoint::{mbqm, quantize_multiplier};
+use super::{QInt, QParams};
+
+/// TFLite's `AffineQuantize`: `round(x / scale) + zero_point` in float, clamped.
+pub fn quantize<TO: QInt>(input: &[f32], out_q: QParams, out: &mut [TO]) {
+    let scale = out_q.scale; // `static_cast<float>(double(scale))`: the same float
+    for (o, &x) in out.iter_mut().zip(input) {
+        let v = ((x / scale).round() as i32).wrapping_add(out_q.zero_point);
+        *o = TO::sat(v);
+    }
+}
+
+/// TFLite's `Requantize` between integer types.
+#[derive(Clone, Copy, Debug)]
+pub struct Requantize {
+    multiplier: i32,
+    shift: i32,
+    in_zp: i32,
+    out_zp: i32,
+}
+
+impl Requantize {
+    /// `input.scale / output.scale` as a Q31 multiplier.
+    pub fn new(input: QParams, output: QParams) -> Requantize {
+        let (multiplier, shift) = quantize_multiplier(input.scale as f64 / output.scale as f64);
+        Requantize {
+            multiplier,
+            shift,
+            in_zp: input.zero_point,
+            out_zp: output.zero_point,
+        }
+    }
+
+    /// Converts every value.
+    pub fn run<TI: QInt, TO: QInt>(&self, input: &[TI], out: &mut [TO]) {
+        // The int8 <-> uint8 same-scale case TFLite special-cases as a xor gives the same
+        // integers through the general path (multiplier 2^30, shift 1 is exact).
+        for (o, &x) in out.iter_mut().zip(input) {
+            let v = mbqm(x.get() - self.in_zp, self.multiplier, self.shift).wrapping_add(self.out_zp);
+            *o = TO::sat(v);
+        }
+    }
+}
+
+/// TFLite's `Dequantize`: `float(double(scale) * (q - zero_point))`.
+pub fn dequantize<TI: QInt>(input: &[TI], q: QParams, out: &mut [f32]) {
+    let scale = q.scale as f64;
+    for (o, &x) in out.iter_mut().zip(input) {
+        *o = (scale * (x.get() - q.zero_point) as f64) as f32;
+    }
+}
+
+/// TFLite's `PerChannelDequantize`: `scale[c] * (q - zero_point[c])` in float along `axis`.
+pub fn dequantize_per_channel<TI: QInt>(input: &[TI], dims: &[usize], axis: usize, scales: &[f32], zps: &[i64], out: &mut [f32]) {
+    let inner: usize = dims[axis + 1..].iter().product();
+    let n = dims[axis];
+    for (i, (o, &x)) in out.iter_mut().zip(input).enumerate() {
+        let c = (i / inner.max(1)) % n.max(1);
+        *o = scales[c] * (x.get() - zps[c] as i32) as f32;
+    }
+}
+
+/// Geometry of a 2-D pooling over NHWC.
+#[derive(Clone, Copy, Debug)]
+pub struct PoolGeom {
+    /// Batch, input height, width, channels.
+    pub n: usize,
+    /// Input height.
+    pub in_h: usize,
+    /// Input width.
+    pub in_w: usize,
+    /// Channels.
+    pub c: usize,
+    /// Output height.
+    pub out_h: usize,
+    /// Output width.
+    pub out_w: usize,
+    /// Window height, width.
+    pub k: [usize; 2],
+    /// Strides.
+    pub stride: [usize; 2],
+    /// Padding before (top, left).
+    pub pad: [usize; 2],
+}
+
+/// Quantized AVERAGE_POOL_2D (`acc` over in-bounds cells, rounded division by their count:
+/// half up for uint8, half away from zero for int8/int16) or MAX_POOL_2D, then the clamp.
+pub fn pool<T: QInt>(g: &PoolGeom, average: bool, act: (i32, i32), input: &[T], out: &mut [T]) {
+    for b in 0..g.n {
+        for oy in 0..g.out_h {
+            let y0 = (oy * g.stride[0]) as isize - g.pad[0] as isize;
+            let ys = y0.max(0) as usize..((y0 + g.k[0] as isize).min(g.in_h as isize)).max(0) as usize;
+            for ox in 0..g.out_w {
+                let x0 = (ox * g.stride[1]) as isize - g.pad[1] as isize;
+                let xs = x0.max(0) as usize..((x0 + g.k[1] as isize).min(g.in_w as isize)).max(0) as usize;
+                for c in 0..g.c {
+                    let mut acc: i32 = if average { 0 } else { T::MIN };
+                    let mut count = 0i32;
+                    for y in ys.clone() {
+                        for x in xs.clone() {
+                            let v = input[((b * g.in_h + y) * g.in_w + x) * g.c + c].get();
+                            if average {
+                                acc += v;
+                            } else {
+                                acc = acc.max(v);
+                            }
+                            count += 1;
+                        }
+                    }
+                    if average {
+                        if count == 0 {
+                            continue;
+                        }
+                        acc = if T::MIN == 0 || acc > 0 {
+                            (acc + count / 2) / count
+                        } else {
+                            (acc - count / 2) / count
+                        };
+                    }
+                    out[((b * g.out_h + oy) * g.out_w + ox) * g.c + c] = T::put(acc.clamp(act.0, act.1));
+                }
+            }
+        }
+    }
+}
+
+/// Quantized MEAN (TFLite's `QuantizedMeanOrSum` with `compute_sum = false`): the int32 sum
+/// over the reduced axes, the zero point removed, requantized by `in_scale / out_scale / count`
+/// folded into one Q31 multiplier.
+pub fn mean<T: QInt>(input: &[T], dims: &[usize], axes: &[usize], input_q: QParams, output_q: QParams, out: &mut [T]) {
+    let reduced: Vec<bool> = (0..dims.len()).map(|d| axes.contains(&d)).collect();
+    let count: i64 = dims.iter().zip(&reduced).filter(|(_, &r)| r).map(|(&d, _)| d as i64).product();
+    let mut sums = vec![0i32; out.len()];
+    let contiguous = !axes.is_empty() && axes.windows(2).all(|w| w[1] == w[0] + 1);
+    if contiguous {
+        // Reduce the middle of [outer, reduced, inner] row by row.
+        let (a, z) = (axes[0], axes[axes.len() - 1]);
+        let outer: usize = dims[..a].iter().product();
+        let red: usize = dims[a..=z].iter().product();
+        let inner: usize = dims[z + 1..].iter().product();
+        for o in 0..outer {
+            let dst = &mut sums[o * inner..(o + 1) * inner];
+            for r in 0..red {
+                let src = &input[(o * red + r) * inner..(o * red + r + 1) * inner];
+                for (d, v) in dst.iter_mut().zip(src) {
+                    *d = d.wrapping_add(v.get());
+                }
+            }
+        }
+    }
+    // Output strides over the kept dims.
+    let mut ostride = vec![0usize; dims.len()];
+    let mut s = 1;
+    for d in (0..dims.len()).rev() {
+        if !reduced[d] {
+            ostride[d] = s;
+            s *= dims[d];
+        }
+    }
+    if !contiguous {
+        super::binary::for_each_index(dims, |i, idx| {
+            let o: usize = idx.iter().zip(&ostride).map(|(a, b)| a * b).sum();
+            sums[o] = sums[o].wrapping_add(input[i].get());
+        });
+    }
+    let (mut multiplier, mut shift) = quantize_multiplier(input_q.scale as f64 / output_q.scale as f64);
+    if count > 0 {
+        let mut sh = 63 - (count as u64).leading_zeros() as i32;
+        sh = sh.min(32).min(31 + shift);
+        multiplier = (((multiplier as i64) << sh) / count) as i32;
+        shift -= sh;
+    }
+    for (o, &sum) in out.iter_mut().zip(&sums) {
+        let shifted = sum.wrapping_sub(input_q.zero_point.wrapping_mul(count as i32));
+        let v = mbqm(shifted, multiplier, shift).wrapping_add(output_q.zero_point);
+        *o = T::sat(v);
+    }
+}
+
+/// uint8 CONCATENATION of inputs whose scale or zero point differ from the output's
+/// (`ConcatenationWithScaling`: `round(q * s + b) + zero_point` in float).
+pub fn concat_with_scaling(parts: &[(&[u8], usize, QParams)], outer: usize, inner: usize, out_q: QParams, out: &mut [u8]) {
+    let inverse_output_scale = 1.0f32 / out_q.scale;
+    let mut o = 0;
+    for k in 0..outer {
+        for &(data, axis_len, q) in parts {
+            let n = axis_len * inner;
+            let src = &data[k * n..(k + 1) * n];
+            if q.zero_point == out_q.zero_point && q.scale == out_q.scale {
+                out[o..o + n].copy_from_slice(src);
+            } else {
+                let scale = q.scale * inverse_output_scale;
+                let bias = -(q.zero_point as f32) * scale;
+                for (d, &x) in out[o..o + n].iter_mut().zip(src) {
+                    let v = ((x as f32 * scale + bias).round() as i32).wrapping_add(out_q.zero_point);
+                    *d = v.clamp(0, 255) as u8;
+                }
+            }
+            o += n;
+        }
+    }
+}
+
+/// Options of RESIZE_BILINEAR.
+#[derive(Clone, Copy, Debug)]
+pub struct ResizeOpts {
+    /// Align corner pixels.
+    pub align_corners: bool,
+    /// Sample at pixel centers.
+    pub half_pixel_centers: bool,
+}
+
+fn interp_float(value: usize, scale: f32, half: bool, size: usize) -> (f32, usize, usize) {
+    let scaled = if half { (value as f32 + 0.5) * scale - 0.5 } else { value as f32 * scale };
+    let lo = (scaled.floor() as i32).max(0) as usize;
+    let hi = (scaled.ceil() as i32).min(size as i32 - 1).max(0) as usize;
+    (scaled, lo, hi)
+}
+
+/// uint8 RESIZE_BILINEAR as TFLite's reference runs it: the float interpolation of
+/// `ResizeBilinear<uint8_t>` with a `+0.5` before truncation.
+pub fn resize_bilinear_u8(input: &[u8], in_dims: [usize; 4], out_h: usize, out_w: usize, o: ResizeOpts, out: &mut [u8]) {
+    let [n, ih, iw, c] = in_dims;
+    let mut hs = ih as f32 / out_h as f32;
+    let mut ws = iw as f32 / out_w as f32;
+    if o.align_corners && out_h > 1 {
+        hs = (ih - 1) as f32 / (out_h - 1) as f32;
+    }
+    if o.align_corners && out_w > 1 {
+        ws = (iw - 1) as f32 / (out_w - 1) as f32;
+    }
+    for b in 0..n {
+        for y in 0..out_h {
+            let (iy, y0, y1) = interp_float(y, hs, o.half_pixel_centers, ih);
+            for x in 0..out_w {
+                let (ix, x0, x1) = interp_float(x, ws, o.half_pixel_centers, iw);
+                let dy = iy - y0 as f32;
+                let dx = ix - x0 as f32;
+                for ch in 0..c {
+                    let at = |yy: usize, xx: usize| input[((b * ih + yy) * iw + xx) * c + ch] as f32;
+                    let v = at(y0, x0) * (1.0 - dy) * (1.0 - dx) + at(y1, x0) * dy * (1.0 - dx) + at(y0, x1) * (1.0 - dy) * dx + at(y1, x1) * dy * dx + 0.5;
+                    out[((b * out_h + y) * out_w + x) * c + ch] = v as u8;
+                }
+            }
+        }
+    }
+}
+
+fn interp_int(value: i32, scale_10: i32, half: bool, size: i32) -> (i32, i32, i32) {
+    let scaled = if half { value * scale_10 + scale_10 / 2 - (1 << 9) } else { value * scale_10 };
+    let lo = (scaled / (1 << 10)).max(0);
+    let hi = ((scaled + (1 << 10) - 1) / (1 << 10)).min(size - 1);
+    (scaled, lo, hi)
+}
+
+/// int8/int16 RESIZE_BILINEAR (`ResizeBilinearInteger`: 10-bit fixed-point weights).
+pub fn resize_bilinear_int<T: QInt>(input: &[T], in_dims: [usize; 4], out_h: usize, out_w: usize, o: ResizeOpts, out: &mut [T]) {
+    let [n, ih, iw, c] = in_dims;
+    let (ihi, iwi, ohi, owi) = (ih as i32, iw as i32, out_h as i32, out_w as i32);
+    let mut hs = ((1 << 10) * ihi + ohi / 2) / ohi;
+    let mut ws = ((1 << 10) * iwi + owi / 2) / owi;
+    if o.align_corners && out_h > 1 {
+        hs = ((1 << 10) * (ihi - 1) + (ohi - 1) / 2) / (ohi - 1);
+    }
+    if o.align_corners && out_w > 1 {
+        ws = ((1 << 10) * (iwi - 1) + (owi - 1) / 2) / (owi - 1);
+    }
+    for b in 0..n {
+        for y in 0..out_h {
+            let (iy, y0, y1) = interp_int(y as i32, hs, o.half_pixel_centers, ihi);
+            for x in 0..out_w {
+                let (ix, x0, x1) = interp_int(x as i32, ws, o.half_pixel_centers, iwi);
+                let (wy1, wx1) = ((iy - (1 << 10) * y0) as i64, (ix - (1 << 10) * x0) as i64);
+                let (wy0, wx0) = ((1 << 10) - wy1, (1 << 10) - wx1);
+                for ch in 0..c {
+                    let at = |yy: i32, xx: i32| input[((b * ih + yy as usize) * iw + xx as usize) * c + ch].get() as i64;
+                    let v = at(y0, x0) * wy0 * wx0 + at(y1, x0) * wy1 * wx0 + at(y0, x1) * wy0 * wx1 + at(y1, x1) * wy1 * wx1;
+                    let round = if v > 0 { 1 << 19 } else { -(1 << 19) };
+                    out[((b * out_h + y) * out_w + x) * c + ch] = T::put(((v + round) / (1 << 20)) as i32);
+                }
+            }
+        }
+    }
+}
+
+/// ARG_MAX / ARG_MIN along `axis`: the first index of the extreme value.
+pub fn arg_extreme<T: QInt>(input: &[T], dims: &[usize], axis: usize, max: bool, out: &mut [i64]) {
+    let outer: usize = dims[..axis].iter().product();
+    let n = dims[axis];
+    let inner: usize = dims[axis + 1..].iter().product();
+    for o in 0..outer {
+        for i in 0..inner {
+            let mut best = input[o * n * inner + i].get();
+            let mut at = 0;
+            for k in 1..n {
+                let v = input[(o * n + k) * inner + i].get();
+                if (max && v > best) || (!max && v < best) {
+                    best = v;
+                    at = k;
+                }
+            }
+            out[o * inner + i] = at as i64;
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! Row-wise requantization of int32 accumulators with per-channel Q31 multipliers, written
+//! branch-free so it vectorizes (the SIMD module compiles it again with AVX-512 enabled). It is
+//! [`super::fixedpoint::mbqm`] element for element; a test checks that.
+
+/// Per-channel multipliers of a row of accumulators, split for branch-free evaluation.
+#[derive(Clone, Debug, Default)]
+pub struct ChannelRequant {
+    /// `1 << max(shift, 0)`.
+    pub lmul: Vec<i32>,
+    /// Q31 significands.
+    pub mult: Vec<i32>,
+    /// `max(-shift, 0)`.
+    pub right: Vec<i32>,
+}
+
+impl ChannelRequant {
+    /// From `(multiplier, shift)` pairs.
+    pub fn new(pairs: impl IntoIterator<Item = (i32, i32)>) -> ChannelRequant {
+        let mut r = ChannelRequant::default();
+        for (m, s) in pairs {
+            r.lmul.push(1i32.wrapping_shl(s.max(0) as u32));
+            r.mult.push(m);
+            r.right.push((-s).max(0));
+        }
+        r
+    }
+}
+
+/// [`super::fixedpoint::mbqm`] without branches (`lmul = 1 << max(shift, 0)`, `right =
+/// max(-shift, 0)`), for loops the compiler should vectorize.
+#[inline(always)]
+pub fn mbqm_branchless(x: i32, mult: i32, lmul: i32, right: i32) -> i32 {
+    let x = x.wrapping_mul(lmul);
+    let ab = x as i64 * mult as i64;
+    let nudge = if ab >= 0 { 1i64 << 30 } else { 1 - (1i64 << 30) };
+    let t = ab + nudge;
+    // Division by 2^31 truncating toward zero, as C++ `/` does.
+    let q = ((t + ((t >> 63) & ((1i64 << 31) - 1))) >> 31) as i32;
+    let mask = ((1i64 << right) - 1) as i32;
+    let rem = q & mask;
+    let thr = (mask >> 1) + ((q < 0) as i32);
+    (q >> right) + ((rem > thr) as i32)
+}
+
+/// `acc[i] = clamp(mbqm(acc[i] + bias[i], mult, shift) + out_zp, lo, hi)` for channels
+/// `c0 .. c0 + acc.len()`.
+#[inline(always)]
+pub fn requant_row(acc: &mut [i32], bias: &[i32], r: &ChannelRequant, c0: usize, out_zp: i32, lo: i32, hi: i32) {
+    let n = acc.len();
+    let (bias, lmul, mult, right) = (&bias[c0..c0 + n], &r.lmul[c0..c0 + n], &r.mult[c0..c0 + n], &r.right[c0..c0 + n]);
+    for i in 0..n {
+        let v = mbqm_branchless(acc[i].wrapping_add(bias[i]), mult[i], lmul[i], right[i]);
+        acc[i] = v.wrapping_add(out_zp).clamp(lo, hi);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::quant::fixedpoint::mbqm;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn row_requant_is_mbqm(acc in proptest::collection::vec(any::<i32>(), 1..40), m in (1i32 << 30)..i32::MAX, s in -31i32..8, zp in -128i32..128) {
+            let r = ChannelRequant::new(std::iter::repeat_n((m, s), acc.len()));
+            let bias = vec![0; acc.len()];
+            let mut got = acc.clone();
+            requant_row(&mut got, &bias, &r, 0, zp, i32::MIN, i32::MAX);
+            for (g, a) in got.iter().zip(&acc) {
+                prop_assert_eq!(*g, mbqm(*a, m, s).wrapping_add(zp));
+            }
+        }
+    }
+}

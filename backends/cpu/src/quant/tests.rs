@@ -1,0 +1,240 @@
+//! Property tests: every optimized integer kernel against its reference twin, bit for bit, over
+//! random shapes, zero points, multipliers and activation clamps.
+
+use proptest::prelude::*;
+
+use super::binary::{QBinary, QBinaryOp};
+use super::conv::{QConv, QFullyConnected};
+use super::depthwise::QDepthwise;
+use super::gemm::QLayout;
+use super::reference::{self, ConvQuant};
+use super::{QInt, QParams, Requant};
+use crate::kernels::conv::ConvGeom;
+use crate::kernels::depthwise::DepthwiseGeom;
+use crate::simd::quant as sq;
+use nnrt_core::Activation;
+
+/// Deterministic pseudo-random integers in `lo..=hi` (the property inputs pick the seed).
+fn fill(seed: u64, n: usize, lo: i32, hi: i32) -> Vec<i32> {
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            lo + ((s >> 33) % (hi - lo + 1) as u64) as i32
+        })
+        .collect()
+}
+
+fn cast<T: QInt>(v: &[i32]) -> Vec<T> {
+    v.iter().map(|&x| T::sat(x)).collect()
+}
+
+fn quant(seed: u64, n: usize, in_zp: i32, out_zp: i32, w_zp: Vec<i32>, fixed: bool, act: (i32, i32)) -> ConvQuant {
+    let mults = fill(seed ^ 7, n, 1 << 30, i32::MAX - 1);
+    let shifts = fill(seed ^ 11, n, -14, 1);
+    let requant = (0..n)
+        .map(|c| if fixed { Requant::Fixed { multiplier: mults[c], shift: shifts[c] } } else { Requant::Float(mults[c] as f64 / 2f64.powi(31 - shifts[c])) })
+        .collect();
+    let bias = Some(fill(seed ^ 13, n, -20000, 20000).into_iter().map(|b| b as i64).collect());
+    ConvQuant { in_zp, w_zp, out_zp, requant, act, bias, wide: false }
+}
+
+fn conv_case<TI: QInt, TW: QInt>(seed: u64, g: ConvGeom, layout: QLayout) -> Result<(), TestCaseError> {
+    let (ti, tw) = (TI::MIN..=TI::MAX, TW::MIN..=TW::MAX);
+    let input: Vec<TI> = cast(&fill(seed, g.input_len(), *ti.start(), *ti.end()));
+    let filter: Vec<TW> = cast(&fill(seed ^ 3, g.out_c * g.taps(), *tw.start(), *tw.end()));
+    let zp = fill(seed ^ 5, g.out_c + 2, *tw.start(), *tw.end());
+    let w_zp = if TW::MIN < 0 { vec![0; g.out_c] } else { vec![zp[0]; g.out_c] };
+    let lo = fill(seed ^ 17, 1, TI::MIN, (TI::MIN + TI::MAX) / 2)[0];
+    let q = quant(seed, g.out_c, zp[1].clamp(TI::MIN, TI::MAX), zp[2].clamp(TI::MIN, TI::MAX), w_zp, true, (lo, TI::MAX));
+    let mut want = vec![TI::default(); g.output_len()];
+    reference::conv::<TI, TW, TI>(&g, &q, &input, &filter, &mut want);
+    let mut got = vec![TI::default(); g.output_len()];
+    QConv::with_layout::<TI, TW>(g, q, &filter, layout).run::<TI, TI>(&input, &mut got);
+    let (got, want): (Vec<i32>, Vec<i32>) = (got.iter().map(|v| v.get()).collect(), want.iter().map(|v| v.get()).collect());
+    prop_assert_eq!(got, want);
+    Ok(())
+}
+
+fn geom() -> impl Strategy<Value = ConvGeom> {
+    (1usize..3, 1usize..9, 1usize..9, 1usize..20, 1usize..40, 1usize..4, 1usize..4, 1usize..3, 1usize..3, 0usize..2, 0usize..2).prop_map(
+        |(batch, in_h, in_w, in_c, out_c, k_h, k_w, stride, dil, pt, pl)| {
+            let eff_h = (k_h - 1) * dil + 1;
+            let eff_w = (k_w - 1) * dil + 1;
+            let out_h = (in_h + 2 * pt).saturating_sub(eff_h) / stride + 1;
+            let out_w = (in_w + 2 * pl).saturating_sub(eff_w) / stride + 1;
+            ConvGeom {
+                batch,
+                in_h: in_h.max(eff_h),
+                in_w: in_w.max(eff_w),
+                in_c,
+                out_h,
+                out_w,
+                out_c,
+                k_h,
+                k_w,
+                stride_h: stride,
+                stride_w: stride,
+                dil_h: dil,
+                dil_w: dil,
+                pad_top: pt,
+                pad_left: pl,
+                groups: 1,
+            }
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn int8_conv_matches_reference(g in geom(), seed in any::<u64>()) {
+        conv_case::<i8, i8>(seed, g, QLayout::Quad)?;
+        conv_case::<i8, i8>(seed, g, QLayout::Pair)?;
+    }
+
+    #[test]
+    fn uint8_conv_matches_reference(g in geom(), seed in any::<u64>()) {
+        conv_case::<u8, u8>(seed, g, QLayout::Quad)?;
+        conv_case::<u8, u8>(seed, g, QLayout::Pair)?;
+    }
+
+    #[test]
+    fn fully_connected_matches_reference(m in 1usize..20, k in 1usize..70, n in 1usize..50, seed in any::<u64>(), unsigned in any::<bool>()) {
+        if unsigned {
+            let x: Vec<u8> = cast(&fill(seed, m * k, 0, 255));
+            let w: Vec<u8> = cast(&fill(seed ^ 1, n * k, 0, 255));
+            let zp = fill(seed ^ 2, 3, 0, 255);
+            let q = quant(seed, n, zp[0], zp[1], vec![zp[2]; n], false, (0, 255));
+            let mut want = vec![0u8; m * n];
+            reference::fully_connected::<u8, u8, u8>(m, k, n, &q, &x, &w, &mut want);
+            for layout in [QLayout::Quad, QLayout::Pair] {
+                let mut got = vec![0u8; m * n];
+                QFullyConnected::with_layout::<u8, u8>(n, k, q.clone(), &w, layout).run::<u8, u8>(&x, &mut got);
+                prop_assert_eq!(&got, &want);
+            }
+        } else {
+            let x: Vec<i8> = cast(&fill(seed, m * k, -128, 127));
+            let w: Vec<i8> = cast(&fill(seed ^ 1, n * k, -127, 127));
+            let zp = fill(seed ^ 2, 2, -128, 127);
+            let q = quant(seed, n, zp[0], zp[1], vec![0; n], false, (-128, 127));
+            let mut want = vec![0i8; m * n];
+            reference::fully_connected::<i8, i8, i8>(m, k, n, &q, &x, &w, &mut want);
+            for layout in [QLayout::Quad, QLayout::Pair] {
+                let mut got = vec![0i8; m * n];
+                QFullyConnected::with_layout::<i8, i8>(n, k, q.clone(), &w, layout).run::<i8, i8>(&x, &mut got);
+                prop_assert_eq!(&got, &want);
+            }
+        }
+    }
+
+    #[test]
+    fn depthwise_matches_reference(g in geom(), mult in 1usize..3, seed in any::<u64>(), unsigned in any::<bool>()) {
+        let d = DepthwiseGeom {
+            batch: g.batch, in_h: g.in_h, in_w: g.in_w, in_c: g.in_c, multiplier: mult, out_h: g.out_h, out_w: g.out_w,
+            k_h: g.k_h, k_w: g.k_w, stride_h: g.stride_h, stride_w: g.stride_w, dil_h: g.dil_h, dil_w: g.dil_w,
+            pad_top: g.pad_top, pad_left: g.pad_left,
+        };
+        let oc = d.out_c();
+        if unsigned {
+            let x: Vec<u8> = cast(&fill(seed, d.input_len(), 0, 255));
+            let w: Vec<u8> = cast(&fill(seed ^ 1, d.filter_len(), 0, 255));
+            let zp = fill(seed ^ 2, 3, 0, 255);
+            let q = quant(seed, oc, zp[0], zp[1], vec![zp[2]; oc], true, (zp[1].min(40), 255));
+            let mut want = vec![0u8; d.output_len()];
+            reference::depthwise::<u8, u8, u8>(&d, &q, &x, &w, &mut want);
+            let mut got = vec![0u8; d.output_len()];
+            QDepthwise::new::<u8, u8>(d, q, &w).run::<u8, u8>(&x, &mut got);
+            prop_assert_eq!(got, want);
+        } else {
+            let x: Vec<i8> = cast(&fill(seed, d.input_len(), -128, 127));
+            let w: Vec<i8> = cast(&fill(seed ^ 1, d.filter_len(), -127, 127));
+            let zp = fill(seed ^ 2, 2, -128, 127);
+            let q = quant(seed, oc, zp[0], zp[1], vec![0; oc], true, (-128, 127));
+            let mut want = vec![0i8; d.output_len()];
+            reference::depthwise::<i8, i8, i8>(&d, &q, &x, &w, &mut want);
+            let mut got = vec![0i8; d.output_len()];
+            QDepthwise::new::<i8, i8>(d, q, &w).run::<i8, i8>(&x, &mut got);
+            prop_assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn vnni_and_avx2_tiles_match_portable(kq in 1usize..40, seed in any::<u64>()) {
+        let kp = kq * 4;
+        let a: Vec<u8> = cast(&fill(seed, sq::MR_QUAD * kp, 0, 255));
+        let b: Vec<i8> = cast(&fill(seed ^ 1, kp * 32, -128, 127));
+        let (mut x, mut y) = (vec![0; sq::MR_QUAD * 32], vec![0; sq::MR_QUAD * 32]);
+        sq::tile_quad(kp, &a, &b, &mut x);
+        sq::tile_quad_portable(kp, &a, &b, &mut y);
+        prop_assert_eq!(&x, &y);
+        let p: Vec<i16> = fill(seed ^ 2, kp * 16, -128, 127).into_iter().map(|v| v as i16).collect();
+        let (mut x, mut y) = (vec![0; sq::MR_QUAD * 16], vec![0; sq::MR_QUAD * 16]);
+        sq::tile_pair(kp, &a, &p, &mut x);
+        sq::tile_pair_portable(kp, &a, &p, &mut y);
+        prop_assert_eq!(x, y);
+    }
+
+    #[test]
+    fn vectorized_binary_matches_scalar(n in 1usize..200, seed in any::<u64>(), op in 0usize..3, s in proptest::collection::vec(0.001f32..0.2, 3)) {
+        let zp = fill(seed ^ 9, 3, 0, 255);
+        let k = [QBinaryOp::Add, QBinaryOp::Sub, QBinaryOp::Mul][op];
+        let p = QBinary::new::<u8>(k, QParams { scale: s[0], zero_point: zp[0] }, QParams { scale: s[1], zero_point: zp[1] }, QParams { scale: s[2], zero_point: zp[2] }, Activation::Relu);
+        let a: Vec<u8> = cast(&fill(seed, n, 0, 255));
+        let b: Vec<u8> = cast(&fill(seed ^ 1, n, 0, 255));
+        let mut got = vec![0u8; n];
+        p.run::<u8, u8>(&a, &[n], &b, &[n], &mut got, &[n]);
+        let want: Vec<u8> = a.iter().zip(&b).map(|(&x, &y)| p.apply(x as i32, y as i32) as u8).collect();
+        prop_assert_eq!(got, want);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Dynamic-range convolutions run the packed GEMM / optimized depthwise with a zero point
+    /// known only at run time; they must match TFLite's `HybridConvPerChannel` loops.
+    #[test]
+    fn hybrid_conv_and_depthwise_match_reference(g in geom(), seed in any::<u64>()) {
+        use super::hybrid::{conv_per_channel, depthwise_per_channel, finish, FloatClamp};
+        let g = ConvGeom { batch: 1, ..g };
+        let x: Vec<i8> = cast(&fill(seed, g.input_len(), -128, 127));
+        let offset = fill(seed ^ 1, 1, -128, 127)[0];
+        let w: Vec<i8> = cast(&fill(seed ^ 2, g.out_c * g.taps(), -127, 127));
+        let scales: Vec<f32> = fill(seed ^ 3, g.out_c, 1, 1000).into_iter().map(|v| v as f32 * 1e-5).collect();
+        let bias: Vec<f32> = fill(seed ^ 4, g.out_c, -100, 100).into_iter().map(|v| v as f32 * 0.01).collect();
+        let clamp = FloatClamp(-1.5, 1.5);
+        let identity = |n: usize| ConvQuant {
+            in_zp: 0,
+            w_zp: vec![0; n],
+            out_zp: 0,
+            requant: vec![Requant::Fixed { multiplier: 1 << 30, shift: 1 }; n],
+            act: (i32::MIN, i32::MAX),
+            bias: None,
+            wide: false,
+        };
+        let mut want = vec![0f32; g.output_len()];
+        conv_per_channel(&g, &x, &[offset], &[0.02], &w, &scales, Some(&bias), clamp, &mut want);
+        let mut acc = vec![0i32; g.output_len()];
+        QConv::new::<i8, i8>(g, identity(g.out_c), &w).run_raw(&x, offset, &mut acc);
+        let mut got = vec![0f32; g.output_len()];
+        finish(&acc, &scales, 0.02, Some(&bias), clamp, false, &mut got);
+        prop_assert_eq!(got, want);
+
+        let d = DepthwiseGeom {
+            batch: 1, in_h: g.in_h, in_w: g.in_w, in_c: g.in_c, multiplier: 1, out_h: g.out_h, out_w: g.out_w,
+            k_h: g.k_h, k_w: g.k_w, stride_h: g.stride_h, stride_w: g.stride_w, dil_h: g.dil_h, dil_w: g.dil_w,
+            pad_top: g.pad_top, pad_left: g.pad_left,
+        };
+        let wd: Vec<i8> = cast(&fill(seed ^ 5, d.filter_len(), -127, 127));
+        let sd: Vec<f32> = fill(seed ^ 6, d.out_c(), 1, 1000).into_iter().map(|v| v as f32 * 1e-5).collect();
+        let mut want = vec![0f32; d.output_len()];
+        depthwise_per_channel(&d, &x, &[offset], &[0.02], &wd, &sd, None, clamp, &mut want);
+        let mut acc = vec![0i32; d.output_len()];
+        QDepthwise::new::<i8, i8>(d, identity(d.out_c()), &wd).run_raw(&x, offset, &mut acc);
+        let mut got = vec![0f32; d.output_len()];
+        finish(&acc, &sd, 0.02, None, clamp, true, &mut got);
+        prop_assert_eq!(got, want);
+    }
+}

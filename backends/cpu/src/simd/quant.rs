@@ -1,0 +1,260 @@
+//! SIMD micro-kernels of the integer GEMM (`quant::gemm`): the AVX-512 VNNI tile (`vpdpbusd`)
+//! and the AVX2 tile (`vpmaddwd` on bytes widened to 16 bits, exact), plus the portable twins
+//! they must match bit for bit.
+//!
+//! Each entry point is a safe wrapper: it checks every slice bound once, then calls a
+//! `#[target_feature]` function that reads through raw pointers. Tokens prove the CPU has the
+//! instruction set; they are built only after run-time detection.
+#![deny(unsafe_op_in_unsafe_fn)]
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+/// Rows of every integer GEMM tile.
+pub(crate) const MR_QUAD: usize = 8;
+/// Columns of a quad-packed panel.
+const NR_QUAD: usize = 32;
+/// Columns of a pair-packed panel.
+const NR_PAIR: usize = 16;
+
+/// Proof that this CPU runs AVX-512F/BW with VNNI.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct VnniToken(());
+
+impl VnniToken {
+    /// A token when the CPU has AVX-512 VNNI (and `NNRT_ISA` does not lower the ISA).
+    pub(crate) fn new() -> Option<Self> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if super::isa() >= super::Isa::Avx512
+                && is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512bw")
+                && is_x86_feature_detected!("avx512vnni")
+            {
+                return Some(VnniToken(()));
+            }
+        }
+        None
+    }
+}
+
+/// Proof that this CPU runs AVX2.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx2Token(());
+
+impl Avx2Token {
+    /// A token when the CPU has AVX2 (and `NNRT_ISA` does not lower the ISA to scalar).
+    pub(crate) fn new() -> Option<Self> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if super::isa() >= super::Isa::Avx2Fma && is_x86_feature_detected!("avx2") {
+                return Some(Avx2Token(()));
+            }
+        }
+        None
+    }
+}
+
+/// `acc[r][c] = Σ_k a[r][k] · b[c][k]` for an `MR_QUAD × 32` tile: `a` holds `MR_QUAD` rows of
+/// `kp` unsigned bytes, `panel` the quad-packed columns. Uses VNNI when present.
+pub(crate) fn tile_quad(kp: usize, a: &[u8], panel: &[i8], acc: &mut [i32]) {
+    assert!(kp.is_multiple_of(4) && a.len() >= MR_QUAD * kp && panel.len() >= kp * NR_QUAD && acc.len() >= MR_QUAD * NR_QUAD);
+    #[cfg(target_arch = "x86_64")]
+    if VnniToken::new().is_some() {
+        // SAFETY: the token proves AVX-512 VNNI; the assert above bounds every read (rows
+        // `0..MR_QUAD` of `kp` bytes, `kp/4` groups of 128 panel bytes) and the 256 writes.
+        unsafe { quad_vnni(kp, a.as_ptr(), panel.as_ptr(), acc.as_mut_ptr()) };
+        return;
+    }
+    tile_quad_portable(kp, a, panel, acc);
+}
+
+/// Portable twin of the VNNI tile.
+pub(crate) fn tile_quad_portable(kp: usize, a: &[u8], panel: &[i8], acc: &mut [i32]) {
+    let acc = &mut acc[..MR_QUAD * NR_QUAD];
+    acc.fill(0);
+    for r in 0..MR_QUAD {
+        let arow = &a[r * kp..(r + 1) * kp];
+        let out: &mut [i32; NR_QUAD] = (&mut acc[r * NR_QUAD..(r + 1) * NR_QUAD]).try_into().expect("tile row");
+        for (q, group) in panel[..kp * NR_QUAD].chunks_exact(4 * NR_QUAD).enumerate() {
+            let av = &arow[4 * q..4 * q + 4];
+            for (c, w) in group.chunks_exact(4).enumerate() {
+                let s: i32 = (0..4).map(|t| av[t] as i32 * w[t] as i32).sum();
+                out[c] = out[c].wrapping_add(s);
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+unsafe fn quad_vnni(kp: usize, a: *const u8, b: *const i8, acc: *mut i32) {
+    let mut c0 = [_mm512_setzero_si512(); MR_QUAD];
+    let mut c1 = [_mm512_setzero_si512(); MR_QUAD];
+    for q in 0..kp / 4 {
+        // SAFETY: q < kp/4, so the 128 bytes at q*128 lie inside the panel (checked by caller).
+        let (b0, b1) = unsafe {
+            let p = b.add(q * 4 * NR_QUAD);
+            (_mm512_loadu_si512(p as *const _), _mm512_loadu_si512(p.add(64) as *const _))
+        };
+        for r in 0..MR_QUAD {
+            // SAFETY: row r < MR_QUAD, bytes 4q..4q+4 < kp: inside `a` (checked by caller).
+            let v = unsafe { (a.add(r * kp + 4 * q) as *const i32).read_unaligned() };
+            let av = _mm512_set1_epi32(v);
+            c0[r] = _mm512_dpbusd_epi32(c0[r], av, b0);
+            c1[r] = _mm512_dpbusd_epi32(c1[r], av, b1);
+        }
+    }
+    for r in 0..MR_QUAD {
+        // SAFETY: acc holds MR_QUAD rows of 32 i32 (checked by caller).
+        unsafe {
+            _mm512_storeu_si512(acc.add(r * NR_QUAD) as *mut _, c0[r]);
+            _mm512_storeu_si512(acc.add(r * NR_QUAD + 16) as *mut _, c1[r]);
+        }
+    }
+}
+
+/// `acc[r][c] = Σ_k a[r][k] · b[c][k]` for an `MR_QUAD × 16` tile over a pair-packed panel
+/// (16-bit weights, two per column per step). Uses AVX2 when present.
+pub(crate) fn tile_pair(kp: usize, a: &[u8], panel: &[i16], acc: &mut [i32]) {
+    assert!(kp.is_multiple_of(2) && a.len() >= MR_QUAD * kp && panel.len() >= kp * NR_PAIR && acc.len() >= MR_QUAD * NR_PAIR);
+    #[cfg(target_arch = "x86_64")]
+    if Avx2Token::new().is_some() {
+        for half in 0..2 {
+            // SAFETY: the token proves AVX2; rows half*4 .. half*4+4 of `a` and the matching
+            // rows of `acc` are inside the slices checked above.
+            unsafe { pair_avx2(kp, a.as_ptr().add(half * 4 * kp), panel.as_ptr(), acc.as_mut_ptr().add(half * 4 * NR_PAIR)) };
+        }
+        return;
+    }
+    tile_pair_portable(kp, a, panel, acc);
+}
+
+/// Portable twin of the AVX2 tile.
+pub(crate) fn tile_pair_portable(kp: usize, a: &[u8], panel: &[i16], acc: &mut [i32]) {
+    let acc = &mut acc[..MR_QUAD * NR_PAIR];
+    acc.fill(0);
+    for r in 0..MR_QUAD {
+        let arow = &a[r * kp..(r + 1) * kp];
+        for (q, group) in panel[..kp * NR_PAIR].chunks_exact(2 * NR_PAIR).enumerate() {
+            for (c, w) in group.chunks_exact(2).enumerate() {
+                let s = arow[2 * q] as i32 * w[0] as i32 + arow[2 * q + 1] as i32 * w[1] as i32;
+                acc[r * NR_PAIR + c] = acc[r * NR_PAIR + c].wrapping_add(s);
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn pair_avx2(kp: usize, a: *const u8, b: *const i16, acc: *mut i32) {
+    let mut c0 = [_mm256_setzero_si256(); 4];
+    let mut c1 = [_mm256_setzero_si256(); 4];
+    for q in 0..kp / 2 {
+        // SAFETY: q < kp/2: the 32 values at q*32 lie inside the panel (checked by caller).
+        let (b0, b1) = unsafe {
+            let p = b.add(q * 2 * NR_PAIR);
+            (_mm256_loadu_si256(p as *const _), _mm256_loadu_si256(p.add(16) as *const _))
+        };
+        for r in 0..4 {
+            // SAFETY: row r < 4 of this half, bytes 2q, 2q+1 < kp (checked by caller).
+            let (lo, hi) = unsafe { (*a.add(r * kp + 2 * q) as i32, *a.add(r * kp + 2 * q + 1) as i32) };
+            let av = _mm256_set1_epi32(lo | (hi << 16));
+            c0[r] = _mm256_add_epi32(c0[r], _mm256_madd_epi16(av, b0));
+            c1[r] = _mm256_add_epi32(c1[r], _mm256_madd_epi16(av, b1));
+        }
+    }
+    for r in 0..4 {
+        // SAFETY: acc holds 4 rows of 16 i32 from here (checked by caller).
+        unsafe {
+            _mm256_storeu_si256(acc.add(r * NR_PAIR) as *mut _, c0[r]);
+            _mm256_storeu_si256(acc.add(r * NR_PAIR + 8) as *mut _, c1[r]);
+        }
+    }
+}
+
+/// Whether the vectorized row helpers may use AVX-512 (F, BW, DQ, VL).
+fn row_avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::sync::OnceLock;
+        static OK: OnceLock<bool> = OnceLock::new();
+        *OK.get_or_init(|| {
+            super::isa() >= super::Isa::Avx512
+                && is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512bw")
+                && is_x86_feature_detected!("avx512dq")
+                && is_x86_feature_detected!("avx512vl")
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
+unsafe fn gemm_task_avx512<TO: crate::quant::QInt>(
+    m: usize,
+    a: &dyn crate::quant::gemm::QASource,
+    b: &crate::quant::gemm::QPackedB,
+    ep: &crate::quant::gemm::QEpilogue,
+    t: usize,
+    chunk: &mut [TO],
+    ldc: usize,
+    col0: usize,
+) {
+    crate::quant::gemm::task_body(m, a, b, ep, t, chunk, ldc, col0)
+}
+
+/// One task of the integer GEMM, compiled for AVX-512 when the CPU has it.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gemm_task<TO: crate::quant::QInt>(
+    m: usize,
+    a: &dyn crate::quant::gemm::QASource,
+    b: &crate::quant::gemm::QPackedB,
+    ep: &crate::quant::gemm::QEpilogue,
+    t: usize,
+    chunk: &mut [TO],
+    ldc: usize,
+    col0: usize,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if row_avx512() {
+        // SAFETY: `row_avx512` verified the features; the body is safe Rust.
+        return unsafe { gemm_task_avx512(m, a, b, ep, t, chunk, ldc, col0) };
+    }
+    crate::quant::gemm::task_body(m, a, b, ep, t, chunk, ldc, col0)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
+unsafe fn dw_row_avx512<TI: crate::quant::QInt, TO: crate::quant::QInt, const RAW: bool>(d: &crate::quant::depthwise::QDepthwise, input: &[TI], zx: i32, r: usize, orow: &mut [TO]) {
+    d.row::<TI, TO, RAW>(input, zx, r, orow)
+}
+
+/// One output row of the optimized depthwise convolution, compiled for AVX-512 when present.
+pub(crate) fn dw_row<TI: crate::quant::QInt, TO: crate::quant::QInt, const RAW: bool>(d: &crate::quant::depthwise::QDepthwise, input: &[TI], zx: i32, r: usize, orow: &mut [TO]) {
+    #[cfg(target_arch = "x86_64")]
+    if row_avx512() {
+        // SAFETY: `row_avx512` verified the features; the body is safe Rust.
+        return unsafe { dw_row_avx512::<TI, TO, RAW>(d, input, zx, r, orow) };
+    }
+    d.row::<TI, TO, RAW>(input, zx, r, orow)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
+unsafe fn binary_same_avx512<T: crate::quant::QInt, TO: crate::quant::QInt>(p: &crate::quant::binary::QBinary, a: &[T], b: &[T], out: &mut [TO]) {
+    p.run_same(a, b, out)
+}
+
+/// Same-shape quantized add/sub/mul, compiled for AVX-512 when present.
+pub(crate) fn binary_same<T: crate::quant::QInt, TO: crate::quant::QInt>(p: &crate::quant::binary::QBinary, a: &[T], b: &[T], out: &mut [TO]) {
+    #[cfg(target_arch = "x86_64")]
+    if row_avx512() {
+        // SAFETY: `row_avx512` verified the features; the body is safe Rust.
+        return unsafe { binary_same_avx512(p, a, b, out) };
+    }
+    p.run_same(a, b, out)
+}

@@ -1,0 +1,351 @@
+//! The plugin side of the C boundary: the SDK's only `unsafe`. nnrt calls
+//! `nnrt_plugin_register` (defined by [`crate::export_plugin!`], which calls [`register`]) and
+//! then the trampolines below through the function pointers registered. Each turns the raw
+//! descriptors into safe views, calls the plugin's closure inside `catch_unwind`, and turns an
+//! `Err` or a panic into a non-zero status plus a message in the host's buffer.
+//!
+//! The pointers' validity is the host's promise under `nnrt_plugin.h`; every `unsafe` block says
+//! which part of that promise it relies on, and everything the header lets be NULL is checked.
+
+#![allow(unsafe_code)]
+
+use std::ffi::{c_char, c_void, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::OnceLock;
+
+use crate::abi::*;
+use crate::{DType, OpDef, Plugin, Quant, ShapeInput, Tensor, TensorMut};
+
+/// What a registered plugin keeps for the life of the process: the C strings and op table that
+/// `nnrt_plugin_info` points into, and the op definitions `op_data` points to.
+struct Exported {
+    name: CString,
+    _names: Vec<CString>,
+    // Boxed so each `OpDef` keeps its address while the vector grows.
+    #[allow(clippy::vec_box)]
+    _defs: Vec<Box<OpDef>>,
+    ops: Vec<nnrt_plugin_op>,
+}
+
+// SAFETY: the raw pointers in `ops` point into `_names` and `_defs`, which are owned by the same
+// value, never mutated after construction and never freed (the value lives in a static). The
+// closures behind them are `Send + Sync` by the types of `OpDef`.
+unsafe impl Send for Exported {}
+// SAFETY: as above: nothing is mutated after construction, so shared access is read-only.
+unsafe impl Sync for Exported {}
+
+static EXPORTED: OnceLock<Option<Exported>> = OnceLock::new();
+static HOST_LOG: OnceLock<Option<unsafe extern "C" fn(i32, *const c_char)>> = OnceLock::new();
+
+fn build_exported(build: fn() -> Plugin) -> Option<Exported> {
+    let plugin = catch_unwind(build).ok()?;
+    let mut names = Vec::with_capacity(plugin.ops.len());
+    let mut defs = Vec::with_capacity(plugin.ops.len());
+    let mut ops = Vec::with_capacity(plugin.ops.len());
+    for def in plugin.ops {
+        let name = CString::new(def.name.clone()).ok()?;
+        let has_shape = def.shape.is_some();
+        let def = Box::new(def);
+        ops.push(nnrt_plugin_op {
+            name: name.as_ptr(),
+            eval: Some(eval_trampoline),
+            infer_shape: if has_shape { Some(shape_trampoline) } else { None },
+            op_data: (&*def as *const OpDef).cast_mut().cast::<c_void>(),
+        });
+        names.push(name);
+        defs.push(def);
+    }
+    let name = CString::new(plugin.name).ok()?;
+    Some(Exported { name, _names: names, _defs: defs, ops })
+}
+
+/// The body of `nnrt_plugin_register`: builds the plugin once per process (nnrt may load the
+/// library again for another session; the same table is returned) and fills `info`.
+///
+/// # Safety
+/// `host` is NULL or points to a valid `nnrt_plugin_host`; `info` is NULL or points to a
+/// writable `nnrt_plugin_info`.
+pub unsafe fn register(host: *const nnrt_plugin_host, info: *mut nnrt_plugin_info, build: fn() -> Plugin) -> u32 {
+    // SAFETY: the caller promises `host` is NULL or valid for reads.
+    let Some(host) = (unsafe { host.as_ref() }) else { return 0 };
+    // SAFETY: the caller promises `info` is NULL or valid for writes; no other reference to it exists.
+    let Some(info) = (unsafe { info.as_mut() }) else { return 0 };
+    if host.abi_version != NNRT_PLUGIN_ABI_VERSION {
+        return 0;
+    }
+    let _ = HOST_LOG.set(host.log);
+    let Some(exported) = EXPORTED.get_or_init(|| build_exported(build)) else { return 0 };
+    info.abi_version = NNRT_PLUGIN_ABI_VERSION;
+    info.name = exported.name.as_ptr();
+    info.ops = exported.ops.as_ptr();
+    info.nops = exported.ops.len();
+    NNRT_PLUGIN_ABI_VERSION
+}
+
+/// Logs through the host's logger, if it gave one.
+pub(crate) fn host_log(level: i32, message: &str) {
+    let Some(Some(log)) = HOST_LOG.get() else { return };
+    let Ok(text) = CString::new(message.replace('\0', " ")) else { return };
+    // SAFETY: `log` came from the host's `nnrt_plugin_host`, valid for the life of the process
+    // and callable from any thread (nnrt_plugin.h); `text` is NUL-terminated and outlives the call.
+    unsafe { log(level, text.as_ptr()) }
+}
+
+/// Writes `message` NUL-terminated into the host's buffer, truncated to fit.
+fn write_error(error: *mut c_char, error_size: usize, message: &str) {
+    if error.is_null() || error_size == 0 {
+        return;
+    }
+    let bytes = message.as_bytes();
+    let n = bytes.len().min(error_size - 1);
+    // SAFETY: the host gives a buffer of `error_size` writable bytes (nnrt_plugin.h); we write
+    // `n + 1 <= error_size` bytes from its start. `bytes` is a separate allocation.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), error.cast::<u8>(), n);
+        *error.add(n) = 0;
+    }
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Type, dims and quantization of a descriptor, checked.
+fn describe(t: &nnrt_plugin_tensor, what: &str) -> Result<(DType, Vec<usize>, Option<Quant>), String> {
+    let dtype = DType::from_code(t.dtype).ok_or_else(|| format!("{what} has unknown dtype code {}", t.dtype))?;
+    let rank = usize::try_from(t.rank).ok().filter(|&r| r <= NNRT_PLUGIN_MAX_RANK).ok_or_else(|| format!("{what} has bad rank {}", t.rank))?;
+    let dims = t.dims[..rank]
+        .iter()
+        .map(|&d| usize::try_from(d).map_err(|_| format!("{what} has negative dim {d}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let quant = (t.scale != 0.0).then_some(Quant { scale: t.scale, zero_point: t.zero_point });
+    Ok((dtype, dims, quant))
+}
+
+/// The descriptors `ptr[0..n]`.
+///
+/// # Safety
+/// `ptr` is NULL only when `n` is 0, else valid for reads of `n` descriptors for `'a`.
+unsafe fn descriptors<'a>(ptr: *const nnrt_plugin_tensor, n: usize) -> Result<&'a [nnrt_plugin_tensor], String> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err("descriptor array is NULL".into());
+    }
+    // SAFETY: non-NULL and, by the caller's promise, valid for `n` reads during `'a`.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, n) })
+}
+
+/// The option bytes of `p`.
+///
+/// # Safety
+/// `p.options` is NULL or valid for reads of `p.options_size` bytes for `'a`.
+unsafe fn options<'a>(p: &nnrt_plugin_kernel_params) -> &'a [u8] {
+    if p.options.is_null() || p.options_size == 0 {
+        return &[];
+    }
+    // SAFETY: the host promises the options buffer is valid for `options_size` bytes.
+    unsafe { std::slice::from_raw_parts(p.options, p.options_size) }
+}
+
+/// Runs op `op_data`: the `eval` of every op this SDK exports.
+///
+/// # Safety
+/// Called by the host per nnrt_plugin.h: `op_data` is the pointer registered (an `OpDef` in
+/// `EXPORTED`), `params` points to valid descriptors whose `data` ranges are valid for `size`
+/// bytes, outputs disjoint from each other and from the inputs.
+unsafe extern "C" fn eval_trampoline(op_data: *mut c_void, params: *const nnrt_plugin_kernel_params, error: *mut c_char, error_size: usize) -> i32 {
+    let result = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
+        // SAFETY: `op_data` is the `OpDef` pointer this module registered; it lives in `EXPORTED` forever.
+        let def = unsafe { op_data.cast_const().cast::<OpDef>().as_ref() }.ok_or("op_data is NULL")?;
+        // SAFETY: the host passes a valid params struct (or NULL, rejected here).
+        let p = unsafe { params.as_ref() }.ok_or("params is NULL")?;
+        // SAFETY: the host promises `inputs` holds `ninputs` descriptors.
+        let in_desc = unsafe { descriptors(p.inputs, p.ninputs) }?;
+        // SAFETY: the host promises `outputs` holds `noutputs` descriptors.
+        let out_desc = unsafe { descriptors(p.outputs.cast_const(), p.noutputs) }?;
+        let mut ins = Vec::with_capacity(in_desc.len());
+        for (i, t) in in_desc.iter().enumerate() {
+            let (dtype, dims, quant) = describe(t, &format!("input {i}"))?;
+            let bytes: &[u8] = if t.data.is_null() || t.size == 0 {
+                &[]
+            } else {
+                // SAFETY: the host promises `data` is valid for reads of `size` bytes during the
+                // call and that no output overlaps it, so no `&mut` aliases this slice.
+                unsafe { std::slice::from_raw_parts(t.data.cast_const().cast::<u8>(), t.size) }
+            };
+            ins.push(Tensor::new(dtype, dims, quant, bytes));
+        }
+        let mut outs = Vec::with_capacity(out_desc.len());
+        for (i, t) in out_desc.iter().enumerate() {
+            let (dtype, dims, quant) = describe(t, &format!("output {i}"))?;
+            let bytes: &mut [u8] = if t.data.is_null() || t.size == 0 {
+                &mut []
+            } else {
+                // SAFETY: the host promises each output's `data` is valid for writes of `size`
+                // bytes and disjoint from every other input and output, so this is the only
+                // reference to those bytes during the call.
+                unsafe { std::slice::from_raw_parts_mut(t.data.cast::<u8>(), t.size) }
+            };
+            outs.push(TensorMut::new(dtype, dims, quant, bytes));
+        }
+        // SAFETY: the host promises the options buffer is valid for the call.
+        let opts = unsafe { options(p) };
+        (def.eval)(&ins, &mut outs, opts)
+    }));
+    finish(result, error, error_size)
+}
+
+/// Computes output shapes of op `op_data`: the `infer_shape` of ops that have a shape closure.
+///
+/// # Safety
+/// As [`eval_trampoline`], except that input `data` is NULL unless the input is constant, and
+/// output descriptors are written (rank, dims) rather than their data.
+unsafe extern "C" fn shape_trampoline(op_data: *mut c_void, params: *mut nnrt_plugin_kernel_params, error: *mut c_char, error_size: usize) -> i32 {
+    let result = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
+        // SAFETY: as in `eval_trampoline`.
+        let def = unsafe { op_data.cast_const().cast::<OpDef>().as_ref() }.ok_or("op_data is NULL")?;
+        let shape = def.shape.as_ref().ok_or("this op has no shape function")?;
+        // SAFETY: the host passes a valid params struct (or NULL, rejected here).
+        let p = unsafe { params.as_ref() }.ok_or("params is NULL")?;
+        // SAFETY: the host promises `inputs` holds `ninputs` descriptors.
+        let in_desc = unsafe { descriptors(p.inputs, p.ninputs) }?;
+        let mut ins = Vec::with_capacity(in_desc.len());
+        for (i, t) in in_desc.iter().enumerate() {
+            let (dtype, dims, _) = describe(t, &format!("input {i}"))?;
+            let data = if t.data.is_null() {
+                None
+            } else {
+                // SAFETY: a constant input's bytes, valid for reads of `size` bytes during the call.
+                Some(unsafe { std::slice::from_raw_parts(t.data.cast_const().cast::<u8>(), t.size) })
+            };
+            ins.push(ShapeInput { dtype, dims, data });
+        }
+        // SAFETY: the host promises the options buffer is valid for the call.
+        let opts = unsafe { options(p) };
+        let shapes = shape(&ins, opts)?;
+        if shapes.len() != p.noutputs {
+            return Err(format!("the shape function gave {} shapes for {} outputs", shapes.len(), p.noutputs));
+        }
+        if p.noutputs > 0 && p.outputs.is_null() {
+            return Err("output descriptor array is NULL".into());
+        }
+        for (k, dims) in shapes.iter().enumerate() {
+            if dims.len() > NNRT_PLUGIN_MAX_RANK {
+                return Err(format!("output {k}: rank {} is above {NNRT_PLUGIN_MAX_RANK}", dims.len()));
+            }
+            let mut out = [0i32; NNRT_PLUGIN_MAX_RANK];
+            for (o, &d) in out.iter_mut().zip(dims) {
+                *o = i32::try_from(d).map_err(|_| format!("output {k}: dim {d} does not fit an int32"))?;
+            }
+            // SAFETY: `outputs` holds `noutputs` writable descriptors (checked non-NULL above) and
+            // `k < noutputs`; the host holds no other reference to them during the call.
+            let t = unsafe { &mut *p.outputs.add(k) };
+            t.rank = dims.len() as i32;
+            t.dims = out;
+        }
+        Ok(())
+    }));
+    finish(result, error, error_size)
+}
+
+fn finish(result: std::thread::Result<Result<(), String>>, error: *mut c_char, error_size: usize) -> i32 {
+    match result {
+        Ok(Ok(())) => 0,
+        Ok(Err(message)) => {
+            write_error(error, error_size, &message);
+            1
+        }
+        Err(p) => {
+            write_error(error, error_size, &format!("the plugin panicked: {}", panic_text(&*p)));
+            2
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plugin() -> Plugin {
+        Plugin::new("sdk-test")
+            .op_with_shape(
+                "Twice",
+                |ins, outs, _| {
+                    let x = ins[0].f32s()?;
+                    for (o, v) in outs[0].f32s_mut()?.iter_mut().zip(x) {
+                        *o = 2.0 * v;
+                    }
+                    Ok(())
+                },
+                |ins, _| Ok(vec![ins[0].dims.clone()]),
+            )
+            .op("Fails", |_, _, options| Err(format!("bad options {options:?}")))
+            .op("Panics", |_, _, _| panic!("kernel bug"))
+    }
+
+    fn tensor(dims: &[i32], data: *mut c_void, size: usize) -> nnrt_plugin_tensor {
+        let mut d = [0; NNRT_PLUGIN_MAX_RANK];
+        d[..dims.len()].copy_from_slice(dims);
+        nnrt_plugin_tensor { dtype: crate::abi::dtype::FLOAT32, rank: dims.len() as i32, dims: d, scale: 0.0, zero_point: 0, data, size }
+    }
+
+    /// The whole C round trip, as the host does it: register, then call each op's functions
+    /// through the table. Errors and panics come back as statuses with messages.
+    #[test]
+    fn registered_ops_run_fail_and_catch_panics() {
+        let host = nnrt_plugin_host { abi_version: NNRT_PLUGIN_ABI_VERSION, log: None };
+        let mut info = nnrt_plugin_info::default();
+        // SAFETY: valid host and info structs, as the header requires.
+        assert_eq!(unsafe { register(&host, &mut info, plugin) }, NNRT_PLUGIN_ABI_VERSION);
+        assert_eq!(info.nops, 3);
+        // SAFETY: `register` pointed `ops` at `nops` entries that live for the process.
+        let ops = unsafe { std::slice::from_raw_parts(info.ops, info.nops) };
+        let mut x = [1.0f32, 2.0, 3.0];
+        let mut y = [0.0f32; 3];
+        let ins = [tensor(&[3], x.as_mut_ptr().cast(), 12)];
+        let mut outs = [tensor(&[3], y.as_mut_ptr().cast(), 12)];
+        let opts = [1u8, 2];
+        let params = nnrt_plugin_kernel_params { inputs: ins.as_ptr(), ninputs: 1, outputs: outs.as_mut_ptr(), noutputs: 1, options: opts.as_ptr(), options_size: 2 };
+        let mut err = [0 as c_char; 64];
+        let call = |op: &nnrt_plugin_op, err: &mut [c_char; 64]| {
+            // SAFETY: the descriptors point at live, disjoint arrays of the sizes given.
+            unsafe { (op.eval.expect("eval"))(op.op_data, &params, err.as_mut_ptr(), err.len()) }
+        };
+        let text = |err: &[c_char; 64]| {
+            // SAFETY: the trampolines always NUL-terminate within the buffer.
+            unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) }.to_string_lossy().into_owned()
+        };
+        assert_eq!(call(&ops[0], &mut err), 0);
+        assert_eq!(y, [2.0, 4.0, 6.0]);
+        assert_eq!(call(&ops[1], &mut err), 1);
+        assert_eq!(text(&err), "bad options [1, 2]");
+        assert_eq!(call(&ops[2], &mut err), 2);
+        assert!(text(&err).contains("panicked: kernel bug"), "{}", text(&err));
+
+        // The shape function writes rank and dims into the output descriptors.
+        let mut shape_outs = [tensor(&[], std::ptr::null_mut(), 0)];
+        let ins = [tensor(&[4, 5], std::ptr::null_mut(), 0)];
+        let mut sp = nnrt_plugin_kernel_params { inputs: ins.as_ptr(), ninputs: 1, outputs: shape_outs.as_mut_ptr(), noutputs: 1, options: std::ptr::null(), options_size: 0 };
+        // SAFETY: as above; input data may be NULL in shape functions.
+        let status = unsafe { (ops[0].infer_shape.expect("shape"))(ops[0].op_data, &mut sp, err.as_mut_ptr(), err.len()) };
+        assert_eq!(status, 0);
+        assert_eq!((shape_outs[0].rank, &shape_outs[0].dims[..2]), (2, &[4, 5][..]));
+        assert!(ops[1].infer_shape.is_none());
+
+        // A host of another ABI version is refused.
+        let old = nnrt_plugin_host { abi_version: 0, log: None };
+        // SAFETY: valid structs.
+        assert_eq!(unsafe { register(&old, &mut info, plugin) }, 0);
+    }
+
+    #[test]
+    fn long_messages_are_truncated_and_terminated() {
+        let mut buf = [1 as c_char; 8];
+        write_error(buf.as_mut_ptr(), buf.len(), "a long message");
+        assert_eq!(buf[7], 0);
+        // SAFETY: NUL-terminated just above.
+        assert_eq!(unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_str().unwrap(), "a long ");
+    }
+}

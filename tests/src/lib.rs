@@ -1,0 +1,47 @@
+//! # nnrt-tests
+//!
+//! Workspace integration tests of nnrt, and the small library they share:
+//!
+//! - [`ModelBuilder`]: one-subgraph TFLite models written with the generated flatbuffers
+//!   builder of `nnrt-loaders` (constants in their own buffers, deduplicated operator codes,
+//!   codes above 127 written the schema-3a way), for one-op and `neg_` tests;
+//! - [`NnPackage`]: nnpackage folders and zips around a model, with any MANIFEST and cfg files;
+//! - [`example`]: the tiny MobileNet-style model shipped in `examples/models/` (regenerate with
+//!   `cargo run -p nnrt-tests --bin make_example_models`);
+//! - [`XorShift`], [`npy_f32`], [`TempDir`]: seeded randomness, `.npy` files and temp folders
+//!   without extra dependencies.
+//!
+//! The tests live in `tests/tests/`; the ones that read `../shared/corpus` or the CLI binaries
+//! (build them first: `cargo build --release -p nnrt-cli`) skip with a message when those are
+//! absent. `NNRT_TESTS_DUMP_DIR=DIR` makes the one-op tests also write each case as the corpus
+//! lays models out (`model.tflite`, `input_<i>.npy`, `expected_0.npy`), to check the references
+//! against LiteRT; `NNRT_ROBUSTNESS_SEED=N` explores other corruptions.
+//!
+//! This library depends on the loaders' generated schema only; the tests use the `nnrt` API.
+
+#![forbid(unsafe_code)]
+
+mod builder;
+pub mod example;
+mod npy;
+mod options;
+mod package;
+mod rng;
+
+pub use builder::{BuiltinOperator, ModelBuilder, TensorIdx, TensorType};
+pub use npy::{npy_f32, read_npy_f32};
+pub use options::{Act, MirrorPadMode, Options, Padding};
+pub use package::{manifest, NnPackage, TempDir, ZipMethod};
+pub use rng::XorShift;
+
+/// The repository root (the folder holding the workspace `Cargo.toml`).
+pub fn repo_root() -> std::path::PathBuf {
+    let manifest_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir.parent().map_or_else(|| manifest_dir.join(".."), std::path::Path::to_path_buf)
+}
+
+/// `../shared/corpus` beside the repository, when it exists.
+pub fn corpus_dir() -> Option<std::path::PathBuf> {
+    let p = repo_root().join("../shared/corpus");
+    p.is_dir().then_some(p)
+}

@@ -1,0 +1,52 @@
+//! Minimal `.npy` (format 1.0, little-endian float32, C order) writing and reading.
+
+/// A `.npy` file holding `data` with shape `dims`. The header is padded with spaces so the data
+/// starts at a multiple of 64 bytes, as NumPy writes it.
+pub fn npy_f32(dims: &[usize], data: &[f32]) -> Vec<u8> {
+    let shape = match dims {
+        [d] => format!("({d},)"),
+        _ => format!("({})", dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")),
+    };
+    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
+    // magic (6) + version (2) + header length (2) + header, ending in '\n'.
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = Vec::with_capacity(10 + header.len() + data.len() * 4);
+    out.extend_from_slice(b"\x93NUMPY\x01\x00");
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    out.extend(data.iter().flat_map(|v| v.to_le_bytes()));
+    out
+}
+
+/// Reads a version-1.0 `<f4` `.npy` file: its dims and values. `None` for anything else.
+pub fn read_npy_f32(bytes: &[u8]) -> Option<(Vec<usize>, Vec<f32>)> {
+    if bytes.len() < 10 || &bytes[..8] != b"\x93NUMPY\x01\x00" {
+        return None;
+    }
+    let hlen = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let header = std::str::from_utf8(bytes.get(10..10 + hlen)?).ok()?;
+    if !header.contains("'descr': '<f4'") || !header.contains("'fortran_order': False") {
+        return None;
+    }
+    let shape = header.split("'shape': (").nth(1)?.split(')').next()?;
+    let dims = shape.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| s.parse().ok()).collect::<Option<Vec<usize>>>()?;
+    let data: Vec<f32> = bytes[10 + hlen..].chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    (data.len() == dims.iter().product::<usize>()).then_some((dims, data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let bytes = npy_f32(&[1, 2, 3], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.5]);
+        assert_eq!(bytes.len(), 128 + 6 * 4);
+        assert_eq!((10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize) % 64, 0);
+        assert_eq!(read_npy_f32(&bytes), Some((vec![1, 2, 3], vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.5])));
+        assert_eq!(read_npy_f32(&npy_f32(&[4], &[1.0; 4])).map(|(d, _)| d), Some(vec![4]));
+    }
+}

@@ -1,0 +1,109 @@
+//! The command-line tools, run as a user would. They belong to `nnrt-cli`, so Cargo does not
+//! build them for this crate's tests: build them first (`cargo build --release -p nnrt-cli`, same
+//! profile as the tests); each test is skipped with a message when its binary is missing.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use nnrt_tests::{read_npy_f32, ModelBuilder, TempDir, TensorType};
+
+/// `target/<profile>/<name>`: the test executable lives in `target/<profile>/deps/`.
+fn binary(name: &str) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let p = exe.parent()?.parent()?.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    if p.is_file() {
+        Some(p)
+    } else {
+        println!("skipped: {} is not built (run `cargo build -p nnrt-cli` with this test's profile)", p.display());
+        None
+    }
+}
+
+/// Runs a tool from the repository root with nnrt's environment variables cleared.
+fn run(bin: &PathBuf, args: &[&str]) -> Output {
+    let mut cmd = Command::new(bin);
+    cmd.args(args).current_dir(nnrt_tests::repo_root());
+    for var in ["BACKENDS", "NUM_THREADS", "OP_BACKEND_ALLOPS", "OP_BACKEND_MAP"] {
+        cmd.env_remove(var);
+    }
+    cmd.output().unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn nnpackage_run_example_reports_and_dumps() {
+    let Some(bin) = binary("nnpackage_run") else { return };
+    let tmp = TempDir::new("cli").expect("temp dir");
+    for model in ["examples/models/tiny_mobilenet.nnpkg", "examples/models/tiny_mobilenet.tflite"] {
+        let out_prefix = tmp.path().join("out");
+        let report = tmp.path().join("r.json");
+        let (out_s, report_s) = (out_prefix.to_string_lossy(), report.to_string_lossy());
+        let args = [model, "--load:npy", "examples/models/tiny_mobilenet_input", "--dump:npy", &out_s, "-r", "3", "-w", "1", "-m", "-p", &report_s];
+        let o = run(&bin, &args);
+        assert!(o.status.success(), "{model}: exit {:?}\nstdout: {}\nstderr: {}", o.status.code(), text(&o.stdout), text(&o.stderr));
+
+        let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).expect("report written")).expect("report is JSON");
+        for key in ["load_ms", "prepare_ms", "execute_ms", "runs", "threads", "backends", "peak_rss_kb"] {
+            assert!(r.get(key).is_some(), "{model}: report lacks '{key}': {r}");
+        }
+        for key in ["min", "median", "mean", "max", "geomean"] {
+            let v = r["execute_ms"][key].as_f64().unwrap_or_else(|| panic!("{model}: execute_ms.{key} is not a number: {r}"));
+            assert!(v >= 0.0 && v.is_finite(), "{model}: execute_ms.{key} = {v}");
+        }
+        let ms = &r["execute_ms"];
+        assert!(ms["min"].as_f64() <= ms["median"].as_f64() && ms["median"].as_f64() <= ms["max"].as_f64(), "{model}: {ms}");
+        assert_eq!(r["runs"], 3, "{model}: runs");
+        assert!(r["peak_rss_kb"].as_u64().is_some_and(|kb| kb > 0), "{model}: -m must report peak RSS: {r}");
+
+        let npy = std::fs::read(tmp.path().join("out.0.npy")).expect("dumped output");
+        let (dims, values) = read_npy_f32(&npy).expect("float32 npy");
+        assert_eq!(dims, vec![1, 10], "{model}: output shape");
+        let sum: f32 = values.iter().sum();
+        assert!((sum - 1.0).abs() < 1e-5, "{model}: softmax output sums to {sum}");
+    }
+}
+
+#[test]
+fn nnpackage_run_missing_file_exits_1_naming_it() {
+    let Some(bin) = binary("nnpackage_run") else { return };
+    let o = run(&bin, &["no/such/model.tflite"]);
+    assert_eq!(o.status.code(), Some(1), "stderr: {}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "one line on stderr, got: {err}");
+    assert!(err.contains("no/such/model.tflite"), "stderr should name the path: {err}");
+}
+
+#[test]
+fn nnpackage_run_unknown_custom_op_exits_1_naming_it() {
+    let Some(bin) = binary("nnpackage_run") else { return };
+    let mut b = ModelBuilder::new();
+    let x = b.input("x", TensorType::FLOAT32, &[1, 4]);
+    let y = b.tensor("y", TensorType::FLOAT32, &[1, 4]);
+    b.custom_op("NnrtCliNoSuchOp", &[x], &[y], &[]);
+    b.output(y);
+    let tmp = TempDir::new("cli-custom").expect("temp dir");
+    let path = tmp.path().join("custom.tflite");
+    std::fs::write(&path, b.finish()).expect("write model");
+    let o = run(&bin, &[&path.to_string_lossy()]);
+    assert_eq!(o.status.code(), Some(1), "stderr: {}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("NnrtCliNoSuchOp"), "stderr should name the custom op: {err}");
+}
+
+#[test]
+fn nnrt_inspect_prints_one_line_per_op_with_backend() {
+    let Some(bin) = binary("nnrt-inspect") else { return };
+    let o = run(&bin, &["examples/models/tiny_mobilenet.tflite"]);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "stdout: {out}\nstderr: {}", text(&o.stderr));
+    let ops: Vec<&str> = out.lines().skip_while(|l| *l != "ops:").skip(1).collect();
+    let kinds = ["Conv2D", "DepthwiseConv2D", "Conv2D", "Add", "Conv2D", "Mean", "FullyConnected", "Softmax"];
+    assert_eq!(ops.len(), kinds.len(), "one line per op:\n{out}");
+    for (line, kind) in ops.iter().zip(kinds) {
+        assert!(line.contains(&format!("{kind}(")), "expected {kind}: {line}");
+        assert!(line.trim_end().ends_with("[cpu]"), "expected the cpu backend: {line}");
+    }
+}
