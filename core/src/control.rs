@@ -173,4 +173,4 @@ impl ControlStep {
 }
 
 /// Keeps the pool alive for callees sharing the caller's threads.
-pub(crate) type SharedPool = Arc<rayon::ThreadPool>;
+pub(crate) type SharedPool = Arc<crate::pool::JoinedPool>;

@@ -24,6 +24,7 @@ mod operand;
 pub mod partition;
 pub mod passes;
 mod plan;
+mod pool;
 mod prepared;
 mod quant;
 pub mod shape;

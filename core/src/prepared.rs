@@ -53,11 +53,7 @@ impl Prepared {
         threads: usize,
     ) -> Result<Prepared, CompileError> {
         let threads = threads.max(1);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("nnrt-{i}"))
-            .build()
-            .map_err(|e| CompileError::Config { key: "NUM_THREADS".into(), value: threads.to_string(), reason: e.to_string() })?;
+        let pool = crate::pool::JoinedPool::new(threads)?;
         let env = Env { backends, config, pool: Arc::new(pool), threads };
         Prepared::build(model, subgraph, input_dims, &env, 0)
     }

@@ -146,8 +146,11 @@ pub const CONSTANTS: &[(&str, i64)] = &[
     ("NNFW_VERSION", NNFW_VERSION as i64),
 ];
 
-/// `(C type, size, alignment, [(field, offset)])` of every struct of the headers, for the header check.
-pub fn layouts() -> Vec<(&'static str, usize, usize, Vec<(&'static str, usize)>)> {
+/// A struct's C name, size, alignment and `(field, offset)` list.
+pub type StructLayout = (&'static str, usize, usize, Vec<(&'static str, usize)>);
+
+/// The layout of every struct of the headers, for the header check.
+pub fn layouts() -> Vec<StructLayout> {
     use std::mem::{align_of, offset_of, size_of};
     vec![
         (

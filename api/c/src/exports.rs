@@ -3,7 +3,7 @@
 //! Each one: checks its session pointer (UNEXPECTED_NULL), runs its body under `catch_unwind` (a
 //! panic becomes NNFW_STATUS_ERROR and never crosses into C), checks the session state and its
 //! other pointers in the order onert does, and records any failure as the session's last error.
-//! Raw pointers are only ever handed to the checked helpers of [`crate::ffi`]; this module holds
+//! Raw pointers are only ever handed to the checked helpers of `crate::ffi`; this module holds
 //! no `unsafe` block. (`unsafe_code` is allowed here for `#[unsafe(no_mangle)]` alone.)
 
 #![allow(unsafe_code)]
@@ -53,6 +53,7 @@ fn out<T>(call: &str, what: &str, p: *mut T, value: T) -> Result<(), ApiError> {
     }
 }
 
+/// Creates a session in state INITIALIZED (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_create_session(session: *mut *mut nnfw_session) -> NNFW_STATUS {
     guarded(|| {
@@ -65,6 +66,7 @@ pub extern "C" fn nnfw_create_session(session: *mut *mut nnfw_session) -> NNFW_S
     })
 }
 
+/// Closes a session, waiting for a run in flight; NULL is ignored (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_close_session(session: *mut nnfw_session) -> NNFW_STATUS {
     // NULL is accepted, as onert's `delete session` does.
@@ -74,6 +76,7 @@ pub extern "C" fn nnfw_close_session(session: *mut nnfw_session) -> NNFW_STATUS 
     })
 }
 
+/// Copies the session's last error message (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_get_last_error_message(session: *mut nnfw_session, buffer: *mut c_char, length: usize) -> NNFW_STATUS {
     guarded(|| {
@@ -90,6 +93,7 @@ pub extern "C" fn nnfw_get_last_error_message(session: *mut nnfw_session, buffer
     })
 }
 
+/// Loads an nnpackage folder or zip, or a `.tflite` / `.circle` file (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_load_model_from_file(session: *mut nnfw_session, path: *const c_char) -> NNFW_STATUS {
     const CALL: &str = "nnfw_load_model_from_file";
@@ -99,6 +103,7 @@ pub extern "C" fn nnfw_load_model_from_file(session: *mut nnfw_session, path: *c
     })
 }
 
+/// Deprecated: always NNFW_STATUS_DEPRECATED_API (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_apply_tensorinfo(session: *mut nnfw_session, _index: u32, _tensor_info: nnfw_tensorinfo) -> NNFW_STATUS {
     // As onert: deprecated whatever the arguments; the message goes to the session if there is one.
@@ -106,6 +111,7 @@ pub extern "C" fn nnfw_apply_tensorinfo(session: *mut nnfw_session, _index: u32,
     ffi::session_ref(session).map_or(e.status, |s| s.fail(e))
 }
 
+/// Sets an input's shape, before or after prepare (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_set_input_tensorinfo(session: *mut nnfw_session, index: u32, tensor_info: *const nnfw_tensorinfo) -> NNFW_STATUS {
     const CALL: &str = "nnfw_set_input_tensorinfo";
@@ -124,26 +130,31 @@ pub extern "C" fn nnfw_set_input_tensorinfo(session: *mut nnfw_session, index: u
     })
 }
 
+/// Prepares the loaded model (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_prepare(session: *mut nnfw_session) -> NNFW_STATUS {
     with_session(session, "nnfw_prepare", |s| s.prepare())
 }
 
+/// Runs on the buffers set and writes the outputs (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_run(session: *mut nnfw_session) -> NNFW_STATUS {
     with_session(session, "nnfw_run", |s| s.run())
 }
 
+/// Starts a run on the session's own thread (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_run_async(session: *mut nnfw_session) -> NNFW_STATUS {
     with_session(session, "nnfw_run_async", |s| s.run_async())
 }
 
+/// Waits for the run started by `nnfw_run_async` (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_await(session: *mut nnfw_session) -> NNFW_STATUS {
     with_session(session, "nnfw_await", |s| s.await_run())
 }
 
+/// Lends an input buffer, read at each run (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_set_input(session: *mut nnfw_session, index: u32, _type: NNFW_TYPE, buffer: *const c_void, length: usize) -> NNFW_STATUS {
     const CALL: &str = "nnfw_set_input";
@@ -157,6 +168,7 @@ pub extern "C" fn nnfw_set_input(session: *mut nnfw_session, index: u32, _type: 
     })
 }
 
+/// Lends an output buffer, written after each run (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_set_output(session: *mut nnfw_session, index: u32, _type: NNFW_TYPE, buffer: *mut c_void, length: usize) -> NNFW_STATUS {
     const CALL: &str = "nnfw_set_output";
@@ -170,6 +182,7 @@ pub extern "C" fn nnfw_set_output(session: *mut nnfw_session, index: u32, _type:
     })
 }
 
+/// Number of model inputs (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_input_size(session: *mut nnfw_session, number: *mut u32) -> NNFW_STATUS {
     const CALL: &str = "nnfw_input_size";
@@ -182,6 +195,7 @@ pub extern "C" fn nnfw_input_size(session: *mut nnfw_session, number: *mut u32) 
     })
 }
 
+/// Number of model outputs (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_output_size(session: *mut nnfw_session, number: *mut u32) -> NNFW_STATUS {
     const CALL: &str = "nnfw_output_size";
@@ -194,30 +208,35 @@ pub extern "C" fn nnfw_output_size(session: *mut nnfw_session, number: *mut u32)
     })
 }
 
+/// Sets an input buffer's layout (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_set_input_layout(session: *mut nnfw_session, index: u32, layout: NNFW_LAYOUT) -> NNFW_STATUS {
     const CALL: &str = "nnfw_set_input_layout";
     with_session(session, CALL, |s| s.set_layout(CALL, true, index, layout))
 }
 
+/// Sets an output buffer's layout (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_set_output_layout(session: *mut nnfw_session, index: u32, layout: NNFW_LAYOUT) -> NNFW_STATUS {
     const CALL: &str = "nnfw_set_output_layout";
     with_session(session, CALL, |s| s.set_layout(CALL, false, index, layout))
 }
 
+/// Sets an input buffer's type: its own, or float32 for a quantized input (`nnfw_experimental.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_set_input_type(session: *mut nnfw_session, index: u32, ty: NNFW_TYPE) -> NNFW_STATUS {
     const CALL: &str = "nnfw_set_input_type";
     with_session(session, CALL, |s| s.set_type(CALL, true, index, ty))
 }
 
+/// Sets an output buffer's type: its own, or float32 for a quantized output (`nnfw_experimental.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_set_output_type(session: *mut nnfw_session, index: u32, ty: NNFW_TYPE) -> NNFW_STATUS {
     const CALL: &str = "nnfw_set_output_type";
     with_session(session, CALL, |s| s.set_type(CALL, false, index, ty))
 }
 
+/// Type and shape of an input (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_input_tensorinfo(session: *mut nnfw_session, index: u32, tensor_info: *mut nnfw_tensorinfo) -> NNFW_STATUS {
     const CALL: &str = "nnfw_input_tensorinfo";
@@ -230,6 +249,7 @@ pub extern "C" fn nnfw_input_tensorinfo(session: *mut nnfw_session, index: u32, 
     })
 }
 
+/// Type and shape of an output (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_output_tensorinfo(session: *mut nnfw_session, index: u32, tensor_info: *mut nnfw_tensorinfo) -> NNFW_STATUS {
     const CALL: &str = "nnfw_output_tensorinfo";
@@ -242,6 +262,7 @@ pub extern "C" fn nnfw_output_tensorinfo(session: *mut nnfw_session, index: u32,
     })
 }
 
+/// Sets the backends, `;`-separated, in order of preference (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_set_available_backends(session: *mut nnfw_session, backends: *const c_char) -> NNFW_STATUS {
     const CALL: &str = "nnfw_set_available_backends";
@@ -251,12 +272,14 @@ pub extern "C" fn nnfw_set_available_backends(session: *mut nnfw_session, backen
     })
 }
 
+/// Deprecated: always NNFW_STATUS_DEPRECATED_API (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_set_op_backend(session: *mut nnfw_session, _op: *const c_char, _backend: *const c_char) -> NNFW_STATUS {
     let e = ApiError::deprecated("nnfw_set_op_backend", "nnfw_set_config(session, \"OP_BACKEND_<OpName>\", backend)");
     ffi::session_ref(session).map_or(e.status, |s| s.fail(e))
 }
 
+/// The runtime version, 0xMMmmmmPP (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_query_info_u32(_session: *mut nnfw_session, id: NNFW_INFO_ID, val: *mut u32) -> NNFW_STATUS {
     // As onert: the session may be NULL, and a NULL `val` or an unknown id is an ERROR.
@@ -266,12 +289,14 @@ pub extern "C" fn nnfw_query_info_u32(_session: *mut nnfw_session, id: NNFW_INFO
     })
 }
 
+/// Records the workspace folder (`nnfw.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_set_workspace(session: *mut nnfw_session, dir: *const c_char) -> NNFW_STATUS {
     const CALL: &str = "nnfw_set_workspace";
     with_session(session, CALL, |s| s.set_workspace(arg_str(CALL, "dir", dir, MAX_PATH_LENGTH)?))
 }
 
+/// Registers a C kernel for a custom op (`nnfw_experimental.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_register_custom_op_info(session: *mut nnfw_session, id: *const c_char, info: *mut custom_kernel_registration_info) -> NNFW_STATUS {
     const CALL: &str = "nnfw_register_custom_op_info";
@@ -284,11 +309,13 @@ pub extern "C" fn nnfw_register_custom_op_info(session: *mut nnfw_session, id: *
     })
 }
 
+/// Index of the input with a given name (`nnfw_experimental.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_input_tensorindex(session: *mut nnfw_session, tensorname: *const c_char, index: *mut u32) -> NNFW_STATUS {
     tensorindex(session, "nnfw_input_tensorindex", true, tensorname, index)
 }
 
+/// Index of the output with a given name (`nnfw_experimental.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_output_tensorindex(session: *mut nnfw_session, tensorname: *const c_char, index: *mut u32) -> NNFW_STATUS {
     tensorindex(session, "nnfw_output_tensorindex", false, tensorname, index)
@@ -304,6 +331,7 @@ fn tensorindex(session: *mut nnfw_session, call: &'static str, input: bool, tens
     })
 }
 
+/// Sets backends by op index, as OP_BACKEND_MAP (`nnfw_experimental.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_set_backends_per_operation(session: *mut nnfw_session, backend_settings: *const c_char) -> NNFW_STATUS {
     const CALL: &str = "nnfw_set_backends_per_operation";
@@ -315,6 +343,7 @@ pub extern "C" fn nnfw_set_backends_per_operation(session: *mut nnfw_session, ba
     })
 }
 
+/// Sets a configuration key (`nnfw_internal.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_set_config(session: *mut nnfw_session, key: *const c_char, value: *const c_char) -> NNFW_STATUS {
     const CALL: &str = "nnfw_set_config";
@@ -326,6 +355,7 @@ pub extern "C" fn nnfw_set_config(session: *mut nnfw_session, key: *const c_char
     })
 }
 
+/// Reads a configuration key (`nnfw_internal.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_get_config(session: *mut nnfw_session, key: *const c_char, value: *mut c_char, value_size: usize) -> NNFW_STATUS {
     const CALL: &str = "nnfw_get_config";

@@ -8,10 +8,10 @@
 //! Layers, outside in:
 //! - [`exports`]: the `extern "C"` functions; each checks its pointers, catches panics and turns
 //!   errors into `NNFW_STATUS` codes, keeping the message for `nnfw_get_last_error_message`;
-//! - [`session`]: onert's session state machine over an [`nnrt::Session`];
-//! - [`io`]: NCHW/NHWC transposes and float/quantized conversion at the I/O boundary;
-//! - [`custom`]: C custom-op kernels as Rust API kernels;
-//! - [`ffi`]: the only `unsafe` code, a few checked helpers that turn raw pointers into
+//! - `session`: onert's session state machine over an [`nnrt::Session`];
+//! - `io`: NCHW/NHWC transposes and float/quantized conversion at the I/O boundary;
+//! - `custom`: C custom-op kernels as Rust API kernels;
+//! - `ffi`: the only `unsafe` code, a few checked helpers that turn raw pointers into
 //!   references, slices and strings.
 //!
 //! Depends on the `nnrt` Rust API (and `nnrt-core` for the custom-op tensor views) only.
@@ -19,12 +19,12 @@
 #![deny(unsafe_code)]
 
 pub mod abi;
-pub mod custom;
-pub mod error;
+mod custom;
+mod error;
 pub mod exports;
-pub mod ffi;
-pub mod io;
-pub mod session;
+mod ffi;
+mod io;
+mod session;
 
 pub use abi::*;
 pub use exports::*;

@@ -216,10 +216,21 @@ fn classifies_an_image() {
         (Some(0), _) => {}
         (code, msg) => panic!("keras_mobilenet_v2_224_float: exit {code:?}\n{msg}"),
     }
-    match classify(corpus.join("tflite/coral_mobilenet_v1_0.25_128_quant")) {
+    let coral = corpus.join("tflite/coral_mobilenet_v1_0.25_128_quant");
+    match classify(coral.clone()) {
         (Some(0), _) => {}
         (Some(4), msg) if msg.contains("quantized") => println!("skipped coral_mobilenet_v1_0.25_128_quant (quantized kernels not there yet): {}", msg.trim()),
         (code, msg) => panic!("coral_mobilenet_v1_0.25_128_quant: exit {code:?}\n{msg}"),
+    }
+    // The same model as a zipped nnpackage.
+    let zip = corpus.join("tflite/_nnpkg_variants/coral_mobilenet_v1_0.25_128_quant.deflated.nnpkg.zip");
+    if zip.is_file() {
+        let o = run(&exe, &[&zip, &coral.join("input_0.npy"), &coral.join("expected_0.npy")]);
+        match (o.status.code(), text(&o)) {
+            (Some(0), _) => {}
+            (Some(4), msg) if msg.contains("quantized") => println!("skipped the zipped coral nnpackage (quantized kernels not there yet)"),
+            (code, msg) => panic!("{}: exit {code:?}\n{msg}", zip.display()),
+        }
     }
 }
 

@@ -143,7 +143,7 @@ impl QDepthwise {
                 }
             }
             if !RAW {
-                super::requant::requant_row(&mut acc, &self.bias, &self.rq, 0, self.q.out_zp, self.q.act.0, self.q.act.1);
+                sq::requant_row(&mut acc, &self.bias, &self.rq, 0, self.q.out_zp, self.q.act.0, self.q.act.1);
             }
             for (o, &v) in orow[ox * oc..(ox + 1) * oc].iter_mut().zip(&acc) {
                 *o = TO::put(v);

@@ -220,7 +220,7 @@ impl QEpilogue {
             }
         }
         match &self.fixed {
-            Some(r) => super::requant::requant_row(acc, &self.cbias, r, c0, self.out_zp, self.act.0, self.act.1),
+            Some(r) => sq::requant_row(acc, &self.cbias, r, c0, self.out_zp, self.act.0, self.act.1),
             None => {
                 for (j, v) in acc.iter_mut().enumerate() {
                     let x = v.wrapping_add(self.cbias[c0 + j]);

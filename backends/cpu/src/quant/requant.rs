@@ -11,6 +11,8 @@ pub struct ChannelRequant {
     pub mult: Vec<i32>,
     /// `max(-shift, 0)`.
     pub right: Vec<i32>,
+    /// Whether any channel shifts left (otherwise `lmul` is all ones).
+    pub any_left: bool,
 }
 
 impl ChannelRequant {
@@ -21,6 +23,7 @@ impl ChannelRequant {
             r.lmul.push(1i32.wrapping_shl(s.max(0) as u32));
             r.mult.push(m);
             r.right.push((-s).max(0));
+            r.any_left |= s > 0;
         }
         r
     }

@@ -238,3 +238,18 @@ proptest! {
         prop_assert_eq!(got, want);
     }
 }
+
+proptest! {
+    #[test]
+    fn simd_requant_row_matches_portable(acc in proptest::collection::vec(any::<i32>(), 1..70), seed in any::<u64>(), zp in -128i32..128) {
+        let n = acc.len();
+        let mults = fill(seed, n, 0, i32::MAX - 1);
+        let shifts = fill(seed ^ 1, n, -31, 30);
+        let bias = fill(seed ^ 2, n, -100000, 100000);
+        let r = super::requant::ChannelRequant::new(mults.into_iter().zip(shifts));
+        let (mut a, mut b) = (acc.clone(), acc);
+        sq::requant_row(&mut a, &bias, &r, 0, zp, -300, 300);
+        super::requant::requant_row(&mut b, &bias, &r, 0, zp, -300, 300);
+        prop_assert_eq!(a, b);
+    }
+}

@@ -258,3 +258,59 @@ pub(crate) fn binary_same<T: crate::quant::QInt, TO: crate::quant::QInt>(p: &cra
     }
     p.run_same(a, b, out)
 }
+
+/// [`crate::quant::requant::requant_row`] with AVX-512 intrinsics: the 32×32→64-bit high
+/// multiply runs on even and odd lanes with `vpmuldq`, the rounding shift per lane with
+/// `vpsravd`. Falls back to the portable loop elsewhere and for the tail.
+#[inline]
+pub(crate) fn requant_row(acc: &mut [i32], bias: &[i32], r: &crate::quant::requant::ChannelRequant, c0: usize, zp: i32, lo: i32, hi: i32) {
+    let n = acc.len();
+    assert!(bias.len() >= c0 + n && r.lmul.len() >= c0 + n && r.mult.len() >= c0 + n && r.right.len() >= c0 + n);
+    #[cfg(target_arch = "x86_64")]
+    if row_avx512() {
+        let full = n / 16 * 16;
+        // SAFETY: the features were checked; the assert above bounds every 16-lane load and
+        // store at offsets `i .. i + 16 <= full <= n` of `acc` and `c0 + i + 16 <= c0 + n` of the
+        // parameter slices.
+        unsafe {
+            requant16_avx512(full, acc.as_mut_ptr(), bias.as_ptr().add(c0), r.lmul.as_ptr().add(c0), r.mult.as_ptr().add(c0), r.right.as_ptr().add(c0), zp, lo, hi, r.any_left)
+        };
+        crate::quant::requant::requant_row(&mut acc[full..], bias, r, c0 + full, zp, lo, hi);
+        return;
+    }
+    crate::quant::requant::requant_row(acc, bias, r, c0, zp, lo, hi)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl")]
+unsafe fn requant16_avx512(n: usize, acc: *mut i32, bias: *const i32, lmul: *const i32, mult: *const i32, right: *const i32, zp: i32, lo: i32, hi: i32, left: bool) {
+    let one = _mm512_set1_epi32(1);
+    let half = _mm512_set1_epi64(1 << 30);
+    let (vzp, vlo, vhi) = (_mm512_set1_epi32(zp), _mm512_set1_epi32(lo), _mm512_set1_epi32(hi));
+    // gemmlowp's nudge-then-truncate equals one floor shift: for p >= 0, (p + 2^30) / 2^31
+    // truncates like >> 31; for p < 0, trunc((p + 1 - 2^30) / 2^31) = (p + 2^30) >> 31 too.
+    let high = |p: __m512i| -> __m512i { _mm512_srai_epi64::<31>(_mm512_add_epi64(p, half)) };
+    let mut i = 0;
+    while i < n {
+        // SAFETY: i + 16 <= n, within every slice (checked by the caller).
+        unsafe {
+            let x = _mm512_add_epi32(_mm512_loadu_si512(acc.add(i) as *const _), _mm512_loadu_si512(bias.add(i) as *const _));
+            let x = if left { _mm512_mullo_epi32(x, _mm512_loadu_si512(lmul.add(i) as *const _)) } else { x };
+            let m = _mm512_loadu_si512(mult.add(i) as *const _);
+            let even = high(_mm512_mul_epi32(x, m));
+            let odd = high(_mm512_mul_epi32(_mm512_srli_epi64::<32>(x), _mm512_srli_epi64::<32>(m)));
+            let q = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64::<32>(odd));
+            let sh = _mm512_loadu_si512(right.add(i) as *const _);
+            let mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, sh), one);
+            let rem = _mm512_and_si512(q, mask);
+            let qneg = _mm512_cmplt_epi32_mask(q, _mm512_setzero_si512());
+            let thr = _mm512_mask_add_epi32(_mm512_srai_epi32::<1>(mask), qneg, _mm512_srai_epi32::<1>(mask), one);
+            let up = _mm512_cmpgt_epi32_mask(rem, thr);
+            let v = _mm512_mask_add_epi32(_mm512_srav_epi32(q, sh), up, _mm512_srav_epi32(q, sh), one);
+            let v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, vzp), vlo), vhi);
+            _mm512_storeu_si512(acc.add(i) as *mut _, v);
+        }
+        i += 16;
+    }
+}
