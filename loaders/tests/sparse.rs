@@ -4,6 +4,7 @@
 //! `data/sparse_fc.tflite` stores the same weights sparse (rows dense + columns CSR, 1×4 block
 //! sparse, and a column-major traversal) behind DENSIFY ops. LiteRT gives both models the same
 //! outputs; after loading, every FULLY_CONNECTED must see the same dense weight bytes.
+//! `tools/make_sparse_test_models.py` regenerates both files.
 
 use nnrt_core::{OpKind, OperandId};
 

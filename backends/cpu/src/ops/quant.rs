@@ -256,6 +256,7 @@ pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
             Ok(())
         }
         OpKind::Quantize => match (xt, ot) {
+            (DType::F32, t) if is_qint(t) && matches!(ctx.graph.operand(out).quant, Quantization::PerAxis { .. }) => Ok(()),
             (DType::F32, t) if is_qint(t) => qp(ctx, out).map(|_| ()),
             (a, b) if is_qint(a) && is_qint(b) => qp(ctx, in0).and(qp(ctx, out)).map(|_| ()),
             _ => Err(format!("quantizing {xt} to {ot} is not supported")),
@@ -574,6 +575,13 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                 }
                 Ok(())
             }))
+        }
+        OpKind::Quantize if xt == DType::F32 && matches!(ctx.graph.operand(out).quant, Quantization::PerAxis { .. }) => {
+            let Quantization::PerAxis { scales, zero_points, axis } = ctx.graph.operand(out).quant.clone() else { return Err("per-axis".into()) };
+            by_qtype!(ot, |TO| Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                misc::quantize_per_channel::<TO>(cast::<f32>(ins[0].bytes)?, ins[0].dims, axis, &scales, &zero_points, cast_mut::<TO>(outs[0].bytes)?);
+                Ok(())
+            })))
         }
         OpKind::Quantize => {
             let oq = qp(ctx, out)?;

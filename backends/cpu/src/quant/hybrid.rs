@@ -1,25 +1,39 @@
 //! Dynamic-range ("hybrid") kernels: float activations quantized to int8 on the fly, int8
 //! weights, float results — TFLite's `AsymmetricQuantizeFloats` / `SymmetricQuantizeFloats`
-//! per batch, an exact integer accumulation, then `acc · channel_scale · input_scale + bias`.
+//! (as LiteRT's x86 packages compute them: the NEON code through NEON_2_SSE) per batch, an exact integer accumulation, then `acc · channel_scale · input_scale + bias`.
 
 use crate::kernels::conv::ConvGeom;
 use crate::kernels::depthwise::DepthwiseGeom;
 
-/// TFLite's `AsymmetricQuantizeFloats`: int8 values, their scale and zero point ("offset").
+/// TFLite's NEON `RoundToNearest` as x86 builds run it (through NEON_2_SSE, which is what the
+/// reference LiteRT packages ship): add ±0.5 in float, then truncate.
+#[inline(always)]
+fn round_neon(t: f32) -> i32 {
+    let half = if t < 0.0 { -0.5f32 } else { 0.5f32 };
+    (t + half) as i32
+}
+
+/// Elements handled by TFLite's 8-wide vector loop; the rest use `std::round`.
+fn vector_part(n: usize) -> usize {
+    n / 8 * 8
+}
+
+/// TFLite's `AsymmetricQuantizeFloats` (the NEON version LiteRT's x86 packages run): int8
+/// values, their scale and zero point ("offset"). The offset is added after rounding the scaled
+/// value, and `rmax - rmin` is taken in float.
 pub fn asymmetric_quantize(values: &[f32], out: &mut [i8]) -> (f32, i32) {
     let (qmin, qmax) = (-128.0f64, 127.0f64);
-    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+    let (mut lo, mut hi) = (0.0f32, 0.0f32);
     for &v in values {
         lo = lo.min(v);
         hi = hi.max(v);
     }
-    let rmin = lo.min(0.0) as f64;
-    let rmax = hi.max(0.0) as f64;
-    if rmin == rmax {
+    if lo == hi {
         out.fill(0);
         return (1.0, 0);
     }
-    let scale = (rmax - rmin) / (qmax - qmin);
+    let (rmin, rmax) = (lo as f64, hi as f64);
+    let scale = (hi - lo) as f64 / (qmax - qmin);
     let zp_from_min = qmin - rmin / scale;
     let zp_from_max = qmax - rmax / scale;
     let err_min = qmin.abs() + (rmin / scale).abs();
@@ -32,16 +46,18 @@ pub fn asymmetric_quantize(values: &[f32], out: &mut [i8]) -> (f32, i32) {
     } else {
         zp.round() as i32
     };
-    let scale = scale as f32;
-    let inv = 1.0f32 / scale;
-    for (o, &v) in out.iter_mut().zip(values) {
-        let q = (offset as f32 + v * inv).round() as i32;
-        *o = q.clamp(-128, 127) as i8;
+    let sf = scale as f32;
+    let inv = if sf == 0.0 { 0.0 } else { (1.0 / sf as f64) as f32 };
+    let split = vector_part(values.len());
+    for (i, (o, &v)) in out.iter_mut().zip(values).enumerate() {
+        let r = if i < split { round_neon(v * inv) } else { (inv * v).round() as i32 };
+        *o = (offset + r).clamp(-128, 127) as i8;
     }
-    (scale, offset)
+    (sf, offset)
 }
 
-/// TFLite's `SymmetricQuantizeFloats`: int8 values in `[-127, 127]` and their scale.
+/// TFLite's `SymmetricQuantizeFloats` (NEON version): int8 values in `[-127, 127]` and their
+/// scale.
 pub fn symmetric_quantize(values: &[f32], out: &mut [i8]) -> f32 {
     let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
     for &v in values {
@@ -54,8 +70,10 @@ pub fn symmetric_quantize(values: &[f32], out: &mut [i8]) -> f32 {
         return 1.0;
     }
     let inv = 127.0f32 / range;
-    for (o, &v) in out.iter_mut().zip(values) {
-        *o = ((v * inv).round() as i32).clamp(-127, 127) as i8;
+    let split = vector_part(values.len());
+    for (i, (o, &v)) in out.iter_mut().zip(values).enumerate() {
+        let r = if i < split { round_neon(v * inv) } else { (inv * v).round() as i32 };
+        *o = r.clamp(-127, 127) as i8;
     }
     range / 127.0
 }
@@ -210,6 +228,27 @@ pub fn finish(acc: &[i32], channel_scale: &[f32], input_scale: f32, bias: Option
                 v += b[c];
             }
             *o = v.max(clamp.0).min(clamp.1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn asymmetric_quantization_rounds_before_adding_the_offset() {
+        // LiteRT (x86 packages) quantizes 64.5 with scale 1 and offset -128 to -63: the scaled
+        // value is rounded (half away from zero) before the offset is added.
+        for n in [6usize, 8, 11] {
+            let mut v = vec![255.0f32, 64.5, 63.5, 0.5, 1.5, 2.5, 0.0, 10.0, 3.5, 4.5, 5.5];
+            v.truncate(n);
+            let mut q = vec![0i8; n];
+            let (scale, offset) = asymmetric_quantize(&v, &mut q);
+            assert_eq!((scale, offset), (1.0, -128));
+            let back: Vec<i32> = q.iter().map(|&x| x as i32 - offset).collect();
+            let want = [255, 65, 64, 1, 2, 3, 0, 10, 4, 5, 6];
+            assert_eq!(back, want[..n].to_vec(), "n = {n}");
         }
     }
 }

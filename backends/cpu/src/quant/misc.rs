@@ -14,6 +14,16 @@ pub fn quantize<TO: QInt>(input: &[f32], out_q: QParams, out: &mut [TO]) {
     }
 }
 
+/// TFLite's `PerChannelQuantize`: `round(x / scale[c]) + zero_point[c]` along `axis`.
+pub fn quantize_per_channel<TO: QInt>(input: &[f32], dims: &[usize], axis: usize, scales: &[f32], zps: &[i64], out: &mut [TO]) {
+    let inner: usize = dims[axis + 1..].iter().product();
+    let n = dims[axis].max(1);
+    for (i, (o, &x)) in out.iter_mut().zip(input).enumerate() {
+        let c = (i / inner.max(1)) % n;
+        *o = TO::sat(((x / scales[c]).round() as i32).wrapping_add(zps[c] as i32));
+    }
+}
+
 /// TFLite's `Requantize` between integer types.
 #[derive(Clone, Copy, Debug)]
 pub struct Requantize {

@@ -174,6 +174,7 @@ unsafe fn pair_avx2(kp: usize, a: *const u8, b: *const i16, acc: *mut i32) {
 }
 
 /// Whether the vectorized row helpers may use AVX-512 (F, BW, DQ, VL).
+#[inline(always)]
 fn row_avx512() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -262,7 +263,7 @@ pub(crate) fn binary_same<T: crate::quant::QInt, TO: crate::quant::QInt>(p: &cra
 /// [`crate::quant::requant::requant_row`] with AVX-512 intrinsics: the 32×32→64-bit high
 /// multiply runs on even and odd lanes with `vpmuldq`, the rounding shift per lane with
 /// `vpsravd`. Falls back to the portable loop elsewhere and for the tail.
-#[inline]
+#[inline(always)]
 pub(crate) fn requant_row(acc: &mut [i32], bias: &[i32], r: &crate::quant::requant::ChannelRequant, c0: usize, zp: i32, lo: i32, hi: i32) {
     let n = acc.len();
     assert!(bias.len() >= c0 + n && r.lmul.len() >= c0 + n && r.mult.len() >= c0 + n && r.right.len() >= c0 + n);
