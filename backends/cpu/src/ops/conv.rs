@@ -33,6 +33,54 @@ fn tanh_in_place(out: &mut [f32]) {
     unary(UnaryOp::Tanh, &tmp, out);
 }
 
+/// The kernel geometry of a CONV_2D from its input, filter (OHWI) and output dims: TFLite's
+/// padding rule, groups from the channel ratio. Shared by the float, quantized and hybrid kernels.
+pub(super) fn conv_geom(xd: &[usize], wd: &[usize], od: &[usize], p: &nnrt_core::Conv2D) -> Result<ConvGeom, String> {
+    let wh = window_output(xd[1], wd[1], p.stride[0], p.dilation[0], p.padding, 0).ok_or("invalid window")?;
+    let ww = window_output(xd[2], wd[2], p.stride[1], p.dilation[1], p.padding, 1).ok_or("invalid window")?;
+    Ok(ConvGeom {
+        batch: xd[0],
+        in_h: xd[1],
+        in_w: xd[2],
+        in_c: xd[3],
+        out_h: od[1],
+        out_w: od[2],
+        out_c: od[3],
+        k_h: wd[1],
+        k_w: wd[2],
+        stride_h: p.stride[0],
+        stride_w: p.stride[1],
+        dil_h: p.dilation[0],
+        dil_w: p.dilation[1],
+        pad_top: wh.pad_before,
+        pad_left: ww.pad_before,
+        groups: xd[3] / wd[3].max(1),
+    })
+}
+
+/// The kernel geometry of a DEPTHWISE_CONV_2D (filter [1, H, W, C*multiplier]).
+pub(super) fn depthwise_geom(xd: &[usize], wd: &[usize], od: &[usize], p: &nnrt_core::DepthwiseConv2D) -> Result<DepthwiseGeom, String> {
+    let wh = window_output(xd[1], wd[1], p.stride[0], p.dilation[0], p.padding, 0).ok_or("invalid window")?;
+    let ww = window_output(xd[2], wd[2], p.stride[1], p.dilation[1], p.padding, 1).ok_or("invalid window")?;
+    Ok(DepthwiseGeom {
+        batch: xd[0],
+        in_h: xd[1],
+        in_w: xd[2],
+        in_c: xd[3],
+        multiplier: wd[3] / xd[3].max(1),
+        out_h: od[1],
+        out_w: od[2],
+        k_h: wd[1],
+        k_w: wd[2],
+        stride_h: p.stride[0],
+        stride_w: p.stride[1],
+        dil_h: p.dilation[0],
+        dil_w: p.dilation[1],
+        pad_top: wh.pad_before,
+        pad_left: ww.pad_before,
+    })
+}
+
 pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
@@ -47,26 +95,7 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     match &op.kind {
         OpKind::Conv2D(p) => {
             let filter = const_f32(ctx, w).ok_or("the filter must be a float32 constant")?;
-            let wh = window_output(xd[1], wd[1], p.stride[0], p.dilation[0], p.padding, 0).ok_or("invalid window")?;
-            let ww = window_output(xd[2], wd[2], p.stride[1], p.dilation[1], p.padding, 1).ok_or("invalid window")?;
-            let geom = ConvGeom {
-                batch: xd[0],
-                in_h: xd[1],
-                in_w: xd[2],
-                in_c: xd[3],
-                out_h: od[1],
-                out_w: od[2],
-                out_c: od[3],
-                k_h: wd[1],
-                k_w: wd[2],
-                stride_h: p.stride[0],
-                stride_w: p.stride[1],
-                dil_h: p.dilation[0],
-                dil_w: p.dilation[1],
-                pad_top: wh.pad_before,
-                pad_left: ww.pad_before,
-                groups: xd[3] / wd[3].max(1),
-            };
+            let geom = conv_geom(&xd, &wd, &od, p)?;
             let (act, tanh) = fused(p.act);
             let mut conv = Conv2d::new(geom, &filter, bias.as_deref(), act);
             Ok(built(vec![source(ctx, x)], move |ins, outs| {
@@ -80,25 +109,7 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         OpKind::DepthwiseConv2D(p) => {
             let filter = const_f32(ctx, w).ok_or("the filter must be a float32 constant")?;
-            let wh = window_output(xd[1], wd[1], p.stride[0], p.dilation[0], p.padding, 0).ok_or("invalid window")?;
-            let ww = window_output(xd[2], wd[2], p.stride[1], p.dilation[1], p.padding, 1).ok_or("invalid window")?;
-            let geom = DepthwiseGeom {
-                batch: xd[0],
-                in_h: xd[1],
-                in_w: xd[2],
-                in_c: xd[3],
-                multiplier: wd[3] / xd[3].max(1),
-                out_h: od[1],
-                out_w: od[2],
-                k_h: wd[1],
-                k_w: wd[2],
-                stride_h: p.stride[0],
-                stride_w: p.stride[1],
-                dil_h: p.dilation[0],
-                dil_w: p.dilation[1],
-                pad_top: wh.pad_before,
-                pad_left: ww.pad_before,
-            };
+            let geom = depthwise_geom(&xd, &wd, &od, p)?;
             let (act, tanh) = fused(p.act);
             Ok(built(vec![source(ctx, x)], move |ins, outs| {
                 let out = cast_mut::<f32>(outs[0].bytes)?;

@@ -7,10 +7,9 @@ use nnrt_core::infer::window_output;
 use nnrt_core::shape::num_elements;
 use nnrt_core::{cast, cast_mut, Activation, CompileCtx, DType, OpId, OpKind, OperandId, PoolKind, Quantization, ResizeMode, TensorMut, TensorRef};
 
+use super::conv::{conv_geom, depthwise_geom};
 use super::{built, source, sources};
 use crate::backend::Built;
-use crate::kernels::conv::ConvGeom;
-use crate::kernels::depthwise::DepthwiseGeom;
 use crate::quant::activation::{HardSwishQ, LeakyReluQ, Lut8, ReluQ};
 use crate::quant::binary::{QBinary, QBinaryOp};
 use crate::quant::conv::{QConv, QFullyConnected};
@@ -335,26 +334,7 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         OpKind::Conv2D(p) => {
             let w = input(ctx, id, 1)?;
             let wd = ctx.dims(w).to_vec();
-            let wh = window_output(xd[1], wd[1], p.stride[0], p.dilation[0], p.padding, 0).ok_or("invalid window")?;
-            let ww = window_output(xd[2], wd[2], p.stride[1], p.dilation[1], p.padding, 1).ok_or("invalid window")?;
-            let g = ConvGeom {
-                batch: xd[0],
-                in_h: xd[1],
-                in_w: xd[2],
-                in_c: xd[3],
-                out_h: od[1],
-                out_w: od[2],
-                out_c: od[3],
-                k_h: wd[1],
-                k_w: wd[2],
-                stride_h: p.stride[0],
-                stride_w: p.stride[1],
-                dil_h: p.dilation[0],
-                dil_w: p.dilation[1],
-                pad_top: wh.pad_before,
-                pad_left: ww.pad_before,
-                groups: xd[3] / wd[3].max(1),
-            };
+            let g = conv_geom(&xd, &wd, &od, p)?;
             let wbytes = ctx.graph.operand(w).data.as_ref().ok_or("filter must be constant")?.bytes().to_vec();
             by_qtype!(xt, |TI| by_qtype!(dtype(ctx, w), |TW| {
                 let q = conv_quant::<TI>(ctx, id, g.out_c, 0, false)?;
@@ -369,25 +349,7 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         OpKind::DepthwiseConv2D(p) => {
             let w = input(ctx, id, 1)?;
             let wd = ctx.dims(w).to_vec();
-            let wh = window_output(xd[1], wd[1], p.stride[0], p.dilation[0], p.padding, 0).ok_or("invalid window")?;
-            let ww = window_output(xd[2], wd[2], p.stride[1], p.dilation[1], p.padding, 1).ok_or("invalid window")?;
-            let g = DepthwiseGeom {
-                batch: xd[0],
-                in_h: xd[1],
-                in_w: xd[2],
-                in_c: xd[3],
-                multiplier: wd[3] / xd[3].max(1),
-                out_h: od[1],
-                out_w: od[2],
-                k_h: wd[1],
-                k_w: wd[2],
-                stride_h: p.stride[0],
-                stride_w: p.stride[1],
-                dil_h: p.dilation[0],
-                dil_w: p.dilation[1],
-                pad_top: wh.pad_before,
-                pad_left: ww.pad_before,
-            };
+            let g = depthwise_geom(&xd, &wd, &od, p)?;
             let wbytes = ctx.graph.operand(w).data.as_ref().ok_or("filter must be constant")?.bytes().to_vec();
             by_qtype!(xt, |TI| by_qtype!(dtype(ctx, w), |TW| {
                 let q = conv_quant::<TI>(ctx, id, g.out_c(), 3, false)?;

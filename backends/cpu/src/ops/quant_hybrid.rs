@@ -3,9 +3,9 @@
 //! batch at run time exactly as TFLite does (asymmetric for convolutions and for FC with
 //! `asymmetric_quantize_inputs`, symmetric otherwise).
 
-use nnrt_core::infer::window_output;
 use nnrt_core::{cast, cast_mut, Activation, CompileCtx, DType, OpId, OpKind, Quantization};
 
+use super::conv::{conv_geom, depthwise_geom};
 use super::{built, const_f32, source};
 use crate::backend::Built;
 use crate::kernels::conv::ConvGeom;
@@ -65,26 +65,7 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     };
     match &op.kind {
         OpKind::Conv2D(p) => {
-            let wh = window_output(xd[1], wd[1], p.stride[0], p.dilation[0], p.padding, 0).ok_or("invalid window")?;
-            let ww = window_output(xd[2], wd[2], p.stride[1], p.dilation[1], p.padding, 1).ok_or("invalid window")?;
-            let g = ConvGeom {
-                batch: xd[0],
-                in_h: xd[1],
-                in_w: xd[2],
-                in_c: xd[3],
-                out_h: od[1],
-                out_w: od[2],
-                out_c: od[3],
-                k_h: wd[1],
-                k_w: wd[2],
-                stride_h: p.stride[0],
-                stride_w: p.stride[1],
-                dil_h: p.dilation[0],
-                dil_w: p.dilation[1],
-                pad_top: wh.pad_before,
-                pad_left: ww.pad_before,
-                groups: xd[3] / wd[3].max(1),
-            };
+            let g = conv_geom(&xd, &wd, &od, p)?;
             let channel_scale: Vec<f32> = (0..g.out_c).map(|c| w_scales[c.min(w_scales.len() - 1)]).collect();
             let clamp = clamp_of(p.act);
             let asym = per_channel || g.groups != 1;
@@ -124,25 +105,7 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             }))
         }
         OpKind::DepthwiseConv2D(p) => {
-            let wh = window_output(xd[1], wd[1], p.stride[0], p.dilation[0], p.padding, 0).ok_or("invalid window")?;
-            let ww = window_output(xd[2], wd[2], p.stride[1], p.dilation[1], p.padding, 1).ok_or("invalid window")?;
-            let g = DepthwiseGeom {
-                batch: xd[0],
-                in_h: xd[1],
-                in_w: xd[2],
-                in_c: xd[3],
-                multiplier: wd[3] / xd[3].max(1),
-                out_h: od[1],
-                out_w: od[2],
-                k_h: wd[1],
-                k_w: wd[2],
-                stride_h: p.stride[0],
-                stride_w: p.stride[1],
-                dil_h: p.dilation[0],
-                dil_w: p.dilation[1],
-                pad_top: wh.pad_before,
-                pad_left: ww.pad_before,
-            };
+            let g = depthwise_geom(&xd, &wd, &od, p)?;
             let channel_scale: Vec<f32> = (0..g.out_c()).map(|c| w_scales[c.min(w_scales.len() - 1)]).collect();
             let clamp = clamp_of(p.act);
             let zero_q = crate::quant::reference::ConvQuant {
