@@ -2,33 +2,10 @@
 //! each next to its reference twin, throughput in FLOP (2 per multiply-add).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use nnrt_backend_cpu::kernels::conv::{conv2d_ref, Conv2d, ConvGeom};
+use nnrt_backend_cpu::kernels::conv::{conv2d_ref, Conv2d};
 use nnrt_backend_cpu::kernels::depthwise::{depthwise_conv2d, depthwise_conv2d_ref, DepthwiseGeom};
 use nnrt_backend_cpu::kernels::Act;
-use nnrt_benches::{data, pool};
-
-fn conv_geom(hw: usize, in_c: usize, out_c: usize, k: usize, stride: usize) -> ConvGeom {
-    let out = hw.div_ceil(stride);
-    let pad = ((out - 1) * stride + k).saturating_sub(hw) / 2;
-    ConvGeom {
-        batch: 1,
-        in_h: hw,
-        in_w: hw,
-        in_c,
-        out_h: out,
-        out_w: out,
-        out_c,
-        k_h: k,
-        k_w: k,
-        stride_h: stride,
-        stride_w: stride,
-        dil_h: 1,
-        dil_w: 1,
-        pad_top: pad,
-        pad_left: pad,
-        groups: 1,
-    }
-}
+use nnrt_benches::{data, pool, square_conv};
 
 fn bench_conv(c: &mut Criterion) {
     let one = pool(1);
@@ -36,7 +13,7 @@ fn bench_conv(c: &mut Criterion) {
     g.sample_size(20);
     // (name, spatial, in_c, out_c, k, stride)
     for &(name, hw, ci, co, k, s) in &[("1x1_56x56x64x128", 56, 64, 128, 1, 1), ("3x3_56x56x32x64", 56, 32, 64, 3, 1), ("3x3s2_224x224x3x32", 224, 3, 32, 3, 2)] {
-        let geom = conv_geom(hw, ci, co, k, s);
+        let geom = square_conv(hw, ci, co, k, s);
         let input = data(geom.input_len(), 1);
         let filter = data(geom.filter_len(), 2);
         let bias = data(co, 3);
@@ -55,7 +32,7 @@ fn bench_depthwise(c: &mut Criterion) {
     let one = pool(1);
     let mut g = c.benchmark_group("depthwise_f32_1thread");
     g.sample_size(20);
-    for &(name, hw, ch, s) in &[("3x3_112x112x32", 112, 32, 1), ("3x3s2_112x112x96", 112, 96, 2), ("3x3_14x14x576", 14, 576, 1)] {
+    for &(name, hw, ch, s) in &[("3x3_112x112x32", 112usize, 32usize, 1usize), ("3x3s2_112x112x96", 112, 96, 2), ("3x3_14x14x576", 14, 576, 1)] {
         let out = hw.div_ceil(s);
         let pad = ((out - 1) * s + 3).saturating_sub(hw) / 2;
         let geom = DepthwiseGeom {

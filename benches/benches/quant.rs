@@ -3,13 +3,12 @@
 //! loops). Throughput in OP (2 per multiply-add), so GOP/s compares with the float benches.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use nnrt_backend_cpu::kernels::conv::ConvGeom;
 use nnrt_backend_cpu::kernels::depthwise::DepthwiseGeom;
 use nnrt_backend_cpu::quant::conv::{QConv, QFullyConnected};
 use nnrt_backend_cpu::quant::depthwise::QDepthwise;
 use nnrt_backend_cpu::quant::reference::{self, ConvQuant};
 use nnrt_backend_cpu::quant::{QInt, Requant};
-use nnrt_benches::{data, pool};
+use nnrt_benches::{data, pool, square_conv};
 
 fn ints<T: QInt>(n: usize, seed: u64) -> Vec<T> {
     data(n, seed).into_iter().map(|v| T::sat((v * 127.0) as i32 + if T::MIN == 0 { 128 } else { 0 })).collect()
@@ -27,35 +26,12 @@ fn quant<T: QInt>(n: usize, in_zp: i32, w_zp: i32) -> ConvQuant {
     }
 }
 
-fn geom(hw: usize, in_c: usize, out_c: usize, k: usize, stride: usize) -> ConvGeom {
-    let out = hw.div_ceil(stride);
-    let pad = ((out - 1) * stride + k).saturating_sub(hw) / 2;
-    ConvGeom {
-        batch: 1,
-        in_h: hw,
-        in_w: hw,
-        in_c,
-        out_h: out,
-        out_w: out,
-        out_c,
-        k_h: k,
-        k_w: k,
-        stride_h: stride,
-        stride_w: stride,
-        dil_h: 1,
-        dil_w: 1,
-        pad_top: pad,
-        pad_left: pad,
-        groups: 1,
-    }
-}
-
 fn bench_conv_typed<T: QInt>(c: &mut Criterion, group: &str, in_zp: i32, w_zp: i32) {
     let one = pool(1);
     let mut g = c.benchmark_group(group);
     g.sample_size(15);
     for &(name, hw, ci, co, k, s) in &[("1x1_56x56x64x128", 56usize, 64usize, 128usize, 1usize, 1usize), ("3x3_28x28x64x64", 28, 64, 64, 3, 1), ("3x3s2_224x224x3x32", 224, 3, 32, 3, 2)] {
-        let geom = geom(hw, ci, co, k, s);
+        let geom = square_conv(hw, ci, co, k, s);
         let input: Vec<T> = ints(geom.input_len(), 1);
         let filter: Vec<T> = ints(geom.out_c * geom.taps(), 2);
         let q = quant::<T>(co, in_zp, w_zp);

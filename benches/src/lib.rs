@@ -17,3 +17,27 @@ pub fn data(n: usize, seed: u64) -> Vec<f32> {
 pub fn pool(n: usize) -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new().num_threads(n).build().expect("thread pool")
 }
+
+/// Geometry of a square, undilated, ungrouped conv with SAME padding over a 1×hw×hw×in_c input.
+pub fn square_conv(hw: usize, in_c: usize, out_c: usize, k: usize, stride: usize) -> nnrt_backend_cpu::kernels::conv::ConvGeom {
+    let out = hw.div_ceil(stride);
+    let pad = ((out - 1) * stride + k).saturating_sub(hw) / 2;
+    nnrt_backend_cpu::kernels::conv::ConvGeom {
+        batch: 1,
+        in_h: hw,
+        in_w: hw,
+        in_c,
+        out_h: out,
+        out_w: out,
+        out_c,
+        k_h: k,
+        k_w: k,
+        stride_h: stride,
+        stride_w: stride,
+        dil_h: 1,
+        dil_w: 1,
+        pad_top: pad,
+        pad_left: pad,
+        groups: 1,
+    }
+}
