@@ -85,13 +85,15 @@ const SHAPE_CACHE: usize = 4;
 
 /// The backends this build of nnrt can create, by id.
 pub fn available_backends() -> &'static [&'static str] {
-    &["cpu"]
+    &["cpu", "gpu"]
 }
 
-fn create_backend(id: &str) -> Option<Box<dyn Backend>> {
+/// Creates backend `id`; the error says why it cannot be used here (unknown id, no GPU adapter).
+fn create_backend(id: &str, config: &Config) -> Result<Box<dyn Backend>, String> {
     match id {
-        "cpu" => Some(Box::new(nnrt_backend_cpu::CpuBackend::new())),
-        _ => None,
+        "cpu" => Ok(Box::new(nnrt_backend_cpu::CpuBackend::new())),
+        "gpu" => Ok(Box::new(nnrt_backend_gpu::GpuBackend::new(config.get("GPU_ADAPTER"))?)),
+        _ => Err(format!("no backend is named '{id}' (known: {})", available_backends().join(", "))),
     }
 }
 
@@ -330,17 +332,21 @@ impl Session {
             names = vec!["cpu".to_string()];
         }
         let mut backends: Vec<Box<dyn Backend>> = Vec::new();
+        let mut skipped = Vec::new();
         for n in &names {
-            match create_backend(n) {
-                Some(b) => backends.push(b),
-                None => log::warn!("backend '{n}' is not available in this build (available: {}); skipped", available_backends().join(", ")),
+            match create_backend(n, &self.config) {
+                Ok(b) => backends.push(b),
+                Err(why) => {
+                    log::warn!("backend '{n}' skipped: {why}");
+                    skipped.push(format!("{n}: {why}"));
+                }
             }
         }
         if backends.is_empty() {
             return Err(Error::Compile(CompileError::Config {
                 key: "BACKENDS".into(),
                 value: names.join(";"),
-                reason: format!("none of these backends is available (available: {})", available_backends().join(", ")),
+                reason: format!("none of these backends can be used ({})", skipped.join("; ")),
             }));
         }
         if !self.package_plugins_loaded {
