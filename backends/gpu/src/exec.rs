@@ -13,6 +13,7 @@ use crate::lower::{lower, Buf, Consts, Dispatch, Limits, Lowered};
 use crate::shaders::PARAM_WORDS;
 
 struct Step {
+    op: OpId,
     pipeline: Arc<wgpu::ComputePipeline>,
     bind: wgpu::BindGroup,
     groups: [u32; 3],
@@ -39,6 +40,8 @@ pub(crate) struct GpuExecutable {
     _params: Vec<wgpu::Buffer>,
     /// Padding for uploads whose size is not a multiple of 4 (reused across runs).
     scratch: Vec<u8>,
+    /// When profiling: wall time per op, each op submitted and waited for on its own.
+    times: Option<Vec<(OpId, std::time::Duration)>>,
 }
 
 fn align4(n: usize) -> usize {
@@ -216,7 +219,7 @@ impl GpuExecutable {
             }
             let layout = pipeline.get_bind_group_layout(0);
             let bind = dev.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(d.key.shader), layout: &layout, entries: &entries });
-            steps.push(Step { pipeline, bind, groups: d.groups });
+            steps.push(Step { op: *op, pipeline, bind, groups: d.groups });
             params_bufs.push(pbuf);
         }
 
@@ -248,7 +251,7 @@ impl GpuExecutable {
             uploads_ids.len(),
             downloads.len()
         );
-        Ok(GpuExecutable { gpu, first_op, steps, buffers, uploads, downloads, staging, _params: params_bufs, scratch: Vec::new() })
+        Ok(GpuExecutable { gpu, first_op, steps, buffers, uploads, downloads, staging, _params: params_bufs, scratch: Vec::new(), times: None })
     }
 
     fn fail(&self, reason: String) -> RunError {
@@ -270,14 +273,27 @@ impl Executable for GpuExecutable {
                 gpu.queue.write_buffer(&self.buffers[slot], 0, &self.scratch);
             }
         }
-        let mut enc = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("nnrt partition") });
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
-            for s in &self.steps {
-                pass.set_pipeline(&s.pipeline);
-                pass.set_bind_group(0, &s.bind, &[]);
-                pass.dispatch_workgroups(s.groups[0], s.groups[1], s.groups[2]);
+        if let Some(times) = self.times.as_mut() {
+            // Profiling: each op's dispatches in a submission of their own, waited for.
+            let mut k = 0;
+            while k < self.steps.len() {
+                let op = self.steps[k].op;
+                let n = self.steps[k..].iter().take_while(|s| s.op == op).count();
+                let start = std::time::Instant::now();
+                let mut enc = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("nnrt op") });
+                record(&mut enc, &self.steps[k..k + n]);
+                gpu.queue.submit([enc.finish()]);
+                gpu.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| RunError::Kernel { op, kind: "gpu".into(), reason: format!("waiting for the gpu failed: {e}") })?;
+                match times.iter_mut().find(|(o, _)| *o == op) {
+                    Some(t) => t.1 += start.elapsed(),
+                    None => times.push((op, start.elapsed())),
+                }
+                k += n;
             }
+        }
+        let mut enc = gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("nnrt partition") });
+        if self.times.is_none() {
+            record(&mut enc, &self.steps);
         }
         if let Some(staging) = &self.staging {
             for d in &self.downloads {
@@ -322,5 +338,23 @@ impl Executable for GpuExecutable {
             gpu.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| self.fail(format!("waiting for the gpu failed: {e}")))?;
         }
         gpu.take_errors().map_err(|e| self.fail(e))
+    }
+
+    fn set_profiling(&mut self, on: bool) {
+        self.times = on.then(Vec::new);
+    }
+
+    fn op_times(&self) -> Vec<(OpId, std::time::Duration)> {
+        self.times.clone().unwrap_or_default()
+    }
+}
+
+/// Records `steps` into one compute pass.
+fn record(enc: &mut wgpu::CommandEncoder, steps: &[Step]) {
+    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
+    for s in steps {
+        pass.set_pipeline(&s.pipeline);
+        pass.set_bind_group(0, &s.bind, &[]);
+        pass.dispatch_workgroups(s.groups[0], s.groups[1], s.groups[2]);
     }
 }
