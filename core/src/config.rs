@@ -10,7 +10,7 @@ pub struct Config {
 }
 
 /// Keys read from the environment when present, as onert does.
-pub const ENV_KEYS: &[&str] = &["BACKENDS", "NUM_THREADS", "OP_BACKEND_ALLOPS", "OP_BACKEND_MAP", "EXECUTOR", "GPU_ADAPTER"];
+pub const ENV_KEYS: &[&str] = &["BACKENDS", "NUM_THREADS", "OP_BACKEND_ALLOPS", "OP_BACKEND_MAP", "EXECUTOR", "GPU_ADAPTER", "GPU_PRECISION"];
 
 impl Config {
     /// Sets `key` to `value`, replacing any earlier value.

@@ -639,3 +639,36 @@ fn mobilenet_v2_alternating_backends_matches_reference() {
     s.run().expect("second run");
     assert_eq!(s.output(0).expect("output"), out);
 }
+
+/// GPU_PRECISION=f16 stores constant weights as f16 (where the adapter has f16 shaders): results
+/// move by about f16's rounding of the weights (2⁻¹¹ relative) and stay close to the cpu's.
+#[test]
+fn f16_weight_storage() {
+    if !gpu_or_skip("f16_weight_storage") {
+        return;
+    }
+    let gpu = nnrt_backend_gpu::GpuBackend::new(std::env::var("GPU_ADAPTER").ok().as_deref()).expect("adapter");
+    if !gpu.gpu().has_f16() {
+        eprintln!("f16_weight_storage: SKIPPED, adapter '{}' has no f16 shaders", gpu.gpu().adapter_name());
+        return;
+    }
+    let mut g = G::default();
+    let x = g.input(&[1, 8, 8, 6], 170);
+    let w = g.weights(&[8, 3, 3, 6], 171);
+    let c = g.tensor(DType::F32, &[1, 8, 8, 8]);
+    g.op(OpKind::Conv2D(Conv2D { padding: Padding::Same, stride: [1, 1], dilation: [1, 1], act: Activation::None }), &[Some(x), Some(w), None], &[c]);
+    let dw = g.weights(&[1, 3, 3, 8], 172);
+    let d = g.tensor(DType::F32, &[1, 8, 8, 8]);
+    g.op(OpKind::DepthwiseConv2D(DepthwiseConv2D { padding: Padding::Same, stride: [1, 1], dilation: [1, 1], depth_multiplier: 1, act: Activation::None }), &[Some(c), Some(dw), None], &[d]);
+    let fw = g.weights(&[10, 512], 173);
+    let o = g.out(&[1, 10]);
+    g.op(OpKind::FullyConnected(FullyConnected { act: Activation::None, keep_num_dims: false, asymmetric_quantize_inputs: false }), &[Some(d), Some(fw), None], &[o]);
+    let (want, _) = g.run_on("cpu", &[]);
+    let (full, _) = g.run_on("gpu", &[]);
+    let (half, placed) = g.run_on("gpu", &[("GPU_PRECISION", "f16")]);
+    assert!(placed.iter().all(|p| p.backend == "gpu"));
+    compare("f32 weights", &full, &want, SUMS);
+    assert_ne!(half, full, "f16 weights should round the result");
+    // Values here are sums of ~500 products of size ~1: f16 weights move them by ~0.02 at most.
+    compare("f16 weights", &half, &want, Tol { abs: 5e-2, rel: 1e-2 });
+}

@@ -53,7 +53,7 @@ pub const LOADED: &[Phase] = &[Phase::ModelLoaded, Phase::Prepared, Phase::Runni
 
 /// Configuration keys `nnfw_set_config` accepts besides `OP_BACKEND_<Op>`.
 const CONFIG_KEYS: &[&str] =
-    &["BACKENDS", "NUM_THREADS", "EXECUTOR", "OP_BACKEND_ALLOPS", "OP_BACKEND_MAP", "GRAPH_DOT_DUMP", "USE_SCHEDULER", "PROFILING_MODE", "ENABLE_LOG", "GPU_ADAPTER"];
+    &["BACKENDS", "NUM_THREADS", "EXECUTOR", "OP_BACKEND_ALLOPS", "OP_BACKEND_MAP", "GRAPH_DOT_DUMP", "USE_SCHEDULER", "PROFILING_MODE", "ENABLE_LOG", "GPU_ADAPTER", "GPU_PRECISION"];
 
 /// A model and what the caller set about its inputs and outputs.
 struct Loaded {

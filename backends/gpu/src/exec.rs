@@ -60,7 +60,7 @@ fn bytes_of(ctx: &CompileCtx, id: OperandId) -> usize {
 impl GpuExecutable {
     pub(crate) fn new(gpu: Arc<Gpu>, ctx: &CompileCtx, ops: &[OpId]) -> Result<GpuExecutable, CompileError> {
         let first_op = *ops.first().ok_or_else(|| compile_err(OpId::new(0), "empty partition".into()))?;
-        let limits = Limits::of(&gpu.limits);
+        let limits = Limits::of(&gpu);
         let mut consts = Consts::default();
         // Lower every op; aliases (reshape and friends) map their output to the buffer of their input.
         let mut root: HashMap<OperandId, Buf> = HashMap::new();

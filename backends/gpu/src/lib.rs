@@ -48,7 +48,7 @@ impl Backend for GpuBackend {
 
     fn supports(&self, ctx: &CompileCtx, op: OpId) -> Support {
         let mut scratch = lower::Consts::default();
-        match lower::lower(ctx, op, &mut scratch, lower::Limits::of(&self.gpu.limits)) {
+        match lower::lower(ctx, op, &mut scratch, lower::Limits::of(&self.gpu)) {
             Ok(_) => Support::Yes,
             Err(why) => Support::No(why),
         }

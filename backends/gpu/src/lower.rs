@@ -42,14 +42,18 @@ pub(crate) struct Limits {
     pub max_binding: u64,
     pub max_groups: u32,
     pub max_storage: u32,
+    /// Whether shaders may use f16.
+    pub f16: bool,
 }
 
 impl Limits {
-    pub fn of(l: &wgpu::Limits) -> Limits {
+    pub fn of(gpu: &crate::Gpu) -> Limits {
+        let l = &gpu.limits;
         Limits {
             max_binding: l.max_storage_buffer_binding_size.min(l.max_buffer_size),
             max_groups: l.max_compute_workgroups_per_dimension,
             max_storage: l.max_storage_buffers_per_shader_stage,
+            f16: gpu.has_f16(),
         }
     }
 }
@@ -58,7 +62,8 @@ impl Limits {
 #[derive(Default)]
 pub(crate) struct Consts {
     pub data: Vec<Vec<u8>>,
-    by_operand: HashMap<OperandId, usize>,
+    /// Constants already uploaded, by operand and whether stored as f16.
+    by_operand: HashMap<(OperandId, bool), usize>,
 }
 
 impl Consts {
@@ -172,16 +177,40 @@ impl Cx<'_, '_> {
         match &o.data {
             None => Ok(Buf::Tensor(id)),
             Some(d) => {
-                if let Some(&k) = self.consts.by_operand.get(&id) {
+                if let Some(&k) = self.consts.by_operand.get(&(id, false)) {
                     return Ok(Buf::Const(k));
                 }
                 let b = self.consts.push(d.bytes().to_vec());
                 if let Buf::Const(k) = b {
-                    self.consts.by_operand.insert(id, k);
+                    self.consts.by_operand.insert((id, false), k);
                 }
                 Ok(b)
             }
         }
+    }
+
+    /// Whether weights are stored as f16 (`GPU_PRECISION=f16` and an adapter with f16 shaders).
+    fn f16_weights(&self) -> bool {
+        self.limits.f16 && self.ctx.config.get("GPU_PRECISION").is_some_and(|v| v.trim().eq_ignore_ascii_case("f16"))
+    }
+
+    /// The buffer of weight operand `id` and the shader variant reading it: constant f32 weights
+    /// become f16 when [`Cx::f16_weights`]; anything else is bound as it is.
+    fn weights(&mut self, id: OperandId, shader: &'static str, shader_f16: &'static str) -> R<(Buf, &'static str)> {
+        let o = self.ctx.graph.operand(id);
+        let Some(d) = o.data.as_ref().filter(|_| self.f16_weights() && o.dtype == DType::F32) else {
+            return Ok((self.buf(id)?, shader));
+        };
+        self.fits(id)?;
+        if let Some(&k) = self.consts.by_operand.get(&(id, true)) {
+            return Ok((Buf::Const(k), shader_f16));
+        }
+        let halves: Vec<u8> = d.bytes().chunks_exact(4).flat_map(|c| half::f16::from_f32(f32::from_le_bytes([c[0], c[1], c[2], c[3]])).to_le_bytes()).collect();
+        let b = self.consts.push(halves);
+        if let Buf::Const(k) = b {
+            self.consts.by_operand.insert((id, true), k);
+        }
+        Ok((b, shader_f16))
     }
 
     fn const_ints(&self, id: OperandId, what: &str) -> R<Vec<i64>> {
@@ -273,10 +302,10 @@ fn alias(cx: &mut Cx) -> R<Lowered> {
 
 /// The matmul dispatch for C[b, m, n] over batches `batch` ([outer, inner]) with the given strides.
 #[allow(clippy::too_many_arguments)]
-fn matmul(cx: &Cx, a: Buf, b: Buf, bias: Buf, out: Buf, m: usize, n: usize, k: usize, batch: [usize; 2], a_str: [usize; 4], b_str: [usize; 4], act: u32) -> R<Dispatch> {
+fn matmul(cx: &Cx, shader: &'static str, a: Buf, b: Buf, bias: Buf, out: Buf, m: usize, n: usize, k: usize, batch: [usize; 2], a_str: [usize; 4], b_str: [usize; 4], act: u32) -> R<Dispatch> {
     let p = vec![u(m)?, u(n)?, u(k)?, u(batch[0])?, u(batch[1])?, u(a_str[0])?, u(a_str[1])?, u(a_str[2])?, u(a_str[3])?, u(b_str[0])?, u(b_str[1])?, u(b_str[2])?, u(b_str[3])?];
     let groups = [u(n.div_ceil(4).div_ceil(8))?, u(m.div_ceil(4).div_ceil(8))?, u(batch[0] * batch[1])?];
-    cx.dispatch("matmul", vec![("ACT", act)], p, vec![a, b, bias, out], groups)
+    cx.dispatch(shader, vec![("ACT", act)], p, vec![a, b, bias, out], groups)
 }
 
 fn conv(cx: &mut Cx, p: &nnrt_core::Conv2D) -> R<Lowered> {
@@ -294,13 +323,13 @@ fn conv(cx: &mut Cx, p: &nnrt_core::Conv2D) -> R<Lowered> {
     let act = act_code(p.act)?;
     let wh = window_output(xd[1], wd[1], p.stride[0], p.dilation[0], p.padding, 0).ok_or("invalid window")?;
     let ww = window_output(xd[2], wd[2], p.stride[1], p.dilation[1], p.padding, 1).ok_or("invalid window")?;
-    let (wb, bias, xb, ob) = (cx.buf(w)?, cx.bias(2, wd[0])?, cx.buf(x)?, cx.buf(o)?);
-    cx.fits(o)?;
+    let (bias, xb, ob) = (cx.bias(2, wd[0])?, cx.buf(x)?, cx.buf(o)?);
     let pointwise = wd[1] == 1 && wd[2] == 1 && p.stride == [1, 1] && wh.pad_before == 0 && ww.pad_before == 0 && od[1] == xd[1] && od[2] == xd[2];
     if pointwise {
         // 1x1: the input is an [N*H*W, Cin] matrix, the OHWI filter a [Cout, Cin] one.
         let (m, n, k) = (xd[0] * xd[1] * xd[2], wd[0], xd[3]);
-        let d = matmul(cx, xb, wb, bias, ob, m, n, k, [1, 1], [0, 0, k, 1], [0, 0, 1, k], act)?;
+        let (wb, shader) = cx.weights(w, "matmul", "matmul_f16")?;
+        let d = matmul(cx, shader, xb, wb, bias, ob, m, n, k, [1, 1], [0, 0, k, 1], [0, 0, 1, k], act)?;
         return Ok(Lowered::Dispatches(vec![d]));
     }
     let threads = od[0] * od[1] * od[2] * od[3].div_ceil(4);
@@ -309,7 +338,8 @@ fn conv(cx: &mut Cx, p: &nnrt_core::Conv2D) -> R<Lowered> {
         .map(|&v| u(v))
         .collect::<R<Vec<u32>>>()?;
     let groups = cx.grid(threads)?;
-    Ok(Lowered::Dispatches(vec![cx.dispatch("conv", vec![("ACT", act)], params, vec![xb, wb, bias, ob], groups)?]))
+    let (wb, shader) = cx.weights(w, "conv", "conv_f16")?;
+    Ok(Lowered::Dispatches(vec![cx.dispatch(shader, vec![("ACT", act)], params, vec![xb, wb, bias, ob], groups)?]))
 }
 
 fn depthwise(cx: &mut Cx, p: &nnrt_core::DepthwiseConv2D) -> R<Lowered> {
@@ -327,14 +357,15 @@ fn depthwise(cx: &mut Cx, p: &nnrt_core::DepthwiseConv2D) -> R<Lowered> {
     let act = act_code(p.act)?;
     let wh = window_output(xd[1], wd[1], p.stride[0], p.dilation[0], p.padding, 0).ok_or("invalid window")?;
     let ww = window_output(xd[2], wd[2], p.stride[1], p.dilation[1], p.padding, 1).ok_or("invalid window")?;
-    let (wb, bias, xb, ob) = (cx.buf(w)?, cx.bias(2, wd[3])?, cx.buf(x)?, cx.buf(o)?);
+    let (bias, xb, ob) = (cx.bias(2, wd[3])?, cx.buf(x)?, cx.buf(o)?);
+    let (wb, shader) = cx.weights(w, "depthwise", "depthwise_f16")?;
     let threads = numel(&od);
     let params = [threads, xd[0], xd[1], xd[2], xd[3], od[1], od[2], od[3], wd[1], wd[2], p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], wh.pad_before, ww.pad_before, wd[3] / xd[3]]
         .iter()
         .map(|&v| u(v))
         .collect::<R<Vec<u32>>>()?;
     let groups = cx.grid(threads)?;
-    Ok(Lowered::Dispatches(vec![cx.dispatch("depthwise", vec![("ACT", act)], params, vec![xb, wb, bias, ob], groups)?]))
+    Ok(Lowered::Dispatches(vec![cx.dispatch(shader, vec![("ACT", act)], params, vec![xb, wb, bias, ob], groups)?]))
 }
 
 fn fully_connected(cx: &mut Cx, p: &nnrt_core::FullyConnected) -> R<Lowered> {
@@ -353,9 +384,10 @@ fn fully_connected(cx: &mut Cx, p: &nnrt_core::FullyConnected) -> R<Lowered> {
     }
     let m = total / k;
     let act = act_code(p.act)?;
-    let (xb, wb, bias, ob) = (cx.buf(x)?, cx.buf(w)?, cx.bias(2, n)?, cx.buf(o)?);
+    let (xb, bias, ob) = (cx.buf(x)?, cx.bias(2, n)?, cx.buf(o)?);
+    let (wb, shader) = cx.weights(w, "matmul", "matmul_f16")?;
     // B[k, n] is W[n, k]: the weights are read in place (no packing, non-constant weights work).
-    let d = matmul(cx, xb, wb, bias, ob, m, n, k, [1, 1], [0, 0, k, 1], [0, 0, 1, k], act)?;
+    let d = matmul(cx, shader, xb, wb, bias, ob, m, n, k, [1, 1], [0, 0, k, 1], [0, 0, 1, k], act)?;
     Ok(Lowered::Dispatches(vec![d]))
 }
 
@@ -389,7 +421,7 @@ fn batch_matmul(cx: &mut Cx, adj_x: bool, adj_y: bool) -> R<Lowered> {
     let a_str = if adj_x { [xs[0], xs[1], 1, xc] } else { [xs[0], xs[1], xc, 1] };
     let b_str = if adj_y { [ys[0], ys[1], 1, yc] } else { [ys[0], ys[1], yc, 1] };
     let (xb, yb, bias, obuf) = (cx.buf(x)?, cx.buf(y)?, cx.bias(usize::MAX, n)?, cx.buf(o)?);
-    let d = matmul(cx, xb, yb, bias, obuf, m, n, k, batch, a_str, b_str, 0)?;
+    let d = matmul(cx, "matmul", xb, yb, bias, obuf, m, n, k, batch, a_str, b_str, 0)?;
     Ok(Lowered::Dispatches(vec![d]))
 }
 

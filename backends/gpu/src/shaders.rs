@@ -24,9 +24,17 @@ const FAMILIES: &[(&str, &str)] = &[
 /// Number of u32 parameters a dispatch can pass (the size of the prelude's `Params`).
 pub(crate) const PARAM_WORDS: usize = 64;
 
-/// The full WGSL source of family `name`.
+/// Families whose weights (`alias WT`) may be stored as f16.
+pub(crate) const F16_WEIGHTS: &[&str] = &["conv", "depthwise", "matmul"];
+
+/// The full WGSL source of family `name`; `name_f16` is the family with f16 weight storage.
 pub(crate) fn source(name: &str) -> Option<String> {
-    FAMILIES.iter().find(|(n, _)| *n == name).map(|(_, body)| format!("{PRELUDE}\n{body}"))
+    let (base, f16) = match name.strip_suffix("_f16") {
+        Some(b) if F16_WEIGHTS.contains(&b) => (b, true),
+        _ => (name, false),
+    };
+    let body = FAMILIES.iter().find(|(n, _)| *n == base)?.1;
+    Some(if f16 { format!("enable f16;\n{PRELUDE}\n{}", body.replace("alias WT = f32;", "alias WT = f16;")) } else { format!("{PRELUDE}\n{body}") })
 }
 
 /// Every family's name (for tests that compile them all).

@@ -4,8 +4,12 @@
 // Params: 0 threads; 1 N; 2 H; 3 W; 4 Cin; 5 OH; 6 OW; 7 Cout; 8 KH; 9 KW; 10 SH; 11 SW; 12 DH;
 // 13 DW; 14 pad top; 15 pad left.
 
+// The weights' storage type: f32, or f16 where the adapter has it and the session asks for it
+// (GPU_PRECISION=f16); the sums stay in f32.
+alias WT = f32;
+
 @group(0) @binding(1) var<storage, read> X: array<f32>;
-@group(0) @binding(2) var<storage, read> W: array<f32>;
+@group(0) @binding(2) var<storage, read> W: array<WT>;
 @group(0) @binding(3) var<storage, read> BIAS: array<f32>;
 @group(0) @binding(4) var<storage, read_write> O: array<f32>;
 
@@ -56,7 +60,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             let wb = (ky * KW + kx) * Cin;
             for (var c = 0u; c < Cin; c++) {
                 let w = wb + c;
-                acc += X[xb + c] * vec4<f32>(W[w0 + w], W[w1 + w], W[w2 + w], W[w3 + w]);
+                acc += X[xb + c] * vec4<f32>(f32(W[w0 + w]), f32(W[w1 + w]), f32(W[w2 + w]), f32(W[w3 + w]));
             }
         }
     }

@@ -4,8 +4,12 @@
 // Params: 0 M; 1 N; 2 K; 3 batch dim 0; 4 batch dim 1; 5,6 A strides of the batch dims; 7 A row
 // stride; 8 A k stride; 9,10 B strides of the batch dims; 11 B k stride; 12 B column stride.
 
+// The weights' storage type: f32, or f16 where the adapter has it and the session asks for it
+// (GPU_PRECISION=f16); the sums stay in f32.
+alias WT = f32;
+
 @group(0) @binding(1) var<storage, read> A: array<f32>;
-@group(0) @binding(2) var<storage, read> B: array<f32>;
+@group(0) @binding(2) var<storage, read> B: array<WT>;
 @group(0) @binding(3) var<storage, read> BIAS: array<f32>;
 @group(0) @binding(4) var<storage, read_write> C: array<f32>;
 
@@ -43,7 +47,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     var acc3 = vec4<f32>(0.0);
     for (var k = 0u; k < K; k++) {
         let ko = k * bk;
-        let b = vec4<f32>(B[c0 + ko], B[c1 + ko], B[c2 + ko], B[c3 + ko]);
+        let b = vec4<f32>(f32(B[c0 + ko]), f32(B[c1 + ko]), f32(B[c2 + ko]), f32(B[c3 + ko]));
         let ak = k * sk;
         acc0 += A[r0 + ak] * b;
         acc1 += A[r1 + ak] * b;
