@@ -1,5 +1,7 @@
 //! `nnrt-inspect PATH`: a model's inputs and outputs, then one line per op (index, kind,
 //! inputs -> outputs, backend). `--partition` prints only the placement with fallback reasons.
+//! `--custom-op-lib PATH` (repeatable) loads custom-op plugins first, so a model with custom ops
+//! prepares: their output shapes come from the plugins' shape functions and they get a backend.
 
 use std::collections::HashMap;
 
@@ -8,8 +10,11 @@ use nnrt::{Quantization, Session};
 use nnrt_cli::args::{Args, Spec, Takes};
 use nnrt_cli::logger;
 
+const USAGE: &str = "usage: nnrt-inspect PATH [--backends LIST] [--custom-op-lib PATH]... [--partition]";
+
 const SPECS: &[Spec] = &[
     Spec { names: &["--backends"], key: "backends", takes: Takes::Value, help: "backends in order of preference (default: BACKENDS, else cpu)" },
+    Spec { names: &["--custom-op-lib"], key: "custom_op_lib", takes: Takes::Value, help: "load the custom-op plugin (shared library) at PATH; repeatable" },
     Spec { names: &["--partition"], key: "partition", takes: Takes::Nothing, help: "print one line per op: index, kind, backend, fallback reason" },
     Spec { names: &["-v", "--verbose_level"], key: "verbose", takes: Takes::Maybe, help: "log more" },
     Spec { names: &["-h", "--help"], key: "help", takes: Takes::Nothing, help: "print this help" },
@@ -33,7 +38,7 @@ fn quant(q: &Quantization) -> String {
 fn run() -> Result<()> {
     let args = Args::parse(std::env::args().skip(1), SPECS)?;
     if args.has("help") {
-        println!("usage: nnrt-inspect PATH [--backends LIST] [--partition]");
+        println!("{USAGE}");
         for s in SPECS {
             println!("  {:24} {}", s.names.join(", "), s.help);
         }
@@ -42,11 +47,15 @@ fn run() -> Result<()> {
     logger::init(if args.has("verbose") { args.parsed::<u8>("verbose")?.unwrap_or(1) } else { 0 });
     let path = match args.positional.as_slice() {
         [p] => p.clone(),
-        _ => bail!("usage: nnrt-inspect PATH [--backends LIST] [--partition]"),
+        _ => bail!("{USAGE}"),
     };
     let mut s = Session::load(&path)?;
     if let Some(b) = args.value("backends") {
         s.set_backends(b)?;
+    }
+    for lib in args.values("custom_op_lib") {
+        let ops = s.load_custom_op_library(lib)?;
+        log::info!("{lib}: custom ops {}", ops.join(", "));
     }
     let prepare_error = s.prepare().err();
     let placements: HashMap<usize, nnrt::OpPlacement> = match &prepare_error {
@@ -75,7 +84,17 @@ fn run() -> Result<()> {
     for (what, list) in [("input", &g.inputs), ("output", &g.outputs)] {
         for (k, &id) in list.iter().enumerate() {
             let o = g.operand(id);
-            println!("{what} {k}: {id} '{}' {} {}{}", o.name, o.dtype, o.shape, quant(&o.quant));
+            // Shapes the model leaves open (Coral's decoder outputs, dynamic dims) as prepare
+            // settled them, e.g. from a custom op plugin's shape function.
+            let info = match (prepare_error.is_none(), what) {
+                (false, _) => None,
+                (true, "input") => s.input_info(k).ok(),
+                (true, _) => s.output_info(k).ok(),
+            };
+            let declared = o.shape.to_string();
+            let prepared = info.map(|i| format!("[{}]", i.dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(","))).filter(|p| *p != declared);
+            let prepared = prepared.map(|p| format!(" (prepared {p})")).unwrap_or_default();
+            println!("{what} {k}: {id} '{}' {} {declared}{prepared}{}", o.name, o.dtype, quant(&o.quant));
         }
     }
     for sig in &model.signatures {

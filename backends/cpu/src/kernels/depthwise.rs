@@ -7,6 +7,11 @@
 //! the input are dropped per output row. With multiplier 1 the interior runs four pixels at a
 //! time per filter load; other multipliers take a portable path. Output rows are split across
 //! the current rayon pool when the work is large.
+//!
+//! Each output starts from its bias and adds the taps column by column (filter column outer,
+//! row inner), the order of XNNPACK's depthwise micro-kernels (LiteRT's default float path),
+//! with fused multiply-adds in the SIMD kernels; the reference twin keeps TFLite's reference
+//! loop (rows outer, bias last).
 #![forbid(unsafe_code)]
 
 use rayon::prelude::*;
@@ -129,8 +134,8 @@ fn run_portable(run: &DwRun, n_pix: usize, out: &mut [f32]) {
             Some(b) => o.copy_from_slice(&b[..c]),
             None => o.fill(0.0),
         }
-        for i in 0..run.n_kh {
-            for j in 0..run.n_kw {
+        for j in 0..run.n_kw {
+            for i in 0..run.n_kh {
                 let x0 = run.in_off + p * run.pix_step + i * run.kh_step + j * run.kw_step;
                 let f0 = run.f_off + i * run.f_kh_step + j * c;
                 let (x, w) = (&run.input[x0..x0 + c], &run.filter[f0..f0 + c]);
@@ -276,10 +281,10 @@ fn out_row_multiplier(
             None => o.fill(0.0),
         }
         let (kw_lo, kw_hi) = tap_range(ow, g.stride_w, g.dil_w, g.pad_left, g.in_w, g.k_w);
-        for kh in kh_lo..kh_hi {
-            let ih = oh * g.stride_h + kh * g.dil_h - g.pad_top;
-            for kw in kw_lo..kw_hi {
-                let iw = ow * g.stride_w + kw * g.dil_w - g.pad_left;
+        for kw in kw_lo..kw_hi {
+            let iw = ow * g.stride_w + kw * g.dil_w - g.pad_left;
+            for kh in kh_lo..kh_hi {
+                let ih = oh * g.stride_h + kh * g.dil_h - g.pad_top;
                 let x0 = ((b * g.in_h + ih) * g.in_w + iw) * c;
                 let f0 = (kh * g.k_w + kw) * oc;
                 let (x, w) = (&input[x0..x0 + c], &filter[f0..f0 + oc]);

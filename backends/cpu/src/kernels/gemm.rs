@@ -194,7 +194,15 @@ fn tile_portable_r<const R: usize, const NR: usize>(
     ep: &Epilogue,
 ) {
     let arows: [&[f32]; R] = std::array::from_fn(|r| &a[r * lda..r * lda + kc]);
+    // Each sum starts from C (later K blocks) or the bias (the first), as the SIMD tiles do;
+    // this twin multiplies and adds separately (no FMA), so it may differ from them by rounding.
     let mut acc = [[0.0f32; NR]; R];
+    for (r, accr) in acc.iter_mut().enumerate() {
+        let start = if ep.load_c { Some(&c[r * ldc..r * ldc + cols]) } else { ep.bias.map(|b| &b[..cols]) };
+        if let Some(start) = start {
+            accr[..cols].copy_from_slice(start);
+        }
+    }
     for (kk, brow) in b[..kc * NR].chunks_exact(NR).enumerate() {
         for r in 0..R {
             let x = arows[r][kk];
@@ -205,18 +213,8 @@ fn tile_portable_r<const R: usize, const NR: usize>(
     }
     for (r, accr) in acc.iter().enumerate() {
         let crow = &mut c[r * ldc..r * ldc + cols];
-        for (j, (dst, &s)) in crow.iter_mut().zip(accr).enumerate() {
-            let mut v = s;
-            if ep.load_c {
-                v += *dst;
-            }
-            if ep.finish {
-                if let Some(bias) = ep.bias {
-                    v += bias[j];
-                }
-                v = clamp(v, ep.min, ep.max);
-            }
-            *dst = v;
+        for (dst, &s) in crow.iter_mut().zip(accr) {
+            *dst = if ep.finish { clamp(s, ep.min, ep.max) } else { s };
         }
     }
 }

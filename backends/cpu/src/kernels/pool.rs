@@ -1,6 +1,11 @@
 //! MAX_POOL_2D and AVERAGE_POOL_2D over NHWC f32, with TFLite's semantics: each window is
-//! clipped to the input (padding cells are ignored, not read as zeros), the average divides by
-//! the number of in-bounds cells, and the fused activation clamps the result.
+//! clipped to the input (padding cells neither take part in the max nor count towards the
+//! average's divisor), and the fused activation clamps the result.
+//!
+//! The average adds in XNNPACK's order (LiteRT's default float path), so results match it
+//! bit for bit: the window's cells column by column (column outer, row inner, padding cells
+//! as zeros), nine at a time summed as a fixed tree and added to the running sum, which is
+//! finally multiplied by the f32 reciprocal of the cell count.
 #![forbid(unsafe_code)]
 
 use rayon::prelude::*;
@@ -92,6 +97,10 @@ fn pool_row(
     let (y0, y1) = g.rows(oy);
     let image = &input[b * g.in_h * g.in_w * c..(b + 1) * g.in_h * g.in_w * c];
     for (ox, px) in out.chunks_mut(c).enumerate() {
+        if kind == Kind::Avg {
+            avg_pixel(g, image, oy, ox, px, act);
+            continue;
+        }
         let (x0, x1) = g.cols(ox);
         // TFLite starts the max from the lowest float, so an all -inf window gives f32::MIN.
         px.fill(if kind == Kind::Max { f32::MIN } else { 0.0 });
@@ -106,30 +115,66 @@ fn pool_row(
                             }
                         }
                     }
-                    Kind::Avg => {
-                        if !ew::accumulate(VBin::Add, px, src) {
-                            for (a, &v) in px.iter_mut().zip(src) {
-                                *a += v;
-                            }
-                        }
-                    }
+                    Kind::Avg => unreachable!("averages take avg_pixel"),
                 }
             }
         }
-        // An empty window (padding only) yields clamp(0) for the average (TFLite fails instead).
-        let count = ((y1 - y0) * (x1 - x0)).max(1) as f32;
-        let (op, s) = if kind == Kind::Avg {
-            (VBin::Div, count)
-        } else {
-            (VBin::Mul, 1.0)
-        };
-        if (kind == Kind::Avg || act != Act::NONE)
-            && !ew::bin_vs_inplace(op, px, s, act.min, act.max)
-        {
+        if act != Act::NONE && !ew::bin_vs_inplace(VBin::Mul, px, 1.0, act.min, act.max) {
             for a in px.iter_mut() {
-                let v = if kind == Kind::Avg { *a / count } else { *a };
-                *a = clamp(v, act);
+                *a = clamp(*a, act);
             }
+        }
+    }
+}
+
+/// Channels summed at a time by [`avg_pixel`] (stack buffers).
+const AVG_BLOCK: usize = 64;
+
+/// Cell `t` of output `(oy, ox)`'s window in XNNPACK's order (column outer, row inner) as
+/// the offset of its pixel in the image, or `None` in the padding.
+fn avg_cell(g: &PoolGeom, oy: usize, ox: usize, t: usize) -> Option<usize> {
+    let (kx, ky) = (t / g.k_h, t % g.k_h);
+    let y = (oy * g.stride_h + ky).checked_sub(g.pad_top).filter(|&y| y < g.in_h)?;
+    let x = (ox * g.stride_w + kx).checked_sub(g.pad_left).filter(|&x| x < g.in_w)?;
+    Some((y * g.in_w + x) * g.channels)
+}
+
+/// XNNPACK's sum of nine cells: `((v2 + v3) + (v4 + v5)) + (((v0 + v1) + v8) + (v6 + v7))`.
+#[inline(always)]
+fn tree9(v: [f32; 9]) -> f32 {
+    ((v[2] + v[3]) + (v[4] + v[5])) + (((v[0] + v[1]) + v[8]) + (v[6] + v[7]))
+}
+
+/// The average of output `(oy, ox)` of `image` (one batch) into `px` (its channels), in the
+/// order of the module doc, then the activation clamp.
+fn avg_pixel(g: &PoolGeom, image: &[f32], oy: usize, ox: usize, px: &mut [f32], act: Act) {
+    let ((y0, y1), (x0, x1)) = (g.rows(oy), g.cols(ox));
+    // An empty window (padding only) yields clamp(0) (TFLite fails instead).
+    let scale = 1.0 / ((y1 - y0) * (x1 - x0)).max(1) as f32;
+    let taps = g.k_h * g.k_w;
+    for c0 in (0..px.len()).step_by(AVG_BLOCK) {
+        let n = AVG_BLOCK.min(px.len() - c0);
+        let mut acc = [0.0f32; AVG_BLOCK];
+        let mut t = 0;
+        loop {
+            let mut v = [[0.0f32; AVG_BLOCK]; 9];
+            for (i, vi) in v.iter_mut().enumerate() {
+                if t + i < taps {
+                    if let Some(o) = avg_cell(g, oy, ox, t + i) {
+                        vi[..n].copy_from_slice(&image[o + c0..o + c0 + n]);
+                    }
+                }
+            }
+            for (ch, a) in acc[..n].iter_mut().enumerate() {
+                *a += tree9(std::array::from_fn(|i| v[i][ch]));
+            }
+            t += 9;
+            if t >= taps {
+                break;
+            }
+        }
+        for (dst, &a) in px[c0..c0 + n].iter_mut().zip(&acc[..n]) {
+            *dst = clamp(a * scale, act);
         }
     }
 }
@@ -166,9 +211,9 @@ pub fn max_pool(g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
     pool(Kind::Max, g, input, output, act)
 }
 
-/// AVERAGE_POOL_2D: the sum over the in-bounds cells of each window divided by their count,
-/// then the activation clamp. Vectorized over channels; bit-identical to [`avg_pool_ref`] (the
-/// same additions in the same order per channel).
+/// AVERAGE_POOL_2D: the sum over the in-bounds cells of each window times the reciprocal of
+/// their count (in XNNPACK's order, see the module doc), then the activation clamp. Blocks of
+/// channels at a time; bit-identical to [`avg_pool_ref`].
 ///
 /// # Panics
 /// When a slice length does not match the geometry.
@@ -179,6 +224,9 @@ pub fn avg_pool(g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
 fn pool_ref(kind: Kind, g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
     g.check(input, output);
     let c = g.channels;
+    if kind == Kind::Avg {
+        return avg_pool_ref_xnn(g, input, output, act);
+    }
     for b in 0..g.batch {
         for oy in 0..g.out_h {
             for ox in 0..g.out_w {
@@ -200,6 +248,35 @@ fn pool_ref(kind: Kind, g: &PoolGeom, input: &[f32], output: &mut [f32], act: Ac
                         acc /= ((y1 - y0) * (x1 - x0)).max(1) as f32;
                     }
                     output[((b * g.out_h + oy) * g.out_w + ox) * c + ch] = clamp(acc, act);
+                }
+            }
+        }
+    }
+}
+
+/// One output value at a time: the window's cells in XNNPACK's order (module doc), nine per
+/// step summed by [`tree9`].
+fn avg_pool_ref_xnn(g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
+    let c = g.channels;
+    let image_len = g.in_h * g.in_w * c;
+    for b in 0..g.batch {
+        let image = &input[b * image_len..(b + 1) * image_len];
+        for oy in 0..g.out_h {
+            for ox in 0..g.out_w {
+                let ((y0, y1), (x0, x1)) = (g.rows(oy), g.cols(ox));
+                let count = ((y1 - y0) * (x1 - x0)).max(1) as f32;
+                for ch in 0..c {
+                    let cell = |t: usize| if t < g.k_h * g.k_w { avg_cell(g, oy, ox, t).map_or(0.0, |o| image[o + ch]) } else { 0.0 };
+                    let mut acc = 0.0f32;
+                    let mut t = 0;
+                    loop {
+                        acc += tree9(std::array::from_fn(|i| cell(t + i)));
+                        t += 9;
+                        if t >= g.k_h * g.k_w {
+                            break;
+                        }
+                    }
+                    output[((b * g.out_h + oy) * g.out_w + ox) * c + ch] = clamp(acc * (1.0 / count), act);
                 }
             }
         }
@@ -282,7 +359,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 200, failure_persistence: None, ..ProptestConfig::default() })]
 
-        // Max is exact; the average adds the same values in the same order and divides once,
+        // Max is exact; the average adds the same values in the same order and scales once,
         // so both must be bit-identical to the reference.
         #[test]
         fn matches_ref(g in geom(), seed in any::<u32>(), act_i in 0usize..3) {
@@ -322,7 +399,8 @@ mod tests {
         avg_pool(&g, &input, &mut o1, Act::NONE);
         avg_pool_ref(&g, &input, &mut o2, Act::NONE);
         assert_eq!(o1, o2);
-        let corner = (input[0] + input[24] + input[64 * 24] + input[65 * 24]) / 4.0;
+        // Column by column with the padding cells as zeros, summed as XNNPACK's nine-cell tree.
+        let corner = ((input[0] + input[64 * 24]) + (input[65 * 24] + input[24])) * 0.25;
         assert_eq!(o1[0], corner);
         max_pool(&g, &input, &mut o1, Act::RELU);
         max_pool_ref(&g, &input, &mut o2, Act::RELU);

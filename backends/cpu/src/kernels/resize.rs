@@ -40,7 +40,10 @@ fn bilinear_coord(v: usize, scale: f32, half_pixel: bool, size: usize) -> (f32, 
     (s, lo, hi)
 }
 
-/// RESIZE_BILINEAR, evaluating TFLite's reference expression in its order.
+/// RESIZE_BILINEAR with TFLite's sample positions, interpolating as XNNPACK does (LiteRT's
+/// default float path): along x first, `top = tl + (tr - tl)·dx` and `bottom` alike, then
+/// `top + (bottom - top)·dy`, each a separate multiply and add. TFLite's reference kernel
+/// sums the four corners times their weights instead, which differs in the last bits.
 ///
 /// # Panics
 /// When the slice lengths do not match `g`.
@@ -63,10 +66,11 @@ pub fn resize_bilinear(g: &ResizeGeom, align_corners: bool, half_pixel: bool, in
                 let dx = ix - x0 as f32;
                 let (p00, p10, p01, p11) = (px(b, y0, x0), px(b, y1, x0), px(b, y0, x1), px(b, y1, x1));
                 for c in 0..d {
-                    out[o + c] = input[p00 + c] * (1.0 - dy) * (1.0 - dx)
-                        + input[p10 + c] * dy * (1.0 - dx)
-                        + input[p01 + c] * (1.0 - dy) * dx
-                        + input[p11 + c] * dy * dx;
+                    let (tl, tr) = (input[p00 + c], input[p01 + c]);
+                    let (bl, br) = (input[p10 + c], input[p11 + c]);
+                    let top = tl + (tr - tl) * dx;
+                    let bottom = bl + (br - bl) * dx;
+                    out[o + c] = top + (bottom - top) * dy;
                 }
                 o += d;
             }

@@ -112,11 +112,10 @@ fn apply(op: UnaryOp, x: f32, erfc: impl Fn(f32) -> f32) -> f32 {
         UnaryOp::Relu0To1 => clamp(x, 0.0, 1.0),
         UnaryOp::Tanh => x.tanh(),
         UnaryOp::Logistic => 1.0 / (1.0 + (-x).exp()),
-        UnaryOp::HardSwish => {
-            let r = x + 3.0;
-            let r = if r > 0.0 { r } else { 0.0 };
-            x * if r < 6.0 { r } else { 6.0 } / 6.0
-        }
+        // XNNPACK's form (LiteRT's default float path): x * min(max(x/6 + 1/2, 0), 1), the
+        // inner term one fused multiply-add; TFLite's reference kernel computes
+        // x * min(max(x + 3, 0), 6) / 6, which differs in the last bit.
+        UnaryOp::HardSwish => x * clamp(x.mul_add(1.0 / 6.0, 0.5), 0.0, 1.0),
         UnaryOp::LeakyRelu(alpha) => {
             if x > 0.0 {
                 x

@@ -58,14 +58,19 @@ pub(crate) const MR_AVX2: usize = 6;
 /// Columns of the AVX2 GEMM register tile (two 8-lane vectors); packed B panels match it.
 pub(crate) const NR_AVX2: usize = 16;
 
-/// What a GEMM tile does with its accumulators before storing them.
+/// Where a GEMM tile's accumulators start and what it does with them before storing.
+///
+/// The sum of one output is a single chain of fused multiply-adds that starts from the bias
+/// and runs over `k` in order, as XNNPACK's GEMM and IGEMM micro-kernels (LiteRT's default
+/// float path) compute it: each K block continues from the partial sum the previous one
+/// stored in C, so blocking does not change the rounding.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Epilogue<'a> {
-    /// Add the tile's current content of C (every K block but the first).
+    /// Start from the tile's current content of C (every K block but the first).
     pub load_c: bool,
-    /// Add the bias and clamp to `[min, max]` (the last K block).
+    /// Clamp to `[min, max]` (the last K block).
     pub finish: bool,
-    /// Bias of the tile's columns (at least `cols` values), added when `finish`.
+    /// Bias of the tile's columns (at least `cols` values): the first K block starts from it.
     pub bias: Option<&'a [f32]>,
     /// Lower clamp bound (`-inf` for none).
     pub min: f32,
@@ -179,7 +184,21 @@ unsafe fn tile_avx512<const R: usize, const NV: usize>(
     cols: usize,
     ep: &Epilogue,
 ) {
+    let masks: [__mmask16; NV] = std::array::from_fn(|v| lane_mask16(cols, v));
     let mut acc = [[_mm512_setzero_ps(); NV]; R];
+    for (r, accr) in acc.iter_mut().enumerate() {
+        for v in 0..NV {
+            // SAFETY: row r < R of C and the bias hold `cols` values (function contract); the
+            // masks enable only lanes below `cols`, and masked-off lanes are not read.
+            accr[v] = unsafe {
+                match ep.bias {
+                    _ if ep.load_c => _mm512_maskz_loadu_ps(masks[v], c.add(r * ldc + 16 * v)),
+                    Some(bs) => _mm512_maskz_loadu_ps(masks[v], bs.as_ptr().add(16 * v)),
+                    None => _mm512_setzero_ps(),
+                }
+            };
+        }
+    }
     let mut ak = a;
     let mut bk = b;
     for _ in 0..kc {
@@ -197,31 +216,19 @@ unsafe fn tile_avx512<const R: usize, const NV: usize>(
             bk = bk.add(16 * NV);
         }
     }
-    let masks: [__mmask16; NV] = std::array::from_fn(|v| lane_mask16(cols, v));
-    let mut bias = [_mm512_setzero_ps(); NV];
-    if let (Some(bs), true) = (ep.bias, ep.finish) {
-        for v in 0..NV {
-            // SAFETY: the bias holds `cols` values and the mask only enables lanes below
-            // `cols`; masked-off lanes are not read (no fault).
-            bias[v] = unsafe { _mm512_maskz_loadu_ps(masks[v], bs.as_ptr().add(16 * v)) };
-        }
-    }
     let vmin = _mm512_set1_ps(ep.min);
     let vmax = _mm512_set1_ps(ep.max);
     for (r, accr) in acc.iter().enumerate() {
         for v in 0..NV {
             // SAFETY: row r < R of C holds `cols` values at r*ldc; the mask enables only
-            // lanes below `cols`, and masked-off lanes are neither read nor written.
+            // lanes below `cols`, and masked-off lanes are not written.
             unsafe {
                 let cp = c.add(r * ldc + 16 * v);
                 let mut y = accr[v];
-                if ep.load_c {
-                    y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(masks[v], cp));
-                }
                 if ep.finish {
                     // max(min, x) then min(max, x): a NaN in x propagates, as TFLite's
                     // std::max/std::min do.
-                    y = _mm512_min_ps(vmax, _mm512_max_ps(vmin, _mm512_add_ps(y, bias[v])));
+                    y = _mm512_min_ps(vmax, _mm512_max_ps(vmin, y));
                 }
                 _mm512_mask_storeu_ps(cp, masks[v], y);
             }
@@ -298,8 +305,24 @@ unsafe fn tile_avx2<const R: usize>(
     cols: usize,
     ep: &Epilogue,
 ) {
+    let m0 = lane_mask8(cols);
+    let m1 = lane_mask8(cols.saturating_sub(8));
     let mut lo = [_mm256_setzero_ps(); R];
     let mut hi = [_mm256_setzero_ps(); R];
+    for r in 0..R {
+        // SAFETY: row r < R of C and the bias hold `cols` values (function contract);
+        // masked-off lanes (≥ cols) are not read.
+        (lo[r], hi[r]) = unsafe {
+            match ep.bias {
+                _ if ep.load_c => {
+                    let cr = c.add(r * ldc);
+                    (_mm256_maskload_ps(cr, m0), _mm256_maskload_ps(cr.add(8), m1))
+                }
+                Some(bias) => (_mm256_maskload_ps(bias.as_ptr(), m0), _mm256_maskload_ps(bias.as_ptr().add(8), m1)),
+                None => (_mm256_setzero_ps(), _mm256_setzero_ps()),
+            }
+        };
+    }
     let mut ak = a;
     let mut bk = b;
     for _ in 0..kc {
@@ -317,30 +340,17 @@ unsafe fn tile_avx2<const R: usize>(
             bk = bk.add(16);
         }
     }
-    let m0 = lane_mask8(cols);
-    let m1 = lane_mask8(cols.saturating_sub(8));
-    let (bias0, bias1) = match ep.bias {
-        // SAFETY: the bias holds `cols` values; masked-off lanes (≥ cols) are not read.
-        Some(bias) if ep.finish => unsafe {
-            (_mm256_maskload_ps(bias.as_ptr(), m0), _mm256_maskload_ps(bias.as_ptr().add(8), m1))
-        },
-        _ => (_mm256_setzero_ps(), _mm256_setzero_ps()),
-    };
     let vmin = _mm256_set1_ps(ep.min);
     let vmax = _mm256_set1_ps(ep.max);
     for r in 0..R {
         // SAFETY: row r < R of C holds `cols` values at r*ldc; masked-off lanes (≥ cols) are
-        // neither read nor written.
+        // not written.
         unsafe {
             let cr = c.add(r * ldc);
             let (mut v0, mut v1) = (lo[r], hi[r]);
-            if ep.load_c {
-                v0 = _mm256_add_ps(v0, _mm256_maskload_ps(cr, m0));
-                v1 = _mm256_add_ps(v1, _mm256_maskload_ps(cr.add(8), m1));
-            }
             if ep.finish {
-                v0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, _mm256_add_ps(v0, bias0)));
-                v1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, _mm256_add_ps(v1, bias1)));
+                v0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, v0));
+                v1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, v1));
             }
             _mm256_maskstore_ps(cr, m0, v0);
             _mm256_maskstore_ps(cr.add(8), m1, v1);
@@ -351,7 +361,8 @@ unsafe fn tile_avx2<const R: usize>(
 /// A run of depthwise-convolution output pixels (multiplier 1) that share one set of valid
 /// taps: pixel `p < n_pix`, tap `(i < n_kh, j < n_kw)` and channel `ch < c` read
 /// `input[in_off + p*pix_step + i*kh_step + j*kw_step + ch]` and
-/// `filter[f_off + i*f_kh_step + j*c + ch]`.
+/// `filter[f_off + i*f_kh_step + j*c + ch]`. Sums start from the bias and take the taps
+/// column by column (`j` outer, `i` inner), as XNNPACK does.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct DwRun<'a> {
     /// The whole NHWC input.
@@ -520,8 +531,8 @@ unsafe fn dw_block_avx512<const P: usize, const V: usize, const KH: usize, const
                 acc.iter_mut().for_each(|a| a[v] = b);
             }
         }
-        for i in 0..n_kh {
-            for j in 0..n_kw {
+        for j in 0..n_kw {
+            for i in 0..n_kh {
                 // SAFETY: tap (i, j) < (n_kh, n_kw) of pixels p0..p0+P, channels
                 // ch..ch+V*L ≤ c: `check` bounded the last tap of the last pixel of the run.
                 unsafe {
@@ -554,8 +565,8 @@ unsafe fn dw_block_avx512<const P: usize, const V: usize, const KH: usize, const
             None => _mm512_setzero_ps(),
         };
         let mut acc = [init; P];
-        for i in 0..n_kh {
-            for j in 0..n_kw {
+        for j in 0..n_kw {
+            for i in 0..n_kh {
                 // SAFETY: as above, with lanes ≥ c - ch masked off (neither read nor faulting).
                 unsafe {
                     let w = _mm512_maskz_loadu_ps(m, w0.add(i * fkhs + j * c + ch));
@@ -636,8 +647,8 @@ unsafe fn dw_block_avx2<const P: usize, const V: usize, const KH: usize, const K
                 acc.iter_mut().for_each(|a| a[v] = b);
             }
         }
-        for i in 0..n_kh {
-            for j in 0..n_kw {
+        for j in 0..n_kw {
+            for i in 0..n_kh {
                 // SAFETY: tap (i, j) < (n_kh, n_kw) of pixels p0..p0+P, channels
                 // ch..ch+V*L ≤ c: `check` bounded the last tap of the last pixel of the run.
                 unsafe {
@@ -670,8 +681,8 @@ unsafe fn dw_block_avx2<const P: usize, const V: usize, const KH: usize, const K
             None => _mm256_setzero_ps(),
         };
         let mut acc = [init; P];
-        for i in 0..n_kh {
-            for j in 0..n_kw {
+        for j in 0..n_kw {
+            for i in 0..n_kh {
                 // SAFETY: as above, with lanes ≥ c - ch masked off (neither read nor faulting).
                 unsafe {
                     let w = _mm256_maskload_ps(w0.add(i * fkhs + j * c + ch), m);

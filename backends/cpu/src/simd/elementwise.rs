@@ -275,11 +275,9 @@ macro_rules! simd_kernels {
             let zero = splat(0.0);
             match OP {
                 un::CLAMP => clampv(x, p0, p1),
-                // TFLite: in * min(6, max(0, in + 3)) / 6 (a division, kept for bit-exactness).
-                un::HARDSWISH => div(
-                    mul(x, min(max(add(x, splat(3.0)), zero), splat(6.0))),
-                    splat(6.0),
-                ),
+                // x * min(max(x/6 + 1/2, 0), 1) with x/6 + 1/2 one fused multiply-add, as
+                // XNNPACK computes it (LiteRT's default float path).
+                un::HARDSWISH => mul(x, min(max(fma(x, splat(1.0 / 6.0), splat(0.5)), zero), splat(1.0))),
                 un::LEAKY => select(gt(x, zero), x, mul(x, p0)),
                 un::ABS => abs(x),
                 un::NEG => neg(x),

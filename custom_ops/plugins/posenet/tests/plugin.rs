@@ -146,8 +146,13 @@ fn plugins_in_a_zipped_package_say_to_unzip() {
 
 /// `target/<profile>/nnpackage_run`, when built (it belongs to nnrt-cli; skipped otherwise).
 fn nnpackage_run() -> Option<PathBuf> {
+    cli_binary("nnpackage_run")
+}
+
+/// `target/<profile>/<name>`, when built (nnrt-cli's binaries; skipped otherwise).
+fn cli_binary(name: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
-    let p = exe.parent()?.parent()?.join(format!("nnpackage_run{}", std::env::consts::EXE_SUFFIX));
+    let p = exe.parent()?.parent()?.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     if p.is_file() {
         Some(p)
     } else {
@@ -177,4 +182,45 @@ fn nnpackage_run_refuses_package_plugins_unless_allowed() {
     let out = Command::new(&bin).arg(&file).arg("--custom-op-lib").arg(dir.path().join("missing.so")).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing.so"));
+}
+
+#[test]
+fn nnrt_inspect_loads_plugins_to_show_shapes_and_placement() {
+    let Some(bin) = cli_binary("nnrt-inspect") else { return };
+    let dir = TempDir::new("posenet-inspect").unwrap();
+    let file = dir.path().join("decoder.tflite");
+    std::fs::write(&file, model()).unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+
+    // Without the plugin the model cannot prepare: the outputs keep their open shapes.
+    let out = Command::new(&bin).arg(&file).output().unwrap();
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("prepare failed") && stdout.contains("PosenetDecoderOp"), "{stdout}");
+    assert!(!stdout.contains("prepared ["), "{stdout}");
+
+    // With it (given twice: the option is repeatable), the plugin's shape function sizes the
+    // outputs and the op is placed on the plugin.
+    let out = Command::new(&bin).arg(&file).arg("--custom-op-lib").arg(plugin()).arg("--custom-op-lib").arg(plugin()).output().unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "stdout: {stdout}\nstderr: {}", text(&out.stderr));
+    let want = [format!("[1,{MAX},17,2]"), format!("[1,{MAX},17]"), format!("[1,{MAX}]"), "[1]".to_string()];
+    for (k, dims) in want.iter().enumerate() {
+        let line = stdout.lines().find(|l| l.starts_with(&format!("output {k}:"))).unwrap_or_else(|| panic!("no output {k} line: {stdout}"));
+        assert!(line.ends_with(&format!("(prepared {dims})")), "output {k}: {line}");
+    }
+    let op = stdout.lines().skip_while(|l| *l != "ops:").nth(1).unwrap_or_default();
+    assert!(op.contains("PosenetDecoderOp(") && op.trim_end().ends_with("[custom]"), "{stdout}");
+    assert!(!stdout.contains("prepare failed"), "{stdout}");
+
+    let out = Command::new(&bin).arg(&file).arg("--custom-op-lib").arg(plugin()).arg("--partition").output().unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "stdout: {stdout}\nstderr: {}", text(&out.stderr));
+    let line = stdout.lines().next().unwrap_or_default();
+    assert!(line.contains("PosenetDecoderOp") && line.split_whitespace().nth(2) == Some("custom"), "{stdout}");
+
+    // A library that is not there: exit 1, one line naming it.
+    let out = Command::new(&bin).arg(&file).arg("--custom-op-lib").arg(dir.path().join("missing.so")).output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert!(stderr.contains("missing.so") && stderr.trim_end().lines().count() == 1, "{stderr}");
 }
