@@ -127,9 +127,9 @@ impl GpuExecutable {
         }
         for (_, b) in &exported {
             if let Buf::Tensor(t) = *b {
-                if !first.contains_key(&t) {
+                if let std::collections::hash_map::Entry::Vacant(e) = first.entry(t) {
                     // Exported without any dispatch touching it (an alias of a host tensor).
-                    first.insert(t, 0);
+                    e.insert(0);
                     uploads_ids.push(t);
                 }
                 last.insert(t, end);

@@ -379,7 +379,7 @@ fn fully_connected(cx: &mut Cx, p: &nnrt_core::FullyConnected) -> R<Lowered> {
     }
     let (n, k) = (wd[0], wd[1]);
     let total = numel(cx.dims(x));
-    if total % k != 0 {
+    if !total.is_multiple_of(k) {
         return Err(format!("{total} input elements are not a multiple of the weights' depth {k}"));
     }
     let m = total / k;
@@ -732,6 +732,42 @@ mod tests {
         assert_eq!(pad6(&[2, 3]).unwrap(), [1, 1, 1, 1, 2, 3]);
         assert!(pad6(&[1; 7]).is_err());
         assert_eq!(strides(&[2, 3, 4]), vec![12, 4, 1]);
+    }
+
+    /// An ADD of two [n] float tensors, lowered under `limits`.
+    fn lower_add(n: usize, limits: Limits) -> R<Lowered> {
+        use nnrt_core::{Config, Operand, Operation, Subgraph};
+        let mut g = Subgraph::default();
+        let a = g.add_operand(Operand::new("a", DType::F32, &[n]));
+        let b = g.add_operand(Operand::new("b", DType::F32, &[n]));
+        let o = g.add_operand(Operand::new("o", DType::F32, &[n]));
+        g.add_op(Operation { kind: OpKind::Binary { op: BinaryOp::Add, act: Activation::None }, inputs: vec![Some(a), Some(b)], outputs: vec![o] });
+        let shapes = vec![vec![n]; 3];
+        let config = Config::default();
+        let origin = [OpId::new(0)];
+        let ctx = CompileCtx { graph: &g, shapes: &shapes, threads: 1, config: &config, origin: &origin };
+        lower(&ctx, OpId::new(0), &mut Consts::default(), limits)
+    }
+
+    #[test]
+    fn adapter_limits_refuse_with_a_reason() {
+        let roomy = Limits { max_binding: 1 << 27, max_groups: 65535, max_storage: 8, f16: false };
+        assert!(lower_add(1000, roomy).is_ok());
+        let small_binding = Limits { max_binding: 1024, ..roomy };
+        let e = lower_add(1000, small_binding).unwrap_err();
+        assert!(e.contains("storage binding limit (1024 bytes)"), "{e}");
+        // 1,000,000 threads need 15,625 workgroups: over a 100x100 grid.
+        let small_grid = Limits { max_groups: 100, ..roomy };
+        let e = lower_add(1_000_000, small_grid).unwrap_err();
+        assert!(e.contains("workgroup grid"), "{e}");
+        // 19,200 threads are 300 workgroups: they fit a 100x100 grid as 2-D.
+        match lower_add(19_200, small_grid).unwrap() {
+            Lowered::Dispatches(d) => assert!(d[0].groups[0] <= 100 && d[0].groups[1] > 1, "{:?}", d[0].groups),
+            Lowered::Alias { .. } => panic!("an add is not an alias"),
+        }
+        let few_bindings = Limits { max_storage: 2, ..roomy };
+        let e = lower_add(10, few_bindings).unwrap_err();
+        assert!(e.contains("storage buffers"), "{e}");
     }
 
     #[test]
