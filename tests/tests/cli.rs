@@ -107,3 +107,60 @@ fn nnrt_inspect_prints_one_line_per_op_with_backend() {
         assert!(line.trim_end().ends_with("[cpu]"), "expected the cpu backend: {line}");
     }
 }
+
+/// Runs a tool with the Vulkan loader pointed at no driver, so wgpu finds no adapter.
+fn run_without_gpu(bin: &PathBuf, args: &[&str]) -> Output {
+    let mut cmd = Command::new(bin);
+    cmd.args(args).current_dir(nnrt_tests::repo_root());
+    for var in ["BACKENDS", "NUM_THREADS", "OP_BACKEND_ALLOPS", "OP_BACKEND_MAP", "GPU_ADAPTER"] {
+        cmd.env_remove(var);
+    }
+    cmd.env("VK_ICD_FILENAMES", "/nonexistent.json").env("WGPU_BACKEND", "vulkan");
+    cmd.output().unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()))
+}
+
+#[test]
+fn gpu_without_an_adapter_is_a_clear_error_or_a_fallback() {
+    let Some(bin) = binary("nnpackage_run") else { return };
+    let o = run_without_gpu(&bin, &["examples/models/tiny_mobilenet.tflite", "--backends", "gpu"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "stderr: {err}");
+    assert!(err.contains("BACKENDS=gpu") && err.contains("no GPU adapter"), "{err}");
+    let o = run_without_gpu(&bin, &["examples/models/tiny_mobilenet.tflite", "--backends", "gpu;cpu"]);
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "stderr: {err}");
+    assert!(err.contains("backend 'gpu' skipped: no GPU adapter"), "{err}");
+}
+
+#[test]
+fn nnrt_inspect_partition_shows_gpu_placement_and_fallback_reasons() {
+    let Some(bin) = binary("nnrt-inspect") else { return };
+    if let Err(why) = nnrt_backend_gpu::GpuBackend::new(None) {
+        println!("skipped: no GPU adapter: {why}");
+        return;
+    }
+    // Float ops go to the gpu.
+    let o = run(&bin, &["examples/models/tiny_mobilenet.tflite", "--backends", "gpu;cpu", "--partition"]);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "stdout: {out}\nstderr: {}", text(&o.stderr));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 8, "one line per op:\n{out}");
+    for l in &lines {
+        let cols: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(cols.get(2), Some(&"gpu"), "{l}");
+    }
+    // An int32 op is refused by the gpu: it falls back to the cpu and the line says why.
+    let dir = TempDir::new("gpu_fallback").expect("temp dir");
+    let mut b = ModelBuilder::new();
+    let x = b.input("x", TensorType::INT32, &[4]);
+    let y = b.input("y", TensorType::INT32, &[4]);
+    let z = b.tensor("z", TensorType::INT32, &[4]);
+    b.op(nnrt_tests::BuiltinOperator::ADD, &[x, y], &[z], nnrt_tests::Options::Add { act: nnrt_tests::Act::NONE });
+    b.output(z);
+    let path = dir.path().join("int_add.tflite");
+    std::fs::write(&path, b.finish()).expect("write model");
+    let o = run(&bin, &[path.to_str().expect("utf-8 path"), "--backends", "gpu;cpu", "--partition"]);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "stdout: {out}\nstderr: {}", text(&o.stderr));
+    assert!(out.contains("Add") && out.contains("cpu") && out.contains("fallback: gpu: input 0 is int32; gpu kernels compute in float32"), "{out}");
+}
