@@ -299,6 +299,38 @@ pub fn avg_pool_ref(g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
     pool_ref(Kind::Avg, g, input, output, act)
 }
 
+/// L2 pooling (TFLite L2_POOL_2D): `sqrt(sum of squares / cells)` over the in-bounds cells of
+/// each window, then the activation clamp. One plain loop per output: the op is rare, and its
+/// result is the reference order itself.
+///
+/// # Panics
+/// If the slice lengths do not match the geometry (callers check shapes first).
+pub fn l2_pool(g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
+    g.check(input, output);
+    let c = g.channels;
+    let mut o = 0;
+    for n in 0..g.batch {
+        for oy in 0..g.out_h {
+            let (y0, y1) = g.rows(oy);
+            for ox in 0..g.out_w {
+                let (x0, x1) = g.cols(ox);
+                let cells = ((y1 - y0) * (x1 - x0)) as f32;
+                for ch in 0..c {
+                    let mut sum = 0.0f32;
+                    for y in y0..y1 {
+                        for x in x0..x1 {
+                            let v = input[((n * g.in_h + y) * g.in_w + x) * c + ch];
+                            sum += v * v;
+                        }
+                    }
+                    output[o] = act.apply((sum / cells).sqrt());
+                    o += 1;
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -405,5 +437,15 @@ mod tests {
         max_pool(&g, &input, &mut o1, Act::RELU);
         max_pool_ref(&g, &input, &mut o2, Act::RELU);
         assert_eq!(o1, o2);
+    }
+
+    #[test]
+    fn l2_pool_counts_only_cells_inside() {
+        // 1x2x2x1 input, 2x2 window, stride 1, SAME: the last row/column see fewer cells.
+        let g = PoolGeom { batch: 1, in_h: 2, in_w: 2, channels: 1, out_h: 2, out_w: 2, k_h: 2, k_w: 2, stride_h: 1, stride_w: 1, pad_top: 0, pad_left: 0 };
+        let input = [3.0f32, 4.0, 0.0, 0.0];
+        let mut out = [0.0f32; 4];
+        l2_pool(&g, &input, &mut out, Act::NONE);
+        assert_eq!(out, [2.5, 8.0f32.sqrt(), 0.0, 0.0]);
     }
 }

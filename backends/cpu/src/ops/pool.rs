@@ -1,16 +1,15 @@
-//! Average and max pooling.
+//! Average, max and L2 pooling.
 
 use nnrt_core::infer::window_output;
 use nnrt_core::{cast, cast_mut, CompileCtx, OpId, OpKind, PoolKind};
 
 use super::{all_f32, built, check_act, fused, source};
 use crate::backend::Built;
-use crate::kernels::pool::{avg_pool, max_pool, PoolGeom};
+use crate::kernels::pool::{avg_pool, l2_pool, max_pool, PoolGeom};
 
 pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     all_f32(ctx, id)?;
     match &ctx.graph.op(id).kind {
-        OpKind::Pool2D(p) if p.kind == PoolKind::L2 => Err("L2_POOL_2D is not implemented yet".into()),
         OpKind::Pool2D(p) => check_act(p.act),
         _ => Err("not a pooling op".into()),
     }
@@ -44,7 +43,8 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         let out = cast_mut::<f32>(outs[0].bytes)?;
         match kind {
             PoolKind::Max => max_pool(&g, input, out, act),
-            _ => avg_pool(&g, input, out, act),
+            PoolKind::L2 => l2_pool(&g, input, out, act),
+            PoolKind::Average => avg_pool(&g, input, out, act),
         }
         if tanh {
             for v in out.iter_mut() {
