@@ -41,9 +41,30 @@ impl Act {
     /// `RELU_N1_TO_1`: min(max(x, -1), 1).
     pub const RELU_N1_TO_1: Act = Act { min: -1.0, max: 1.0 };
 
-    /// Applies the clamp to one value.
+    /// Applies the clamp to one value. NaN stays NaN, as TFLite's `min(max(x, lo), hi)` keeps it
+    /// (and as the SIMD kernels do); `f32::max` would turn it into `lo`.
     #[inline(always)]
     pub fn apply(self, x: f32) -> f32 {
-        x.max(self.min).min(self.max)
+        let y = if x < self.min { self.min } else { x };
+        if y > self.max {
+            self.max
+        } else {
+            y
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Act;
+
+    #[test]
+    fn clamp_keeps_nan_like_tflite() {
+        assert!(Act::RELU6.apply(f32::NAN).is_nan());
+        assert!(Act::RELU.apply(f32::NAN).is_nan());
+        assert_eq!(Act::RELU6.apply(-1.0), 0.0);
+        assert_eq!(Act::RELU6.apply(7.0), 6.0);
+        assert_eq!(Act::RELU_N1_TO_1.apply(0.5), 0.5);
+        assert_eq!(Act::NONE.apply(f32::INFINITY), f32::INFINITY);
     }
 }
