@@ -116,3 +116,14 @@ save('tconv_16x8_b64', model(B.TRANSPOSE_CONV, [('i32', [4], None), ('i8', [3, 2
 save('tconv_16x8_b32', model(B.TRANSPOSE_CONV, [('i32', [4], None), ('i8', [3, 3, 3, 4], (0.01, 0)), ('i16', [1, 5, 5, 4], (0.001, 0)), ('i32', [3], None)],
                              [('i16', [1, 5, 5, 3], (0.003, 0))], S.BuiltinOptions.TransposeConvOptions, tco(S.Padding.SAME, 1, 3, S.TensorType.INT32),
                              consts={0: [1, 5, 5, 3], 1: ints([3, 3, 3, 4], -127, 127, 25), 3: ints([3], -5000, 5000, 26)}), 27)
+
+# Integer LSTM state across runs: LiteRT's outputs of three consecutive runs of the corpus'
+# coral_keras_lstm_mnist_ptq (variable state tensors) on its stored input, when the corpus is there.
+corpus = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'shared', 'corpus', 'tflite', 'coral_keras_lstm_mnist_ptq')
+if os.path.isdir(corpus):
+    d = os.path.join(OUT, '..', 'lstm_state_runs'); os.makedirs(d, exist_ok=True)
+    ip = Interpreter(model_path=os.path.join(corpus, 'model.tflite'), experimental_op_resolver_type=OpResolverType.BUILTIN_REF); ip.allocate_tensors()
+    ip.set_tensor(ip.get_input_details()[0]['index'], np.load(os.path.join(corpus, 'input_0.npy')))
+    for r in range(3):
+        ip.invoke(); np.save(os.path.join(d, f'run_{r}.npy'), ip.get_tensor(ip.get_output_details()[0]['index']))
+    print('lstm_state_runs          ok')

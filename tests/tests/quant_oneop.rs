@@ -71,3 +71,28 @@ fn quantized_one_op_models_match_litert_exactly() {
     }
     assert!(bad.is_empty(), "outputs differing from LiteRT:\n{}", bad.join("\n"));
 }
+
+/// The integer LSTM keeps its variable state tensors between runs like TFLite: three runs of
+/// the corpus' `coral_keras_lstm_mnist_ptq` on one input give LiteRT's three outputs (stored in
+/// `tests/models/lstm_state_runs`; runs 2 and 3 differ from run 1 only through the state).
+#[test]
+fn integer_lstm_state_carries_over_runs_like_litert() {
+    let Some(corpus) = nnrt_tests::corpus_dir() else {
+        eprintln!("skipped: ../shared/corpus is absent");
+        return;
+    };
+    let dir = corpus.join("tflite/coral_keras_lstm_mnist_ptq");
+    let bytes = std::fs::read(dir.join("model.tflite")).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let model = nnrt_loaders::tflite::load_bytes("lstm", bytes).unwrap_or_else(|e| panic!("load: {e}"));
+    let mut s = Session::from_model(model).unwrap_or_else(|e| panic!("{e}"));
+    s.set_backends("cpu").unwrap_or_else(|e| panic!("{e}"));
+    s.prepare().unwrap_or_else(|e| panic!("prepare: {e}"));
+    let input = npy(&dir.join("input_0.npy"));
+    let runs: Vec<RawNpy> = (0..3).map(|r| npy(&repo_root().join(format!("tests/models/lstm_state_runs/run_{r}.npy")))).collect();
+    assert_ne!(runs[0].data, runs[1].data, "the stored runs must show the state's effect");
+    for (r, want) in runs.iter().enumerate() {
+        s.set_input(0, &input.data).unwrap_or_else(|e| panic!("{e}"));
+        s.run().unwrap_or_else(|e| panic!("run {r}: {e}"));
+        assert_eq!(s.output(0).unwrap_or_else(|e| panic!("{e}")), want.data.as_slice(), "run {r}");
+    }
+}
