@@ -1,4 +1,5 @@
-//! Minimal `.npy` (format 1.0, little-endian float32, C order) writing and reading.
+//! Minimal `.npy` (format 1.0, little-endian, C order) writing (float32) and reading (float32,
+//! or any type as raw bytes).
 
 /// A `.npy` file holding `data` with shape `dims`. The header is padded with spaces so the data
 /// starts at a multiple of 64 bytes, as NumPy writes it.
@@ -37,6 +38,39 @@ pub fn read_npy_f32(bytes: &[u8]) -> Option<(Vec<usize>, Vec<f32>)> {
     (data.len() == dims.iter().product::<usize>()).then_some((dims, data))
 }
 
+/// A `.npy` array read as raw little-endian bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawNpy {
+    /// NumPy's type string, e.g. `<i2`, `|i1`, `|u1`, `<f4`.
+    pub descr: String,
+    /// Shape.
+    pub dims: Vec<usize>,
+    /// The elements' bytes, in C order.
+    pub data: Vec<u8>,
+}
+
+/// Reads a version-1.0, C-order `.npy` file of any little-endian or one-byte type; `None` when it
+/// is something else or its size disagrees with its shape.
+pub fn read_npy_raw(bytes: &[u8]) -> Option<RawNpy> {
+    if bytes.len() < 10 || &bytes[..8] != b"\x93NUMPY\x01\x00" {
+        return None;
+    }
+    let hlen = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let header = std::str::from_utf8(bytes.get(10..10 + hlen)?).ok()?;
+    if !header.contains("'fortran_order': False") {
+        return None;
+    }
+    let descr = header.split("'descr': '").nth(1)?.split('\'').next()?.to_string();
+    let size: usize = match descr.as_bytes() {
+        [b'<' | b'|', _, n @ ..] => std::str::from_utf8(n).ok()?.parse().ok()?,
+        _ => return None,
+    };
+    let shape = header.split("'shape': (").nth(1)?.split(')').next()?;
+    let dims = shape.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| s.parse().ok()).collect::<Option<Vec<usize>>>()?;
+    let data = bytes[10 + hlen..].to_vec();
+    (data.len() == dims.iter().product::<usize>() * size).then_some(RawNpy { descr, dims, data })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,5 +82,8 @@ mod tests {
         assert_eq!((10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize) % 64, 0);
         assert_eq!(read_npy_f32(&bytes), Some((vec![1, 2, 3], vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.5])));
         assert_eq!(read_npy_f32(&npy_f32(&[4], &[1.0; 4])).map(|(d, _)| d), Some(vec![4]));
+        let raw = read_npy_raw(&bytes).unwrap();
+        assert_eq!((raw.descr.as_str(), raw.dims, raw.data.len()), ("<f4", vec![1, 2, 3], 24));
+        assert_eq!(read_npy_raw(&bytes[..bytes.len() - 1]), None);
     }
 }

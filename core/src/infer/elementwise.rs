@@ -54,7 +54,8 @@ pub(super) fn logical(cx: &Cx) -> Result<Vec<usize>, CompileError> {
 
 pub(super) fn prelu(cx: &Cx) -> Result<Vec<usize>, CompileError> {
     let (ta, tb) = (cx.dtype(0)?, cx.dtype(1)?);
-    if ta != tb {
+    // Quantized int16 inputs take an int8 alpha, as in TFLite.
+    if ta != tb && !(ta == DType::I16 && tb == DType::I8) {
         return Err(cx.input_err(1, format!("alpha has type {tb} but the input has {ta}; both must match")));
     }
     broadcast2(cx, cx.input(0)?, cx.input(1)?)

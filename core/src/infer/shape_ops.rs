@@ -39,7 +39,8 @@ pub(super) fn batch_matmul(cx: &Cx, adj_x: bool, adj_y: bool) -> Result<Vec<usiz
         }
     }
     let (tx, ty) = (cx.dtype(0)?, cx.dtype(1)?);
-    if tx != ty && !(tx == DType::F32 && ty == DType::I8) {
+    // Besides one type, TFLite takes hybrid float x int8 and quantized int16 x int8.
+    if tx != ty && !(matches!(tx, DType::F32 | DType::I16) && ty == DType::I8) {
         return Err(cx.input_err(1, format!("has type {ty} but input 0 has {tx}")));
     }
     let (xr, yr) = (x.len(), y.len());

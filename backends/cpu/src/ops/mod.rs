@@ -2,6 +2,27 @@
 //! Each family has `supports` (what dtypes/options it handles, with a reason when not) and
 //! `build`.
 
+/// Calls `$body` with `$t` bound to the Rust type of a quantized integer dtype.
+macro_rules! by_qtype {
+    ($dtype:expr, |$t:ident| $body:expr) => {
+        match $dtype {
+            DType::U8 => {
+                type $t = u8;
+                $body
+            }
+            DType::I8 => {
+                type $t = i8;
+                $body
+            }
+            DType::I16 => {
+                type $t = i16;
+                $body
+            }
+            other => return Err(format!("{other} is not a quantized integer type")),
+        }
+    };
+}
+
 mod conv;
 mod data;
 mod elementwise;
@@ -12,8 +33,10 @@ mod matmul;
 mod movement;
 mod pool;
 mod quant;
+mod quant_act;
 mod quant_hybrid;
 mod quant_lstm;
+mod quant_matmul;
 mod reduce;
 mod resize;
 mod scan;

@@ -18,33 +18,12 @@ use crate::quant::reference::ConvQuant;
 use crate::quant::softmax::{Softmax16, Softmax8};
 use crate::quant::{activation_range, QInt, QParams, Requant};
 
-/// Calls `$body` with `$t` bound to the Rust type of a quantized integer dtype.
-macro_rules! by_qtype {
-    ($dtype:expr, |$t:ident| $body:expr) => {
-        match $dtype {
-            DType::U8 => {
-                type $t = u8;
-                $body
-            }
-            DType::I8 => {
-                type $t = i8;
-                $body
-            }
-            DType::I16 => {
-                type $t = i16;
-                $body
-            }
-            other => return Err(format!("{other} is not a quantized integer type")),
-        }
-    };
-}
-
-fn is_qint(d: DType) -> bool {
+pub(super) fn is_qint(d: DType) -> bool {
     matches!(d, DType::U8 | DType::I8 | DType::I16)
 }
 
 /// Whether `id` is an operand of a quantized integer type carrying quantization parameters.
-fn quantized(ctx: &CompileCtx, id: OperandId) -> bool {
+pub(super) fn quantized(ctx: &CompileCtx, id: OperandId) -> bool {
     let o = ctx.graph.operand(id);
     is_qint(o.dtype) && o.quant.is_quantized()
 }
@@ -67,13 +46,17 @@ pub(crate) fn is_quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
         | OpKind::Reduce { .. }
         | OpKind::ArgMinMax { .. }
         | OpKind::Resize(_)
-        | OpKind::UnidirectionalSequenceLstm(_) => in0,
+        | OpKind::UnidirectionalSequenceLstm(_)
+        | OpKind::Prelu
+        | OpKind::LogSoftmax
+        | OpKind::BatchMatMul { .. } => in0,
+        OpKind::TransposeConv(_) => op.input(2).is_some_and(|x| quantized(ctx, x)),
         _ => false,
     }
 }
 
 /// Scale and zero point of a per-tensor quantized operand.
-fn qp(ctx: &CompileCtx, id: OperandId) -> Result<QParams, String> {
+pub(super) fn qp(ctx: &CompileCtx, id: OperandId) -> Result<QParams, String> {
     match &ctx.graph.operand(id).quant {
         Quantization::PerTensor { scale, zero_point } => Ok(QParams {
             scale: *scale,
@@ -84,16 +67,16 @@ fn qp(ctx: &CompileCtx, id: OperandId) -> Result<QParams, String> {
     }
 }
 
-fn dtype(ctx: &CompileCtx, id: OperandId) -> DType {
+pub(super) fn dtype(ctx: &CompileCtx, id: OperandId) -> DType {
     ctx.graph.operand(id).dtype
 }
 
-fn input(ctx: &CompileCtx, id: OpId, i: usize) -> Result<OperandId, String> {
+pub(super) fn input(ctx: &CompileCtx, id: OpId, i: usize) -> Result<OperandId, String> {
     ctx.graph.op(id).input(i).ok_or_else(|| format!("input {i} is absent"))
 }
 
 /// The integer values of a constant operand (int8/uint8/int16/int32/int64), widened.
-fn const_ints(ctx: &CompileCtx, id: OperandId) -> Result<Vec<i64>, String> {
+pub(super) fn const_ints(ctx: &CompileCtx, id: OperandId) -> Result<Vec<i64>, String> {
     let o = ctx.graph.operand(id);
     let d = o.data.as_ref().ok_or_else(|| format!("operand {id} must be a constant"))?.bytes();
     Ok(match o.dtype {
@@ -107,7 +90,7 @@ fn const_ints(ctx: &CompileCtx, id: OperandId) -> Result<Vec<i64>, String> {
 }
 
 /// Per-channel scales and zero points of a weight operand with `n` channels along `axis`.
-fn channel_quant(ctx: &CompileCtx, id: OperandId, n: usize, axis: usize) -> Result<(Vec<f32>, Vec<i32>), String> {
+pub(super) fn channel_quant(ctx: &CompileCtx, id: OperandId, n: usize, axis: usize) -> Result<(Vec<f32>, Vec<i32>), String> {
     match &ctx.graph.operand(id).quant {
         Quantization::PerTensor { scale, zero_point } => Ok((vec![*scale; n], vec![*zero_point as i32; n])),
         Quantization::PerAxis { scales, zero_points, axis: a } => {
@@ -142,12 +125,13 @@ fn act_of(kind: &OpKind) -> Activation {
         OpKind::Pool2D(p) => p.act,
         OpKind::Binary { act, .. } => *act,
         OpKind::Concatenation { act, .. } => *act,
+        OpKind::TransposeConv(p) => p.act,
         _ => Activation::None,
     }
 }
 
 /// Rejects scales that are not finite and positive and zero points outside their type.
-fn check_params(ctx: &CompileCtx, id: OperandId) -> Result<(), String> {
+pub(super) fn check_params(ctx: &CompileCtx, id: OperandId) -> Result<(), String> {
     let o = ctx.graph.operand(id);
     if !is_qint(o.dtype) {
         return Ok(());
@@ -176,6 +160,12 @@ pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     for &o in op.inputs.iter().flatten().chain(&op.outputs) {
         check_params(ctx, o)?;
+    }
+    if super::quant_act::handles(ctx, id) {
+        return super::quant_act::supports(ctx, id);
+    }
+    if matches!(op.kind, OpKind::TransposeConv(_) | OpKind::BatchMatMul { .. }) {
+        return super::quant_matmul::supports(ctx, id);
     }
     let out = op.outputs.first().copied().ok_or("the op has no output")?;
     let in0 = input(ctx, id, 0)?;
@@ -284,8 +274,21 @@ pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
 }
 
 fn conv_quant<TO: QInt>(ctx: &CompileCtx, id: OpId, n: usize, w_axis: usize, float_requant: bool) -> Result<ConvQuant, String> {
+    let bias = ctx.graph.op(id).input(2);
+    conv_quant_of::<TO>(ctx, id, (input(ctx, id, 0)?, input(ctx, id, 1)?, bias), n, w_axis, float_requant)
+}
+
+/// [`conv_quant`] for an op whose (input, weights, bias) are the operands `(x, w, bias)`.
+pub(super) fn conv_quant_of<TO: QInt>(
+    ctx: &CompileCtx,
+    id: OpId,
+    (x, w, bias): (OperandId, OperandId, Option<OperandId>),
+    n: usize,
+    w_axis: usize,
+    float_requant: bool,
+) -> Result<ConvQuant, String> {
     let op = ctx.graph.op(id);
-    let (x, w, out) = (input(ctx, id, 0)?, input(ctx, id, 1)?, op.outputs[0]);
+    let out = op.outputs[0];
     let (xq, oq) = (qp(ctx, x)?, qp(ctx, out)?);
     let (w_scales, w_zp) = channel_quant(ctx, w, n, w_axis)?;
     let uint8 = dtype(ctx, x) == DType::U8;
@@ -302,11 +305,11 @@ fn conv_quant<TO: QInt>(ctx: &CompileCtx, id: OpId, n: usize, w_axis: usize, flo
             }
         })
         .collect();
-    let bias = match op.input(2) {
+    let bias_values = match bias {
         Some(b) => Some(const_ints(ctx, b)?),
         None => None,
     };
-    let bias_wide = op.input(2).is_some_and(|b| dtype(ctx, b) == DType::I64);
+    let bias_wide = bias.is_some_and(|b| dtype(ctx, b) == DType::I64);
     let sixteen = dtype(ctx, x) == DType::I16;
     let wide = sixteen && (bias_wide || matches!(op.kind, OpKind::DepthwiseConv2D(_)));
     Ok(ConvQuant {
@@ -315,7 +318,7 @@ fn conv_quant<TO: QInt>(ctx: &CompileCtx, id: OpId, n: usize, w_axis: usize, flo
         out_zp: oq.zero_point,
         requant,
         act: activation_range(act_of(&op.kind), oq, TO::MIN, TO::MAX),
-        bias,
+        bias: bias_values,
         wide,
     })
 }
@@ -324,6 +327,12 @@ fn conv_quant<TO: QInt>(ctx: &CompileCtx, id: OpId, n: usize, w_axis: usize, flo
 pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     supports(ctx, id)?;
     let op = ctx.graph.op(id);
+    if super::quant_act::handles(ctx, id) {
+        return super::quant_act::build(ctx, id);
+    }
+    if matches!(op.kind, OpKind::TransposeConv(_) | OpKind::BatchMatMul { .. }) {
+        return super::quant_matmul::build(ctx, id);
+    }
     let out = op.outputs[0];
     let in0 = input(ctx, id, 0)?;
     let (xt, ot) = (dtype(ctx, in0), dtype(ctx, out));

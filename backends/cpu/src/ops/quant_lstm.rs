@@ -132,16 +132,68 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         n_output,
         output_state_zp: os_zp,
     };
-    Ok(built(vec![source(ctx, x)], move |ins, outs| {
+    // The output state (input 18, int8) and cell state (input 19, int16): variable tensors stay
+    // in the arena and carry the last step's values into the next run, as TFLite's do; other
+    // state inputs are read afresh each run.
+    let mut inputs = vec![source(ctx, x)];
+    let mut state = Vec::new();
+    let mut is_var = [false; 2];
+    for (k, i) in [18, 19].into_iter().enumerate() {
+        let o = op.input(i).ok_or(format!("the LSTM state (input {i}) is required"))?;
+        let operand = ctx.graph.operand(o);
+        let want = if k == 0 { DType::I8 } else { DType::I16 };
+        if operand.dtype != want {
+            return Err(format!("the LSTM state {o} (input {i}) must be {want}, got {}", operand.dtype));
+        }
+        if operand.is_variable && !operand.is_const() {
+            is_var[k] = true;
+            state.push(o);
+        } else {
+            inputs.push(source(ctx, o));
+        }
+    }
+    let out_zp = os_zp as i8;
+    // TFLite resets an int8 variable tensor to its zero point; the arena starts at zero.
+    let mut fresh = true;
+    let (mut h_local, mut c_local) = (Vec::new(), Vec::new());
+    let mut b = built(inputs, move |ins, outs| {
         let input = cast::<i8>(ins[0].bytes)?;
-        let out = cast_mut::<i8>(outs[0].bytes)?;
+        let (out, rest) = outs.split_first_mut().ok_or("the LSTM output is missing")?;
+        let out = cast_mut::<i8>(out.bytes)?;
+        let mut rest = rest.iter_mut();
+        let mut given = ins[1..].iter();
+        let h: &mut [i8] = if is_var[0] {
+            cast_mut::<i8>(rest.next().ok_or("the output state is missing")?.bytes)?
+        } else {
+            h_local.clear();
+            h_local.extend_from_slice(cast::<i8>(given.next().ok_or("the output state is missing")?.bytes)?);
+            &mut h_local
+        };
+        let c: &mut [i16] = if is_var[1] {
+            cast_mut::<i16>(rest.next().ok_or("the cell state is missing")?.bytes)?
+        } else {
+            c_local.clear();
+            c_local.extend_from_slice(cast::<i16>(given.next().ok_or("the cell state is missing")?.bytes)?);
+            &mut c_local
+        };
+        if h.len() != batch * n_output || c.len() != batch * n_cell {
+            return Err(format!("LSTM states hold {} and {} values; expected {} and {}", h.len(), c.len(), batch * n_output, batch * n_cell));
+        }
+        if fresh && is_var[0] {
+            h.fill(out_zp);
+        }
+        fresh = false;
         for b in 0..batch {
-            lstm.run_sequence(
+            lstm.run_sequence_from(
                 &input[b * time * n_input..(b + 1) * time * n_input],
                 time,
                 &mut out[b * time * n_output..(b + 1) * time * n_output],
+                &mut h[b * n_output..(b + 1) * n_output],
+                &mut c[b * n_cell..(b + 1) * n_cell],
             );
         }
         Ok(())
-    }))
+    });
+    b.state = state;
+    Ok(b)
 }

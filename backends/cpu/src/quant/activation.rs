@@ -177,3 +177,41 @@ impl LeakyReluQ {
         T::sat(out)
     }
 }
+
+/// Prepared quantized PRELU (TFLite's `reference_ops::Prelu` / `BroadcastPrelu4DSlow`):
+/// non-negative inputs are rescaled by `in_scale / out_scale`, negative ones multiplied by the
+/// offset alpha and rescaled by `in_scale · alpha_scale / out_scale` (both products and
+/// quotients in float, as `PreluPrepare` computes them).
+#[derive(Clone, Copy, Debug)]
+pub struct PreluQ {
+    identity: (i32, i32),
+    alpha: (i32, i32),
+    in_zp: i32,
+    alpha_zp: i32,
+    out_zp: i32,
+}
+
+impl PreluQ {
+    /// Multipliers from the three quantizations.
+    pub fn new(input: QParams, alpha: QParams, output: QParams) -> PreluQ {
+        PreluQ {
+            identity: quantize_multiplier((input.scale / output.scale) as f64),
+            alpha: quantize_multiplier((input.scale * alpha.scale / output.scale) as f64),
+            in_zp: input.zero_point,
+            alpha_zp: alpha.zero_point,
+            out_zp: output.zero_point,
+        }
+    }
+
+    /// One value of type `T` with its alpha of type `A` (int16 inputs take int8 alphas).
+    #[inline]
+    pub fn apply<T: QInt, A: QInt>(&self, x: T, a: A) -> T {
+        let v = x.get() - self.in_zp;
+        let scaled = if v >= 0 {
+            super::fixedpoint::mbqm(v, self.identity.0, self.identity.1)
+        } else {
+            super::fixedpoint::mbqm(v.wrapping_mul(a.get() - self.alpha_zp), self.alpha.0, self.alpha.1)
+        };
+        T::sat(scaled.wrapping_add(self.out_zp))
+    }
+}

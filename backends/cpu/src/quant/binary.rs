@@ -4,7 +4,7 @@
 
 use nnrt_core::Activation;
 
-use super::fixedpoint::{mbqm, mbqm_smaller_than_one, quantize_multiplier, quantize_multiplier_smaller_than_one};
+use super::fixedpoint::{checked_log2, mbqm, rdbp, mbqm_smaller_than_one, quantize_multiplier, quantize_multiplier_smaller_than_one};
 use super::requant::mbqm_branchless;
 use super::{activation_range, QInt, QParams};
 
@@ -36,13 +36,6 @@ pub struct QBinary {
     pot16: Option<(i32, i32)>,
 }
 
-/// TFLite's `CheckedLog2`: the rounded log2 of `x` when `x` is (nearly) a power of two.
-fn checked_log2(x: f32) -> Option<i32> {
-    let l = x.ln() * (1.0f32 / 2f32.ln());
-    let r = l.round();
-    ((l - r).abs() < 1e-3).then_some(r as i32)
-}
-
 impl QBinary {
     /// TFLite's Prepare for `op` on inputs `a`, `b` producing `out` of type `TO`.
     pub fn new<TO: QInt>(op: QBinaryOp, a: QParams, b: QParams, out: QParams, act: Activation) -> QBinary {
@@ -60,9 +53,11 @@ impl QBinary {
             pot16: None,
         };
         match op {
-            QBinaryOp::Add if TO::MIN == i16::MIN as i32 && a.zero_point == 0 && b.zero_point == 0 && out.zero_point == 0 => {
-                // nnrt's IR does not keep ADD's `pot_scale_int16` option; like TFLite with the
-                // schema default, power-of-two scales take the shift-based path.
+            QBinaryOp::Add | QBinaryOp::Sub if TO::MIN == i16::MIN as i32 && a.zero_point == 0 && b.zero_point == 0 && out.zero_point == 0 => {
+                // nnrt's IR does not keep ADD/SUB's `pot_scale_int16` option (the option would
+                // need a field in `OpKind::Binary`, which code outside the CPU backend builds
+                // literally); like TFLite with the schema default (true), power-of-two scales
+                // take the shift-based path (`PrepareInt16SubOpPOT` / add's POT branch).
                 if let (Some(la), Some(lb), Some(lo)) = (checked_log2(a.scale), checked_log2(b.scale), checked_log2(out.scale)) {
                     let (s1, s2) = (la - lo, lb - lo);
                     if (s1 == 0 || s2 == 0) && s1 <= 0 && s2 <= 0 {
@@ -98,10 +93,11 @@ impl QBinary {
     #[inline(always)]
     pub fn apply(&self, x: i32, y: i32) -> i32 {
         if let Some((s1, s2)) = self.pot16 {
-            // One input is already at the output scale; the other is rounding-shifted to it.
-            let (keep, shifted, sh) = if s1 == 0 { (x, y, -s2) } else { (y, x, -s1) };
-            let sum = (keep + super::fixedpoint::rdbp16(shifted as i16, sh) as i32).clamp(i16::MIN as i32, i16::MAX as i32);
-            return sum.clamp(self.act.0, self.act.1);
+            // One input is already at the output scale (shift 0); the other is rounding-shifted
+            // to it. The sum saturates to int16 (gemmlowp's `SaturatingAdd`/`SaturatingSub`).
+            let (a, b) = (rdbp(x, (-s1).min(31)), rdbp(y, (-s2).min(31)));
+            let r = if self.op == QBinaryOp::Sub { a - b } else { a + b };
+            return r.clamp(i16::MIN as i32, i16::MAX as i32).clamp(self.act.0, self.act.1);
         }
         let raw = match self.op {
             QBinaryOp::Add | QBinaryOp::Sub => {

@@ -92,6 +92,14 @@ pub fn mbqm_greater_than_one(x: i32, multiplier: i32, left_shift: i32) -> i32 {
     srdhm(x.wrapping_mul(1 << left_shift), multiplier)
 }
 
+/// TFLite's `CheckedLog2`: the rounded log2 of `x` when `x` is (nearly) a power of two
+/// (`|log2 x − round(log2 x)| < 1e-3`, computed in float as TFLite does).
+pub fn checked_log2(x: f32) -> Option<i32> {
+    let l = x.ln() * (1.0f32 / 2f32.ln());
+    let r = l.round();
+    ((l - r).abs() < 1e-3).then_some(r as i32)
+}
+
 /// C's `frexp`: `x = m * 2^e` with `0.5 <= |m| < 1` (`(0, 0)` for zero; no special cases for
 /// NaN or infinities, which real scales never are).
 pub fn frexp(x: f64) -> (f64, i32) {

@@ -79,9 +79,15 @@ impl IntegerLstm {
     /// Runs `time` steps of one sequence: `input` is `time × n_input`, `out` `time × n_output`.
     /// The states start at their zero points.
     pub fn run_sequence(&self, input: &[i8], time: usize, out: &mut [i8]) {
+        let mut h = vec![self.output_state_zp as i8; self.n_output];
+        let mut c = vec![0i16; self.n_cell];
+        self.run_sequence_from(input, time, out, &mut h, &mut c);
+    }
+
+    /// [`Self::run_sequence`] from the output state `h` (`n_output` values) and cell state `c`
+    /// (`n_cell`), which are left holding the last step's states.
+    pub fn run_sequence_from(&self, input: &[i8], time: usize, out: &mut [i8], h: &mut [i8], c: &mut [i16]) {
         let (nc, no) = (self.n_cell, self.n_output);
-        let mut h = vec![self.output_state_zp as i8; no];
-        let mut c = vec![0i16; nc];
         let (mut ig, mut fg, mut cg, mut og) = (vec![0i16; nc], vec![0i16; nc], vec![0i16; nc], vec![0i16; nc]);
         for t in 0..time {
             let x = &input[t * self.n_input..(t + 1) * self.n_input];

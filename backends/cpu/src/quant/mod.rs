@@ -13,10 +13,13 @@ pub mod depthwise;
 pub mod fixedpoint;
 pub mod gemm;
 pub mod hybrid;
+pub mod log_softmax;
 pub mod lstm;
+pub mod matmul;
 pub mod misc;
 pub mod reference;
 pub mod requant;
+pub mod sigmoid16;
 pub mod softmax;
 
 use nnrt_core::Activation;

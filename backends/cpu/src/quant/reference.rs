@@ -1,10 +1,12 @@
-//! Reference twins: TFLite's reference loops for quantized CONV_2D, DEPTHWISE_CONV_2D and
-//! FULLY_CONNECTED, transcribed for clarity, generic over the integer types. The optimized
+//! Reference twins: TFLite's reference loops for quantized CONV_2D, DEPTHWISE_CONV_2D,
+//! FULLY_CONNECTED, TRANSPOSE_CONV and BATCH_MATMUL, transcribed for clarity, generic over the integer types. The optimized
 //! kernels in `gemm` and `depthwise` must produce the same integers.
 
 use super::{QInt, Requant};
 use crate::kernels::conv::ConvGeom;
+use crate::kernels::batch_matmul::MatMulGeom;
 use crate::kernels::depthwise::DepthwiseGeom;
+use crate::kernels::transpose_conv::TransposeConvGeom;
 
 /// Everything a quantized convolution-like op needs besides its data: zero points, the per
 /// output channel requantization, the activation clamp and the bias.
@@ -123,6 +125,60 @@ pub fn fully_connected<TI: QInt, TW: QInt, TO: QInt>(m: usize, k: usize, n: usiz
                 acc += (x * w) as i64;
             }
             out[r * n + c] = TO::put(q.finish(c, acc));
+        }
+    }
+}
+
+/// Reference TRANSPOSE_CONV (TFLite's `reference_integer_ops::TransposeConv` and the uint8
+/// `reference_ops::TransposeConv`): each input pixel scatters `(x − zx) · (w − zw)` onto the
+/// output taps it reaches; the sums are then finished like a convolution's. `filter` is
+/// `[out_c, k_h, k_w, in_c]`.
+pub fn transpose_conv<TI: QInt, TW: QInt, TO: QInt>(g: &TransposeConvGeom, q: &ConvQuant, input: &[TI], filter: &[TW], out: &mut [TO]) {
+    let mut acc = vec![0i64; g.batch * g.out_h * g.out_w * g.out_c];
+    for b in 0..g.batch {
+        for iy in 0..g.in_h {
+            for ix in 0..g.in_w {
+                for ic in 0..g.in_c {
+                    let x = input[((b * g.in_h + iy) * g.in_w + ix) * g.in_c + ic].get() - q.in_zp;
+                    for ky in 0..g.k_h {
+                        for kx in 0..g.k_w {
+                            let oy = (iy * g.stride_h + ky) as isize - g.pad_top as isize;
+                            let ox = (ix * g.stride_w + kx) as isize - g.pad_left as isize;
+                            if oy < 0 || ox < 0 || oy >= g.out_h as isize || ox >= g.out_w as isize {
+                                continue;
+                            }
+                            for oc in 0..g.out_c {
+                                let w = filter[((oc * g.k_h + ky) * g.k_w + kx) * g.in_c + ic].get() - q.w_zp[oc];
+                                acc[((b * g.out_h + oy as usize) * g.out_w + ox as usize) * g.out_c + oc] += (x * w) as i64;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (i, (o, &a)) in out.iter_mut().zip(&acc).enumerate() {
+        *o = TO::put(q.finish(i % g.out_c, a));
+    }
+}
+
+/// Reference BATCH_MATMUL (TFLite's quantized `reference_ops::BatchMatMul`): for each output
+/// matrix, `out[i][j] = finish(Σ_k (x[i][k] − zx)(y[k][j] − zy))` with `x`, `y` read through
+/// `adj_x` / `adj_y` and the batch broadcast of `g`. `q.w_zp[j]` is y's zero point.
+pub fn batch_matmul<TX: QInt, TY: QInt, TO: QInt>(g: &MatMulGeom, q: &ConvQuant, x: &[TX], y: &[TY], out: &mut [TO]) {
+    let (m, k, n) = (g.m, g.k, g.n);
+    for (bi, &(xi, yi)) in g.pairs.iter().enumerate() {
+        let (xm, ym) = (&x[xi * m * k..(xi + 1) * m * k], &y[yi * k * n..(yi + 1) * k * n]);
+        for i in 0..m {
+            for j in 0..n {
+                let mut acc = 0i64;
+                for d in 0..k {
+                    let xv = if g.adj_x { xm[d * m + i] } else { xm[i * k + d] }.get() - q.in_zp;
+                    let yv = if g.adj_y { ym[j * k + d] } else { ym[d * n + j] }.get() - q.w_zp[j];
+                    acc += xv as i64 * yv as i64;
+                }
+                out[(bi * m + i) * n + j] = TO::put(q.finish(j, acc));
+            }
         }
     }
 }

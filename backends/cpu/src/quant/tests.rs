@@ -253,3 +253,110 @@ proptest! {
         prop_assert_eq!(a, b);
     }
 }
+
+fn tc_geom() -> impl Strategy<Value = crate::kernels::transpose_conv::TransposeConvGeom> {
+    (1usize..3, 1usize..6, 1usize..6, 1usize..9, 1usize..9, 1usize..4, 1usize..4, 1usize..3, 0usize..2, 0usize..2).prop_map(
+        |(batch, in_h, in_w, in_c, out_c, k_h, k_w, stride, pt, pl)| crate::kernels::transpose_conv::TransposeConvGeom {
+            batch,
+            in_h,
+            in_w,
+            in_c,
+            out_h: ((in_h - 1) * stride + k_h).saturating_sub(pt * 2).max(1),
+            out_w: ((in_w - 1) * stride + k_w).saturating_sub(pl * 2).max(1),
+            out_c,
+            k_h,
+            k_w,
+            stride_h: stride,
+            stride_w: stride,
+            pad_top: pt.min(k_h - 1),
+            pad_left: pl.min(k_w - 1),
+        },
+    )
+}
+
+fn tc_case<TI: QInt, TW: QInt>(seed: u64, g: crate::kernels::transpose_conv::TransposeConvGeom, wide: bool) -> Result<(), TestCaseError> {
+    let input: Vec<TI> = cast(&fill(seed, g.batch * g.in_h * g.in_w * g.in_c, TI::MIN, TI::MAX));
+    let filter: Vec<TW> = cast(&fill(seed ^ 3, g.out_c * g.k_h * g.k_w * g.in_c, TW::MIN, TW::MAX));
+    let zp = fill(seed ^ 5, 3, TI::MIN.max(-128), TI::MAX.min(127));
+    let w_zp = if TW::MIN < 0 { vec![0; g.out_c] } else { vec![zp[0].clamp(0, 255); g.out_c] };
+    let mut q = quant(seed, g.out_c, if wide { 0 } else { zp[1] }, if wide { 0 } else { zp[2] }, w_zp, true, (TI::MIN, TI::MAX));
+    q.wide = wide;
+    let n = g.batch * g.out_h * g.out_w * g.out_c;
+    let (mut want, mut got) = (vec![TI::default(); n], vec![TI::default(); n]);
+    reference::transpose_conv::<TI, TW, TI>(&g, &q, &input, &filter, &mut want);
+    super::matmul::QTransposeConv::new::<TW>(g, q, &filter).run::<TI, TI>(&input, &mut got);
+    prop_assert_eq!(got.iter().map(|v| v.get()).collect::<Vec<_>>(), want.iter().map(|v| v.get()).collect::<Vec<_>>());
+    Ok(())
+}
+
+fn bmm_case<TX: QInt, TY: QInt>(seed: u64, x_dims: Vec<usize>, y_dims: Vec<usize>, adj: (bool, bool), constant: bool) -> Result<(), TestCaseError> {
+    let g = crate::kernels::batch_matmul::MatMulGeom::new(&x_dims, &y_dims, adj.0, adj.1).map_err(TestCaseError::fail)?;
+    let x: Vec<TX> = cast(&fill(seed, x_dims.iter().product(), TX::MIN, TX::MAX));
+    let y: Vec<TY> = cast(&fill(seed ^ 9, y_dims.iter().product(), TY::MIN, TY::MAX));
+    let wide = TX::MIN == i16::MIN as i32;
+    let zp = fill(seed ^ 5, 3, -128, 127);
+    let (zx, zy, zo) = if wide { (0, 0, 0) } else { (zp[0], zp[1], zp[2]) };
+    let mut q = quant(seed, 1, zx, zo, vec![zy; g.n], true, (TX::MIN, TX::MAX));
+    q.requant = vec![q.requant[0]; g.n];
+    q.bias = None;
+    q.wide = wide;
+    let n = g.pairs.len() * g.m * g.n;
+    let (mut want, mut got) = (vec![TX::default(); n], vec![TX::default(); n]);
+    reference::batch_matmul::<TX, TY, TX>(&g, &q, &x, &y, &mut want);
+    let mm = super::matmul::QBatchMatMul::new::<TY>(g, q, constant.then_some(y.as_slice()));
+    mm.run::<TX, TY, TX>(&x, if constant { &[] } else { &y }, &mut got);
+    prop_assert_eq!(got.iter().map(|v| v.get()).collect::<Vec<_>>(), want.iter().map(|v| v.get()).collect::<Vec<_>>());
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn transpose_conv_matches_reference(g in tc_geom(), seed in any::<u64>(), kind in 0usize..4) {
+        match kind {
+            0 => tc_case::<i8, i8>(seed, g, false)?,
+            1 => tc_case::<u8, u8>(seed, g, false)?,
+            2 => tc_case::<i16, i8>(seed, g, true)?,
+            _ => tc_case::<i16, i8>(seed, g, false)?,
+        }
+    }
+
+    #[test]
+    fn batch_matmul_matches_reference(
+        (m, k, n) in (1usize..7, 1usize..12, 1usize..7),
+        (bx, by) in (1usize..4, 1usize..4),
+        adj in any::<(bool, bool)>(),
+        seed in any::<u64>(),
+        kind in 0usize..3,
+        constant in any::<bool>(),
+    ) {
+        // x: [bx, 2, m, k] against y: [by, 1, k, n] (leading dims broadcast where they are 1).
+        let by = if by == bx { by } else { 1 };
+        let x_dims = vec![bx, 2, if adj.0 { k } else { m }, if adj.0 { m } else { k }];
+        let y_dims = vec![by, 1, if adj.1 { n } else { k }, if adj.1 { k } else { n }];
+        match kind {
+            0 => bmm_case::<i8, i8>(seed, x_dims, y_dims, adj, constant)?,
+            1 => bmm_case::<i16, i16>(seed, x_dims, y_dims, adj, constant)?,
+            _ => bmm_case::<i16, i8>(seed, x_dims, y_dims, adj, constant)?,
+        }
+    }
+
+    #[test]
+    fn prelu_identity_side_and_log_softmax_maximum(seed in any::<u64>(), s in proptest::collection::vec(0.0005f32..0.3, 3)) {
+        // PRELU: for non-negative inputs it is the identity rescale ReluQ also computes.
+        let (iq, aq, oq) = (QParams { scale: s[0], zero_point: 3 }, QParams { scale: s[1] / 30.0, zero_point: -2 }, QParams { scale: s[2], zero_point: -5 });
+        let p = super::activation::PreluQ::new(iq, aq, oq);
+        let r = super::activation::ReluQ::new::<i8>(iq, oq, (f32::NEG_INFINITY, f32::INFINITY));
+        for (x, a) in fill(seed, 64, 3, 127).into_iter().zip(fill(seed ^ 1, 64, -128, 127)) {
+            prop_assert_eq!(p.apply::<i8, i8>(x as i8, a as i8), r.apply::<i8>(x as i8));
+        }
+        // Log-softmax: the row maximum maps near the top of the range and nothing exceeds it.
+        let l = super::log_softmax::LogSoftmaxQ::new(s[0]);
+        let row: Vec<i8> = cast(&fill(seed ^ 2, 16, -128, 127));
+        let mut out = vec![0i8; 16];
+        l.run::<i8>(&row, 16, &mut out);
+        let imax = (0..16).max_by_key(|&i| (row[i], std::cmp::Reverse(i))).unwrap_or(0);
+        prop_assert!(out.iter().all(|&o| o <= out[imax]));
+    }
+}

@@ -1,0 +1,146 @@
+//! Quantized TRANSPOSE_CONV and BATCH_MATMUL. Both repack their right-hand side once with the
+//! zero point already subtracted, so the inner loops are dot products over contiguous `i32`
+//! rows; the sums are exact in `i64` and finished by [`ConvQuant::finish`] (which truncates to
+//! TFLite's wrapping int32 accumulator unless the op accumulates in 64 bits). Their reference
+//! twins are [`super::reference::transpose_conv`] and [`super::reference::batch_matmul`].
+
+use rayon::prelude::*;
+
+use super::reference::ConvQuant;
+use super::QInt;
+use crate::kernels::batch_matmul::MatMulGeom;
+use crate::kernels::transpose_conv::TransposeConvGeom;
+
+#[inline(always)]
+fn dot(a: &[i32], b: &[i32]) -> i64 {
+    a.iter().zip(b).map(|(&x, &y)| x as i64 * y as i64).sum()
+}
+
+/// A quantized transposed convolution with its filter repacked as `[k_h · k_w · out_c, in_c]`.
+#[derive(Clone, Debug)]
+pub struct QTransposeConv {
+    g: TransposeConvGeom,
+    q: ConvQuant,
+    packed: Vec<i32>,
+}
+
+impl QTransposeConv {
+    /// Packs `filter` (`[out_c, k_h, k_w, in_c]`) minus each channel's zero point.
+    pub fn new<TW: QInt>(g: TransposeConvGeom, q: ConvQuant, filter: &[TW]) -> QTransposeConv {
+        let mut packed = vec![0i32; g.k_h * g.k_w * g.out_c * g.in_c];
+        for oc in 0..g.out_c {
+            for t in 0..g.k_h * g.k_w {
+                for ic in 0..g.in_c {
+                    packed[(t * g.out_c + oc) * g.in_c + ic] = filter[(oc * g.k_h * g.k_w + t) * g.in_c + ic].get() - q.w_zp[oc];
+                }
+            }
+        }
+        QTransposeConv { g, q, packed }
+    }
+
+    /// Runs on one NHWC input; images are independent and run in parallel.
+    pub fn run<TI: QInt, TO: QInt>(&self, input: &[TI], out: &mut [TO]) {
+        let g = &self.g;
+        let (in_img, out_img) = (g.in_h * g.in_w * g.in_c, g.out_h * g.out_w * g.out_c);
+        if in_img == 0 || out_img == 0 {
+            return;
+        }
+        input.par_chunks(in_img).zip(out.par_chunks_mut(out_img)).for_each(|(x, o)| self.image(x, o));
+    }
+
+    fn image<TI: QInt, TO: QInt>(&self, x: &[TI], out: &mut [TO]) {
+        let g = &self.g;
+        let mut acc = vec![0i64; out.len()];
+        let mut pixel = vec![0i32; g.in_c];
+        for iy in 0..g.in_h {
+            for ix in 0..g.in_w {
+                let src = &x[(iy * g.in_w + ix) * g.in_c..][..g.in_c];
+                for (p, v) in pixel.iter_mut().zip(src) {
+                    *p = v.get() - self.q.in_zp;
+                }
+                for ky in 0..g.k_h {
+                    let oy = (iy * g.stride_h + ky) as isize - g.pad_top as isize;
+                    if oy < 0 || oy >= g.out_h as isize {
+                        continue;
+                    }
+                    for kx in 0..g.k_w {
+                        let ox = (ix * g.stride_w + kx) as isize - g.pad_left as isize;
+                        if ox < 0 || ox >= g.out_w as isize {
+                            continue;
+                        }
+                        let rows = &self.packed[(ky * g.k_w + kx) * g.out_c * g.in_c..][..g.out_c * g.in_c];
+                        let dst = &mut acc[(oy as usize * g.out_w + ox as usize) * g.out_c..][..g.out_c];
+                        for (a, w) in dst.iter_mut().zip(rows.chunks_exact(g.in_c.max(1))) {
+                            *a += dot(&pixel, w);
+                        }
+                    }
+                }
+            }
+        }
+        for (i, (o, &a)) in out.iter_mut().zip(&acc).enumerate() {
+            *o = TO::put(self.q.finish(i % g.out_c, a));
+        }
+    }
+}
+
+/// A quantized batch matmul; `q.in_zp` is x's zero point and `q.w_zp[j]` y's.
+#[derive(Clone, Debug)]
+pub struct QBatchMatMul {
+    g: MatMulGeom,
+    q: ConvQuant,
+    /// y's matrices as `[n, k]` rows minus the zero point, when y is constant.
+    packed: Option<Vec<i32>>,
+}
+
+impl QBatchMatMul {
+    /// Prepares the op; a constant `y` is packed now.
+    pub fn new<TY: QInt>(g: MatMulGeom, q: ConvQuant, y: Option<&[TY]>) -> QBatchMatMul {
+        let mut m = QBatchMatMul { g, q, packed: None };
+        m.packed = y.map(|y| m.pack(y));
+        m
+    }
+
+    fn pack<TY: QInt>(&self, y: &[TY]) -> Vec<i32> {
+        let (k, n) = (self.g.k, self.g.n);
+        let mut p = vec![0i32; self.g.y_count * n * k];
+        for (dst, src) in p.chunks_exact_mut((n * k).max(1)).zip(y.chunks_exact((n * k).max(1))) {
+            for j in 0..n {
+                for d in 0..k {
+                    let v = if self.g.adj_y { src[j * k + d] } else { src[d * n + j] };
+                    dst[j * k + d] = v.get() - self.q.w_zp[j];
+                }
+            }
+        }
+        p
+    }
+
+    /// `out = x @ y` per batch; `y` is read only when it was not packed at prepare.
+    pub fn run<TX: QInt, TY: QInt, TO: QInt>(&self, x: &[TX], y: &[TY], out: &mut [TO]) {
+        let (m, k, n) = (self.g.m, self.g.k, self.g.n);
+        if m * n == 0 {
+            return;
+        }
+        let local;
+        let packed = match &self.packed {
+            Some(p) => p,
+            None => {
+                local = self.pack(y);
+                &local
+            }
+        };
+        out.par_chunks_mut(m * n).zip(&self.g.pairs).for_each(|(o, &(xi, yi))| {
+            let xm = &x[xi * m * k..(xi + 1) * m * k];
+            let ym = &packed[yi * n * k..(yi + 1) * n * k];
+            let mut row = vec![0i32; k];
+            for i in 0..m {
+                for (d, r) in row.iter_mut().enumerate() {
+                    *r = if self.g.adj_x { xm[d * m + i] } else { xm[i * k + d] }.get() - self.q.in_zp;
+                }
+                for (j, o) in o[i * n..(i + 1) * n].iter_mut().enumerate() {
+                    let acc = if k == 0 { 0 } else { dot(&row, &ym[j * k..(j + 1) * k]) };
+                    *o = TO::put(self.q.finish(j, acc));
+                }
+            }
+        });
+    }
+}

@@ -1,0 +1,129 @@
+"""Regenerates tests/models/quant_oneop/: one-op quantized TFLite models with inputs and the
+outputs of LiteRT's reference kernels (BUILTIN_REF resolver), which tests/tests/quant_oneop.rs
+requires nnrt to match bit for bit. Covers int16 LOGISTIC/TANH (power-of-two and general input
+scales), int16 SUB (power-of-two and general paths), PRELU, LOG_SOFTMAX, BATCH_MATMUL and
+TRANSPOSE_CONV in the dtypes TFLite has them.
+Needs a Python with ai-edge-litert and numpy (python3 -m venv V && V/bin/pip install ai-edge-litert numpy):
+
+  V/bin/python tools/make_quant_oneop_models.py [tests/models/quant_oneop]
+"""
+import os, shutil, sys, numpy as np, flatbuffers
+import ai_edge_litert.schema_py_generated as S
+from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests', 'models', 'quant_oneop')
+TT = {'u8': (S.TensorType.UINT8, np.uint8), 'i8': (S.TensorType.INT8, np.int8), 'i16': (S.TensorType.INT16, np.int16),
+      'i32': (S.TensorType.INT32, np.int32), 'i64': (S.TensorType.INT64, np.int64), 'f32': (S.TensorType.FLOAT32, np.float32)}
+B = S.BuiltinOperator
+
+
+def model(op, ins, outs, opts_type=0, opts=None, consts={}):
+    """ins/outs: (dtype, shape, quant) with quant (scale, zp), ([scales], [zps], axis) or None;
+    consts maps an input index to its constant data."""
+    m = S.ModelT(); m.version = 3; m.buffers = [S.BufferT()]
+    g = S.SubGraphT(); g.tensors = []; m.subgraphs = [g]
+
+    def tensor(name, dt, shape, q, data=None):
+        t = S.TensorT(); t.name = name.encode(); t.type = TT[dt][0]; t.shape = list(shape)
+        if data is not None:
+            b = S.BufferT(); b.data = list(np.asarray(data, TT[dt][1]).tobytes()); m.buffers.append(b); t.buffer = len(m.buffers) - 1
+        else:
+            t.buffer = 0
+        if q:
+            qq = S.QuantizationParametersT()
+            if isinstance(q[0], list): qq.scale = q[0]; qq.zeroPoint = q[1]; qq.quantizedDimension = q[2]
+            else: qq.scale = [q[0]]; qq.zeroPoint = [q[1]]
+            t.quantization = qq
+        g.tensors.append(t); return len(g.tensors) - 1
+    ii = [tensor(f'in{k}', dt, shape, q, consts.get(k)) for k, (dt, shape, q) in enumerate(ins)]
+    oo = [tensor(f'out{k}', dt, shape, q) for k, (dt, shape, q) in enumerate(outs)]
+    g.inputs = [i for k, i in enumerate(ii) if k not in consts]; g.outputs = oo
+    oc = S.OperatorCodeT(); oc.builtinCode = op; oc.deprecatedBuiltinCode = min(op, 127); oc.version = 1; m.operatorCodes = [oc]
+    o = S.OperatorT(); o.opcodeIndex = 0; o.inputs = ii; o.outputs = oo
+    if opts is not None: o.builtinOptionsType = opts_type; o.builtinOptions = opts
+    g.operators = [o]
+    b = flatbuffers.Builder(1024); b.Finish(m.Pack(b), file_identifier=b'TFL3'); return b.Output()
+
+
+def opt(cls, **kw):
+    o = cls()
+    for k, v in kw.items(): setattr(o, k, v)
+    return o
+
+
+def ints(shape, lo, hi, seed):
+    return np.random.default_rng(seed).integers(lo, hi + 1, shape)
+
+
+def save(name, data, seed):
+    d = os.path.join(OUT, name); os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, 'model.tflite'); open(path, 'wb').write(data)
+    ip = Interpreter(model_path=path, experimental_op_resolver_type=OpResolverType.BUILTIN_REF); ip.allocate_tensors()
+    rng = np.random.default_rng(seed)
+    for k, det in enumerate(ip.get_input_details()):
+        info = np.iinfo(det['dtype'])
+        x = rng.integers(info.min, info.max + 1, det['shape']).astype(det['dtype'])
+        # The extremes of the type, so saturation and table ends are exercised.
+        x.flat[:2] = [info.min, info.max]
+        ip.set_tensor(det['index'], x); np.save(os.path.join(d, f'input_{k}.npy'), x)
+    ip.invoke()
+    for j, det in enumerate(ip.get_output_details()):
+        np.save(os.path.join(d, f'expected_{j}.npy'), ip.get_tensor(det['index']))
+    print(f'{name:24s} ok')
+
+
+if os.path.isdir(OUT): shutil.rmtree(OUT)
+q16 = lambda s: (s, 0)
+one15 = (1 / 32768, 0)
+# int16 LOGISTIC / TANH: power-of-two input scales (2^-12 both; 2^-11 tanh only) and general ones.
+for i, (op, name) in enumerate(((B.LOGISTIC, 'logistic'), (B.TANH, 'tanh'))):
+    for j, (tag, s) in enumerate((('pot12', 2 ** -12), ('pot11', 2 ** -11), ('gen', 0.00071), ('gen_big', 0.013))):
+        save(f'{name}_i16_{tag}', model(op, [('i16', [8, 128], q16(s))], [('i16', [8, 128], one15)]), 100 + 10 * i + j)
+# int16 SUB: power-of-two path (schema default pot_scale_int16 = true), with broadcast and a
+# shifted first input, and the general path (pot_scale_int16 = false).
+sub = lambda pot, act=0: opt(S.SubOptionsT, fusedActivationFunction=act, potScaleInt16=pot)
+save('sub_i16_pot', model(B.SUB, [('i16', [4, 40], q16(2 ** -10)), ('i16', [4, 40], q16(2 ** -12))], [('i16', [4, 40], q16(2 ** -10))], S.BuiltinOptions.SubOptions, sub(True)), 1)
+save('sub_i16_pot_bcast', model(B.SUB, [('i16', [2, 3, 8], q16(2 ** -13)), ('i16', [3, 1], q16(2 ** -11))], [('i16', [2, 3, 8], q16(2 ** -11))], S.BuiltinOptions.SubOptions, sub(True, 1)), 2)
+save('sub_i16_general', model(B.SUB, [('i16', [4, 40], q16(0.0011)), ('i16', [4, 40], q16(0.0007))], [('i16', [4, 40], q16(0.0016))], S.BuiltinOptions.SubOptions, sub(False)), 3)
+# Not covered: power-of-two scales with pot_scale_int16 = false (TFLite then takes the general
+# path; nnrt's IR does not keep the option and takes the power-of-two one).
+# PRELU: uint8 / int8 with a per-channel constant alpha, int16 with an int8 alpha.
+save('prelu_u8', model(B.PRELU, [('u8', [2, 5, 6, 4], (0.05, 120)), ('u8', [1, 1, 4], (0.01, 110))], [('u8', [2, 5, 6, 4], (0.04, 100))], consts={1: [[[30, 150, 200, 90]]]}), 5)
+save('prelu_i8', model(B.PRELU, [('i8', [2, 5, 6, 4], (0.05, -3)), ('i8', [1, 1, 4], (0.01, 2))], [('i8', [2, 5, 6, 4], (0.03, -10))], consts={1: [[[-60, 20, 100, -5]]]}), 6)
+save('prelu_i8_same', model(B.PRELU, [('i8', [3, 20], (0.05, 7)), ('i8', [3, 20], (0.02, -4))], [('i8', [3, 20], (0.04, 1))]), 7)
+save('prelu_i16', model(B.PRELU, [('i16', [2, 6, 4], (0.001, 0)), ('i8', [4], (0.01, 0))], [('i16', [2, 6, 4], (0.0008, 0))], consts={1: [50, -20, 127, 3]}), 8)
+# LOG_SOFTMAX: output scale 16/256, zero point at the type's maximum.
+save('log_softmax_u8', model(B.LOG_SOFTMAX, [('u8', [6, 30], (0.07, 128))], [('u8', [6, 30], (16 / 256, 255))]), 9)
+save('log_softmax_i8', model(B.LOG_SOFTMAX, [('i8', [6, 30], (0.11, -5))], [('i8', [6, 30], (16 / 256, 127))]), 10)
+save('log_softmax_i8_small', model(B.LOG_SOFTMAX, [('i8', [4, 7], (0.02, 3))], [('i8', [4, 7], (16 / 256, 127))]), 11)
+# BATCH_MATMUL: int8 (zero points, broadcast batch), int16, int16 x int8 with a constant rhs.
+bmm = lambda ax, ay: opt(S.BatchMatMulOptionsT, adjX=ax, adjY=ay)
+save('bmm_i8', model(B.BATCH_MATMUL, [('i8', [2, 3, 5, 7], (0.05, -3)), ('i8', [3, 7, 4], (0.04, 5))], [('i8', [2, 3, 5, 4], (0.3, 2))], S.BuiltinOptions.BatchMatMulOptions, bmm(False, False)), 12)
+save('bmm_i8_adj', model(B.BATCH_MATMUL, [('i8', [2, 7, 5], (0.05, 4)), ('i8', [2, 4, 7], (0.04, -1))], [('i8', [2, 5, 4], (0.3, -7))], S.BuiltinOptions.BatchMatMulOptions, bmm(True, True)), 13)
+save('bmm_i16', model(B.BATCH_MATMUL, [('i16', [2, 5, 9], (0.001, 0)), ('i16', [2, 9, 3], (0.002, 0))], [('i16', [2, 5, 3], (0.01, 0))], S.BuiltinOptions.BatchMatMulOptions, bmm(False, False)), 14)
+save('bmm_i16_i8_const', model(B.BATCH_MATMUL, [('i16', [3, 5, 9], (0.001, 0)), ('i8', [9, 6], (0.02, 0))], [('i16', [3, 5, 6], (0.004, 0))], S.BuiltinOptions.BatchMatMulOptions, bmm(False, False), consts={1: ints([9, 6], -127, 127, 15)}), 15)
+# TRANSPOSE_CONV: inputs are (output shape, filter OHWI, input, bias).
+tco = lambda pad, s, act=0, bt=0: opt(S.TransposeConvOptionsT, padding=pad, strideW=s, strideH=s, fusedActivationFunction=act, quantizedBiasType=bt)
+save('tconv_u8', model(B.TRANSPOSE_CONV, [('i32', [4], None), ('u8', [3, 3, 3, 4], (0.01, 120)), ('u8', [1, 4, 5, 4], (0.05, 128)), ('i32', [3], None)],
+                       [('u8', [1, 8, 10, 3], (0.1, 100))], S.BuiltinOptions.TransposeConvOptions, tco(S.Padding.SAME, 2, 1),
+                       consts={0: [1, 8, 10, 3], 1: ints([3, 3, 3, 4], 0, 255, 16), 3: ints([3], -500, 500, 17)}), 18)
+save('tconv_i8_perchan', model(B.TRANSPOSE_CONV, [('i32', [4], None), ('i8', [5, 3, 3, 4], ([0.01, 0.02, 0.005, 0.03, 0.015], [0] * 5, 0)), ('i8', [2, 4, 4, 4], (0.05, -3)), ('i32', [5], None)],
+                               [('i8', [2, 9, 9, 5], (0.08, 4))], S.BuiltinOptions.TransposeConvOptions, tco(S.Padding.VALID, 2),
+                               consts={0: [2, 9, 9, 5], 1: ints([5, 3, 3, 4], -127, 127, 19), 3: ints([5], -800, 800, 20)}), 21)
+save('tconv_16x8_b64', model(B.TRANSPOSE_CONV, [('i32', [4], None), ('i8', [3, 2, 2, 4], ([0.01, 0.02, 0.005], [0] * 3, 0)), ('i16', [1, 5, 5, 4], (0.001, 0)), ('i64', [3], None)],
+                             [('i16', [1, 10, 10, 3], (0.002, 0))], S.BuiltinOptions.TransposeConvOptions, tco(S.Padding.SAME, 2),
+                             consts={0: [1, 10, 10, 3], 1: ints([3, 2, 2, 4], -127, 127, 22), 3: ints([3], -50000, 50000, 23)}), 24)
+save('tconv_16x8_b32', model(B.TRANSPOSE_CONV, [('i32', [4], None), ('i8', [3, 3, 3, 4], (0.01, 0)), ('i16', [1, 5, 5, 4], (0.001, 0)), ('i32', [3], None)],
+                             [('i16', [1, 5, 5, 3], (0.003, 0))], S.BuiltinOptions.TransposeConvOptions, tco(S.Padding.SAME, 1, 3, S.TensorType.INT32),
+                             consts={0: [1, 5, 5, 3], 1: ints([3, 3, 3, 4], -127, 127, 25), 3: ints([3], -5000, 5000, 26)}), 27)
+
+# Integer LSTM state across runs: LiteRT's outputs of three consecutive runs of the corpus'
+# coral_keras_lstm_mnist_ptq (variable state tensors) on its stored input, when the corpus is there.
+corpus = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'shared', 'corpus', 'tflite', 'coral_keras_lstm_mnist_ptq')
+if os.path.isdir(corpus):
+    d = os.path.join(OUT, '..', 'lstm_state_runs'); os.makedirs(d, exist_ok=True)
+    ip = Interpreter(model_path=os.path.join(corpus, 'model.tflite'), experimental_op_resolver_type=OpResolverType.BUILTIN_REF); ip.allocate_tensors()
+    ip.set_tensor(ip.get_input_details()[0]['index'], np.load(os.path.join(corpus, 'input_0.npy')))
+    for r in range(3):
+        ip.invoke(); np.save(os.path.join(d, f'run_{r}.npy'), ip.get_tensor(ip.get_output_details()[0]['index']))
+    print('lstm_state_runs          ok')
