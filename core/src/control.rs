@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::shape::fmt_dims;
-use crate::{infer_graph_with, Backend, CompileError, InputSource, Model, OpId, OpIo, OpKind, RunError, SubgraphId, TensorArena};
+use crate::{infer_graph_with, Backend, CompileError, Inferred, InputSource, Model, OpId, OpIo, OpKind, RunError, SubgraphId, TensorArena};
 
 /// How deep IF/WHILE may nest (a subgraph calling itself would otherwise recurse forever).
 pub const MAX_DEPTH: usize = 16;
@@ -15,14 +15,9 @@ fn depth_error(op: OpId, kind: &str) -> CompileError {
 }
 
 /// Infers every operand's dims of subgraph `sub`, following IF/WHILE into the subgraphs they call
-/// and asking `backends` ([`Backend::output_shapes`]) for the outputs of custom ops.
-pub fn infer_model(
-    model: &Model,
-    sub: SubgraphId,
-    input_dims: &[Vec<usize>],
-    depth: usize,
-    backends: &[Box<dyn Backend>],
-) -> Result<Vec<Vec<usize>>, CompileError> {
+/// and asking `backends` ([`Backend::output_shapes`]) for the outputs of custom ops. Shapes that
+/// depend on values computed at run time are marked dynamic.
+pub fn infer_model(model: &Model, sub: SubgraphId, input_dims: &[Vec<usize>], depth: usize, backends: &[Box<dyn Backend>]) -> Result<Inferred, CompileError> {
     let g = model.subgraph(sub).ok_or_else(|| CompileError::Config {
         key: "subgraph".into(),
         value: sub.to_string(),
@@ -42,42 +37,39 @@ pub fn infer_model(
                 })
                 .collect()
         };
-        let outputs_of = |callee: SubgraphId, dims: &[Vec<usize>]| -> Result<Vec<Vec<usize>>, CompileError> {
+        // The callee's output dims, `None` for those known only at run time.
+        let outputs_of = |callee: SubgraphId, dims: &[Vec<usize>]| -> Result<Vec<Option<Vec<usize>>>, CompileError> {
             if depth >= MAX_DEPTH {
                 return Err(depth_error(id, op.kind.name()));
             }
             let inner = infer_model(model, callee, dims, depth + 1, backends)?;
             let cg = model.subgraph(callee).expect("validated");
-            Ok(cg.outputs.iter().map(|o| inner[o.index()].clone()).collect())
+            Ok(cg.outputs.iter().map(|o| (!inner.dynamic[o.index()]).then(|| inner.dims[o.index()].clone())).collect())
         };
         match &op.kind {
             OpKind::If { then_branch, else_branch } => Some((|| {
                 let dims = dims_of(1)?;
                 let then_out = outputs_of(*then_branch, &dims)?;
                 let else_out = outputs_of(*else_branch, &dims)?;
-                if then_out != else_out {
-                    return Err(CompileError::InvalidOp {
-                        op: id,
-                        kind: "If".into(),
-                        reason: format!("branches give different output shapes ({then_out:?} vs {else_out:?}); shapes that depend on the condition are not supported yet"),
-                    });
-                }
-                Ok(then_out)
+                // Where the branches disagree, the output's shape depends on the condition.
+                Ok(then_out.into_iter().zip(else_out).map(|(t, e)| if t == e { t } else { None }).collect())
             })()),
             OpKind::While { body, .. } => Some((|| {
                 let dims = dims_of(0)?;
                 let out = outputs_of(*body, &dims)?;
-                if out != dims {
-                    let show: Vec<String> = out.iter().map(|d| fmt_dims(d)).collect();
+                // A body output known only at run time is checked against the carried shape when
+                // the loop runs.
+                let changed: Vec<String> = out.iter().zip(&dims).filter_map(|(o, d)| o.as_ref().filter(|o| *o != d).map(|o| fmt_dims(o))).collect();
+                if !changed.is_empty() {
                     return Err(CompileError::InvalidOp {
                         op: id,
                         kind: "While".into(),
-                        reason: format!("the body changes loop-carried shapes (to {}); loops whose shapes change are not supported yet", show.join(", ")),
+                        reason: format!("the body changes loop-carried shapes (to {}); loops whose shapes change are not supported yet", changed.join(", ")),
                     });
                 }
-                Ok(out)
+                Ok(dims.into_iter().map(Some).collect())
             })()),
-            OpKind::Custom { .. } => backends.iter().find_map(|b| b.output_shapes(g, id, shapes)),
+            OpKind::Custom { .. } => backends.iter().find_map(|b| b.output_shapes(g, id, shapes)).map(|r| r.map(|v| v.into_iter().map(Some).collect())),
             _ => None,
         }
     })
@@ -85,17 +77,23 @@ pub fn infer_model(
 
 /// One IF or WHILE op, with the subgraphs it calls prepared.
 pub(crate) enum ControlStep {
-    If { io: OpIo, then_branch: Box<crate::Prepared>, else_branch: Box<crate::Prepared> },
-    While { io: OpIo, cond: Box<crate::Prepared>, body: Box<crate::Prepared>, state: Vec<Vec<u8>> },
+    /// `dynamic[k]`: output k's shape depends on the branch taken or on run-time values, and is
+    /// set from the branch's output at each run.
+    If { io: OpIo, then_branch: Box<crate::Prepared>, else_branch: Box<crate::Prepared>, dynamic: Vec<bool> },
+    /// `check[k]`: the body's output k is known only at run time and is checked against the
+    /// carried shape after each iteration.
+    While { io: OpIo, cond: Box<crate::Prepared>, body: Box<crate::Prepared>, state: Vec<Vec<u8>>, check: Vec<bool> },
 }
 
-/// Prepares the subgraphs op `id` calls, for the dims its inputs have.
+/// Prepares the subgraphs op `id` calls, for the dims its inputs have; `dynamic` marks the
+/// operands of `g` whose shapes are known only at run time.
 pub(crate) fn prepare_step(
     model: &Model,
     g: &crate::Subgraph,
     id: OpId,
     dims: &[Vec<usize>],
-    env: &crate::prepared::Env<'_>,
+    dynamic: &[bool],
+    env: &crate::prepared::Env,
     depth: usize,
 ) -> Result<ControlStep, CompileError> {
     let op = g.op(id);
@@ -109,11 +107,14 @@ pub(crate) fn prepare_step(
     match &op.kind {
         OpKind::If { then_branch, else_branch } => {
             let d = in_dims(1);
-            Ok(ControlStep::If { io, then_branch: sub(*then_branch, &d)?, else_branch: sub(*else_branch, &d)? })
+            let dynamic = op.outputs.iter().map(|o| dynamic[o.index()]).collect();
+            Ok(ControlStep::If { io, then_branch: sub(*then_branch, &d)?, else_branch: sub(*else_branch, &d)?, dynamic })
         }
         OpKind::While { cond, body } => {
             let d = in_dims(0);
-            Ok(ControlStep::While { io, cond: sub(*cond, &d)?, body: sub(*body, &d)?, state: Vec::new() })
+            let body = sub(*body, &d)?;
+            let check = (0..op.outputs.len()).map(|k| body.output_is_dynamic(k)).collect();
+            Ok(ControlStep::While { io, cond: sub(*cond, &d)?, body, state: Vec::new(), check })
         }
         other => Err(CompileError::InvalidOp { op: id, kind: other.name().into(), reason: "not a control-flow op".into() }),
     }
@@ -134,18 +135,35 @@ impl ControlStep {
     /// Runs the op: copies its inputs into the callee(s), runs them, copies the results out.
     pub(crate) fn run(&mut self, arena: &mut TensorArena) -> Result<(), RunError> {
         match self {
-            ControlStep::If { io, then_branch, else_branch } => {
-                let (ins, mut outs) = io.views(arena)?;
-                let cond = ins.first().and_then(|c| c.bytes.first()).copied().unwrap_or(0) != 0;
+            ControlStep::If { io, then_branch, else_branch, dynamic } => {
+                let cond = {
+                    let (ins, _) = io.views(arena)?;
+                    let cond = ins.first().and_then(|c| c.bytes.first()).copied().unwrap_or(0) != 0;
+                    let args: Vec<&[u8]> = ins[1..].iter().map(|t| t.bytes).collect();
+                    call(if cond { &mut **then_branch } else { &mut **else_branch }, &args, io.op, "If")?;
+                    cond
+                };
                 let branch = if cond { then_branch } else { else_branch };
-                let args: Vec<&[u8]> = ins[1..].iter().map(|t| t.bytes).collect();
-                call(branch, &args, io.op, "If")?;
+                for (k, &o) in io.outputs.iter().enumerate() {
+                    if dynamic[k] {
+                        arena.resize(io.op, o, branch.output_dims(k)?)?;
+                    }
+                }
+                let (_, mut outs) = io.views(arena)?;
                 for (k, o) in outs.iter_mut().enumerate() {
-                    o.bytes.copy_from_slice(branch.output(k)?);
+                    let src = branch.output(k)?;
+                    if src.len() != o.bytes.len() {
+                        return Err(RunError::Kernel {
+                            op: io.op,
+                            kind: "If".into(),
+                            reason: format!("the branch's output {k} has shape {}, the op's output {}", fmt_dims(branch.output_dims(k)?), fmt_dims(o.dims)),
+                        });
+                    }
+                    o.bytes.copy_from_slice(src);
                 }
                 Ok(())
             }
-            ControlStep::While { io, cond, body, state } => {
+            ControlStep::While { io, cond, body, state, check } => {
                 let (ins, mut outs) = io.views(arena)?;
                 state.resize(ins.len(), Vec::new());
                 for (s, t) in state.iter_mut().zip(&ins) {
@@ -160,7 +178,19 @@ impl ControlStep {
                     }
                     call(body, &args, io.op, "While")?;
                     for (k, s) in state.iter_mut().enumerate() {
-                        s.copy_from_slice(body.output(k)?);
+                        let out = body.output(k)?;
+                        if out.len() != s.len() || (check[k] && body.output_dims(k)? != ins[k].dims) {
+                            return Err(RunError::Kernel {
+                                op: io.op,
+                                kind: "While".into(),
+                                reason: format!(
+                                    "the body changed loop-carried tensor {k} from {} to {}; loops whose shapes change are not supported yet",
+                                    fmt_dims(ins[k].dims),
+                                    fmt_dims(body.output_dims(k)?)
+                                ),
+                            });
+                        }
+                        s.copy_from_slice(out);
                     }
                 }
                 for (o, s) in outs.iter_mut().zip(state.iter()) {
