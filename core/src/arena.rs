@@ -127,8 +127,12 @@ impl TensorArena {
             .and_then(|n| n.checked_mul(self.dtypes[id.index()].size()))
             .ok_or_else(|| fail(format!("operand {id}: shape {} is too large", crate::shape::fmt_dims(dims))))?;
         let o = &mut self.owned[d];
-        if o.words.len() * 8 < len {
-            o.words.resize(len.div_ceil(8), 0);
+        let words = len.div_ceil(8);
+        if o.words.len() < words {
+            // Sizes come from run-time values: fail with an error, not an abort, when the
+            // memory cannot be had.
+            o.words.try_reserve_exact(words - o.words.len()).map_err(|e| fail(format!("operand {id}: cannot allocate {len} bytes for shape {}: {e}", crate::shape::fmt_dims(dims))))?;
+            o.words.resize(words, 0);
         }
         o.len = len;
         if self.dims[id.index()] != dims {
