@@ -136,20 +136,21 @@ impl ControlStep {
     pub(crate) fn run(&mut self, arena: &mut TensorArena) -> Result<(), RunError> {
         match self {
             ControlStep::If { io, then_branch, else_branch, dynamic } => {
-                let cond = {
-                    let (ins, _) = io.views(arena)?;
-                    let cond = ins.first().and_then(|c| c.bytes.first()).copied().unwrap_or(0) != 0;
-                    let args: Vec<&[u8]> = ins[1..].iter().map(|t| t.bytes).collect();
-                    call(if cond { &mut **then_branch } else { &mut **else_branch }, &args, io.op, "If")?;
-                    cond
-                };
+                let (ins, mut outs) = io.views(arena)?;
+                let cond = ins.first().and_then(|c| c.bytes.first()).copied().unwrap_or(0) != 0;
                 let branch = if cond { then_branch } else { else_branch };
-                for (k, &o) in io.outputs.iter().enumerate() {
-                    if dynamic[k] {
-                        arena.resize(io.op, o, branch.output_dims(k)?)?;
+                let args: Vec<&[u8]> = ins[1..].iter().map(|t| t.bytes).collect();
+                call(branch, &args, io.op, "If")?;
+                if dynamic.iter().any(|&d| d) {
+                    // Outputs whose shape is the branch's: size them, then borrow them again.
+                    drop((ins, outs));
+                    for (k, &o) in io.outputs.iter().enumerate() {
+                        if dynamic[k] {
+                            arena.resize(io.op, o, branch.output_dims(k)?)?;
+                        }
                     }
+                    outs = io.views(arena)?.1;
                 }
-                let (_, mut outs) = io.views(arena)?;
                 for (k, o) in outs.iter_mut().enumerate() {
                     let src = branch.output(k)?;
                     if src.len() != o.bytes.len() {
