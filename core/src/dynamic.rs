@@ -64,14 +64,22 @@ impl DynamicStep {
                 return Err(fail(format!("output {o} was planned as {want} but the op computes {got}")));
             }
         }
-        let dims: Vec<Vec<usize>> = op.inputs.iter().flatten().chain(&op.outputs).map(|&i| arena.dims(i).to_vec()).collect();
-        let values: Vec<(OperandId, Vec<u8>)> = reads.iter().map(|&r| (r, arena.bytes(r).unwrap_or_default().to_vec())).collect();
-        match self.cache.iter().position(|c| c.dims == dims && c.values == values) {
+        let operands = || op.inputs.iter().flatten().chain(&op.outputs);
+        let fits = |c: &Compiled| {
+            c.dims.len() == operands().count()
+                && operands().zip(&c.dims).all(|(&i, d)| arena.dims(i) == d.as_slice())
+                && c.values.len() == reads.len()
+                && reads.iter().zip(&c.values).all(|(&r, (id, v))| r == *id && arena.bytes(r) == Some(v.as_slice()))
+        };
+        match self.cache.iter().rposition(fits) {
+            Some(k) if k + 1 == self.cache.len() => {}
             Some(k) => {
                 let hit = self.cache.remove(k);
                 self.cache.push(hit);
             }
             None => {
+                let dims: Vec<Vec<usize>> = operands().map(|&i| arena.dims(i).to_vec()).collect();
+                let values: Vec<(OperandId, Vec<u8>)> = reads.iter().map(|&r| (r, arena.bytes(r).unwrap_or_default().to_vec())).collect();
                 let exe = self.compile(rt, arena, &values)?;
                 if self.cache.len() >= CACHE {
                     self.cache.remove(0);
