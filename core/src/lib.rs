@@ -12,6 +12,7 @@
 
 mod arena;
 mod backend;
+mod callee;
 mod config;
 pub mod control;
 mod dtype;

@@ -1,8 +1,10 @@
 //! A prepared subgraph: shapes inferred, ops assigned and compiled, memory planned. `run` only
 //! moves data through the compiled partitions.
 
+use std::cell::OnceCell;
 use std::sync::Arc;
 
+use crate::callee::RunEnv;
 use crate::control::{self, ControlStep, SharedPool};
 use crate::dynamic::{DynamicStep, Runtime};
 use crate::partition::{assign, partitions, Assignment, Partition, CONTROL};
@@ -35,16 +37,47 @@ pub struct Prepared {
 /// A compiled partition, a control-flow op, or an op compiled at run time.
 enum Exe {
     Backend(Box<dyn Executable>),
-    Control(ControlStep),
+    Control(Box<ControlStep>),
     Dynamic(DynamicStep),
 }
 
-/// What every subgraph of one preparation shares: backends, configuration, thread pool.
-pub(crate) struct Env {
+/// What every subgraph of one preparation shares: the model, backends, configuration, thread
+/// pool.
+pub(crate) struct Env<'a> {
+    pub model: &'a Model,
+    /// The model as owned by steps that prepare callees at run time, cloned on first need.
+    shared_model: OnceCell<Arc<Model>>,
     pub backends: Arc<[Box<dyn Backend>]>,
     pub config: Arc<Config>,
     pub pool: SharedPool,
     pub threads: usize,
+}
+
+impl Env<'_> {
+    /// An owned copy, for preparing callees at run time.
+    pub fn to_run_env(&self) -> RunEnv {
+        RunEnv {
+            model: self.shared_model.get_or_init(|| Arc::new(self.model.clone())).clone(),
+            backends: self.backends.clone(),
+            config: self.config.clone(),
+            pool: self.pool.clone(),
+            threads: self.threads,
+        }
+    }
+}
+
+impl RunEnv {
+    /// The environment of a preparation at run time.
+    pub(crate) fn env(&self) -> Env<'_> {
+        Env {
+            model: &self.model,
+            shared_model: OnceCell::from(self.model.clone()),
+            backends: self.backends.clone(),
+            config: self.config.clone(),
+            pool: self.pool.clone(),
+            threads: self.threads,
+        }
+    }
 }
 
 impl Prepared {
@@ -61,12 +94,21 @@ impl Prepared {
     ) -> Result<Prepared, CompileError> {
         let threads = threads.max(1);
         let pool = crate::pool::JoinedPool::new(threads)?;
-        let env = Env { backends: backends.into(), config: Arc::new(config.clone()), pool: Arc::new(pool), threads };
-        Prepared::build(model, subgraph, input_dims, &env, 0)
+        let env = Env {
+            model,
+            shared_model: OnceCell::new(),
+            backends: backends.into(),
+            config: Arc::new(config.clone()),
+            pool: Arc::new(pool),
+            threads,
+        };
+        Prepared::build(subgraph, input_dims, &env, 0)
     }
 
-    /// Prepares subgraph `subgraph`; `depth` counts the control-flow calls above it.
-    pub(crate) fn build(model: &Model, subgraph: SubgraphId, input_dims: &[Vec<usize>], env: &Env, depth: usize) -> Result<Prepared, CompileError> {
+    /// Prepares subgraph `subgraph` of `env.model`; `depth` counts the control-flow calls above
+    /// it.
+    pub(crate) fn build(subgraph: SubgraphId, input_dims: &[Vec<usize>], env: &Env<'_>, depth: usize) -> Result<Prepared, CompileError> {
+        let model = env.model;
         let g0 = model.subgraph(subgraph).ok_or_else(|| CompileError::Config {
             key: "subgraph".into(),
             value: subgraph.to_string(),
@@ -100,7 +142,7 @@ impl Prepared {
         for p in &partitions {
             if p.backend == CONTROL {
                 for &op in &p.ops {
-                    exes.push(Exe::Control(control::prepare_step(model, &graph, op, &dims, &dynamic, env, depth)?));
+                    exes.push(Exe::Control(Box::new(control::prepare_step(&graph, op, &dims, &dynamic, env, depth)?)));
                     exe_parts.push(Partition { backend: CONTROL, ops: vec![op] });
                 }
                 continue;

@@ -369,6 +369,158 @@ fn while_body_slicing_by_the_loop_counter() {
     }
 }
 
+/// Cond `i < 3`, body `(i + 1, concat(acc, [[7, 8]]))` growing the carried [?, 2] tensor, and IF
+/// branches `t + t` and `t + 0`: subgraphs 1 to 4 of the models below.
+fn growing_loop_subgraphs() -> Vec<Subgraph> {
+    let rows_unknown = |g: &mut G, id: OperandId| g.g.operands[id.index()].shape = Shape(vec![Dim::Unknown, Dim::Known(2)]);
+    let mut cond = G::default();
+    let ci = cond.input(DType::I32, &[]);
+    let ca = cond.input(DType::F32, &[1, 2]);
+    rows_unknown(&mut cond, ca);
+    let n = cond.konst(DType::I32, &[], i32_bytes(&[3]));
+    let go = cond.g.add_operand(Operand::new("go", DType::Bool, &[]));
+    cond.op(OpKind::Compare(CompareOp::Less), &[ci, n], &[go]);
+    cond.g.outputs.push(go);
+
+    let mut body = G::default();
+    let i = body.input(DType::I32, &[]);
+    let acc = body.input(DType::F32, &[1, 2]);
+    rows_unknown(&mut body, acc);
+    let one = body.konst(DType::I32, &[], i32_bytes(&[1]));
+    let next = body.g.add_operand(Operand::new("next", DType::I32, &[]));
+    body.op(OpKind::Binary { op: BinaryOp::Add, act: Activation::None }, &[i, one], &[next]);
+    let row = body.konst(DType::F32, &[1, 2], f32_bytes(&[7.0, 8.0]));
+    let grown = body.unknown(DType::F32, 2);
+    body.op(OpKind::Concatenation { axis: 0, act: Activation::None }, &[acc, row], &[grown]);
+    body.g.outputs.extend([next, grown]);
+
+    let branch = |addend: Option<f32>| {
+        let mut g = G::default();
+        let t = g.input(DType::F32, &[1, 2]);
+        rows_unknown(&mut g, t);
+        let other = match addend {
+            Some(v) => g.konst(DType::F32, &[], f32_bytes(&[v])),
+            None => t,
+        };
+        let out = g.unknown(DType::F32, 2);
+        g.op(OpKind::Binary { op: BinaryOp::Add, act: Activation::None }, &[t, other], &[out]);
+        g.g.outputs.push(out);
+        g.g
+    };
+    vec![cond.g, body.g, branch(None), branch(Some(0.0))]
+}
+
+/// `rows` rows of `fill` followed by the rows the loop appends when it counts from `from`.
+fn grown(rows: usize, fill: f32, from: i32) -> Vec<f32> {
+    let mut want = vec![fill; 2 * rows];
+    for _ in from..3 {
+        want.extend([7.0, 8.0]);
+    }
+    want
+}
+
+/// A WHILE whose body grows the carried tensor, fed by a FILL of computed dims: cond and body
+/// are prepared for each carried shape, and the loop's output is dynamic. An IF on the grown
+/// tensor then runs a branch prepared for that shape.
+#[test]
+fn while_growing_its_carried_tensor_from_a_computed_start() {
+    let mut main = G::default();
+    let i0 = main.input(DType::I32, &[]);
+    let dims = main.input(DType::I32, &[2]);
+    let flag = main.input(DType::Bool, &[]);
+    let v = main.konst(DType::F32, &[], f32_bytes(&[1.0]));
+    let start = main.unknown(DType::F32, 2);
+    main.op(OpKind::Fill, &[dims, v], &[start]);
+    let (i_out, y) = (main.g.add_operand(Operand::new("i", DType::I32, &[])), main.unknown(DType::F32, 2));
+    main.op(OpKind::While { cond: SubgraphId(1), body: SubgraphId(2) }, &[i0, start], &[i_out, y]);
+    let z = main.unknown(DType::F32, 2);
+    main.op(OpKind::If { then_branch: SubgraphId(3), else_branch: SubgraphId(4) }, &[flag, y], &[z]);
+    main.g.outputs.extend([y, z]);
+    let mut subgraphs = vec![main.g];
+    subgraphs.extend(growing_loop_subgraphs());
+    let mut s = session(subgraphs, 1);
+    for (from, rows, flag) in [(0, 1, true), (1, 2, false), (3, 1, true), (0, 1, false), (2, 0, true)] {
+        let inputs = [i32_bytes(&[from]), i32_bytes(&[rows, 2]), vec![flag as u8]];
+        let (dims, bytes) = run(&mut s, &inputs, 0).unwrap();
+        let want = grown(rows as usize, 1.0, from);
+        assert_eq!(dims, vec![want.len() / 2, 2], "start {from}, {rows} rows");
+        assert_eq!(f32s(&bytes), want, "start {from}, {rows} rows");
+        let scale = if flag { 2.0 } else { 1.0 };
+        assert_eq!(s.output_info(1).unwrap().dims, dims);
+        assert_eq!(f32s(s.output(1).unwrap()), want.iter().map(|v| v * scale).collect::<Vec<_>>());
+    }
+}
+
+/// The same loop on a graph input of static shape: the body changes the carried shape, so the
+/// loop's output is dynamic although its inputs are not.
+#[test]
+fn while_growing_a_static_input() {
+    let mut main = G::default();
+    let i0 = main.input(DType::I32, &[]);
+    let x = main.input(DType::F32, &[2, 2]);
+    let (i_out, y) = (main.g.add_operand(Operand::new("i", DType::I32, &[])), main.unknown(DType::F32, 2));
+    main.op(OpKind::While { cond: SubgraphId(1), body: SubgraphId(2) }, &[i0, x], &[i_out, y]);
+    main.g.outputs.push(y);
+    let mut subgraphs = vec![main.g];
+    subgraphs.extend(growing_loop_subgraphs());
+    let mut s = session(subgraphs, 2);
+    for from in [0, 3, 1, 0] {
+        let (dims, bytes) = run(&mut s, &[i32_bytes(&[from]), f32_bytes(&[5.0; 4])], 0).unwrap();
+        let want = grown(2, 5.0, from);
+        assert_eq!((dims, f32s(&bytes)), (vec![want.len() / 2, 2], want), "counting from {from}");
+    }
+}
+
+/// A body whose output shape is known only at run time is trusted to keep the carried shape
+/// (as Keras' loops do); one that does not fails at run time with an error naming the WHILE.
+#[test]
+fn neg_while_body_changing_a_shape_it_was_trusted_to_keep() {
+    let mut cond = G::default();
+    let ci = cond.input(DType::I32, &[]);
+    cond.input(DType::F32, &[3, 2]);
+    let n = cond.konst(DType::I32, &[], i32_bytes(&[3]));
+    let go = cond.g.add_operand(Operand::new("go", DType::Bool, &[]));
+    cond.op(OpKind::Compare(CompareOp::Less), &[ci, n], &[go]);
+    cond.g.outputs.push(go);
+    // Body: (i + 1, acc[0:size]) with size an input of the body computed from i: [3 - i, 2].
+    let mut body = G::default();
+    let i = body.input(DType::I32, &[]);
+    let acc = body.input(DType::F32, &[3, 2]);
+    let one = body.konst(DType::I32, &[], i32_bytes(&[1]));
+    let next = body.g.add_operand(Operand::new("next", DType::I32, &[]));
+    body.op(OpKind::Binary { op: BinaryOp::Add, act: Activation::None }, &[i, one], &[next]);
+    let three = body.konst(DType::I32, &[], i32_bytes(&[3]));
+    let rows = body.g.add_operand(Operand::new("rows", DType::I32, &[]));
+    body.op(OpKind::Binary { op: BinaryOp::Sub, act: Activation::None }, &[three, i], &[rows]);
+    let shape1 = body.konst(DType::I32, &[1], i32_bytes(&[1]));
+    let rows1 = body.g.add_operand(Operand::new("rows1", DType::I32, &[1]));
+    body.op(OpKind::Reshape { new_shape: None }, &[rows, shape1], &[rows1]);
+    let two = body.konst(DType::I32, &[1], i32_bytes(&[2]));
+    let size = body.g.add_operand(Operand::new("size", DType::I32, &[2]));
+    body.op(OpKind::Concatenation { axis: 0, act: Activation::None }, &[rows1, two], &[size]);
+    let zero = body.konst(DType::I32, &[2], i32_bytes(&[0, 0]));
+    let cut = body.unknown(DType::F32, 2);
+    body.op(OpKind::Slice, &[acc, zero, size], &[cut]);
+    body.g.outputs.extend([next, cut]);
+    let mut main = G::default();
+    let i0 = main.input(DType::I32, &[]);
+    let x = main.input(DType::F32, &[3, 2]);
+    let (i_out, y) = (main.g.add_operand(Operand::new("i", DType::I32, &[])), main.g.add_operand(Operand::new("y", DType::F32, &[3, 2])));
+    main.op(OpKind::While { cond: SubgraphId(1), body: SubgraphId(2) }, &[i0, x], &[i_out, y]);
+    main.g.outputs.push(y);
+    let mut s = session(vec![main.g, cond.g, body.g], 1);
+    // Counting from 3 the body never runs; from 0 its first iteration keeps [3,2], its second
+    // cuts a row.
+    assert_eq!(run(&mut s, &[i32_bytes(&[3]), f32_bytes(&[1.0; 6])], 0).unwrap().0, vec![3, 2]);
+    match run(&mut s, &[i32_bytes(&[0]), f32_bytes(&[1.0; 6])], 0) {
+        Err(Error::Run(e @ RunError::Kernel { .. })) => {
+            let msg = e.to_string();
+            assert!(msg.contains("While") && msg.contains("[2,2]"), "the error names the op and the new shape: {msg}");
+        }
+        other => panic!("expected a run error, got {other:?}"),
+    }
+}
+
 fn rss_kb() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     s.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()

@@ -332,15 +332,7 @@ fn infer_graph_impl(g: &Subgraph, input_dims: &[Vec<usize>], hook: &mut ShapeHoo
     let resized = input_dims.iter().zip(&g.inputs).any(|(d, &i)| *d != g.operand(i).default_dims);
     for (i, op) in g.ops.iter().enumerate() {
         let id = OpId::new(i);
-        if let Some(&d) = op.inputs.iter().flatten().find(|d| dynamic[d.index()]) {
-            if matches!(op.kind, OpKind::If { .. } | OpKind::While { .. }) {
-                return Err(CompileError::InvalidOperand {
-                    op: id,
-                    kind: op.kind.name().into(),
-                    operand: d,
-                    reason: "its shape is known only at run time; control flow over run-time shapes is not supported yet".into(),
-                });
-            }
+        if op.inputs.iter().flatten().any(|d| dynamic[d.index()]) {
             for &o in &op.outputs {
                 dynamic[o.index()] = true;
             }
