@@ -391,6 +391,43 @@ mod tests {
     }
 
     #[test]
+    fn dynamic_tensors_resize_and_split_with_static_ones() {
+        // %0 static input, %1 dynamic output, %2 dynamic input of a later op.
+        let slots = vec![Some(0..16), None, None];
+        let mut a = TensorArena::new(64, slots, vec![vec![4], vec![1], vec![1]], vec![DType::F32; 3]);
+        a.make_dynamic(OperandId(1));
+        a.make_dynamic(OperandId(2));
+        assert!(a.is_dynamic(OperandId(1)) && !a.is_dynamic(OperandId(0)));
+        a.resize(OpId(0), OperandId(1), &[2, 3]).unwrap();
+        a.resize(OpId(0), OperandId(2), &[0, 3]).unwrap();
+        a.bytes_mut(OperandId(0)).unwrap().copy_from_slice(&[1u8; 16]);
+        let (ins, mut outs) = a.split(OpId(0), &[OperandId(0), OperandId(2), OperandId(0)], &[OperandId(1)]).unwrap();
+        assert_eq!((ins[0].bytes, ins[1].bytes.len(), ins[2].bytes), (&[1u8; 16][..], 0, &[1u8; 16][..]));
+        assert_eq!((outs[0].dims, outs[0].bytes.len()), (&[2, 3][..], 24));
+        outs[0].bytes.fill(7);
+        assert_eq!(a.bytes(OperandId(1)).unwrap(), &[7u8; 24]);
+        // Shrinking keeps the storage (memory stays flat over runs); growing extends it.
+        a.resize(OpId(0), OperandId(1), &[1]).unwrap();
+        assert_eq!((a.dims(OperandId(1)), a.bytes(OperandId(1)).unwrap().len()), (&[1][..], 4));
+        let kept = a.dynamic_size();
+        a.resize(OpId(0), OperandId(1), &[2, 2]).unwrap();
+        assert_eq!(a.dynamic_size(), kept);
+        a.resize(OpId(0), OperandId(1), &[100]).unwrap();
+        assert!(a.dynamic_size() >= kept + 400 - 24);
+    }
+
+    #[test]
+    fn dynamic_misuse_is_an_error_not_a_panic() {
+        let mut a = TensorArena::new(64, vec![Some(0..16), None], vec![vec![4], vec![4]], vec![DType::F32; 2]);
+        a.make_dynamic(OperandId(1));
+        assert!(a.resize(OpId(3), OperandId(0), &[8]).is_err(), "a static tensor cannot be resized");
+        assert!(a.split(OpId(0), &[OperandId(1)], &[OperandId(1)]).is_err(), "input and output share storage");
+        assert!(a.split(OpId(0), &[], &[OperandId(1), OperandId(1)]).is_err(), "one output written twice");
+        let huge = [usize::MAX / 2, 4];
+        assert!(a.resize(OpId(0), OperandId(1), &huge).is_err(), "overflowing shapes are refused");
+    }
+
+    #[test]
     fn overlap_is_an_error_not_a_panic() {
         let slots = vec![Some(0..16), Some(8..24)];
         let mut a = TensorArena::new(64, slots, vec![vec![4], vec![4]], vec![DType::F32; 2]);

@@ -5,6 +5,11 @@
 //! validation, the [`Backend`] trait, the partitioner, the memory planner, the executor
 //! ([`Prepared`]) and the typed errors of each stage.
 //!
+//! Shapes are inferred and memory planned at prepare. Tensors whose shapes depend on values
+//! computed at run time are dynamic: the executor infers their shapes when the op producing them
+//! runs, gives them storage of their own outside the static arena, and compiles that op for the
+//! shapes met (see `dynamic.rs`); models without such tensors run exactly as planned.
+//!
 //! This crate knows nothing of file formats, SIMD or wgpu: loaders and backends depend on it,
 //! never the reverse.
 

@@ -376,3 +376,33 @@ fn infer_graph_impl(g: &Subgraph, input_dims: &[Vec<usize>], hook: &mut ShapeHoo
     let dims = shapes.into_iter().zip(&g.operands).map(|(s, o)| s.unwrap_or_else(|| o.default_dims.clone())).collect();
     Ok(Inferred { dims, dynamic })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ConstData, Operand};
+
+    /// FILL whose dims are a graph input: dynamic when preparing, an error for strict inference,
+    /// and concrete at run time from the tensor's values (which are reported as read).
+    #[test]
+    fn value_dependent_shapes_are_dynamic_at_prepare_and_concrete_at_run() {
+        let mut g = Subgraph::default();
+        let dims = g.add_operand(Operand::new("dims", DType::I32, &[2]));
+        let mut v = Operand::new("v", DType::F32, &[]);
+        v.data = Some(ConstData::owned(1f32.to_le_bytes().to_vec()));
+        let v = g.add_operand(v);
+        let y = g.add_operand(Operand::new("y", DType::F32, &[1, 1]));
+        let z = g.add_operand(Operand::new("z", DType::F32, &[1, 1]));
+        g.add_op(Operation { kind: OpKind::Fill, inputs: vec![Some(dims), Some(v)], outputs: vec![y] });
+        g.add_op(Operation { kind: OpKind::Unary(crate::UnaryOp::Abs), inputs: vec![Some(y)], outputs: vec![z] });
+        g.inputs = vec![dims];
+        g.outputs = vec![z];
+        let inferred = infer_graph_with(&g, &[vec![2]], &mut |_, _| None).unwrap();
+        assert_eq!(inferred.dynamic, vec![false, false, true, true], "FILL's output and what reads it are dynamic");
+        assert!(matches!(infer_graph(&g, &[vec![2]]), Err(CompileError::ValueDependent { operand, .. }) if operand == dims));
+        let mut arena = TensorArena::new(64, vec![Some(0..8), None, None, None], inferred.dims, vec![DType::I32, DType::F32, DType::F32, DType::F32]);
+        arena.bytes_mut(dims).unwrap().copy_from_slice(&[3, 0, 0, 0, 5, 0, 0, 0]);
+        let (outs, reads) = infer_op_at_run(&g, OpId(0), &arena).unwrap();
+        assert_eq!((outs, reads), (vec![vec![3, 5]], vec![dims]));
+    }
+}
