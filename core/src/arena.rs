@@ -52,18 +52,103 @@ impl TensorMut<'_> {
 }
 
 /// Holds every planned tensor. Offsets are multiples of 64 bytes in an 8-byte-aligned buffer.
+///
+/// Tensors whose shapes are known only at run time (dynamic tensors) live outside that buffer,
+/// each in storage of its own that [`TensorArena::resize`] grows when a run needs more and never
+/// shrinks, so memory stays flat over repeated runs.
 #[derive(Debug, Default)]
 pub struct TensorArena {
     buf: Vec<u64>,
     slots: Vec<Option<Range<usize>>>,
     dims: Vec<Vec<usize>>,
     dtypes: Vec<DType>,
+    /// For each operand, its index in `owned`, or `NOT_DYNAMIC`.
+    dyn_index: Vec<u32>,
+    /// Storage of the dynamic tensors.
+    owned: Vec<Owned>,
+}
+
+const NOT_DYNAMIC: u32 = u32::MAX;
+
+/// Storage of one dynamic tensor: `len` bytes in use of 8-byte-aligned words.
+#[derive(Debug, Default)]
+struct Owned {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl Owned {
+    fn bytes(&self) -> &[u8] {
+        &bytemuck::cast_slice::<u64, u8>(&self.words)[..self.len]
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut bytemuck::cast_slice_mut::<u64, u8>(&mut self.words)[..self.len]
+    }
 }
 
 impl TensorArena {
     /// An arena of `size` bytes with a byte range per planned operand (None for constants).
     pub fn new(size: usize, slots: Vec<Option<Range<usize>>>, dims: Vec<Vec<usize>>, dtypes: Vec<DType>) -> TensorArena {
-        TensorArena { buf: vec![0u64; size.div_ceil(8)], slots, dims, dtypes }
+        let dyn_index = vec![NOT_DYNAMIC; dims.len()];
+        TensorArena { buf: vec![0u64; size.div_ceil(8)], slots, dims, dtypes, dyn_index, owned: Vec::new() }
+    }
+
+    /// Makes operand `id` dynamic: it gets storage of its own (sized for its current dims) and
+    /// [`TensorArena::resize`] may change its dims. Called at prepare for tensors without a slot.
+    pub fn make_dynamic(&mut self, id: OperandId) {
+        let i = id.index();
+        if i >= self.dims.len() || self.dyn_index[i] != NOT_DYNAMIC {
+            return;
+        }
+        self.slots[i] = None;
+        self.dyn_index[i] = self.owned.len() as u32;
+        self.owned.push(Owned::default());
+        let dims = self.dims[i].clone();
+        // Cannot fail: the tensor was just made dynamic, and its dims were planned once already.
+        let _ = self.resize(OpId::new(0), id, &dims);
+    }
+
+    /// Whether operand `id` is dynamic.
+    pub fn is_dynamic(&self, id: OperandId) -> bool {
+        self.dyn_index.get(id.index()).is_some_and(|&d| d != NOT_DYNAMIC)
+    }
+
+    /// Sets the dims of dynamic tensor `id`, output of op `op`, growing its storage when it needs
+    /// more bytes than any earlier run (it never shrinks). Fails for a tensor planned in the
+    /// static buffer.
+    pub fn resize(&mut self, op: OpId, id: OperandId, dims: &[usize]) -> Result<(), RunError> {
+        let fail = |reason: String| RunError::Kernel { op, kind: "arena".into(), reason };
+        let d = match self.dyn_index.get(id.index()) {
+            Some(&d) if d != NOT_DYNAMIC => d as usize,
+            _ => return Err(fail(format!("operand {id} has a static shape and cannot be resized to {}", crate::shape::fmt_dims(dims)))),
+        };
+        let len = crate::shape::num_elements(dims)
+            .and_then(|n| n.checked_mul(self.dtypes[id.index()].size()))
+            .ok_or_else(|| fail(format!("operand {id}: shape {} is too large", crate::shape::fmt_dims(dims))))?;
+        let o = &mut self.owned[d];
+        let words = len.div_ceil(8);
+        if o.words.len() < words {
+            // Sizes come from run-time values: fail with an error, not an abort, when the
+            // memory cannot be had.
+            o.words.try_reserve_exact(words - o.words.len()).map_err(|e| fail(format!("operand {id}: cannot allocate {len} bytes for shape {}: {e}", crate::shape::fmt_dims(dims))))?;
+            o.words.resize(words, 0);
+        }
+        o.len = len;
+        if self.dims[id.index()] != dims {
+            self.dims[id.index()] = dims.to_vec();
+        }
+        Ok(())
+    }
+
+    /// Concrete dims of every operand, indexed by id (dynamic ones as of their last resize).
+    pub fn all_dims(&self) -> &[Vec<usize>] {
+        &self.dims
+    }
+
+    /// Bytes held by dynamic tensors (their storage as grown so far).
+    pub fn dynamic_size(&self) -> usize {
+        self.owned.iter().map(|o| o.words.len() * 8).sum()
     }
 
     /// Size of the buffer in bytes.
@@ -80,30 +165,49 @@ impl TensorArena {
         self.slots.get(id.index()).cloned().flatten()
     }
 
-    /// The bytes of operand `id`, if it has a slot.
+    /// The bytes of operand `id`, if it has a slot or is dynamic.
     pub fn bytes(&self, id: OperandId) -> Option<&[u8]> {
-        let r = self.slot(id)?;
-        Some(&bytemuck::cast_slice::<u64, u8>(&self.buf)[r])
+        match self.slot(id) {
+            Some(r) => Some(&bytemuck::cast_slice::<u64, u8>(&self.buf)[r]),
+            None => self.owned_index(id).map(|d| self.owned[d].bytes()),
+        }
     }
 
-    /// The bytes of operand `id` for writing, if it has a slot.
+    /// The bytes of operand `id` for writing, if it has a slot or is dynamic.
     pub fn bytes_mut(&mut self, id: OperandId) -> Option<&mut [u8]> {
-        let r = self.slot(id)?;
-        Some(&mut bytemuck::cast_slice_mut::<u64, u8>(&mut self.buf)[r])
+        match self.slot(id) {
+            Some(r) => Some(&mut bytemuck::cast_slice_mut::<u64, u8>(&mut self.buf)[r]),
+            None => self.owned_index(id).map(|d| self.owned[d].bytes_mut()),
+        }
+    }
+
+    fn owned_index(&self, id: OperandId) -> Option<usize> {
+        self.dyn_index.get(id.index()).filter(|&&d| d != NOT_DYNAMIC).map(|&d| d as usize)
     }
 
     /// Borrows `inputs` shared and `outputs` exclusively at once, for the kernel of op `op`.
     /// Fails if an output overlaps an input or another output (the planner never does that).
     pub fn split(&mut self, op: OpId, inputs: &[OperandId], outputs: &[OperandId]) -> Result<(Vec<TensorRef<'_>>, Vec<TensorMut<'_>>), RunError> {
         let fail = |reason: String| RunError::Kernel { op, kind: "arena".into(), reason };
-        let range = |id: OperandId| self.slot(id).ok_or_else(|| fail(format!("operand {id} has no arena slot")));
+        let TensorArena { buf, slots, dims, dtypes, dyn_index, owned } = self;
+        let has_dynamic = !owned.is_empty();
+        let dynamic = |id: OperandId| -> Option<usize> {
+            if !has_dynamic {
+                return None;
+            }
+            dyn_index.get(id.index()).filter(|&&d| d != NOT_DYNAMIC).map(|&d| d as usize)
+        };
+        let range = |id: OperandId| slots.get(id.index()).cloned().flatten().ok_or_else(|| fail(format!("operand {id} has no arena slot")));
         let mut outs: Vec<(usize, Range<usize>)> = Vec::with_capacity(outputs.len());
         for (k, &o) in outputs.iter().enumerate() {
-            outs.push((k, range(o)?));
+            if dynamic(o).is_none() {
+                outs.push((k, range(o)?));
+            }
         }
-        let in_ranges: Vec<Range<usize>> = inputs.iter().map(|&i| range(i)).collect::<Result<_, _>>()?;
+        let in_ranges: Vec<Option<Range<usize>>> =
+            inputs.iter().map(|&i| if dynamic(i).is_some() { Ok(None) } else { range(i).map(Some) }).collect::<Result<_, _>>()?;
         outs.sort_by_key(|(_, r)| r.start);
-        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut self.buf);
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(buf);
         let mut gaps: Vec<(usize, &[u8])> = Vec::with_capacity(outs.len() + 1);
         let mut out_slices: Vec<Option<&mut [u8]>> = (0..outputs.len()).map(|_| None).collect();
         let mut rest = bytes;
@@ -120,18 +224,65 @@ impl TensorArena {
             cursor = r.end;
         }
         gaps.push((cursor, rest));
+        // Only ops touching dynamic tensors pay for this.
+        let mut in_slices: Vec<Option<&[u8]>> = if has_dynamic { vec![None; inputs.len()] } else { Vec::new() };
+        if has_dynamic {
+            // Dynamic tensors each have storage of their own: hand out one borrow per storage,
+            // walking `owned` once in index order.
+            let mut wants: Vec<(usize, Option<usize>, Vec<usize>)> = Vec::new();
+            for (k, &o) in outputs.iter().enumerate() {
+                if let Some(d) = dynamic(o) {
+                    if wants.iter().any(|w| w.0 == d) {
+                        return Err(fail(format!("output {o} is written twice")));
+                    }
+                    wants.push((d, Some(k), Vec::new()));
+                }
+            }
+            for (j, &i) in inputs.iter().enumerate() {
+                if let Some(d) = dynamic(i) {
+                    match wants.iter_mut().find(|w| w.0 == d) {
+                        Some((_, Some(_), _)) => return Err(fail(format!("input {i} is also an output"))),
+                        Some((_, None, readers)) => readers.push(j),
+                        None => wants.push((d, None, vec![j])),
+                    }
+                }
+            }
+            wants.sort_by_key(|w| w.0);
+            let mut storage = owned.iter_mut();
+            let mut next = 0;
+            for (d, writer, readers) in wants {
+                let o = storage.nth(d - next).ok_or_else(|| fail(format!("dynamic storage {d} is missing")))?;
+                next = d + 1;
+                match writer {
+                    Some(k) => out_slices[k] = Some(o.bytes_mut()),
+                    None => {
+                        let o: &Owned = o;
+                        for j in readers {
+                            in_slices[j] = Some(o.bytes());
+                        }
+                    }
+                }
+            }
+        }
         let mut ins = Vec::with_capacity(inputs.len());
-        for (&id, r) in inputs.iter().zip(in_ranges) {
-            let (start, gap) = gaps
-                .iter()
-                .find(|(s, g)| r.start >= *s && r.end <= *s + g.len())
-                .ok_or_else(|| fail(format!("input {id} overlaps an output")))?;
-            ins.push(TensorRef { dtype: self.dtypes[id.index()], dims: &self.dims[id.index()], bytes: &gap[r.start - start..r.end - start] });
+        for (j, (&id, r)) in inputs.iter().zip(in_ranges).enumerate() {
+            let bytes = match (r, in_slices.get(j).copied().flatten()) {
+                (_, Some(b)) => b,
+                (Some(r), None) => {
+                    let (start, gap) = gaps
+                        .iter()
+                        .find(|(s, g)| r.start >= *s && r.end <= *s + g.len())
+                        .ok_or_else(|| fail(format!("input {id} overlaps an output")))?;
+                    &gap[r.start - start..r.end - start]
+                }
+                (None, None) => return Err(fail(format!("input {id} has no storage"))),
+            };
+            ins.push(TensorRef { dtype: dtypes[id.index()], dims: &dims[id.index()], bytes });
         }
         let outs = outputs
             .iter()
             .zip(out_slices)
-            .map(|(&id, s)| TensorMut { dtype: self.dtypes[id.index()], dims: &self.dims[id.index()], bytes: s.unwrap_or_default() })
+            .map(|(&id, s)| TensorMut { dtype: dtypes[id.index()], dims: &dims[id.index()], bytes: s.unwrap_or_default() })
             .collect();
         Ok((ins, outs))
     }
@@ -237,6 +388,43 @@ mod tests {
         assert_eq!(ins[1].bytes, ins[0].bytes);
         outs[0].bytes.copy_from_slice(&[2u8; 16]);
         assert_eq!(a.bytes(OperandId(1)).unwrap(), &[2u8; 16]);
+    }
+
+    #[test]
+    fn dynamic_tensors_resize_and_split_with_static_ones() {
+        // %0 static input, %1 dynamic output, %2 dynamic input of a later op.
+        let slots = vec![Some(0..16), None, None];
+        let mut a = TensorArena::new(64, slots, vec![vec![4], vec![1], vec![1]], vec![DType::F32; 3]);
+        a.make_dynamic(OperandId(1));
+        a.make_dynamic(OperandId(2));
+        assert!(a.is_dynamic(OperandId(1)) && !a.is_dynamic(OperandId(0)));
+        a.resize(OpId(0), OperandId(1), &[2, 3]).unwrap();
+        a.resize(OpId(0), OperandId(2), &[0, 3]).unwrap();
+        a.bytes_mut(OperandId(0)).unwrap().copy_from_slice(&[1u8; 16]);
+        let (ins, mut outs) = a.split(OpId(0), &[OperandId(0), OperandId(2), OperandId(0)], &[OperandId(1)]).unwrap();
+        assert_eq!((ins[0].bytes, ins[1].bytes.len(), ins[2].bytes), (&[1u8; 16][..], 0, &[1u8; 16][..]));
+        assert_eq!((outs[0].dims, outs[0].bytes.len()), (&[2, 3][..], 24));
+        outs[0].bytes.fill(7);
+        assert_eq!(a.bytes(OperandId(1)).unwrap(), &[7u8; 24]);
+        // Shrinking keeps the storage (memory stays flat over runs); growing extends it.
+        a.resize(OpId(0), OperandId(1), &[1]).unwrap();
+        assert_eq!((a.dims(OperandId(1)), a.bytes(OperandId(1)).unwrap().len()), (&[1][..], 4));
+        let kept = a.dynamic_size();
+        a.resize(OpId(0), OperandId(1), &[2, 2]).unwrap();
+        assert_eq!(a.dynamic_size(), kept);
+        a.resize(OpId(0), OperandId(1), &[100]).unwrap();
+        assert!(a.dynamic_size() >= kept + 400 - 24);
+    }
+
+    #[test]
+    fn dynamic_misuse_is_an_error_not_a_panic() {
+        let mut a = TensorArena::new(64, vec![Some(0..16), None], vec![vec![4], vec![4]], vec![DType::F32; 2]);
+        a.make_dynamic(OperandId(1));
+        assert!(a.resize(OpId(3), OperandId(0), &[8]).is_err(), "a static tensor cannot be resized");
+        assert!(a.split(OpId(0), &[OperandId(1)], &[OperandId(1)]).is_err(), "input and output share storage");
+        assert!(a.split(OpId(0), &[], &[OperandId(1), OperandId(1)]).is_err(), "one output written twice");
+        let huge = [usize::MAX / 2, 4];
+        assert!(a.resize(OpId(0), OperandId(1), &huge).is_err(), "overflowing shapes are refused");
     }
 
     #[test]

@@ -1,11 +1,15 @@
 //! Control flow: IF and WHILE call other subgraphs of the model. Each called subgraph is
-//! prepared once (its own kernels and arena); at run time tensors are passed by value: inputs are
-//! copied into the callee's arena and its outputs copied back, as TFLite's spec requires.
+//! prepared once per input shape (its own kernels and arena; see [`crate::callee`]): at prepare
+//! when the op's input shapes are static, else at run time for each shape met. Tensors are passed
+//! by value: inputs are copied into the callee's arena and its outputs copied back, as TFLite's
+//! spec requires.
 
 use std::sync::Arc;
 
+use crate::callee::Callee;
+use crate::prepared::Env;
 use crate::shape::fmt_dims;
-use crate::{infer_graph_with, Backend, CompileError, InputSource, Model, OpId, OpIo, OpKind, RunError, SubgraphId, TensorArena};
+use crate::{infer_graph_with, Backend, CompileError, Inferred, InputSource, Model, OpId, OpIo, OpKind, RunError, SubgraphId, TensorArena};
 
 /// How deep IF/WHILE may nest (a subgraph calling itself would otherwise recurse forever).
 pub const MAX_DEPTH: usize = 16;
@@ -15,14 +19,9 @@ fn depth_error(op: OpId, kind: &str) -> CompileError {
 }
 
 /// Infers every operand's dims of subgraph `sub`, following IF/WHILE into the subgraphs they call
-/// and asking `backends` ([`Backend::output_shapes`]) for the outputs of custom ops.
-pub fn infer_model(
-    model: &Model,
-    sub: SubgraphId,
-    input_dims: &[Vec<usize>],
-    depth: usize,
-    backends: &[Box<dyn Backend>],
-) -> Result<Vec<Vec<usize>>, CompileError> {
+/// and asking `backends` ([`Backend::output_shapes`]) for the outputs of custom ops. Shapes that
+/// depend on values computed at run time are marked dynamic.
+pub fn infer_model(model: &Model, sub: SubgraphId, input_dims: &[Vec<usize>], depth: usize, backends: &[Box<dyn Backend>]) -> Result<Inferred, CompileError> {
     let g = model.subgraph(sub).ok_or_else(|| CompileError::Config {
         key: "subgraph".into(),
         value: sub.to_string(),
@@ -42,60 +41,76 @@ pub fn infer_model(
                 })
                 .collect()
         };
-        let outputs_of = |callee: SubgraphId, dims: &[Vec<usize>]| -> Result<Vec<Vec<usize>>, CompileError> {
+        // The callee's output dims, `None` for those known only at run time.
+        let outputs_of = |callee: SubgraphId, dims: &[Vec<usize>]| -> Result<Vec<Option<Vec<usize>>>, CompileError> {
             if depth >= MAX_DEPTH {
                 return Err(depth_error(id, op.kind.name()));
             }
             let inner = infer_model(model, callee, dims, depth + 1, backends)?;
             let cg = model.subgraph(callee).expect("validated");
-            Ok(cg.outputs.iter().map(|o| inner[o.index()].clone()).collect())
+            Ok(cg.outputs.iter().map(|o| (!inner.dynamic[o.index()]).then(|| inner.dims[o.index()].clone())).collect())
         };
         match &op.kind {
             OpKind::If { then_branch, else_branch } => Some((|| {
                 let dims = dims_of(1)?;
                 let then_out = outputs_of(*then_branch, &dims)?;
                 let else_out = outputs_of(*else_branch, &dims)?;
-                if then_out != else_out {
-                    return Err(CompileError::InvalidOp {
-                        op: id,
-                        kind: "If".into(),
-                        reason: format!("branches give different output shapes ({then_out:?} vs {else_out:?}); shapes that depend on the condition are not supported yet"),
-                    });
-                }
-                Ok(then_out)
+                // Where the branches disagree, the output's shape depends on the condition.
+                Ok(then_out.into_iter().zip(else_out).map(|(t, e)| if t == e { t } else { None }).collect())
             })()),
             OpKind::While { body, .. } => Some((|| {
                 let dims = dims_of(0)?;
                 let out = outputs_of(*body, &dims)?;
-                if out != dims {
-                    let show: Vec<String> = out.iter().map(|d| fmt_dims(d)).collect();
-                    return Err(CompileError::InvalidOp {
-                        op: id,
-                        kind: "While".into(),
-                        reason: format!("the body changes loop-carried shapes (to {}); loops whose shapes change are not supported yet", show.join(", ")),
-                    });
+                // A body that changes a carried shape makes every output dynamic: the loop then
+                // prepares its subgraphs for each carried shape it meets. A body output known only
+                // at run time is checked against the carried shape when the loop runs.
+                if out.iter().zip(&dims).any(|(o, d)| o.as_ref().is_some_and(|o| o != d)) {
+                    return Ok(vec![None; dims.len()]);
                 }
-                Ok(out)
+                Ok(dims.into_iter().map(Some).collect())
             })()),
-            OpKind::Custom { .. } => backends.iter().find_map(|b| b.output_shapes(g, id, shapes)),
+            OpKind::Custom { .. } => backends.iter().find_map(|b| b.output_shapes(g, id, shapes)).map(|r| r.map(|v| v.into_iter().map(Some).collect())),
             _ => None,
         }
     })
 }
 
-/// One IF or WHILE op, with the subgraphs it calls prepared.
+/// One IF or WHILE op, with the subgraphs it calls.
 pub(crate) enum ControlStep {
-    If { io: OpIo, then_branch: Box<crate::Prepared>, else_branch: Box<crate::Prepared> },
-    While { io: OpIo, cond: Box<crate::Prepared>, body: Box<crate::Prepared>, state: Vec<Vec<u8>> },
+    If {
+        io: OpIo,
+        then_branch: Callee,
+        else_branch: Callee,
+        /// Some input is dynamic: branches are looked up by the input shapes of each run.
+        by_shape: bool,
+        /// `dynamic[k]`: output k's shape depends on the branch taken or on run-time values, and
+        /// is set from the branch's output at each run.
+        dynamic: Vec<bool>,
+    },
+    While {
+        io: OpIo,
+        cond: Callee,
+        body: Callee,
+        state: Vec<Vec<u8>>,
+        /// `check[k]`: the body's output k is known only at run time and is checked against the
+        /// carried shape after each iteration (loops whose carried shapes are static).
+        check: Vec<bool>,
+        /// The carried shapes may change (dynamic inputs, or a body that changes them): cond and
+        /// body are looked up by the carried shapes of each iteration, and the outputs sized at
+        /// the end.
+        by_shape: bool,
+        shapes: Vec<Vec<usize>>,
+    },
 }
 
-/// Prepares the subgraphs op `id` calls, for the dims its inputs have.
+/// Prepares the subgraphs op `id` calls, for the dims its inputs have; `dynamic` marks the
+/// operands of `g` whose shapes are known only at run time.
 pub(crate) fn prepare_step(
-    model: &Model,
     g: &crate::Subgraph,
     id: OpId,
     dims: &[Vec<usize>],
-    env: &crate::prepared::Env<'_>,
+    dynamic: &[bool],
+    env: &Env<'_>,
     depth: usize,
 ) -> Result<ControlStep, CompileError> {
     let op = g.op(id);
@@ -105,15 +120,26 @@ pub(crate) fn prepare_step(
     let inputs: Vec<InputSource> = op.inputs.iter().flatten().map(|&i| InputSource::of(g, &dims[i.index()], i)).collect();
     let io = OpIo::new(id, inputs, op.outputs.clone());
     let in_dims = |from: usize| -> Vec<Vec<usize>> { op.inputs[from..].iter().flatten().map(|i| dims[i.index()].clone()).collect() };
-    let sub = |s: SubgraphId, d: &[Vec<usize>]| crate::Prepared::build(model, s, d, env, depth + 1).map(Box::new);
+    let in_dynamic = |from: usize| op.inputs[from..].iter().flatten().any(|i| dynamic[i.index()]);
+    let out_dynamic: Vec<bool> = op.outputs.iter().map(|o| dynamic[o.index()]).collect();
     match &op.kind {
         OpKind::If { then_branch, else_branch } => {
+            let by_shape = in_dynamic(1);
             let d = in_dims(1);
-            Ok(ControlStep::If { io, then_branch: sub(*then_branch, &d)?, else_branch: sub(*else_branch, &d)? })
+            let d = (!by_shape).then_some(d.as_slice());
+            let then_branch = Callee::new(*then_branch, d, by_shape, env, depth + 1)?;
+            let else_branch = Callee::new(*else_branch, d, by_shape, env, depth + 1)?;
+            Ok(ControlStep::If { io, then_branch, else_branch, by_shape, dynamic: out_dynamic })
         }
         OpKind::While { cond, body } => {
+            // Outputs are dynamic exactly when the carried shapes may change.
+            let by_shape = out_dynamic.iter().any(|&d| d);
             let d = in_dims(0);
-            Ok(ControlStep::While { io, cond: sub(*cond, &d)?, body: sub(*body, &d)?, state: Vec::new() })
+            let d = (!in_dynamic(0)).then_some(d.as_slice());
+            let body = Callee::new(*body, d, by_shape, env, depth + 1)?;
+            let cond = Callee::new(*cond, d, by_shape, env, depth + 1)?;
+            let check = (0..op.outputs.len()).map(|k| !by_shape && body.output_is_dynamic(k)).collect();
+            Ok(ControlStep::While { io, cond, body, state: Vec::new(), check, by_shape, shapes: Vec::new() })
         }
         other => Err(CompileError::InvalidOp { op: id, kind: other.name().into(), reason: "not a control-flow op".into() }),
     }
@@ -134,19 +160,42 @@ impl ControlStep {
     /// Runs the op: copies its inputs into the callee(s), runs them, copies the results out.
     pub(crate) fn run(&mut self, arena: &mut TensorArena) -> Result<(), RunError> {
         match self {
-            ControlStep::If { io, then_branch, else_branch } => {
+            ControlStep::If { io, then_branch, else_branch, by_shape, dynamic } => {
                 let (ins, mut outs) = io.views(arena)?;
                 let cond = ins.first().and_then(|c| c.bytes.first()).copied().unwrap_or(0) != 0;
-                let branch = if cond { then_branch } else { else_branch };
+                let callee = if cond { then_branch } else { else_branch };
+                let branch = match by_shape {
+                    true => callee.for_dims(&ins[1..].iter().map(|t| t.dims).collect::<Vec<_>>(), io.op, "If")?,
+                    false => callee.fixed(io.op, "If")?,
+                };
                 let args: Vec<&[u8]> = ins[1..].iter().map(|t| t.bytes).collect();
                 call(branch, &args, io.op, "If")?;
+                if dynamic.iter().any(|&d| d) {
+                    // Outputs whose shape is the branch's: size them, then borrow them again.
+                    drop((ins, outs));
+                    for (k, &o) in io.outputs.iter().enumerate() {
+                        if dynamic[k] {
+                            arena.resize(io.op, o, branch.output_dims(k)?)?;
+                        }
+                    }
+                    outs = io.views(arena)?.1;
+                }
                 for (k, o) in outs.iter_mut().enumerate() {
-                    o.bytes.copy_from_slice(branch.output(k)?);
+                    let src = branch.output(k)?;
+                    if src.len() != o.bytes.len() {
+                        return Err(RunError::Kernel {
+                            op: io.op,
+                            kind: "If".into(),
+                            reason: format!("the branch's output {k} has shape {}, the op's output {}", fmt_dims(branch.output_dims(k)?), fmt_dims(o.dims)),
+                        });
+                    }
+                    o.bytes.copy_from_slice(src);
                 }
                 Ok(())
             }
-            ControlStep::While { io, cond, body, state } => {
+            ControlStep::While { io, cond, body, state, check, by_shape: false, .. } => {
                 let (ins, mut outs) = io.views(arena)?;
+                let (cond, body) = (cond.fixed(io.op, "While")?, body.fixed(io.op, "While")?);
                 state.resize(ins.len(), Vec::new());
                 for (s, t) in state.iter_mut().zip(&ins) {
                     s.clear();
@@ -160,10 +209,70 @@ impl ControlStep {
                     }
                     call(body, &args, io.op, "While")?;
                     for (k, s) in state.iter_mut().enumerate() {
-                        s.copy_from_slice(body.output(k)?);
+                        let out = body.output(k)?;
+                        if out.len() != s.len() || (check[k] && body.output_dims(k)? != ins[k].dims) {
+                            return Err(RunError::Kernel {
+                                op: io.op,
+                                kind: "While".into(),
+                                reason: format!(
+                                    "the body changed loop-carried tensor {k} from {} to {}, which the loop's outputs were planned for",
+                                    fmt_dims(ins[k].dims),
+                                    fmt_dims(body.output_dims(k)?)
+                                ),
+                            });
+                        }
+                        s.copy_from_slice(out);
                     }
                 }
                 for (o, s) in outs.iter_mut().zip(state.iter()) {
+                    o.bytes.copy_from_slice(s);
+                }
+                Ok(())
+            }
+            ControlStep::While { io, cond, body, state, shapes, .. } => {
+                {
+                    let (ins, _) = io.views(arena)?;
+                    state.resize(ins.len(), Vec::new());
+                    shapes.resize(ins.len(), Vec::new());
+                    for ((s, d), t) in state.iter_mut().zip(shapes.iter_mut()).zip(&ins) {
+                        s.clear();
+                        s.extend_from_slice(t.bytes);
+                        d.clear();
+                        d.extend_from_slice(t.dims);
+                    }
+                }
+                loop {
+                    let dims: Vec<&[usize]> = shapes.iter().map(Vec::as_slice).collect();
+                    let args: Vec<&[u8]> = state.iter().map(Vec::as_slice).collect();
+                    let c = cond.for_dims(&dims, io.op, "While")?;
+                    call(c, &args, io.op, "While")?;
+                    if c.output(0)?.first().copied().unwrap_or(0) == 0 {
+                        break;
+                    }
+                    let b = body.for_dims(&dims, io.op, "While")?;
+                    call(b, &args, io.op, "While")?;
+                    for (k, (s, d)) in state.iter_mut().zip(shapes.iter_mut()).enumerate() {
+                        let out = b.output(k)?;
+                        s.clear();
+                        s.extend_from_slice(out);
+                        d.clear();
+                        d.extend_from_slice(b.output_dims(k)?);
+                    }
+                }
+                for (k, &o) in io.outputs.iter().enumerate() {
+                    if arena.is_dynamic(o) {
+                        arena.resize(io.op, o, &shapes[k])?;
+                    }
+                }
+                let (_, mut outs) = io.views(arena)?;
+                for (k, (o, s)) in outs.iter_mut().zip(state.iter()).enumerate() {
+                    if o.bytes.len() != s.len() {
+                        return Err(RunError::Kernel {
+                            op: io.op,
+                            kind: "While".into(),
+                            reason: format!("loop-carried tensor {k} ends as {}, its output was planned as {}", fmt_dims(&shapes[k]), fmt_dims(o.dims)),
+                        });
+                    }
                     o.bytes.copy_from_slice(s);
                 }
                 Ok(())

@@ -117,6 +117,18 @@ pub enum CompileError {
         /// What is wrong and what was expected.
         reason: String,
     },
+    /// An op's output shape depends on the values of a tensor computed at run time, where such
+    /// shapes are not allowed (shape inference outside a prepared session; a prepared session
+    /// makes the outputs dynamic instead).
+    #[error("op {op} ({kind}): operand {operand}: its values decide the output shape and are known only at run time")]
+    ValueDependent {
+        /// The op.
+        op: OpId,
+        /// Its kind.
+        kind: String,
+        /// The operand whose values are needed.
+        operand: OperandId,
+    },
     /// The shape computed for an output disagrees with the one the model declares.
     #[error("op {op} ({kind}): output {operand} has shape {got} but the model declares {declared}")]
     ShapeMismatch {

@@ -5,6 +5,11 @@
 //! validation, the [`Backend`] trait, the partitioner, the memory planner, the executor
 //! ([`Prepared`]) and the typed errors of each stage.
 //!
+//! Shapes are inferred and memory planned at prepare. Tensors whose shapes depend on values
+//! computed at run time are dynamic: the executor infers their shapes when the op producing them
+//! runs, gives them storage of their own outside the static arena, and compiles that op for the
+//! shapes met (see `dynamic.rs`); models without such tensors run exactly as planned.
+//!
 //! This crate knows nothing of file formats, SIMD or wgpu: loaders and backends depend on it,
 //! never the reverse.
 
@@ -12,9 +17,11 @@
 
 mod arena;
 mod backend;
+mod callee;
 mod config;
 pub mod control;
 mod dtype;
+mod dynamic;
 mod error;
 mod graph;
 mod ids;
@@ -37,10 +44,10 @@ pub use dtype::DType;
 pub use error::{CompileError, LoadError, RunError};
 pub use graph::{Model, Signature, Subgraph};
 pub use ids::{OpId, OperandId, SubgraphId};
-pub use infer::{infer_graph, infer_graph_with, infer_op};
+pub use infer::{infer_graph, infer_graph_with, infer_op, infer_op_at_run, Inferred};
 pub use op::*;
 pub use operand::{Blob, ConstData, Layout, Operand};
-pub use plan::{plan, MemoryPlan};
+pub use plan::{plan, plan_static, MemoryPlan};
 pub use prepared::Prepared;
 pub use quant::Quantization;
 pub use shape::{Dim, Shape};

@@ -22,6 +22,12 @@ pub struct MemoryPlan {
 /// whole run (callers set inputs before and read outputs after); the rest live from the op that
 /// writes them to the last op that reads them.
 pub fn plan(g: &Subgraph, dims: &[Vec<usize>]) -> Result<MemoryPlan, CompileError> {
+    plan_static(g, dims, &[])
+}
+
+/// [`plan`] leaving out the operands marked in `dynamic` (their shapes are known only at run
+/// time, so they get storage of their own then).
+pub fn plan_static(g: &Subgraph, dims: &[Vec<usize>], dynamic: &[bool]) -> Result<MemoryPlan, CompileError> {
     let n_ops = g.ops.len();
     let mut first = vec![usize::MAX; g.operands.len()];
     let mut last = vec![0usize; g.operands.len()];
@@ -48,7 +54,7 @@ pub fn plan(g: &Subgraph, dims: &[Vec<usize>]) -> Result<MemoryPlan, CompileErro
     }
     let mut tensors: Vec<(usize, usize)> = Vec::new(); // (operand, bytes)
     for (i, o) in g.operands.iter().enumerate() {
-        if o.is_const() || first[i] == usize::MAX {
+        if o.is_const() || first[i] == usize::MAX || dynamic.get(i).copied().unwrap_or(false) {
             continue;
         }
         let bytes = num_elements(&dims[i])

@@ -1,65 +1,114 @@
 //! A prepared subgraph: shapes inferred, ops assigned and compiled, memory planned. `run` only
 //! moves data through the compiled partitions.
 
+use std::cell::OnceCell;
 use std::sync::Arc;
 
+use crate::callee::RunEnv;
 use crate::control::{self, ControlStep, SharedPool};
+use crate::dynamic::{DynamicStep, Runtime};
 use crate::partition::{assign, partitions, Assignment, Partition, CONTROL};
+use crate::plan::plan_static;
 use crate::shape::fmt_dims;
 use crate::{
-    passes, plan, validate, Backend, CompileCtx, CompileError, Config, Executable, MemoryPlan, Model, OpId,
-    OperandId, RunError, Subgraph, SubgraphId, TensorArena,
+    passes, validate, Backend, CompileCtx, CompileError, Config, Executable, Inferred, MemoryPlan, Model, OpId, OperandId, RunError,
+    Subgraph, SubgraphId, TensorArena,
 };
 
 /// Everything `prepare` computed for one subgraph.
 pub struct Prepared {
     graph: Subgraph,
     origin: Vec<OpId>,
-    dims: Vec<Vec<usize>>,
     assignments: Vec<Assignment>,
     partitions: Vec<Partition>,
     backend_ids: Vec<String>,
     exes: Vec<Exe>,
+    /// The partition each entry of `exes` runs (a control-flow or dynamic op is one of its own).
+    exe_parts: Vec<Partition>,
     arena: TensorArena,
+    /// Present when some operand's shape is known only at run time.
+    runtime: Option<Box<Runtime>>,
     pool: SharedPool,
     threads: usize,
     profiling: bool,
     exe_times: Vec<std::time::Duration>,
 }
 
-/// A compiled partition or a control-flow op.
+/// A compiled partition, a control-flow op, or an op compiled at run time.
 enum Exe {
     Backend(Box<dyn Executable>),
-    Control(ControlStep),
+    Control(Box<ControlStep>),
+    Dynamic(DynamicStep),
 }
 
-/// What every subgraph of one preparation shares: backends, configuration, thread pool.
+/// What every subgraph of one preparation shares: the model, backends, configuration, thread
+/// pool.
 pub(crate) struct Env<'a> {
-    pub backends: &'a [Box<dyn Backend>],
-    pub config: &'a Config,
+    pub model: &'a Model,
+    /// The model as owned by steps that prepare callees at run time, cloned on first need.
+    shared_model: OnceCell<Arc<Model>>,
+    pub backends: Arc<[Box<dyn Backend>]>,
+    pub config: Arc<Config>,
     pub pool: SharedPool,
     pub threads: usize,
 }
 
+impl Env<'_> {
+    /// An owned copy, for preparing callees at run time.
+    pub fn to_run_env(&self) -> RunEnv {
+        RunEnv {
+            model: self.shared_model.get_or_init(|| Arc::new(self.model.clone())).clone(),
+            backends: self.backends.clone(),
+            config: self.config.clone(),
+            pool: self.pool.clone(),
+            threads: self.threads,
+        }
+    }
+}
+
+impl RunEnv {
+    /// The environment of a preparation at run time.
+    pub(crate) fn env(&self) -> Env<'_> {
+        Env {
+            model: &self.model,
+            shared_model: OnceCell::from(self.model.clone()),
+            backends: self.backends.clone(),
+            config: self.config.clone(),
+            pool: self.pool.clone(),
+            threads: self.threads,
+        }
+    }
+}
+
 impl Prepared {
     /// Validates, infers shapes for `input_dims`, folds constants, partitions over `backends`
-    /// (in preference order), compiles each partition and plans memory.
+    /// (in preference order), compiles each partition and plans memory. The prepared model keeps
+    /// the backends: ops whose shapes are known only at run time are compiled when they run.
     pub fn new(
         model: &Model,
         subgraph: SubgraphId,
         input_dims: &[Vec<usize>],
-        backends: &[Box<dyn Backend>],
+        backends: impl Into<Arc<[Box<dyn Backend>]>>,
         config: &Config,
         threads: usize,
     ) -> Result<Prepared, CompileError> {
         let threads = threads.max(1);
         let pool = crate::pool::JoinedPool::new(threads)?;
-        let env = Env { backends, config, pool: Arc::new(pool), threads };
-        Prepared::build(model, subgraph, input_dims, &env, 0)
+        let env = Env {
+            model,
+            shared_model: OnceCell::new(),
+            backends: backends.into(),
+            config: Arc::new(config.clone()),
+            pool: Arc::new(pool),
+            threads,
+        };
+        Prepared::build(subgraph, input_dims, &env, 0)
     }
 
-    /// Prepares subgraph `subgraph`; `depth` counts the control-flow calls above it.
-    pub(crate) fn build(model: &Model, subgraph: SubgraphId, input_dims: &[Vec<usize>], env: &Env<'_>, depth: usize) -> Result<Prepared, CompileError> {
+    /// Prepares subgraph `subgraph` of `env.model`; `depth` counts the control-flow calls above
+    /// it.
+    pub(crate) fn build(subgraph: SubgraphId, input_dims: &[Vec<usize>], env: &Env<'_>, depth: usize) -> Result<Prepared, CompileError> {
+        let model = env.model;
         let g0 = model.subgraph(subgraph).ok_or_else(|| CompileError::Config {
             key: "subgraph".into(),
             value: subgraph.to_string(),
@@ -79,34 +128,71 @@ impl Prepared {
         }
         // Folding turns ops into constants of the same dims, so shapes are inferred on the model
         // as loaded (which also follows IF/WHILE into their subgraphs).
-        let dims = control::infer_model(model, subgraph, input_dims, depth, env.backends)?;
+        let Inferred { dims, dynamic } = control::infer_model(model, subgraph, input_dims, depth, &env.backends)?;
         let (graph, origin) = passes::fold_constants(g0);
-        let ctx = CompileCtx { graph: &graph, shapes: &dims, threads: env.threads, config: env.config, origin: &origin };
-        let assignments = assign(&ctx, env.backends)?;
+        let ctx = CompileCtx { graph: &graph, shapes: &dims, threads: env.threads, config: &env.config, origin: &origin };
+        let assignments = assign(&ctx, &env.backends)?;
         let partitions = partitions(&assignments);
+        let touches_dynamic = |id: OpId| {
+            let op = graph.op(id);
+            op.inputs.iter().flatten().chain(&op.outputs).any(|o| dynamic[o.index()])
+        };
         let mut exes = Vec::with_capacity(partitions.len());
+        let mut exe_parts = Vec::with_capacity(partitions.len());
         for p in &partitions {
             if p.backend == CONTROL {
                 for &op in &p.ops {
-                    exes.push(Exe::Control(control::prepare_step(model, &graph, op, &dims, env, depth)?));
+                    exes.push(Exe::Control(Box::new(control::prepare_step(&graph, op, &dims, &dynamic, env, depth)?)));
+                    exe_parts.push(Partition { backend: CONTROL, ops: vec![op] });
                 }
-            } else {
-                exes.push(Exe::Backend(env.backends[p.backend].compile(&ctx, &p.ops)?));
+                continue;
+            }
+            // Runs of static ops compile now; an op touching a dynamic operand compiles when it
+            // runs. Without dynamic operands this is one compile per partition.
+            let mut runs: Vec<(Vec<OpId>, bool)> = Vec::new();
+            for &op in &p.ops {
+                match (touches_dynamic(op), runs.last_mut()) {
+                    (false, Some((run, false))) => run.push(op),
+                    (is_dynamic, _) => runs.push((vec![op], is_dynamic)),
+                }
+            }
+            for (ops, is_dynamic) in runs {
+                exes.push(match is_dynamic {
+                    true => Exe::Dynamic(DynamicStep::new(ops[0], p.backend)),
+                    false => Exe::Backend(env.backends[p.backend].compile(&ctx, &ops)?),
+                });
+                exe_parts.push(Partition { backend: p.backend, ops });
             }
         }
-        let MemoryPlan { slots, size } = plan(&graph, &dims)?;
+        let MemoryPlan { slots, size } = plan_static(&graph, &dims, &dynamic)?;
         let dtypes = graph.operands.iter().map(|o| o.dtype).collect();
-        let arena = TensorArena::new(size, slots, dims.clone(), dtypes);
-        log::debug!("prepared {subgraph}: {} ops in {} partitions, arena {} bytes, {} threads", graph.ops.len(), partitions.len(), size, env.threads);
+        let mut arena = TensorArena::new(size, slots, dims, dtypes);
+        let mut runtime = None;
+        if dynamic.iter().any(|&d| d) {
+            for (i, _) in dynamic.iter().enumerate().filter(|(_, &d)| d) {
+                arena.make_dynamic(OperandId::new(i));
+            }
+            let (backends, config, threads, origin) = (env.backends.clone(), env.config.clone(), env.threads, origin.clone());
+            runtime = Some(Box::new(Runtime { backends, config, threads, origin, graph: graph.clone() }));
+        }
+        let n_dynamic = dynamic.iter().filter(|&&d| d).count();
+        log::debug!(
+            "prepared {subgraph}: {} ops in {} partitions, arena {} bytes, {n_dynamic} dynamic tensors, {} threads",
+            graph.ops.len(),
+            partitions.len(),
+            size,
+            env.threads
+        );
         Ok(Prepared {
             graph,
             origin,
-            dims,
             assignments,
             partitions,
             backend_ids: env.backends.iter().map(|b| b.id().to_string()).collect(),
             exes,
+            exe_parts,
             arena,
+            runtime,
             pool: env.pool.clone(),
             threads: env.threads,
             profiling: false,
@@ -124,9 +210,26 @@ impl Prepared {
         &self.origin
     }
 
-    /// Concrete dims of every operand.
+    /// Concrete dims of operand `id`: as planned, or for a dynamic operand as of the last run.
     pub fn dims(&self, id: OperandId) -> &[usize] {
-        &self.dims[id.index()]
+        self.arena.dims(id)
+    }
+
+    /// Whether operand `id`'s shape is known only at run time.
+    pub fn is_dynamic(&self, id: OperandId) -> bool {
+        self.arena.is_dynamic(id)
+    }
+
+    /// Dims of graph output `i` (as of the last run for a dynamic one).
+    pub fn output_dims(&self, i: usize) -> Result<&[usize], RunError> {
+        let count = self.graph.outputs.len();
+        let id = *self.graph.outputs.get(i).ok_or(RunError::BadIndex { what: "output", index: i, count })?;
+        Ok(self.arena.dims(id))
+    }
+
+    /// Whether graph output `i`'s shape is known only at run time.
+    pub fn output_is_dynamic(&self, i: usize) -> bool {
+        self.graph.outputs.get(i).is_some_and(|&id| self.arena.is_dynamic(id))
     }
 
     /// Backend id and fallback reason of each op of [`Prepared::graph`].
@@ -179,6 +282,10 @@ impl Prepared {
             match exe {
                 Exe::Backend(e) => e.run(&mut self.arena)?,
                 Exe::Control(c) => c.run(&mut self.arena)?,
+                Exe::Dynamic(d) => match self.runtime.as_deref_mut() {
+                    Some(rt) => d.run(rt, &mut self.arena)?,
+                    None => return Err(RunError::Kernel { op: OpId(u32::MAX), kind: "dynamic".into(), reason: "no run-time compiler was prepared".into() }),
+                },
             }
             if let Some(t) = start {
                 self.exe_times[k] += t.elapsed();
@@ -203,28 +310,15 @@ impl Prepared {
     /// the partition's first op; control-flow ops include the subgraphs they call.
     pub fn op_times(&self) -> Vec<(OpId, String, String, std::time::Duration)> {
         let mut out = Vec::new();
-        for ((exe, p), total) in self.exes.iter().zip(self.exe_partitions()).zip(&self.exe_times) {
+        for ((exe, p), total) in self.exes.iter().zip(&self.exe_parts).zip(&self.exe_times) {
             let backend = self.backend_ids.get(p.backend).map_or("core", String::as_str).to_string();
             let times = match exe {
                 Exe::Backend(e) => e.op_times(),
-                Exe::Control(_) => Vec::new(),
+                Exe::Control(_) | Exe::Dynamic(_) => Vec::new(),
             };
             let times = if times.is_empty() { vec![(p.ops[0], *total)] } else { times };
             for (op, t) in times {
                 out.push((self.origin[op.index()], self.graph.op(op).kind.name().to_string(), backend.clone(), t));
-            }
-        }
-        out
-    }
-
-    /// The partition each entry of `exes` came from (a control partition gives one exe per op).
-    fn exe_partitions(&self) -> Vec<Partition> {
-        let mut out = Vec::new();
-        for p in &self.partitions {
-            if p.backend == CONTROL {
-                out.extend(p.ops.iter().map(|&op| Partition { backend: CONTROL, ops: vec![op] }));
-            } else {
-                out.push(p.clone());
             }
         }
         out

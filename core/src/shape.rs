@@ -39,7 +39,7 @@ impl Shape {
 
     /// Whether some dimension is unknown.
     pub fn is_dynamic(&self) -> bool {
-        self.0.iter().any(|d| *d == Dim::Unknown)
+        self.0.contains(&Dim::Unknown)
     }
 
     /// Whether `dims` fits this shape: same rank and equal wherever a dimension is known.

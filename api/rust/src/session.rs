@@ -358,7 +358,7 @@ impl Session {
             backends.push(Box::new(nnrt_custom_ops::CustomOpBackend::new(self.custom_ops.clone())));
         }
         nnrt_core::validate_model(&self.model)?;
-        let prepared = Prepared::new(&self.model, self.entry, &self.input_dims, &backends, &self.config, self.threads())?;
+        let prepared = Prepared::new(&self.model, self.entry, &self.input_dims, backends, &self.config, self.threads())?;
         self.prepared = Some(prepared);
         self.state = State::Prepared;
         Ok(())

@@ -137,18 +137,19 @@ pub(super) fn reshape(cx: &Cx, new_shape: Option<&[i32]>) -> Result<Vec<usize>, 
     let x = cx.input(0)?;
     let total = num_elements(x).ok_or_else(|| cx.input_err(0, "too many elements"))?;
     // TFLite takes the target from the 1-D shape input when there is one, else from the options.
-    let from_input = match cx.op.input(1) {
-        Some(id) if cx.g.operand(id).is_const() && cx.g.operand(id).shape.rank() == 1 => Some(cx.const_ints(1)?),
-        _ => None,
-    };
-    let target: Vec<i64> = match (from_input, new_shape) {
-        (Some(t), _) => t,
-        (None, Some(t)) => t.iter().map(|&v| v as i64).collect(),
-        (None, None) => {
-            let out = cx.g.operand(cx.op.outputs[0]).shape.concrete();
-            return out.filter(|o| num_elements(o) == Some(total)).ok_or_else(|| {
-                cx.err("the target shape is neither a constant input nor an option, and the output shape is not static")
-            });
+    // A computed shape input is read at run time only when neither the options nor a static
+    // declared output give the shape, so graphs that are static today stay static.
+    let shape_input = cx.op.input(1).filter(|&id| cx.g.operand(id).shape.rank() == 1);
+    let target: Vec<i64> = match (shape_input, new_shape) {
+        (Some(id), _) if cx.g.operand(id).is_const() => cx.const_ints(1)?,
+        (_, Some(t)) => t.iter().map(|&v| v as i64).collect(),
+        (computed, None) => {
+            let declared = cx.g.operand(cx.op.outputs[0]).shape.concrete().filter(|o| num_elements(o) == Some(total));
+            match (declared, computed) {
+                (Some(out), _) => return Ok(out),
+                (None, Some(_)) => cx.const_ints(1)?,
+                (None, None) => return Err(cx.err("the target shape is neither an input nor an option, and the output shape is not static")),
+            }
         }
     };
     let mut unknown = None;

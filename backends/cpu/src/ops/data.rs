@@ -19,12 +19,8 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     }
     match &op.kind {
         OpKind::Concatenation { act, .. } if *act != Activation::None => Err("fused activation on concatenation is not supported".into()),
-        OpKind::Transpose | OpKind::Pad | OpKind::MirrorPad(_) => {
-            if op.input(1).is_some_and(|p| !ctx.graph.operand(p).is_const()) {
-                return Err("the permutation / paddings must be constant".into());
-            }
-            Ok(())
-        }
+        // A computed permutation / paddings decides the output shape, so the op is compiled at
+        // run time with its values as constants; `build` reads them there.
         _ => Ok(()),
     }
 }
