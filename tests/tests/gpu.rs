@@ -673,3 +673,42 @@ fn f16_weight_storage() {
     // Values here are sums of ~500 products of size ~1: f16 weights move them by ~0.02 at most.
     compare("f16 weights", &half, &want, Tol { abs: 5e-2, rel: 1e-2 });
 }
+
+/// Sessions on several threads share one device: each run's read-back must wait for its own
+/// submission even when another thread's poll completes it.
+#[test]
+fn sessions_on_threads_share_the_device() {
+    if !gpu_or_skip("sessions_on_threads_share_the_device") {
+        return;
+    }
+    let mut g = G::default();
+    let x = g.input(&[1, 12, 12, 8], 180);
+    let w = g.weights(&[16, 3, 3, 8], 181);
+    let c = g.tensor(DType::F32, &[1, 12, 12, 16]);
+    g.op(OpKind::Conv2D(Conv2D { padding: Padding::Same, stride: [1, 1], dilation: [1, 1], act: Activation::Relu }), &[Some(x), Some(w), None], &[c]);
+    let axes = g.ints(&[1, 2]);
+    let o = g.out(&[1, 16]);
+    g.op(OpKind::Reduce { op: ReduceOp::Mean, keep_dims: false }, &[Some(c), Some(axes)], &[o]);
+    let (want, _) = g.run_on("cpu", &[]);
+    let g = std::sync::Arc::new(g);
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let g = g.clone();
+            std::thread::spawn(move || {
+                let mut s = g.session("gpu", &[]);
+                s.set_input(0, &g.feeds[0]).expect("input");
+                (0..25)
+                    .map(|_| {
+                        s.run().expect("run");
+                        s.output(0).expect("output").to_vec()
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for t in threads {
+        for out in t.join().expect("thread") {
+            compare("threaded run", &[out], &want, SUMS);
+        }
+    }
+}

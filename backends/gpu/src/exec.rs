@@ -308,10 +308,20 @@ impl Executable for GpuExecutable {
                 let _ = tx.send(r);
             });
             gpu.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| self.fail(format!("waiting for the gpu failed: {e}")))?;
-            match rx.try_recv() {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => return Err(self.fail(format!("reading results back failed: {e}"))),
-                Err(_) => return Err(self.fail("the gpu did not finish".into())),
+            // Sessions on other threads share the device, and their polls may be the ones that
+            // run this mapping's callback: keep polling until it has come.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+            let mapped = loop {
+                match rx.recv_timeout(std::time::Duration::from_millis(1)) {
+                    Ok(r) => break r,
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) if std::time::Instant::now() < deadline => {
+                        gpu.device.poll(wgpu::PollType::Poll).map_err(|e| self.fail(format!("waiting for the gpu failed: {e}")))?;
+                    }
+                    Err(_) => return Err(self.fail("the gpu did not finish reading back within 600 s".into())),
+                }
+            };
+            if let Err(e) = mapped {
+                return Err(self.fail(format!("reading results back failed: {e}")));
             }
             let mut missing = None;
             {
