@@ -712,3 +712,4 @@ fn sessions_on_threads_share_the_device() {
         }
     }
 }
+
