@@ -179,7 +179,7 @@ unsafe fn row_vnni(p: &DwVnni, g: &DepthwiseGeom, input: &[u8], r: usize, out: &
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn requant(x: __m512i, mult: __m512i, left: __m512i, right: __m512i, rmask: __m512i, (zp, lo, hi): (i32, i32, i32)) -> __m512i {
+pub(crate) fn requant(x: __m512i, mult: __m512i, left: __m512i, right: __m512i, rmask: __m512i, (zp, lo, hi): (i32, i32, i32)) -> __m512i {
     let half = _mm512_set1_epi64(1 << 30);
     let x = _mm512_sllv_epi32(x, left);
     let even = _mm512_srai_epi64::<31>(_mm512_add_epi64(_mm512_mul_epi32(x, mult), half));
