@@ -271,8 +271,12 @@ impl<TI: QInt> QASource for RowsSource<'_, TI> {
     }
 }
 
-/// Rows per rayon task (a multiple of every micro-kernel's row count).
+/// Rows per block of work (a multiple of every micro-kernel's row count).
 const ROWS_PER_TASK: usize = 48;
+/// Work (multiply-adds, see [`qgemm`]) below which a GEMM runs on the calling thread.
+const PAR_MIN_WORK: usize = 1 << 20;
+/// Work per rayon task at least.
+const TASK_WORK: usize = 1 << 18;
 /// Rows of the micro-kernel tiles (the largest of the kernels; smaller kernels loop).
 const MR: usize = sq::MR_QUAD;
 
@@ -286,8 +290,13 @@ pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue,
     let task = |(t, chunk): (usize, &mut [TO])| sq::gemm_task(m, a, b, ep, t, chunk, ldc, col0);
     let chunk_len = ROWS_PER_TASK * ldc;
     let total = m * ldc;
-    if m > ROWS_PER_TASK && rayon::current_num_threads() > 1 {
-        out[..total].par_chunks_mut(chunk_len).enumerate().for_each(task);
+    // A block of ROWS_PER_TASK rows costs its multiply-adds plus about one im2col/epilogue pass
+    // per output value; small GEMMs lose more to waking threads than they gain.
+    let block_work = ROWS_PER_TASK * b.n * (b.k + 16);
+    let blocks = m.div_ceil(ROWS_PER_TASK);
+    if blocks > 1 && rayon::current_num_threads() > 1 && blocks * block_work >= PAR_MIN_WORK {
+        let min_blocks = TASK_WORK.div_ceil(block_work);
+        out[..total].par_chunks_mut(chunk_len).with_min_len(min_blocks).enumerate().for_each(task);
     } else {
         out[..total].chunks_mut(chunk_len).enumerate().for_each(task);
     }

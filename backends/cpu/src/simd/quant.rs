@@ -362,23 +362,6 @@ pub(crate) fn binary_same<T: crate::quant::QInt, TO: crate::quant::QInt>(p: &cra
     p.run_same(a, b, out)
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-unsafe fn resize_u8_row_avx512(p: &crate::quant::misc::ResizeRows, r: usize, orow: &mut [u8]) {
-    p.row(r, orow)
-}
-
-/// One output row of the uint8 RESIZE_BILINEAR, compiled for AVX-512 when present (the
-/// same float operations per lane, so the same bytes).
-pub(crate) fn resize_u8_row(p: &crate::quant::misc::ResizeRows, r: usize, orow: &mut [u8]) {
-    #[cfg(target_arch = "x86_64")]
-    if row_avx512() {
-        // SAFETY: `row_avx512` verified the features; the body is safe Rust.
-        return unsafe { resize_u8_row_avx512(p, r, orow) };
-    }
-    p.row(r, orow)
-}
-
 /// [`crate::quant::requant::requant_row`] with AVX-512 intrinsics: the 32×32→64-bit high
 /// multiply runs on even and odd lanes with `vpmuldq`, the rounding shift per lane with
 /// `vpsravd`. Falls back to the portable loop elsewhere and for the tail.
