@@ -200,10 +200,17 @@ fn pack_vnni<TI: QInt, TW: QInt>(g: &DepthwiseGeom, q: &ConvQuant, fixed: &[(i32
     let taps = g.k_h * g.k_w;
     let quads = taps.div_ceil(4);
     let blocks = c.div_ceil(BLOCK);
+    let pixels = match c {
+        1..=16 => 4,
+        17..=32 => 2,
+        _ => 1,
+    };
+    let lp = 4 / pixels;
     let aw = if TW::MIN == 0 { -128 } else { 0 };
     let zx = q.in_zp + input_shift::<TI>();
-    // Channel held by register slot `s` (vector `s / 16`, lane `s % 16`) of block `blk`.
-    let chan = |blk: usize, s: usize| blk * BLOCK + 16 * ((s % 16) / 4) + 4 * (s / 16) + s % 4;
+    // Channel held by register slot `s` (vector `s / 16`, lane `s % 16`, 128-bit part
+    // `s % 16 / 4`) of block `blk`.
+    let chan = |blk: usize, s: usize| blk * BLOCK + 16 * ((s % 16) / 4 % lp) + 4 * (s / 16) + s % 4;
     let wp = |ch: usize, t: usize| if ch < c && t < taps { filter[t * c + ch].get() + aw } else { 0 };
     let mut w = Vec::with_capacity(blocks * quads * 4 * BLOCK);
     for blk in 0..blocks {
@@ -240,6 +247,7 @@ fn pack_vnni<TI: QInt, TW: QInt>(g: &DepthwiseGeom, q: &ConvQuant, fixed: &[(i32
     DwVnni {
         c,
         quads,
+        pixels,
         w,
         bias,
         zw,

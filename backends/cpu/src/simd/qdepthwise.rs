@@ -10,6 +10,9 @@
 //! requantization runs on the registers in the same permuted order; one lane permutation puts
 //! the output bytes back in channel order.
 //!
+//! With 32 channels or fewer, one vector holds 2 (17..=32 channels) or 4 (1..=16) neighbouring
+//! output pixels, one per 256- or 128-bit part, so narrow layers do not run mostly empty lanes.
+//!
 //! Exactness: with `x' = x + ax`, `w' = w + aw` (bytes for `vpdpbusd`), `zx' = zx + ax`,
 //! `zw' = zw + aw` and `T` taps, `Σ (x − zx)(w − zw) = Σ x'w' − zw'·Σx' − zx'·Σw' + T·zx'·zw'`
 //! in wrapping `i32` arithmetic; the last two terms fold into the bias at prepare and `Σx'`
@@ -30,14 +33,17 @@ pub(crate) const MAX_TAPS: usize = 64;
 /// A depthwise convolution prepared for [`row`].
 ///
 /// Parameter arrays hold `BLOCK` entries per channel block in the kernel's register order:
-/// entry `j * 16 + 4 * l + k` of a block (vector `j`, lane `4l + k`) is channel
-/// `16 * l + 4 * j + k` of the block.
+/// entry `j * 16 + 4 * l + k` of a block (vector `j`, lane `4l + k`, 128-bit part `l`) is
+/// channel `16 * (l % lp) + 4 * j + k` of the block, of pixel `l / lp` of the vector, where
+/// `lp` = 128-bit parts per pixel = `4 / pixels` ([`DwVnni::pixels`]).
 #[derive(Clone, Debug)]
 pub(crate) struct DwVnni {
     /// Channels.
     pub c: usize,
     /// Groups of 4 taps.
     pub quads: usize,
+    /// Output pixels per vector: 4 (≤ 16 channels), 2 (≤ 32) or 1 (then channel blocks of 64).
+    pub pixels: usize,
     /// `w'` bytes: per block, per quad, per vector `j`, per lane, the 4 taps.
     pub w: Vec<i8>,
     /// Bias with `−zx'·Σw' + T·zx'·zw'` folded in.
@@ -65,6 +71,7 @@ pub(crate) struct DwVnni {
 pub(crate) fn row(t: VnniToken, p: &DwVnni, g: &DepthwiseGeom, input: &[u8], r: usize, out: &mut [u8]) {
     let _ = t;
     assert!(g.multiplier == 1 && g.in_c == p.c && p.quads * 4 <= MAX_TAPS && g.k_h * g.k_w <= p.quads * 4);
+    assert!(matches!((p.pixels, p.c), (1, _) | (2, 1..=32) | (4, 1..=16)));
     let blocks = p.c.div_ceil(BLOCK);
     assert!(out.len() >= g.out_w * p.c && r < g.batch * g.out_h && p.pad.len() >= blocks * BLOCK);
     assert!(p.w.len() >= blocks * p.quads * 4 * BLOCK);
@@ -76,34 +83,74 @@ pub(crate) fn row(t: VnniToken, p: &DwVnni, g: &DepthwiseGeom, input: &[u8], r: 
     // and the output row; `row_vnni` checks each input tap against `input.len()`.
     #[cfg(target_arch = "x86_64")]
     unsafe {
-        row_vnni(p, g, input, r, out);
+        match p.pixels {
+            4 => row_vnni::<4>(p, g, input, r, out),
+            2 => row_vnni::<2>(p, g, input, r, out),
+            _ => row_vnni::<1>(p, g, input, r, out),
+        }
     }
 }
 
+/// Loads the 4 taps' bytes of quad `q`, channels `c0 ..` under `mask`, for the `PX` pixels of
+/// a vector, flipped to unsigned, into one vector each.
+///
+/// # Safety
+/// Each `tp[px][4q + t]` must have the masked bytes from `c0` readable.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-unsafe fn row_vnni(p: &DwVnni, g: &DepthwiseGeom, input: &[u8], r: usize, out: &mut [u8]) {
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+#[inline]
+unsafe fn load_taps<const PX: usize>(tp: &[[*const u8; MAX_TAPS]; 4], q: usize, c0: usize, mask: __mmask64, flip: __m512i) -> [__m512i; 4] {
+    let mut x = [_mm512_setzero_si512(); 4];
+    for (t, xt) in x.iter_mut().enumerate() {
+        let at = |px: usize| tp[px][4 * q + t] as *const i8;
+        // SAFETY: the caller guarantees the masked bytes from each tap pointer.
+        let v = unsafe {
+            match PX {
+                1 => _mm512_maskz_loadu_epi8(mask, at(0).add(c0)),
+                2 => _mm512_inserti64x4::<1>(
+                    _mm512_castsi256_si512(_mm256_maskz_loadu_epi8(mask as u32, at(0))),
+                    _mm256_maskz_loadu_epi8(mask as u32, at(1)),
+                ),
+                _ => {
+                    let m = mask as u16;
+                    let lo = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(_mm_maskz_loadu_epi8(m, at(0))), _mm_maskz_loadu_epi8(m, at(1)));
+                    let hi = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(_mm_maskz_loadu_epi8(m, at(2))), _mm_maskz_loadu_epi8(m, at(3)));
+                    _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi)
+                }
+            }
+        };
+        *xt = _mm512_xor_si512(v, flip);
+    }
+    x
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+unsafe fn row_vnni<const PX: usize>(p: &DwVnni, g: &DepthwiseGeom, input: &[u8], r: usize, out: &mut [u8]) {
     let c = p.c;
     let (b, oy) = (r / g.out_h, r % g.out_h);
     let blocks = c.div_ceil(BLOCK);
-    let mut tp = [p.pad.as_ptr(); MAX_TAPS];
+    let mut tp = [[p.pad.as_ptr(); MAX_TAPS]; 4];
     let flip = _mm512_set1_epi8(if p.signed { -128 } else { 0 });
     let ones = _mm512_set1_epi8(1);
     let perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     let has_zw = !p.zw.is_empty();
-    for ox in 0..g.out_w {
-        for ky in 0..g.k_h {
-            let iy = (oy * g.stride_h + ky * g.dil_h) as isize - g.pad_top as isize;
-            for kx in 0..g.k_w {
-                let ix = (ox * g.stride_w + kx * g.dil_w) as isize - g.pad_left as isize;
-                let inside = iy >= 0 && (iy as usize) < g.in_h && ix >= 0 && (ix as usize) < g.in_w;
-                let off = ((b * g.in_h + iy.max(0) as usize) * g.in_w + ix.max(0) as usize) * c;
-                tp[ky * g.k_w + kx] = if inside && off + c <= input.len() {
-                    // SAFETY: `off + c <= input.len()`: the tap's channels lie inside `input`.
-                    unsafe { input.as_ptr().add(off) }
-                } else {
-                    p.pad.as_ptr()
-                };
+    for ox0 in (0..g.out_w).step_by(PX) {
+        for (px, tpx) in tp.iter_mut().enumerate().take(PX) {
+            let ox = ox0 + px;
+            for ky in 0..g.k_h {
+                let iy = (oy * g.stride_h + ky * g.dil_h) as isize - g.pad_top as isize;
+                for kx in 0..g.k_w {
+                    let ix = (ox * g.stride_w + kx * g.dil_w) as isize - g.pad_left as isize;
+                    let inside = ox < g.out_w && iy >= 0 && (iy as usize) < g.in_h && ix >= 0 && (ix as usize) < g.in_w;
+                    let off = ((b * g.in_h + iy.max(0) as usize) * g.in_w + ix.max(0) as usize) * c;
+                    tpx[ky * g.k_w + kx] = if inside && off + c <= input.len() {
+                        // SAFETY: `off + c <= input.len()`: the tap's channels lie inside `input`.
+                        unsafe { input.as_ptr().add(off) }
+                    } else {
+                        p.pad.as_ptr()
+                    };
+                }
             }
         }
         for blk in 0..blocks {
@@ -115,14 +162,10 @@ unsafe fn row_vnni(p: &DwVnni, g: &DepthwiseGeom, input: &[u8], r: usize, out: &
             for q in 0..p.quads {
                 // SAFETY: each tap pointer has `c` readable bytes from it (input taps checked
                 // above, the pad row holds `blocks * BLOCK`); the mask keeps lanes `< n`, so
-                // bytes `c0 .. c0 + n <= c` are read. Weights: block `blk`, quad `q` lie within
-                // `blocks * quads * 4 * BLOCK` (asserted by `row`).
+                // bytes `c0 .. c0 + n <= c` are read (for PX > 1, c0 = 0 and n = c). Weights:
+                // block `blk`, quad `q` lie within `blocks * quads * 4 * BLOCK` (asserted by `row`).
                 unsafe {
-                    let ld = |t: usize| tp[4 * q + t].add(c0) as *const i8;
-                    let x0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, ld(0)), flip);
-                    let x1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, ld(1)), flip);
-                    let x2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, ld(2)), flip);
-                    let x3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, ld(3)), flip);
+                    let [x0, x1, x2, x3] = load_taps::<PX>(&tp, q, c0, mask, flip);
                     let (lo01, hi01) = (_mm512_unpacklo_epi8(x0, x1), _mm512_unpackhi_epi8(x0, x1));
                     let (lo23, hi23) = (_mm512_unpacklo_epi8(x2, x3), _mm512_unpackhi_epi8(x2, x3));
                     let v = [
@@ -168,8 +211,29 @@ unsafe fn row_vnni(p: &DwVnni, g: &DepthwiseGeom, input: &[u8], r: usize, out: &
                 bytes[3],
             );
             let z = _mm512_permutexvar_epi32(perm, z);
-            // SAFETY: `ox * c + c0 + n <= out_w * c <= out.len()` (asserted); the mask writes `n`.
-            unsafe { _mm512_mask_storeu_epi8(out.as_mut_ptr().add(ox * c + c0) as *mut i8, mask, z) };
+            let base = out.as_mut_ptr();
+            let dst = |px: usize| base.wrapping_add((ox0 + px) * c + c0) as *mut i8;
+            // SAFETY: pixel `ox0 + px < out_w` (checked) writes its `n` bytes at
+            // `(ox0 + px) * c + c0 .. + n <= out_w * c <= out.len()` (asserted by `row`).
+            unsafe {
+                match PX {
+                    1 => _mm512_mask_storeu_epi8(dst(0), mask, z),
+                    2 => {
+                        _mm256_mask_storeu_epi8(dst(0), mask as u32, _mm512_castsi512_si256(z));
+                        if ox0 + 1 < g.out_w {
+                            _mm256_mask_storeu_epi8(dst(1), mask as u32, _mm512_extracti64x4_epi64::<1>(z));
+                        }
+                    }
+                    _ => {
+                        let parts = [_mm512_castsi512_si128(z), _mm512_extracti32x4_epi32::<1>(z), _mm512_extracti32x4_epi32::<2>(z), _mm512_extracti32x4_epi32::<3>(z)];
+                        for (px, part) in parts.into_iter().enumerate() {
+                            if ox0 + px < g.out_w {
+                                _mm_mask_storeu_epi8(dst(px), mask as u16, part);
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 }

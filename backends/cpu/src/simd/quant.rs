@@ -17,7 +17,7 @@ const NR_QUAD: usize = 32;
 /// Columns of a pair-packed panel.
 const NR_PAIR: usize = 16;
 
-/// Proof that this CPU runs AVX-512F/BW with VNNI.
+/// Proof that this CPU runs AVX-512F/BW/VL with VNNI.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct VnniToken(());
 
@@ -30,6 +30,7 @@ impl VnniToken {
                 && is_x86_feature_detected!("avx512f")
                 && is_x86_feature_detected!("avx512bw")
                 && is_x86_feature_detected!("avx512vnni")
+                && is_x86_feature_detected!("avx512vl")
             {
                 return Some(VnniToken(()));
             }
