@@ -100,12 +100,31 @@ fn bench_depthwise(c: &mut Criterion) {
     g.finish();
 }
 
+/// DeepLab's head: uint8 RESIZE_BILINEAR 33x33x21 -> 513x513x21 and ARG_MAX over the 21 classes.
+fn bench_resize_argmax(c: &mut Criterion) {
+    use nnrt_backend_cpu::quant::misc::{self, ResizeOpts};
+    let one = pool(1);
+    let mut g = c.benchmark_group("deeplab_head_uint8_1thread");
+    g.sample_size(10);
+    let x: Vec<u8> = ints(33 * 33 * 21, 7);
+    let o = ResizeOpts { align_corners: true, half_pixel_centers: false };
+    let mut up = vec![0u8; 513 * 513 * 21];
+    g.throughput(Throughput::Elements(up.len() as u64));
+    g.bench_function("resize_bilinear/optimized", |b| b.iter(|| one.install(|| misc::resize_bilinear_u8(&x, [1, 33, 33, 21], 513, 513, o, &mut up))));
+    g.bench_function("resize_bilinear/reference", |b| b.iter(|| misc::resize_bilinear_u8_reference(&x, [1, 33, 33, 21], 513, 513, o, &mut up)));
+    let mut idx = vec![0i64; 513 * 513];
+    g.bench_function("arg_max/optimized", |b| b.iter(|| one.install(|| misc::arg_extreme(&up, &[1, 513, 513, 21], 3, true, &mut idx, |i| i as i64))));
+    g.bench_function("arg_max/reference", |b| b.iter(|| misc::arg_extreme_reference(&up, &[1, 513, 513, 21], 3, true, &mut idx)));
+    g.finish();
+}
+
 fn benches(c: &mut Criterion) {
     bench_gemm_typed::<i8>(c, "qgemm_int8_1thread", -5, 0);
     bench_gemm_typed::<u8>(c, "qgemm_uint8_1thread", 128, 120);
     bench_conv_typed::<i8>(c, "conv_int8_1thread", -5, 0);
     bench_conv_typed::<u8>(c, "conv_uint8_1thread", 128, 120);
     bench_depthwise(c);
+    bench_resize_argmax(c);
 }
 
 criterion_group!(quant_benches, benches);

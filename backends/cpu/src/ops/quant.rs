@@ -594,15 +594,11 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let axis = if a < 0 { a + rank } else { a } as usize;
             let max = *max;
             by_qtype!(xt, |T| Ok(built(vec![source(ctx, in0)], move |ins, outs| {
-                let n = outs[0].bytes.len() / ot.size();
-                let mut idx = vec![0i64; n];
-                misc::arg_extreme::<T>(cast::<T>(ins[0].bytes)?, ins[0].dims, axis, max, &mut idx);
+                let x = cast::<T>(ins[0].bytes)?;
                 if ot == DType::I64 {
-                    cast_mut::<i64>(outs[0].bytes)?.copy_from_slice(&idx);
+                    misc::arg_extreme::<T, i64>(x, ins[0].dims, axis, max, cast_mut::<i64>(outs[0].bytes)?, |i| i as i64);
                 } else {
-                    for (o, &v) in cast_mut::<i32>(outs[0].bytes)?.iter_mut().zip(&idx) {
-                        *o = v as i32;
-                    }
+                    misc::arg_extreme::<T, i32>(x, ins[0].dims, axis, max, cast_mut::<i32>(outs[0].bytes)?, |i| i as i32);
                 }
                 Ok(())
             })))

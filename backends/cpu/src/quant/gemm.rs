@@ -174,6 +174,8 @@ pub struct QEpilogue {
     out_zp: i32,
     act: (i32, i32),
     need_row_sums: bool,
+    /// The fused VNNI epilogue's lanes (all `Fixed`, AVX-512 VNNI present).
+    lanes: Option<(sq::VnniToken, sq::LaneRequant)>,
 }
 
 impl QEpilogue {
@@ -181,7 +183,7 @@ impl QEpilogue {
     /// `zx_shifted` is the input zero point in the unsigned-byte domain (`zx + ax`).
     pub fn new(b: &QPackedB, q: &ConvQuant, zx_shifted: i32) -> QEpilogue {
         let k = b.k as i32;
-        let cbias = (0..b.n)
+        let cbias: Vec<i32> = (0..b.n)
             .map(|j| {
                 let bias = q.bias.as_ref().map_or(0, |v| v[j] as i32);
                 bias.wrapping_sub(zx_shifted.wrapping_mul(b.col_sum[j]))
@@ -199,7 +201,15 @@ impl QEpilogue {
                 }
             })
             .collect();
+        let lanes = match (&pairs, sq::VnniToken::new()) {
+            (Some(p), Some(t)) => {
+                let cols = cbias.iter().zip(&b.zw).zip(p).map(|((&bias, &zw), &mp)| (bias, zw, mp));
+                Some((t, sq::LaneRequant::new(cols, b.n.div_ceil(NR) * NR, (q.out_zp, q.act.0, q.act.1))))
+            }
+            _ => None,
+        };
         QEpilogue {
+            lanes,
             cbias,
             zw: b.zw.clone(),
             requant: q.requant.clone(),
@@ -261,8 +271,12 @@ impl<TI: QInt> QASource for RowsSource<'_, TI> {
     }
 }
 
-/// Rows per rayon task (a multiple of every micro-kernel's row count).
+/// Rows per block of work (a multiple of every micro-kernel's row count).
 const ROWS_PER_TASK: usize = 48;
+/// Work (multiply-adds, see [`qgemm`]) below which a GEMM runs on the calling thread.
+const PAR_MIN_WORK: usize = 1 << 20;
+/// Work per rayon task at least.
+const TASK_WORK: usize = 1 << 18;
 /// Rows of the micro-kernel tiles (the largest of the kernels; smaller kernels loop).
 const MR: usize = sq::MR_QUAD;
 
@@ -276,8 +290,13 @@ pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue,
     let task = |(t, chunk): (usize, &mut [TO])| sq::gemm_task(m, a, b, ep, t, chunk, ldc, col0);
     let chunk_len = ROWS_PER_TASK * ldc;
     let total = m * ldc;
-    if m > ROWS_PER_TASK && rayon::current_num_threads() > 1 {
-        out[..total].par_chunks_mut(chunk_len).enumerate().for_each(task);
+    // A block of ROWS_PER_TASK rows costs its multiply-adds plus about one im2col/epilogue pass
+    // per output value; small GEMMs lose more to waking threads than they gain.
+    let block_work = ROWS_PER_TASK * b.n * (b.k + 16);
+    let blocks = m.div_ceil(ROWS_PER_TASK);
+    if blocks > 1 && rayon::current_num_threads() > 1 && blocks * block_work >= PAR_MIN_WORK {
+        let min_blocks = TASK_WORK.div_ceil(block_work);
+        out[..total].par_chunks_mut(chunk_len).with_min_len(min_blocks).enumerate().for_each(task);
     } else {
         out[..total].chunks_mut(chunk_len).enumerate().for_each(task);
     }
@@ -300,6 +319,21 @@ pub(crate) fn task_body<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: 
         Vec::new()
     };
     let nr = b.nr();
+    if let (QLayout::Quad, Some((tok, lanes)), 1) = (b.layout, &ep.lanes, std::mem::size_of::<TO>()) {
+        // 8-bit output: the VNNI tile requantizes in registers and stores bytes.
+        let out: &mut [u8] = bytemuck::cast_slice_mut(chunk);
+        for p in 0..b.n.div_ceil(NR) {
+            let cols = (b.n - p * NR).min(NR);
+            let panel = &b.bytes[p * kp * NR..(p + 1) * kp * NR];
+            for r0 in (0..rows).step_by(MR) {
+                let tile_rows = (rows - r0).min(MR);
+                let sums = ep.need_row_sums.then(|| &row_sums[r0..r0 + tile_rows]);
+                let o = &mut out[r0 * ldc + col0 + p * NR..];
+                sq::tile_quad_out(*tok, kp, &ablock[r0 * kp..(r0 + MR) * kp], panel, tile_rows, cols, lanes, p * NR, sums, o, ldc);
+            }
+        }
+        return;
+    }
     let mut acc = vec![0i32; MR * nr];
     for p in 0..b.n.div_ceil(nr) {
         let cols = (b.n - p * nr).min(nr);

@@ -232,8 +232,86 @@ fn interp_float(value: usize, scale: f32, half: bool, size: usize) -> (f32, usiz
 }
 
 /// uint8 RESIZE_BILINEAR as TFLite's reference runs it: the float interpolation of
-/// `ResizeBilinear<uint8_t>` with a `+0.5` before truncation.
+/// `ResizeBilinear<uint8_t>` with a `+0.5` before truncation. The same float operations in the
+/// same order as [`resize_bilinear_u8_reference`], with the per-column work hoisted out and the
+/// channel loop over contiguous slices (so it vectorizes); output rows run in parallel.
 pub fn resize_bilinear_u8(input: &[u8], in_dims: [usize; 4], out_h: usize, out_w: usize, o: ResizeOpts, out: &mut [u8]) {
+    let [n, ih, iw, c] = in_dims;
+    let mut hs = ih as f32 / out_h as f32;
+    let mut ws = iw as f32 / out_w as f32;
+    if o.align_corners && out_h > 1 {
+        hs = (ih - 1) as f32 / (out_h - 1) as f32;
+    }
+    if o.align_corners && out_w > 1 {
+        ws = (iw - 1) as f32 / (out_w - 1) as f32;
+    }
+    let cols: Vec<(usize, usize, f32)> = (0..out_w)
+        .map(|x| {
+            let (ix, x0, x1) = interp_float(x, ws, o.half_pixel_centers, iw);
+            (x0, x1, ix - x0 as f32)
+        })
+        .collect();
+    let row_len = out_w * c;
+    let rows = ResizeRows { input, ih, iw, c, out_h, hs, opts: o, cols: &cols };
+    let simd = crate::simd::qmisc::BwToken::new();
+    let row = |(r, orow): (usize, &mut [u8])| rows.row(simd, r, orow);
+    let out = &mut out[..n * out_h * row_len];
+    match crate::kernels::binary::par_chunk(n * out_h, row_len * 4) {
+        Some(chunk) => {
+            use rayon::prelude::*;
+            out.par_chunks_mut(chunk * row_len).enumerate().for_each(|(t, block)| {
+                for (i, orow) in block.chunks_mut(row_len).enumerate() {
+                    row((t * chunk + i, orow));
+                }
+            });
+        }
+        None => out.chunks_mut(row_len).enumerate().for_each(row),
+    }
+}
+
+/// What one output row of [`resize_bilinear_u8`] reads.
+struct ResizeRows<'a> {
+    input: &'a [u8],
+    ih: usize,
+    iw: usize,
+    c: usize,
+    out_h: usize,
+    hs: f32,
+    opts: ResizeOpts,
+    /// `(x0, x1, dx)` of each output column.
+    cols: &'a [(usize, usize, f32)],
+}
+
+impl ResizeRows<'_> {
+    /// Output row `r` (`batch · out_h + y`), with AVX-512 when `simd` is given.
+    fn row(&self, simd: Option<crate::simd::qmisc::BwToken>, r: usize, orow: &mut [u8]) {
+        let (input, ih, iw, c) = (self.input, self.ih, self.iw, self.c);
+        let (b, y) = (r / self.out_h, r % self.out_h);
+        let (iy, y0, y1) = interp_float(y, self.hs, self.opts.half_pixel_centers, ih);
+        let dy = iy - y0 as f32;
+        let ny = 1.0 - dy;
+        let r0 = &input[(b * ih + y0) * iw * c..(b * ih + y0 + 1) * iw * c];
+        let r1 = &input[(b * ih + y1) * iw * c..(b * ih + y1 + 1) * iw * c];
+        if let Some(t) = simd {
+            crate::simd::qmisc::resize_u8_row(t, r0, r1, self.cols, c, dy, orow);
+            return;
+        }
+        for (&(x0, x1, dx), opix) in self.cols.iter().zip(orow.chunks_exact_mut(c)) {
+            let nx = 1.0 - dx;
+            let (p00, p10) = (&r0[x0 * c..x0 * c + c], &r1[x0 * c..x0 * c + c]);
+            let (p01, p11) = (&r0[x1 * c..x1 * c + c], &r1[x1 * c..x1 * c + c]);
+            for i in 0..c {
+                let (a00, a10, a01, a11) = (p00[i] as f32, p10[i] as f32, p01[i] as f32, p11[i] as f32);
+                // The reference's expression, term for term (no reassociation).
+                let v = a00 * ny * nx + a10 * dy * nx + a01 * ny * dx + a11 * dy * dx + 0.5;
+                opix[i] = v as u8;
+            }
+        }
+    }
+}
+
+/// Reference twin of [`resize_bilinear_u8`]: TFLite's loops as written.
+pub fn resize_bilinear_u8_reference(input: &[u8], in_dims: [usize; 4], out_h: usize, out_w: usize, o: ResizeOpts, out: &mut [u8]) {
     let [n, ih, iw, c] = in_dims;
     let mut hs = ih as f32 / out_h as f32;
     let mut ws = iw as f32 / out_w as f32;
@@ -297,8 +375,52 @@ pub fn resize_bilinear_int<T: QInt>(input: &[T], in_dims: [usize; 4], out_h: usi
     }
 }
 
-/// ARG_MAX / ARG_MIN along `axis`: the first index of the extreme value.
-pub fn arg_extreme<T: QInt>(input: &[T], dims: &[usize], axis: usize, max: bool, out: &mut [i64]) {
+/// ARG_MAX / ARG_MIN along `axis`: the first index of the extreme value, written through
+/// `put` (the output index type). The innermost axis (the usual case: class scores per pixel)
+/// takes the extreme of each row, then its first position; rows run in parallel.
+pub fn arg_extreme<T: QInt, O: Copy + Send>(input: &[T], dims: &[usize], axis: usize, max: bool, out: &mut [O], put: impl Fn(usize) -> O + Sync) {
+    let outer: usize = dims[..axis].iter().product();
+    let n = dims[axis];
+    let inner: usize = dims[axis + 1..].iter().product();
+    if inner == 1 && n > 0 {
+        let one = |(o, row): (&mut O, &[T])| {
+            let best = if max { row.iter().map(|v| v.get()).max() } else { row.iter().map(|v| v.get()).min() };
+            let best = best.unwrap_or(0);
+            *o = put(row.iter().position(|v| v.get() == best).unwrap_or(0));
+        };
+        let (out, input) = (&mut out[..outer], &input[..outer * n]);
+        let simd = crate::simd::qmisc::BwToken::new().filter(|_| std::mem::size_of::<T>() == 1 && n <= 64);
+        let rows = |(o, i): (&mut [O], &[T])| match simd {
+            Some(t) => crate::simd::qmisc::arg_extreme_rows(t, bytemuck::cast_slice(i), n, T::MIN < 0, !max, o, &put),
+            None => o.iter_mut().zip(i.chunks_exact(n)).for_each(one),
+        };
+        match crate::kernels::binary::par_chunk(outer, n) {
+            Some(chunk) => {
+                use rayon::prelude::*;
+                out.par_chunks_mut(chunk).zip(input.par_chunks(chunk * n)).for_each(rows);
+            }
+            None => rows((out, input)),
+        }
+        return;
+    }
+    for o in 0..outer {
+        for i in 0..inner {
+            let mut best = input[o * n * inner + i].get();
+            let mut at = 0;
+            for k in 1..n {
+                let v = input[(o * n + k) * inner + i].get();
+                if (max && v > best) || (!max && v < best) {
+                    best = v;
+                    at = k;
+                }
+            }
+            out[o * inner + i] = put(at);
+        }
+    }
+}
+
+/// Reference twin of [`arg_extreme`].
+pub fn arg_extreme_reference<T: QInt>(input: &[T], dims: &[usize], axis: usize, max: bool, out: &mut [i64]) {
     let outer: usize = dims[..axis].iter().product();
     let n = dims[axis];
     let inner: usize = dims[axis + 1..].iter().product();
@@ -314,6 +436,44 @@ pub fn arg_extreme<T: QInt>(input: &[T], dims: &[usize], axis: usize, max: bool,
                 }
             }
             out[o * inner + i] = at as i64;
+        }
+    }
+}
+
+#[cfg(test)]
+mod fast_twin_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn resize_u8_matches_reference(n in 1usize..3, ih in 1usize..9, iw in 1usize..9, c in 1usize..40, oh in 1usize..30, ow in 1usize..30, ac in any::<bool>(), hp in any::<bool>(), seed in any::<u64>()) {
+            let len = n * ih * iw * c;
+            let x: Vec<u8> = (0..len).map(|i| ((i as u64).wrapping_mul(seed | 1) >> 7) as u8).collect();
+            let o = ResizeOpts { align_corners: ac && !hp, half_pixel_centers: hp };
+            let (mut got, mut want) = (vec![0u8; n * oh * ow * c], vec![0u8; n * oh * ow * c]);
+            resize_bilinear_u8(&x, [n, ih, iw, c], oh, ow, o, &mut got);
+            resize_bilinear_u8_reference(&x, [n, ih, iw, c], oh, ow, o, &mut want);
+            prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn arg_extreme_matches_reference(dims in proptest::collection::vec(1usize..70, 1..4), ax in 0usize..3, max in any::<bool>(), seed in any::<u64>()) {
+            let axis = ax % dims.len();
+            let len: usize = dims.iter().product();
+            // Few distinct values, so ties (first index wins) are common.
+            let x: Vec<i8> = (0..len).map(|i| (((i as u64).wrapping_mul(seed | 1) >> 13) % 5) as i8 - 2).collect();
+            let n_out = len / dims[axis];
+            let (mut got, mut want) = (vec![0i64; n_out], vec![0i64; n_out]);
+            arg_extreme(&x, &dims, axis, max, &mut got, |i| i as i64);
+            arg_extreme_reference(&x, &dims, axis, max, &mut want);
+            prop_assert_eq!(&got, &want);
+            // The same bytes read as uint8 (254, 255, 0, 1, 2: the order changes).
+            let xu: Vec<u8> = x.iter().map(|&v| v as u8).collect();
+            arg_extreme(&xu, &dims, axis, max, &mut got, |i| i as i64);
+            arg_extreme_reference(&xu, &dims, axis, max, &mut want);
+            prop_assert_eq!(got, want);
         }
     }
 }

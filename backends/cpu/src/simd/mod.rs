@@ -6,6 +6,8 @@
 
 pub(crate) mod conv;
 pub(crate) mod elementwise;
+pub(crate) mod qdepthwise;
+pub(crate) mod qmisc;
 pub(crate) mod quant;
 
 use std::sync::OnceLock;

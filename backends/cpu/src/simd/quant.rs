@@ -17,7 +17,7 @@ const NR_QUAD: usize = 32;
 /// Columns of a pair-packed panel.
 const NR_PAIR: usize = 16;
 
-/// Proof that this CPU runs AVX-512F/BW with VNNI.
+/// Proof that this CPU runs AVX-512F/BW/VL with VNNI.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct VnniToken(());
 
@@ -30,6 +30,7 @@ impl VnniToken {
                 && is_x86_feature_detected!("avx512f")
                 && is_x86_feature_detected!("avx512bw")
                 && is_x86_feature_detected!("avx512vnni")
+                && is_x86_feature_detected!("avx512vl")
             {
                 return Some(VnniToken(()));
             }
@@ -110,6 +111,108 @@ unsafe fn quad_vnni(kp: usize, a: *const u8, b: *const i8, acc: *mut i32) {
         unsafe {
             _mm512_storeu_si512(acc.add(r * NR_QUAD) as *mut _, c0[r]);
             _mm512_storeu_si512(acc.add(r * NR_QUAD + 16) as *mut _, c1[r]);
+        }
+    }
+}
+
+/// Per-column epilogue of the fused VNNI tile, padded to whole panels so 16-lane loads stay
+/// inside: `acc + bias − zw·row_sum`, then `MultiplyByQuantizedMultiplier`, `+ zp`, clamp.
+#[derive(Clone, Debug)]
+pub(crate) struct LaneRequant {
+    /// Bias with the column corrections folded in.
+    pub bias: Vec<i32>,
+    /// Weight zero point per column in the signed-byte domain (used when row sums are).
+    pub zw: Vec<i32>,
+    /// Q31 multiplier.
+    pub mult: Vec<i32>,
+    /// Left shift.
+    pub left: Vec<i32>,
+    /// Right shift.
+    pub right: Vec<i32>,
+    /// `(1 << right) − 1`, all ones from 32 on (what `vpsllvd` gives).
+    pub rmask: Vec<i32>,
+    /// Output zero point and clamp.
+    pub out: (i32, i32, i32),
+}
+
+impl LaneRequant {
+    /// From per-column `(bias, zw, (multiplier, shift))`, padded with zeros to `len`.
+    pub(crate) fn new(cols: impl IntoIterator<Item = (i32, i32, (i32, i32))>, len: usize, out: (i32, i32, i32)) -> LaneRequant {
+        let mut l = LaneRequant { bias: vec![0; len], zw: vec![0; len], mult: vec![0; len], left: vec![0; len], right: vec![0; len], rmask: vec![0; len], out };
+        for (i, (b, z, (m, sh))) in cols.into_iter().enumerate().take(len) {
+            l.bias[i] = b;
+            l.zw[i] = z;
+            l.mult[i] = m;
+            l.left[i] = sh.max(0);
+            l.right[i] = (-sh).max(0);
+            l.rmask[i] = 1i32.checked_shl(l.right[i] as u32).unwrap_or(0).wrapping_sub(1);
+        }
+        l
+    }
+}
+
+/// The VNNI tile with the requantizing epilogue fused: rows `0..rows` (≤ `MR_QUAD`) of
+/// `a` times the panel, finished with `lr`'s columns `c0 .. c0 + cols` (≤ 32) and stored as
+/// bytes at `out[r * ldc .. r * ldc + cols]`. `row_sums` (one per row) is read when `sums`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn tile_quad_out(t: VnniToken, kp: usize, a: &[u8], panel: &[i8], rows: usize, cols: usize, lr: &LaneRequant, c0: usize, row_sums: Option<&[i32]>, out: &mut [u8], ldc: usize) {
+    let _ = t;
+    assert!(kp.is_multiple_of(4) && a.len() >= MR_QUAD * kp && panel.len() >= kp * NR_QUAD);
+    assert!(rows >= 1 && rows <= MR_QUAD && cols >= 1 && cols <= NR_QUAD && out.len() >= (rows - 1) * ldc + cols);
+    for v in [&lr.bias, &lr.zw, &lr.mult, &lr.left, &lr.right, &lr.rmask] {
+        assert!(v.len() >= c0 + NR_QUAD);
+    }
+    assert!(row_sums.is_none_or(|s| s.len() >= rows));
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the token proves AVX-512 F/BW/VNNI; the asserts bound the tile reads (as in
+    // `tile_quad`), the 32 parameter lanes from `c0`, the row sums and every row's `cols` bytes.
+    unsafe {
+        quad_vnni_out(kp, a.as_ptr(), panel.as_ptr(), rows, cols, lr, c0, row_sums.map(|s| s.as_ptr()), out.as_mut_ptr(), ldc);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+unsafe fn quad_vnni_out(kp: usize, a: *const u8, b: *const i8, rows: usize, cols: usize, lr: &LaneRequant, c0: usize, row_sums: Option<*const i32>, out: *mut u8, ldc: usize) {
+    let mut c = [[_mm512_setzero_si512(); 2]; MR_QUAD];
+    for q in 0..kp / 4 {
+        // SAFETY: as in `quad_vnni`.
+        let (b0, b1) = unsafe {
+            let p = b.add(q * 4 * NR_QUAD);
+            (_mm512_loadu_si512(p as *const _), _mm512_loadu_si512(p.add(64) as *const _))
+        };
+        for (r, cr) in c.iter_mut().enumerate() {
+            // SAFETY: as in `quad_vnni`.
+            let v = unsafe { (a.add(r * kp + 4 * q) as *const i32).read_unaligned() };
+            let av = _mm512_set1_epi32(v);
+            cr[0] = _mm512_dpbusd_epi32(cr[0], av, b0);
+            cr[1] = _mm512_dpbusd_epi32(cr[1], av, b1);
+        }
+    }
+    // SAFETY: `c0 + 32` lanes of every parameter vector exist (checked by the caller).
+    let ld = |v: &Vec<i32>, h: usize| unsafe { _mm512_loadu_si512(v.as_ptr().add(c0 + 16 * h) as *const _) };
+    let mut params = [[_mm512_setzero_si512(); 6]; 2];
+    for (h, p) in params.iter_mut().enumerate() {
+        *p = [ld(&lr.bias, h), ld(&lr.zw, h), ld(&lr.mult, h), ld(&lr.left, h), ld(&lr.right, h), ld(&lr.rmask, h)];
+    }
+    let masks: [__mmask16; 2] = [((1u32 << cols.min(16)) - 1) as u16, ((1u32 << cols.saturating_sub(16)) - 1) as u16];
+    for (r, cr) in c.iter().enumerate().take(rows) {
+        for h in 0..2 {
+            if masks[h] == 0 {
+                continue;
+            }
+            let p = &params[h];
+            let mut x = _mm512_add_epi32(cr[h], p[0]);
+            if let Some(rs) = row_sums {
+                // SAFETY: r < rows <= row_sums.len() (checked by the caller).
+                let s = _mm512_set1_epi32(unsafe { *rs.add(r) });
+                x = _mm512_sub_epi32(x, _mm512_mullo_epi32(p[1], s));
+            }
+            let v = super::qdepthwise::requant(x, p[2], p[3], p[4], p[5], lr.out);
+            // SAFETY: row r < rows, bytes 16h .. 16h + popcount(mask) < cols of that row are
+            // inside `out` (checked by the caller).
+            unsafe { _mm512_mask_cvtepi32_storeu_epi8(out.add(r * ldc + 16 * h) as *mut _, masks[h], v) };
         }
     }
 }

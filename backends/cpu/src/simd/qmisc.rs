@@ -1,0 +1,111 @@
+//! AVX-512 rows of two smaller quantized ops: uint8 RESIZE_BILINEAR (16 channels of a pixel per
+//! step, the reference's float expression lane by lane) and ARG_MAX/ARG_MIN of 8-bit rows of at
+//! most 64 values (one masked load, a horizontal maximum, the first lane equal to it). The
+//! portable code in `quant::misc` is their twin.
+#![deny(unsafe_op_in_unsafe_fn)]
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+/// Proof that this CPU runs AVX-512 F/BW/VL (and `NNRT_ISA` allows AVX-512).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BwToken(());
+
+impl BwToken {
+    /// A token when the CPU has AVX-512 F, BW and VL.
+    pub(crate) fn new() -> Option<Self> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if super::isa() >= super::Isa::Avx512
+                && is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512bw")
+                && is_x86_feature_detected!("avx512vl")
+            {
+                return Some(BwToken(()));
+            }
+        }
+        None
+    }
+}
+
+/// One output row of uint8 RESIZE_BILINEAR: for each `(x0, x1, dx)` of `cols`, the `c`
+/// channels `r0[x0]·(1−dy)·(1−dx) + r1[x0]·dy·(1−dx) + r0[x1]·(1−dy)·dx + r1[x1]·dy·dx + 0.5`
+/// (in that order), saturated to bytes like Rust's `as u8`.
+pub(crate) fn resize_u8_row(t: BwToken, r0: &[u8], r1: &[u8], cols: &[(usize, usize, f32)], c: usize, dy: f32, out: &mut [u8]) {
+    let _ = t;
+    assert!(out.len() >= cols.len() * c);
+    assert!(cols.iter().all(|&(x0, x1, _)| x0.max(x1) * c + c <= r0.len().min(r1.len())));
+    // SAFETY: the token proves the features; the asserts bound every pixel read and write.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        resize_row_avx512(r0.as_ptr(), r1.as_ptr(), cols, c, dy, out.as_mut_ptr());
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn resize_row_avx512(r0: *const u8, r1: *const u8, cols: &[(usize, usize, f32)], c: usize, dy: f32, out: *mut u8) {
+    let (vdy, vny) = (_mm512_set1_ps(dy), _mm512_set1_ps(1.0 - dy));
+    let (zero, top, half) = (_mm512_setzero_ps(), _mm512_set1_ps(255.0), _mm512_set1_ps(0.5));
+    for (px, &(x0, x1, dx)) in cols.iter().enumerate() {
+        let (vdx, vnx) = (_mm512_set1_ps(dx), _mm512_set1_ps(1.0 - dx));
+        let mut ch = 0;
+        while ch < c {
+            let mask = (((1u32 << (c - ch).min(16)) - 1) & 0xFFFF) as u16;
+            let m = if c - ch >= 16 { 0xFFFF } else { mask };
+            // SAFETY: channels `ch .. ch + popcount(m) <= c` of pixels x0, x1 in rows r0, r1 and
+            // of output pixel `px` are in bounds (checked by the caller).
+            unsafe {
+                let ld = |p: *const u8| _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, p.add(ch) as *const i8)));
+                let (a00, a10, a01, a11) = (ld(r0.add(x0 * c)), ld(r1.add(x0 * c)), ld(r0.add(x1 * c)), ld(r1.add(x1 * c)));
+                let t0 = _mm512_mul_ps(_mm512_mul_ps(a00, vny), vnx);
+                let t1 = _mm512_mul_ps(_mm512_mul_ps(a10, vdy), vnx);
+                let t2 = _mm512_mul_ps(_mm512_mul_ps(a01, vny), vdx);
+                let t3 = _mm512_mul_ps(_mm512_mul_ps(a11, vdy), vdx);
+                let v = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(t0, t1), t2), t3), half);
+                // max(v, 0) yields 0 for NaN, as `as u8` does.
+                let v = _mm512_min_ps(_mm512_max_ps(v, zero), top);
+                _mm512_mask_cvtepi32_storeu_epi8(out.add(px * c + ch) as *mut _, m, _mm512_cvttps_epi32(v));
+            }
+            ch += 16;
+        }
+    }
+}
+
+/// ARG_MAX (or ARG_MIN when `min`) of each `n`-byte row of `input` (`1 ≤ n ≤ 64`): the first
+/// index of the extreme, through `put`. `signed` reads the bytes as `i8`.
+pub(crate) fn arg_extreme_rows<O>(t: BwToken, input: &[u8], n: usize, signed: bool, min: bool, out: &mut [O], put: &(impl Fn(usize) -> O + Sync)) {
+    let _ = t;
+    assert!((1..=64).contains(&n) && input.len() >= out.len() * n);
+    // Order-preserving map to unsigned bytes; the complement turns the minimum into a maximum.
+    let flip = (if signed { 0x80u8 } else { 0 }) ^ (if min { 0xFF } else { 0 });
+    // SAFETY: the token proves the features; row `i < out.len()` reads `n` bytes at `i * n`,
+    // inside `input` (asserted).
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        arg_rows_avx512(input.as_ptr(), n, flip, out, put)
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn arg_rows_avx512<O>(input: *const u8, n: usize, flip: u8, out: &mut [O], put: &impl Fn(usize) -> O) {
+    let mask: __mmask64 = if n == 64 { !0 } else { (1u64 << n) - 1 };
+    let vflip = _mm512_set1_epi8(flip as i8);
+    for (i, o) in out.iter_mut().enumerate() {
+        // SAFETY: bytes `i * n .. i * n + n` are inside the input (checked by the caller).
+        let raw = unsafe { _mm512_maskz_loadu_epi8(mask, input.add(i * n) as *const i8) };
+        // Lanes past `n` hold 0, the smallest unsigned byte: they never beat a real lane, and
+        // the equality below only looks at real lanes.
+        let x = _mm512_maskz_mov_epi8(mask, _mm512_xor_si512(raw, vflip));
+        let m256 = _mm256_max_epu8(_mm512_castsi512_si256(x), _mm512_extracti64x4_epi64::<1>(x));
+        let mut m = _mm_max_epu8(_mm256_castsi256_si128(m256), _mm256_extracti128_si256::<1>(m256));
+        m = _mm_max_epu8(m, _mm_srli_si128::<8>(m));
+        m = _mm_max_epu8(m, _mm_srli_si128::<4>(m));
+        m = _mm_max_epu8(m, _mm_srli_si128::<2>(m));
+        m = _mm_max_epu8(m, _mm_srli_si128::<1>(m));
+        let best = _mm512_broadcastb_epi8(m);
+        let hit = _mm512_mask_cmpeq_epi8_mask(mask, x, best);
+        *o = put(hit.trailing_zeros() as usize);
+    }
+}
