@@ -41,7 +41,7 @@ fn arity(kind: &OpKind) -> (usize, Option<usize>, Option<usize>) {
         OpKind::Unique => (1, Some(1), Some(2)),
         // The bias of SVDF is optional; RNN's hidden state and SVDF's activation state are variables.
         OpKind::Rnn(_) | OpKind::SequenceRnn(_) => (5, Some(5), Some(1)),
-        OpKind::Svdf(_) => (5, Some(5), Some(1)),
+        OpKind::Svdf(_) => (3, Some(5), Some(1)),
         // Most of the 48 inputs are optional; merge_outputs decides between one and two outputs.
         OpKind::BidirectionalSequenceLstm(_) => (1, Some(48), None),
         OpKind::If { .. } => (1, None, None),
