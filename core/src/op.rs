@@ -303,6 +303,89 @@ pub struct SequenceLstm {
     pub asymmetric_quantize_inputs: bool,
 }
 
+/// Bitwise binary ops on integers (NumPy broadcasting).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BitwiseOp {
+    /// a ^ b
+    Xor,
+    /// a >> b, arithmetic for signed types; the shift is clamped to `[0, bits - 1]`.
+    RightShift,
+}
+
+/// How UNSORTED_SEGMENT_* combines the rows of one segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SegmentOp {
+    /// Sum (0 for an empty segment).
+    Sum,
+    /// Maximum (the type's lowest value for an empty segment).
+    Max,
+    /// Minimum (the type's highest value for an empty segment).
+    Min,
+    /// Product (1 for an empty segment).
+    Prod,
+}
+
+/// Parameters of LOCAL_RESPONSE_NORMALIZATION over the last dim:
+/// `out = in * (bias + alpha * Σ in²)^-beta`, the sum over `radius` channels either side.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LocalResponseNorm {
+    /// Channels either side included in the sum.
+    pub radius: i32,
+    /// Added to the scaled sum.
+    pub bias: f32,
+    /// Scale of the sum of squares.
+    pub alpha: f32,
+    /// Exponent.
+    pub beta: f32,
+}
+
+/// Parameters of a basic RNN cell (RNN, UNIDIRECTIONAL_SEQUENCE_RNN):
+/// `h = act(x W^T + h R^T + b)`. Inputs: 0 input, 1 weights [units, in], 2 recurrent weights
+/// [units, units], 3 bias [units], 4 hidden state (a variable tensor).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rnn {
+    /// Activation of the new state.
+    pub act: Activation,
+    /// Sequence input is `[time, batch, features]` (UNIDIRECTIONAL_SEQUENCE_RNN only).
+    pub time_major: bool,
+    /// For dynamic-range models: quantize inputs asymmetrically.
+    pub asymmetric_quantize_inputs: bool,
+}
+
+/// Parameters of SVDF. Inputs: 0 input [batch, in], 1 feature weights [filters, in], 2 time
+/// weights [filters, memory], 3 bias [units] (optional), 4 activation state (a variable tensor
+/// [batch, memory * filters]). `filters = units * rank`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Svdf {
+    /// Filters per unit.
+    pub rank: i32,
+    /// Fused activation of the output.
+    pub act: Activation,
+    /// For dynamic-range models: quantize inputs asymmetrically.
+    pub asymmetric_quantize_inputs: bool,
+}
+
+/// Parameters of BIDIRECTIONAL_SEQUENCE_LSTM: a forward and a backward float LSTM over one
+/// sequence. Inputs (48, TFLite's order): 0 input; 1-17 forward weights, peepholes, biases and
+/// projection (as inputs 1-17 of [`SequenceLstm`]); 18-34 the same for the backward cell; 35-38
+/// forward then backward output and cell states (variable tensors); 39 auxiliary input; 40-47
+/// auxiliary input weights (forward, backward).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BidirectionalLstm {
+    /// Activation of the cell input and of the cell state on output.
+    pub act: Activation,
+    /// Clip the cell state to `[-cell_clip, cell_clip]` when positive.
+    pub cell_clip: f32,
+    /// Clip the projected output to `[-proj_clip, proj_clip]` when positive.
+    pub proj_clip: f32,
+    /// Concatenate both directions into output 0 instead of writing two outputs.
+    pub merge_outputs: bool,
+    /// Input is `[time, batch, features]` rather than `[batch, time, features]`.
+    pub time_major: bool,
+    /// For dynamic-range models: quantize inputs asymmetrically.
+    pub asymmetric_quantize_inputs: bool,
+}
+
 /// What an operation computes, with its typed parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub enum OpKind {
@@ -484,6 +567,69 @@ pub enum OpKind {
     TopKV2,
     /// A float LSTM layer over a sequence; see [`SequenceLstm`].
     UnidirectionalSequenceLstm(SequenceLstm),
+    /// Element-wise sum of all inputs (same shapes).
+    AddN,
+    /// Input 0 broadcast to the shape in input 1.
+    BroadcastTo,
+    /// The broadcast of the two shapes in inputs 0 and 1.
+    BroadcastArgs,
+    /// Rows of input 1 at the int32 indices in input 0 (dequantized when the output is float).
+    EmbeddingLookup,
+    /// Local response normalization over the last dim.
+    LocalResponseNorm(LocalResponseNorm),
+    /// atan2(y, x) element-wise (inputs y, x of one shape).
+    Atan2,
+    /// Bitwise XOR or right shift, with broadcasting.
+    Bitwise(BitwiseOp),
+    /// A zero tensor of the shape in input 2 with input 1's updates added at the index tuples
+    /// in input 0.
+    ScatterNd,
+    /// The int64 coordinates of the true (non-zero) elements of input 0, one row each.
+    Where,
+    /// Sums of the rows of input 0 per sorted segment id in input 1.
+    SegmentSum,
+    /// Combines the slices of input 0 per segment id in input 1 into `num_segments` (input 2) rows.
+    UnsortedSegment(SegmentOp),
+    /// A batch of diagonal matrices from the last dim of input 0.
+    MatrixDiag,
+    /// Input 0 with the main diagonal of its innermost matrices replaced by input 1.
+    MatrixSetDiag,
+    /// Reverses the first `seq_lengths[b]` (input 1) elements along `seq_dim` of each batch `b`.
+    ReverseSequence {
+        /// The dim partially reversed.
+        seq_dim: i32,
+        /// The dim indexing `seq_lengths`.
+        batch_dim: i32,
+    },
+    /// A dense tensor (shape input 1) of the default value (input 3) with values (input 2) at
+    /// the indices in input 0.
+    SparseToDense {
+        /// Check that indices are sorted and unique.
+        validate_indices: bool,
+    },
+    /// Input 0 with input 1 written at the start indices in input 2 (clamped to fit).
+    DynamicUpdateSlice,
+    /// Greedy non-max suppression of boxes (input 0) by score (input 1): inputs 2 max outputs,
+    /// 3 IoU threshold, 4 score threshold, and for V5 5 soft-NMS sigma.
+    NonMaxSuppression {
+        /// V5: soft-NMS sigma input and a selected-scores output.
+        v5: bool,
+    },
+    /// One step of a basic RNN cell; see [`Rnn`].
+    Rnn(Rnn),
+    /// A basic RNN over a sequence; see [`Rnn`].
+    SequenceRnn(Rnn),
+    /// Singular value decomposition filter; see [`Svdf`].
+    Svdf(Svdf),
+    /// A bidirectional float LSTM over a sequence; see [`BidirectionalLstm`].
+    BidirectionalSequenceLstm(BidirectionalLstm),
+    /// The distinct values of 1-D input 0 in order of appearance, and each element's index into them.
+    Unique,
+    /// The index of the bucket each element falls in.
+    Bucketize {
+        /// Sorted bucket boundaries.
+        boundaries: Vec<f32>,
+    },
     /// A custom operator resolved by name at prepare.
     Custom {
         /// The custom code from the model.
@@ -624,6 +770,36 @@ impl OpKind {
             OpKind::OneHot { .. } => "OneHot",
             OpKind::TopKV2 => "TopKV2",
             OpKind::UnidirectionalSequenceLstm(_) => "UnidirectionalSequenceLstm",
+            OpKind::AddN => "AddN",
+            OpKind::BroadcastTo => "BroadcastTo",
+            OpKind::BroadcastArgs => "BroadcastArgs",
+            OpKind::EmbeddingLookup => "EmbeddingLookup",
+            OpKind::LocalResponseNorm(_) => "LocalResponseNormalization",
+            OpKind::Atan2 => "Atan2",
+            OpKind::Bitwise(BitwiseOp::Xor) => "BitwiseXor",
+            OpKind::Bitwise(BitwiseOp::RightShift) => "RightShift",
+            OpKind::ScatterNd => "ScatterNd",
+            OpKind::Where => "Where",
+            OpKind::SegmentSum => "SegmentSum",
+            OpKind::UnsortedSegment(s) => match s {
+                SegmentOp::Sum => "UnsortedSegmentSum",
+                SegmentOp::Max => "UnsortedSegmentMax",
+                SegmentOp::Min => "UnsortedSegmentMin",
+                SegmentOp::Prod => "UnsortedSegmentProd",
+            },
+            OpKind::MatrixDiag => "MatrixDiag",
+            OpKind::MatrixSetDiag => "MatrixSetDiag",
+            OpKind::ReverseSequence { .. } => "ReverseSequence",
+            OpKind::SparseToDense { .. } => "SparseToDense",
+            OpKind::DynamicUpdateSlice => "DynamicUpdateSlice",
+            OpKind::NonMaxSuppression { v5: false } => "NonMaxSuppressionV4",
+            OpKind::NonMaxSuppression { v5: true } => "NonMaxSuppressionV5",
+            OpKind::Rnn(_) => "Rnn",
+            OpKind::SequenceRnn(_) => "UnidirectionalSequenceRnn",
+            OpKind::Svdf(_) => "Svdf",
+            OpKind::BidirectionalSequenceLstm(_) => "BidirectionalSequenceLstm",
+            OpKind::Unique => "Unique",
+            OpKind::Bucketize { .. } => "Bucketize",
             OpKind::Custom { name, .. } => name,
             OpKind::If { .. } => "If",
             OpKind::While { .. } => "While",

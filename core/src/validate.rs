@@ -30,6 +30,20 @@ fn arity(kind: &OpKind) -> (usize, Option<usize>, Option<usize>) {
         OpKind::TopKV2 => (2, Some(2), Some(2)),
         // Most of the 24 inputs are optional; which ones must be present is checked by inference.
         OpKind::UnidirectionalSequenceLstm(_) => (1, Some(24), Some(1)),
+        OpKind::AddN => (2, None, Some(1)),
+        OpKind::MatrixDiag | OpKind::Where | OpKind::LocalResponseNorm(_) | OpKind::Bucketize { .. } => (1, Some(1), Some(1)),
+        OpKind::BroadcastTo | OpKind::BroadcastArgs | OpKind::EmbeddingLookup | OpKind::Atan2 | OpKind::Bitwise(_) => (2, Some(2), Some(1)),
+        OpKind::SegmentSum | OpKind::MatrixSetDiag | OpKind::ReverseSequence { .. } => (2, Some(2), Some(1)),
+        OpKind::ScatterNd | OpKind::UnsortedSegment(_) | OpKind::DynamicUpdateSlice => (3, Some(3), Some(1)),
+        OpKind::SparseToDense { .. } => (4, Some(4), Some(1)),
+        OpKind::NonMaxSuppression { v5: false } => (5, Some(5), Some(2)),
+        OpKind::NonMaxSuppression { v5: true } => (6, Some(6), Some(3)),
+        OpKind::Unique => (1, Some(1), Some(2)),
+        // The bias of SVDF is optional; RNN's hidden state and SVDF's activation state are variables.
+        OpKind::Rnn(_) | OpKind::SequenceRnn(_) => (5, Some(5), Some(1)),
+        OpKind::Svdf(_) => (3, Some(5), Some(1)),
+        // Most of the 48 inputs are optional; merge_outputs decides between one and two outputs.
+        OpKind::BidirectionalSequenceLstm(_) => (1, Some(48), None),
         OpKind::If { .. } => (1, None, None),
         OpKind::Custom { .. } | OpKind::While { .. } => (0, None, None),
     }

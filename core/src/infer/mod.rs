@@ -1,17 +1,24 @@
 //! Shape inference: a function of each op kind from its input shapes (and constant inputs) to its
 //! output shapes. Run when a graph is prepared and again when the caller changes input shapes.
 
+mod arith;
 mod conv;
 mod elementwise;
 mod generate;
 mod lstm;
+mod matrix;
 mod movement;
+mod rnn;
+mod scatter;
+mod select;
 mod shape_ops;
 
 pub use conv::{window_output, Window};
 pub use lstm::{lstm_dims, LstmDims};
 pub use movement::{strided_slice_plan, SlicePlan};
 pub use elementwise::broadcast_shapes;
+pub use rnn::{bilstm_inputs, bilstm_params, svdf_dims, SvdfDims};
+pub use select::unique_keys;
 
 use std::cell::RefCell;
 
@@ -259,6 +266,29 @@ fn rule(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
         OpKind::OneHot { axis } => one(generate::one_hot(cx, *axis)?),
         OpKind::TopKV2 => generate::top_k(cx),
         OpKind::UnidirectionalSequenceLstm(p) => one(lstm::sequence_lstm(cx, p)?.out_dims),
+        OpKind::AddN => one(arith::add_n(cx)?),
+        OpKind::Atan2 => one(arith::atan2(cx)?),
+        OpKind::Bitwise(_) => one(arith::bitwise(cx)?),
+        OpKind::Bucketize { boundaries } => one(arith::bucketize(cx, boundaries)?),
+        OpKind::LocalResponseNorm(p) => one(arith::lrn(cx, p)?),
+        OpKind::BroadcastTo => one(arith::broadcast_to(cx)?),
+        OpKind::BroadcastArgs => one(arith::broadcast_args(cx)?),
+        OpKind::ScatterNd => one(scatter::scatter_nd(cx)?),
+        OpKind::SparseToDense { .. } => one(scatter::sparse_to_dense(cx)?),
+        OpKind::DynamicUpdateSlice => one(scatter::dynamic_update_slice(cx)?),
+        OpKind::EmbeddingLookup => one(scatter::embedding_lookup(cx)?),
+        OpKind::SegmentSum => one(scatter::segment_sum(cx)?),
+        OpKind::UnsortedSegment(_) => one(scatter::unsorted_segment(cx)?),
+        OpKind::Where => one(select::where_(cx)?),
+        OpKind::Unique => select::unique(cx),
+        OpKind::NonMaxSuppression { v5 } => select::nms(cx, *v5),
+        OpKind::MatrixDiag => one(matrix::matrix_diag(cx)?),
+        OpKind::MatrixSetDiag => one(matrix::matrix_set_diag(cx)?),
+        OpKind::ReverseSequence { seq_dim, batch_dim } => one(matrix::reverse_sequence(cx, *seq_dim, *batch_dim)?),
+        OpKind::Rnn(p) => one(rnn::rnn(cx, p)?),
+        OpKind::SequenceRnn(p) => one(rnn::sequence_rnn(cx, p)?),
+        OpKind::Svdf(p) => one(rnn::svdf(cx, p)?),
+        OpKind::BidirectionalSequenceLstm(p) => rnn::bidirectional_lstm(cx, p),
         OpKind::Custom { .. } | OpKind::If { .. } | OpKind::While { .. } => declared_outputs(cx),
     }
 }

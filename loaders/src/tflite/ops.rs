@@ -1,7 +1,7 @@
 //! Builtin operator codes and options tables into typed [`OpKind`]s.
 
 use nnrt_core::{
-    Activation, BinaryOp, CompareOp, Conv2D, DepthwiseConv2D, FullyConnected, LoadError, LogicalOp, MirrorMode, OpKind, Padding, Pool2D,
+    Activation, BidirectionalLstm, BinaryOp, BitwiseOp, CompareOp, LocalResponseNorm, Rnn, SegmentOp, Svdf, Conv2D, DepthwiseConv2D, FullyConnected, LoadError, LogicalOp, MirrorMode, OpKind, Padding, Pool2D,
     PoolKind, ReduceOp, Resize, ResizeMode, SequenceLstm, StridedSlice, SubgraphId, TransposeConv, UnaryOp,
 };
 
@@ -260,6 +260,83 @@ pub(super) fn map(cx: &Loader, si: usize, oi: usize, code: &OpCode, op: &t::Oper
                 asymmetric_quantize_inputs: o.is_some_and(|o| o.asymmetric_quantize_inputs()),
             })
         }
+        B::ADD_N => OpKind::AddN,
+        B::BROADCAST_TO => OpKind::BroadcastTo,
+        B::BROADCAST_ARGS => OpKind::BroadcastArgs,
+        B::EMBEDDING_LOOKUP => OpKind::EmbeddingLookup,
+        B::LOCAL_RESPONSE_NORMALIZATION => {
+            // Absent options are TFLite's zeros; prepare rejects what they make meaningless.
+            let o = op.builtin_options_as_local_response_normalization_options();
+            OpKind::LocalResponseNorm(LocalResponseNorm {
+                radius: o.map_or(0, |o| o.radius()),
+                bias: o.map_or(0.0, |o| o.bias()),
+                alpha: o.map_or(0.0, |o| o.alpha()),
+                beta: o.map_or(0.0, |o| o.beta()),
+            })
+        }
+        B::ATAN2 => OpKind::Atan2,
+        B::BITWISE_XOR => OpKind::Bitwise(BitwiseOp::Xor),
+        B::RIGHT_SHIFT => OpKind::Bitwise(BitwiseOp::RightShift),
+        B::SCATTER_ND => OpKind::ScatterNd,
+        B::WHERE => OpKind::Where,
+        B::SEGMENT_SUM => OpKind::SegmentSum,
+        B::UNSORTED_SEGMENT_SUM => OpKind::UnsortedSegment(SegmentOp::Sum),
+        B::UNSORTED_SEGMENT_MAX => OpKind::UnsortedSegment(SegmentOp::Max),
+        B::UNSORTED_SEGMENT_MIN => OpKind::UnsortedSegment(SegmentOp::Min),
+        B::UNSORTED_SEGMENT_PROD => OpKind::UnsortedSegment(SegmentOp::Prod),
+        B::MATRIX_DIAG => OpKind::MatrixDiag,
+        B::MATRIX_SET_DIAG => OpKind::MatrixSetDiag,
+        B::REVERSE_SEQUENCE => {
+            let o = op.builtin_options_as_reverse_sequence_options();
+            OpKind::ReverseSequence { seq_dim: o.map_or(0, |o| o.seq_dim()), batch_dim: o.map_or(0, |o| o.batch_dim()) }
+        }
+        B::SPARSE_TO_DENSE => {
+            OpKind::SparseToDense { validate_indices: op.builtin_options_as_sparse_to_dense_options().is_some_and(|o| o.validate_indices()) }
+        }
+        B::DYNAMIC_UPDATE_SLICE => OpKind::DynamicUpdateSlice,
+        B::NON_MAX_SUPPRESSION_V4 => OpKind::NonMaxSuppression { v5: false },
+        B::NON_MAX_SUPPRESSION_V5 => OpKind::NonMaxSuppression { v5: true },
+        B::RNN => {
+            let o = op.builtin_options_as_rnnoptions();
+            OpKind::Rnn(Rnn {
+                act: o.map(|o| act(o.fused_activation_function())).unwrap_or_default(),
+                time_major: false,
+                asymmetric_quantize_inputs: o.is_some_and(|o| o.asymmetric_quantize_inputs()),
+            })
+        }
+        B::UNIDIRECTIONAL_SEQUENCE_RNN => {
+            let o = op.builtin_options_as_sequence_rnnoptions();
+            OpKind::SequenceRnn(Rnn {
+                act: o.map(|o| act(o.fused_activation_function())).unwrap_or_default(),
+                time_major: o.is_some_and(|o| o.time_major()),
+                asymmetric_quantize_inputs: o.is_some_and(|o| o.asymmetric_quantize_inputs()),
+            })
+        }
+        B::SVDF => {
+            let o = op.builtin_options_as_svdfoptions();
+            OpKind::Svdf(Svdf {
+                rank: o.map_or(0, |o| o.rank()),
+                act: o.map(|o| act(o.fused_activation_function())).unwrap_or_default(),
+                asymmetric_quantize_inputs: o.is_some_and(|o| o.asymmetric_quantize_inputs()),
+            })
+        }
+        B::BIDIRECTIONAL_SEQUENCE_LSTM => {
+            let o = op.builtin_options_as_bidirectional_sequence_lstmoptions();
+            OpKind::BidirectionalSequenceLstm(BidirectionalLstm {
+                act: o.map(|o| act(o.fused_activation_function())).unwrap_or(Activation::Tanh),
+                cell_clip: o.map_or(0.0, |o| o.cell_clip()),
+                proj_clip: o.map_or(0.0, |o| o.proj_clip()),
+                merge_outputs: o.is_some_and(|o| o.merge_outputs()),
+                // Version 1 models have no field and are time-major, the schema's default.
+                time_major: o.is_none_or(|o| o.time_major()),
+                asymmetric_quantize_inputs: o.is_some_and(|o| o.asymmetric_quantize_inputs()),
+            })
+        }
+        // UniqueOptions.idx_out_type repeats output 1's type, which the IR and kernel use.
+        B::UNIQUE => OpKind::Unique,
+        B::BUCKETIZE => OpKind::Bucketize {
+            boundaries: op.builtin_options_as_bucketize_options().and_then(|o| o.boundaries()).map(|v| v.iter().collect()).unwrap_or_default(),
+        },
         B::DEQUANTIZE => OpKind::Dequantize,
         B::QUANTIZE => OpKind::Quantize,
         B::CUSTOM => OpKind::Custom {

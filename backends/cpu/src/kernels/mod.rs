@@ -4,6 +4,7 @@
 //! compare the two. Callers install the rayon pool they want (`ThreadPool::install`); kernels
 //! split large work with rayon and never spawn threads themselves.
 
+pub mod arith;
 pub mod batch_matmul;
 pub mod binary;
 pub mod cast;
@@ -13,11 +14,15 @@ pub mod data;
 pub mod depthwise;
 pub mod gemm;
 pub mod lstm;
+pub mod matrix;
 pub mod movement;
 pub mod pool;
 pub mod reduce;
 pub mod resize;
+pub mod rnn;
 pub mod scan;
+pub mod scatter;
+pub mod select;
 pub mod softmax;
 pub mod transpose_conv;
 pub mod unary;

@@ -23,6 +23,7 @@ macro_rules! by_qtype {
     };
 }
 
+mod arith;
 mod conv;
 mod data;
 mod elementwise;
@@ -30,6 +31,7 @@ mod generate;
 mod logic;
 mod lstm;
 mod matmul;
+mod matrix;
 mod movement;
 mod pool;
 mod quant;
@@ -39,7 +41,10 @@ mod quant_lstm;
 mod quant_matmul;
 mod reduce;
 mod resize;
+mod rnn;
 mod scan;
+mod scatter;
+mod select;
 
 use nnrt_core::{Activation, CompileCtx, DType, InputSource, Layout, OpId, OpKind, OperandId};
 
@@ -114,6 +119,11 @@ enum Family {
     Generate,
     Scan,
     Lstm,
+    Arith,
+    Scatter,
+    Select,
+    Matrix,
+    Rnn,
     None,
 }
 
@@ -143,6 +153,22 @@ fn family(kind: &OpKind) -> Family {
         }
         OpKind::Cumsum { .. } | OpKind::TopKV2 | OpKind::ArgMinMax { .. } => Family::Scan,
         OpKind::UnidirectionalSequenceLstm(_) => Family::Lstm,
+        OpKind::AddN
+        | OpKind::Atan2
+        | OpKind::Bitwise(_)
+        | OpKind::Bucketize { .. }
+        | OpKind::LocalResponseNorm(_)
+        | OpKind::BroadcastTo
+        | OpKind::BroadcastArgs => Family::Arith,
+        OpKind::ScatterNd
+        | OpKind::SparseToDense { .. }
+        | OpKind::DynamicUpdateSlice
+        | OpKind::EmbeddingLookup
+        | OpKind::SegmentSum
+        | OpKind::UnsortedSegment(_) => Family::Scatter,
+        OpKind::Where | OpKind::Unique | OpKind::NonMaxSuppression { .. } => Family::Select,
+        OpKind::MatrixDiag | OpKind::MatrixSetDiag | OpKind::ReverseSequence { .. } => Family::Matrix,
+        OpKind::Rnn(_) | OpKind::SequenceRnn(_) | OpKind::Svdf(_) => Family::Rnn,
         _ => Family::None,
     }
 }
@@ -157,6 +183,11 @@ impl Family {
             Family::Generate => generate::supports(ctx, id),
             Family::Scan => scan::supports(ctx, id),
             Family::Lstm => lstm::supports(ctx, id),
+            Family::Arith => arith::supports(ctx, id),
+            Family::Scatter => scatter::supports(ctx, id),
+            Family::Select => select::supports(ctx, id),
+            Family::Matrix => matrix::supports(ctx, id),
+            Family::Rnn => rnn::supports(ctx, id),
             Family::None => Err("the CPU backend has no kernel for this op".into()),
         }
     }
@@ -170,6 +201,11 @@ impl Family {
             Family::Generate => generate::build(ctx, id),
             Family::Scan => scan::build(ctx, id),
             Family::Lstm => lstm::build(ctx, id),
+            Family::Arith => arith::build(ctx, id),
+            Family::Scatter => scatter::build(ctx, id),
+            Family::Select => select::build(ctx, id),
+            Family::Matrix => matrix::build(ctx, id),
+            Family::Rnn => rnn::build(ctx, id),
             Family::None => Err("the CPU backend has no kernel for this op".into()),
         }
     }

@@ -1,0 +1,102 @@
+//! Kernels of ADD_N, ATAN2, BITWISE_XOR / RIGHT_SHIFT, BUCKETIZE and
+//! LOCAL_RESPONSE_NORMALIZATION: plain loops (these ops are rare and memory-bound).
+#![forbid(unsafe_code)]
+
+use super::binary::{broadcast_rows, map_row};
+
+/// `out = Σ inputs`, element-wise, summed in input order (wrapping for integers, as TFLite's
+/// int32 ADD_N does in practice).
+pub fn add_n<T: Copy + std::ops::Add<Output = T>>(inputs: &[&[T]], out: &mut [T]) {
+    let Some((first, rest)) = inputs.split_first() else { return };
+    out.copy_from_slice(first);
+    for x in rest {
+        for (o, &v) in out.iter_mut().zip(x.iter()) {
+            *o = *o + v;
+        }
+    }
+}
+
+/// `out = atan2(y, x)` element-wise.
+pub fn atan2(y: &[f32], x: &[f32], out: &mut [f32]) {
+    for ((o, &a), &b) in out.iter_mut().zip(y).zip(x) {
+        *o = a.atan2(b);
+    }
+}
+
+/// An integer type the bitwise ops work on.
+pub trait BitInt: Copy + Sync + Send + std::ops::BitXor<Output = Self> + std::ops::Shr<u32, Output = Self> {
+    /// Bits in the type.
+    const BITS: u32;
+    /// The value as i64 (to clamp a shift amount).
+    fn to_i64(self) -> i64;
+}
+
+macro_rules! bit_int {
+    ($($t:ty),*) => {$(
+        impl BitInt for $t {
+            const BITS: u32 = <$t>::BITS;
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+        }
+    )*};
+}
+bit_int!(u8, i8, i16, i32);
+
+/// `x >> y` with `y` clamped to `[0, bits - 1]` (arithmetic for signed types), as TFLite.
+#[inline(always)]
+pub fn right_shift<T: BitInt>(x: T, y: T) -> T {
+    x >> (y.to_i64().clamp(0, T::BITS as i64 - 1) as u32)
+}
+
+/// `out = a ^ b` (`xor`) or `a >> b`, broadcasting `a` and `b` to `out_shape`.
+pub fn bitwise<T: BitInt>(xor: bool, a: &[T], a_shape: &[usize], b: &[T], b_shape: &[usize], out: &mut [T], out_shape: &[usize]) {
+    if xor {
+        broadcast_rows(a, a_shape, b, b_shape, out, out_shape, |ra, rb, o| map_row(ra, rb, o, |x: T, y: T| x ^ y))
+    } else {
+        broadcast_rows(a, a_shape, b, b_shape, out, out_shape, |ra, rb, o| map_row(ra, rb, o, right_shift::<T>))
+    }
+}
+
+/// The index of the first boundary greater than `v` (`upper_bound`), for each value.
+pub fn bucketize(values: impl Iterator<Item = f64>, boundaries: &[f32], out: &mut [i32]) {
+    for (o, v) in out.iter_mut().zip(values) {
+        *o = boundaries.partition_point(|&b| b as f64 <= v) as i32;
+    }
+}
+
+/// Local response normalization over the last dim (`depth` values per row):
+/// `out[c] = in[c] * (bias + alpha * Σ_{|k-c| <= radius} in[k]²)^-beta`.
+pub fn local_response_norm(input: &[f32], depth: usize, radius: usize, bias: f32, alpha: f32, beta: f32, out: &mut [f32]) {
+    if depth == 0 {
+        return;
+    }
+    for (x, o) in input.chunks_exact(depth).zip(out.chunks_exact_mut(depth)) {
+        for c in 0..depth {
+            let lo = c.saturating_sub(radius);
+            let hi = (c + radius).min(depth - 1);
+            let sum: f32 = x[lo..=hi].iter().map(|v| v * v).sum();
+            o[c] = x[c] * (bias + alpha * sum).powf(-beta);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn right_shift_clamps_the_amount_and_keeps_the_sign() {
+        assert_eq!(right_shift(-16i8, 2), -4);
+        assert_eq!(right_shift(-16i8, 100), -1, "shifts past the width clamp to width - 1");
+        assert_eq!(right_shift(200u8, -3), 200, "negative shifts clamp to 0");
+        assert_eq!(right_shift(1i32 << 30, 31), 0);
+    }
+
+    #[test]
+    fn bucketize_is_upper_bound() {
+        let mut out = [0; 5];
+        bucketize([-1.0, 0.0, 0.5, 10.0, 11.0].into_iter(), &[0.0, 10.0], &mut out);
+        assert_eq!(out, [0, 1, 1, 2, 2]);
+    }
+}

@@ -1,0 +1,127 @@
+//! Builders of ADD_N, ATAN2, BITWISE_XOR / RIGHT_SHIFT, BUCKETIZE, LOCAL_RESPONSE_NORMALIZATION,
+//! BROADCAST_TO and BROADCAST_ARGS. Kernels read the run-time dims of their tensors, so the same
+//! builder serves static and dynamic shapes.
+
+use nnrt_core::{cast, cast_mut, BitwiseOp, CompileCtx, DType, OpId, OpKind, TensorRef};
+
+use super::movement::by_size;
+use super::{built, sources};
+use crate::backend::Built;
+use crate::kernels::arith::{add_n, atan2, bitwise, bucketize, local_response_norm};
+use crate::kernels::matrix::broadcast_to;
+
+pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    let op = ctx.graph.op(id);
+    let quantized = op.inputs.iter().flatten().chain(&op.outputs).find(|&&o| ctx.graph.operand(o).quant.is_quantized());
+    if let (Some(o), false) = (quantized, matches!(op.kind, OpKind::BroadcastTo)) {
+        return Err(format!("operand {o} is quantized; the CPU kernel of {} handles plain values", op.kind.name()));
+    }
+    Ok(())
+}
+
+/// Integer values of a run-time shape tensor.
+pub(super) fn ints(t: &TensorRef<'_>) -> Result<Vec<i64>, String> {
+    Ok(match t.dtype {
+        DType::I32 => cast::<i32>(t.bytes)?.iter().map(|&v| v as i64).collect(),
+        DType::I64 => cast::<i64>(t.bytes)?.to_vec(),
+        other => return Err(format!("index values of type {other} are not supported")),
+    })
+}
+
+pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let op = ctx.graph.op(id);
+    let ins = sources(ctx, id);
+    let dtype = ctx.graph.operand(op.input(0).ok_or("input 0 is absent")?).dtype;
+    match &op.kind {
+        OpKind::AddN => Ok(built(ins, move |ins, outs| {
+            match dtype {
+                DType::F32 => {
+                    let xs = ins.iter().map(|t| cast::<f32>(t.bytes)).collect::<Result<Vec<_>, _>>()?;
+                    add_n(&xs, cast_mut::<f32>(outs[0].bytes)?);
+                }
+                DType::I32 => {
+                    let xs = ins.iter().map(|t| cast::<i32>(t.bytes)).collect::<Result<Vec<_>, _>>()?;
+                    let out = cast_mut::<i32>(outs[0].bytes)?;
+                    out.copy_from_slice(xs.first().ok_or("ADD_N has no inputs")?);
+                    for x in &xs[1..] {
+                        out.iter_mut().zip(x.iter()).for_each(|(o, &v)| *o = o.wrapping_add(v));
+                    }
+                }
+                other => return Err(format!("ADD_N of {other} is not supported")),
+            }
+            Ok(())
+        })),
+        OpKind::Atan2 => Ok(built(ins, |ins, outs| {
+            atan2(cast::<f32>(ins[0].bytes)?, cast::<f32>(ins[1].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
+            Ok(())
+        })),
+        OpKind::Bitwise(b) => {
+            let xor = *b == BitwiseOp::Xor;
+            Ok(built(ins, move |ins, outs| {
+                let (a, b) = (&ins[0], &ins[1]);
+                let od = outs[0].dims;
+                macro_rules! go {
+                    ($t:ty) => {
+                        bitwise::<$t>(xor, cast(a.bytes)?, a.dims, cast(b.bytes)?, b.dims, cast_mut(outs[0].bytes)?, od)
+                    };
+                }
+                match dtype {
+                    DType::U8 => go!(u8),
+                    DType::I8 => go!(i8),
+                    DType::I16 => go!(i16),
+                    DType::I32 => go!(i32),
+                    other => return Err(format!("bitwise ops on {other} are not supported")),
+                }
+                Ok(())
+            }))
+        }
+        OpKind::Bucketize { boundaries } => {
+            let bounds = boundaries.clone();
+            Ok(built(ins, move |ins, outs| {
+                let out = cast_mut::<i32>(outs[0].bytes)?;
+                match dtype {
+                    DType::F32 => bucketize(cast::<f32>(ins[0].bytes)?.iter().map(|&v| v as f64), &bounds, out),
+                    DType::I32 => bucketize(cast::<i32>(ins[0].bytes)?.iter().map(|&v| v as f32 as f64), &bounds, out),
+                    // TFLite compares an int64 with a float boundary in float.
+                    DType::I64 => bucketize(cast::<i64>(ins[0].bytes)?.iter().map(|&v| v as f32 as f64), &bounds, out),
+                    other => return Err(format!("BUCKETIZE of {other} is not supported")),
+                }
+                Ok(())
+            }))
+        }
+        OpKind::LocalResponseNorm(p) => {
+            let p = *p;
+            Ok(built(ins, move |ins, outs| {
+                let depth = ins[0].dims.last().copied().unwrap_or(1);
+                local_response_norm(cast::<f32>(ins[0].bytes)?, depth, p.radius.max(0) as usize, p.bias, p.alpha, p.beta, cast_mut::<f32>(outs[0].bytes)?);
+                Ok(())
+            }))
+        }
+        OpKind::BroadcastTo => Ok(built(ins, move |ins, outs| {
+            let od = outs[0].dims;
+            by_size!(dtype, |T| broadcast_to(cast::<T>(ins[0].bytes)?, ins[0].dims, od, cast_mut::<T>(outs[0].bytes)?));
+            Ok(())
+        })),
+        OpKind::BroadcastArgs => Ok(built(ins, move |ins, outs| {
+            let (a, b) = (ints(&ins[0])?, ints(&ins[1])?);
+            let n = a.len().max(b.len());
+            let at = |v: &[i64], k: usize| if k + v.len() >= n { v[k + v.len() - n] } else { 1 };
+            let mut r = Vec::with_capacity(n);
+            for k in 0..n {
+                let (x, y) = (at(&a, k), at(&b, k));
+                r.push(match (x, y) {
+                    _ if x == y => x,
+                    (1, y) => y,
+                    (x, 1) => x,
+                    _ => return Err(format!("shapes {a:?} and {b:?} cannot be broadcast together")),
+                });
+            }
+            match dtype {
+                DType::I64 => cast_mut::<i64>(outs[0].bytes)?.copy_from_slice(&r),
+                _ => cast_mut::<i32>(outs[0].bytes)?.iter_mut().zip(&r).for_each(|(o, &v)| *o = v as i32),
+            }
+            Ok(())
+        })),
+        _ => Err("not an arithmetic builtin".into()),
+    }
+}
