@@ -62,6 +62,8 @@ fn run_case(dir: &Path, threads: usize) -> Vec<String> {
         } else if want.descr == "<f4" {
             let (g, w) = (f32s(got), f32s(&want.data));
             let worst = g.iter().zip(&w).map(|(a, b)| if a == b || (a.is_nan() && b.is_nan()) { 0.0 } else { (a - b).abs() / b.abs().max(1.0) }).fold(0f32, f32::max);
+            // Written so that a NaN error (a NaN where LiteRT has a number) fails too.
+            #[allow(clippy::neg_cmp_op_on_partial_ord)]
             if !(worst <= 1e-5) {
                 bad.push(format!("{name} output {j}: relative error {worst} > 1e-5 (nnrt {g:?}, LiteRT {w:?})"));
             }

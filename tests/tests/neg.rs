@@ -117,9 +117,9 @@ fn neg_prepare_unknown_custom_op() {
 
 #[test]
 fn neg_load_unsupported_builtin() {
-    // EMBEDDING_LOOKUP (code 7) and STABLEHLO_ADD (163, written as 127 + builtin_code): well-formed
+    // LSH_PROJECTION (code 15) and STABLEHLO_ADD (163, written as 127 + builtin_code): well-formed
     // files whose operator nnrt does not implement. Load must fail naming the operator.
-    for (code, name) in [(Op::EMBEDDING_LOOKUP, "EMBEDDING_LOOKUP"), (Op::STABLEHLO_ADD, "STABLEHLO_ADD")] {
+    for (code, name) in [(Op::LSH_PROJECTION, "LSH_PROJECTION"), (Op::STABLEHLO_ADD, "STABLEHLO_ADD")] {
         let mut b = ModelBuilder::new();
         let x = b.input("x", F32, &[4]);
         let c = b.constant_f32("c", &[4], &[1.0; 4]);

@@ -89,7 +89,8 @@ mod tests {
     fn right_shift_clamps_the_amount_and_keeps_the_sign() {
         assert_eq!(right_shift(-16i8, 2), -4);
         assert_eq!(right_shift(-16i8, 100), -1, "shifts past the width clamp to width - 1");
-        assert_eq!(right_shift(200u8, -3), 200, "negative shifts clamp to 0");
+        assert_eq!(right_shift(-100i16, -3), -100, "negative shifts clamp to 0");
+        assert_eq!(right_shift(200u8, 3), 25);
         assert_eq!(right_shift(1i32 << 30, 31), 0);
     }
 

@@ -65,6 +65,7 @@ pub struct SvdfGeom {
 /// feature activations `x wf^T` in its last column; each filter's output is its memory dotted
 /// with its time weights `wt` (`[filters, memory]`); `rank` consecutive filters sum into a unit,
 /// plus `bias`, then the activation.
+#[allow(clippy::too_many_arguments)]
 pub fn svdf_step(g: &SvdfGeom, x: &[f32], wf: &[f32], wt: &[f32], bias: Option<&[f32]>, act: CellAct, state: &mut [f32], out: &mut [f32]) {
     let (m, nf) = (g.memory, g.filters);
     let units = nf.checked_div(g.rank).unwrap_or(0);

@@ -23,7 +23,7 @@ fn offset(ix: &[i64], dims: &[usize], what: &str) -> Result<usize, String> {
 pub fn scatter_nd<T: Copy + Default>(indices: &[i64], k: usize, updates: &[T], out_dims: &[usize], out: &mut [T], add: impl Fn(T, T) -> T) -> Result<(), String> {
     out.fill(T::default());
     let slice: usize = out_dims[k.min(out_dims.len())..].iter().product();
-    let n = if k == 0 { updates.len().checked_div(slice).unwrap_or(0) } else { indices.len() / k };
+    let n = if k == 0 { updates.len().checked_div(slice) } else { indices.len().checked_div(k) }.unwrap_or(0);
     for i in 0..n {
         let base = offset(&indices[i * k..(i + 1) * k], out_dims, "ScatterNd index")? * slice;
         let src = &updates[i * slice..(i + 1) * slice];
