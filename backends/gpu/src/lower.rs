@@ -75,6 +75,17 @@ impl Consts {
 
 type R<T> = Result<T, String>;
 
+/// Operands and dims of a conv-like op, and its padding before (top, left).
+struct Windowed {
+    x: OperandId,
+    w: OperandId,
+    o: OperandId,
+    xd: Vec<usize>,
+    wd: Vec<usize>,
+    od: Vec<usize>,
+    pad: [usize; 2],
+}
+
 struct Cx<'a, 'b> {
     ctx: &'a CompileCtx<'b>,
     op: OpId,
@@ -213,6 +224,22 @@ impl Cx<'_, '_> {
         Ok((b, shader_f16))
     }
 
+    /// Input, filter and output of a windowed op (conv, depthwise) checked to be 4-D float32,
+    /// with the padding before each spatial dim.
+    fn windowed(&self, what: &str, stride: [usize; 2], dilation: [usize; 2], padding: nnrt_core::Padding) -> R<Windowed> {
+        let (x, w, o) = (self.input(0)?, self.input(1)?, self.output()?);
+        self.expect_f32(x, "the input")?;
+        self.expect_f32(w, "the filter")?;
+        self.expect_f32(o, "the output")?;
+        let (xd, wd, od) = (self.dims(x).to_vec(), self.dims(w).to_vec(), self.dims(o).to_vec());
+        if xd.len() != 4 || wd.len() != 4 || od.len() != 4 {
+            return Err(format!("{what} tensors must be 4-D"));
+        }
+        let wh = window_output(xd[1], wd[1], stride[0], dilation[0], padding, 0).ok_or("invalid window")?;
+        let ww = window_output(xd[2], wd[2], stride[1], dilation[1], padding, 1).ok_or("invalid window")?;
+        Ok(Windowed { x, w, o, xd, wd, od, pad: [wh.pad_before, ww.pad_before] })
+    }
+
     fn const_ints(&self, id: OperandId, what: &str) -> R<Vec<i64>> {
         let o = self.graph().operand(id);
         let d = o.data.as_ref().ok_or_else(|| format!("{what} is not a constant"))?;
@@ -309,22 +336,13 @@ fn matmul(cx: &Cx, shader: &'static str, a: Buf, b: Buf, bias: Buf, out: Buf, m:
 }
 
 fn conv(cx: &mut Cx, p: &nnrt_core::Conv2D) -> R<Lowered> {
-    let (x, w, o) = (cx.input(0)?, cx.input(1)?, cx.output()?);
-    cx.expect_f32(x, "the input")?;
-    cx.expect_f32(w, "the filter")?;
-    cx.expect_f32(o, "the output")?;
-    let (xd, wd, od) = (cx.dims(x).to_vec(), cx.dims(w).to_vec(), cx.dims(o).to_vec());
-    if xd.len() != 4 || wd.len() != 4 || od.len() != 4 {
-        return Err("convolution tensors must be 4-D".into());
-    }
+    let Windowed { x, w, o, xd, wd, od, pad } = cx.windowed("convolution", p.stride, p.dilation, p.padding)?;
     if xd[3] != wd[3] {
         return Err(format!("grouped convolution ({} input channels, filter depth {}) has no gpu kernel", xd[3], wd[3]));
     }
     let act = act_code(p.act)?;
-    let wh = window_output(xd[1], wd[1], p.stride[0], p.dilation[0], p.padding, 0).ok_or("invalid window")?;
-    let ww = window_output(xd[2], wd[2], p.stride[1], p.dilation[1], p.padding, 1).ok_or("invalid window")?;
     let (bias, xb, ob) = (cx.bias(2, wd[0])?, cx.buf(x)?, cx.buf(o)?);
-    let pointwise = wd[1] == 1 && wd[2] == 1 && p.stride == [1, 1] && wh.pad_before == 0 && ww.pad_before == 0 && od[1] == xd[1] && od[2] == xd[2];
+    let pointwise = wd[1] == 1 && wd[2] == 1 && p.stride == [1, 1] && pad == [0, 0] && od[1] == xd[1] && od[2] == xd[2];
     if pointwise {
         // 1x1: the input is an [N*H*W, Cin] matrix, the OHWI filter a [Cout, Cin] one.
         let (m, n, k) = (xd[0] * xd[1] * xd[2], wd[0], xd[3]);
@@ -333,7 +351,7 @@ fn conv(cx: &mut Cx, p: &nnrt_core::Conv2D) -> R<Lowered> {
         return Ok(Lowered::Dispatches(vec![d]));
     }
     let threads = od[0] * od[1] * od[2] * od[3].div_ceil(4);
-    let params = [threads, xd[0], xd[1], xd[2], xd[3], od[1], od[2], od[3], wd[1], wd[2], p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], wh.pad_before, ww.pad_before]
+    let params = [threads, xd[0], xd[1], xd[2], xd[3], od[1], od[2], od[3], wd[1], wd[2], p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], pad[0], pad[1]]
         .iter()
         .map(|&v| u(v))
         .collect::<R<Vec<u32>>>()?;
@@ -343,24 +361,15 @@ fn conv(cx: &mut Cx, p: &nnrt_core::Conv2D) -> R<Lowered> {
 }
 
 fn depthwise(cx: &mut Cx, p: &nnrt_core::DepthwiseConv2D) -> R<Lowered> {
-    let (x, w, o) = (cx.input(0)?, cx.input(1)?, cx.output()?);
-    cx.expect_f32(x, "the input")?;
-    cx.expect_f32(w, "the filter")?;
-    cx.expect_f32(o, "the output")?;
-    let (xd, wd, od) = (cx.dims(x).to_vec(), cx.dims(w).to_vec(), cx.dims(o).to_vec());
-    if xd.len() != 4 || wd.len() != 4 || od.len() != 4 {
-        return Err("depthwise convolution tensors must be 4-D".into());
-    }
+    let Windowed { x, w, o, xd, wd, od, pad } = cx.windowed("depthwise convolution", p.stride, p.dilation, p.padding)?;
     if xd[3] == 0 || wd[3] % xd[3] != 0 || od[3] != wd[3] {
         return Err(format!("filter depth {} is not a multiple of the {} input channels", wd[3], xd[3]));
     }
     let act = act_code(p.act)?;
-    let wh = window_output(xd[1], wd[1], p.stride[0], p.dilation[0], p.padding, 0).ok_or("invalid window")?;
-    let ww = window_output(xd[2], wd[2], p.stride[1], p.dilation[1], p.padding, 1).ok_or("invalid window")?;
     let (bias, xb, ob) = (cx.bias(2, wd[3])?, cx.buf(x)?, cx.buf(o)?);
     let (wb, shader) = cx.weights(w, "depthwise", "depthwise_f16")?;
     let threads = numel(&od);
-    let params = [threads, xd[0], xd[1], xd[2], xd[3], od[1], od[2], od[3], wd[1], wd[2], p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], wh.pad_before, ww.pad_before, wd[3] / xd[3]]
+    let params = [threads, xd[0], xd[1], xd[2], xd[3], od[1], od[2], od[3], wd[1], wd[2], p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], pad[0], pad[1], wd[3] / xd[3]]
         .iter()
         .map(|&v| u(v))
         .collect::<R<Vec<u32>>>()?;

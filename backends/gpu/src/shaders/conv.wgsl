@@ -28,12 +28,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let KH = pu(8u);
     let KW = pu(9u);
     let quads = (Cout + 3u) / 4u;
-    let q = t % quads;
-    var rest = t / quads;
-    let ox = rest % OW;
-    rest = rest / OW;
-    let oy = rest % OH;
-    let n = rest / OH;
+    let pos = nhwc(t, OH, OW, quads);
+    let n = pos.x;
+    let oy = pos.y;
+    let ox = pos.z;
+    let q = pos.w;
     let oc = q * 4u;
     let o1 = min(oc + 1u, Cout - 1u);
     let o2 = min(oc + 2u, Cout - 1u);

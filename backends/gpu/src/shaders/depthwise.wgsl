@@ -25,12 +25,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let Cout = pu(7u);
     let KH = pu(8u);
     let KW = pu(9u);
-    let oc = t % Cout;
-    var rest = t / Cout;
-    let ox = rest % OW;
-    rest = rest / OW;
-    let oy = rest % OH;
-    let n = rest / OH;
+    let pos = nhwc(t, OH, OW, Cout);
+    let n = pos.x;
+    let oy = pos.y;
+    let ox = pos.z;
+    let oc = pos.w;
     let ic = oc / pu(16u);
     var acc = BIAS[oc];
     let iy0 = i32(oy * pu(10u)) - i32(pu(14u));

@@ -18,12 +18,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let C = pu(4u);
     let OH = pu(5u);
     let OW = pu(6u);
-    let c = t % C;
-    var rest = t / C;
-    let ox = rest % OW;
-    rest = rest / OW;
-    let oy = rest % OH;
-    let n = rest / OH;
+    let pos = nhwc(t, OH, OW, C);
+    let n = pos.x;
+    let oy = pos.y;
+    let ox = pos.z;
+    let c = pos.w;
     let y0 = i32(oy * pu(9u)) - i32(pu(11u));
     let x0 = i32(ox * pu(10u)) - i32(pu(12u));
     let ys = max(y0, 0i);

@@ -20,6 +20,13 @@ fn linear(gid: vec3<u32>, groups: vec3<u32>) -> u32 {
     return gid.x + gid.y * groups.x * 64u;
 }
 
+// Position of NHWC element `t` of a [N, OH, OW, C] tensor as (n, y, x, c).
+fn nhwc(t: u32, OH: u32, OW: u32, C: u32) -> vec4<u32> {
+    let c = t % C;
+    let r = t / C;
+    return vec4<u32>(r / (OW * OH), (r / OW) % OH, r % OW, c);
+}
+
 // Fused activation (TFLite's ActivationFunctionType): 0 none, 1 relu, 2 relu_n1_to_1, 3 relu6,
 // 4 tanh. Clamps keep NaN as TFLite's min(max(x, lo), hi) does.
 override ACT: u32 = 0u;

@@ -35,12 +35,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let C = pu(4u);
     let OH = pu(5u);
     let OW = pu(6u);
-    let c = t % C;
-    var rest = t / C;
-    let ox = rest % OW;
-    rest = rest / OW;
-    let oy = rest % OH;
-    let n = rest / OH;
+    let pos = nhwc(t, OH, OW, C);
+    let n = pos.x;
+    let oy = pos.y;
+    let ox = pos.z;
+    let c = pos.w;
     let hs = pf(7u);
     let ws = pf(8u);
     if (MODE == 1u) {
