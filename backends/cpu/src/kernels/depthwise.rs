@@ -21,11 +21,10 @@ use super::Act;
 use crate::simd::conv::{self as sc, Avx2Token, Avx512Token, DwRun};
 use crate::simd::{self, Isa};
 
-/// Below this many multiply-adds the whole op runs on the calling thread (waking a second
-/// thread costs about as much as ~20 µs of depthwise work).
-const PAR_MIN_MACS: usize = 1 << 18;
+/// Below this many multiply-adds the whole op runs on the calling thread.
+const PAR_MIN_MACS: usize = 1 << 16;
 /// Multiply-adds per rayon task (at least).
-const TASK_MACS: usize = 1 << 17;
+const TASK_MACS: usize = 1 << 15;
 
 /// Shape of one DEPTHWISE_CONV_2D; output channels are `in_c * multiplier`, and output channel
 /// `ic * multiplier + m` reads input channel `ic`. Padding at the bottom and right is implied.
@@ -199,9 +198,7 @@ pub(crate) fn depthwise_with_isa(
     if rayon::current_num_threads() <= 1 || rows * row_macs < PAR_MIN_MACS {
         out.chunks_mut(row_len).enumerate().for_each(one_row);
     } else {
-        // About two tasks per thread, each worth at least TASK_MACS.
-        let per_task = TASK_MACS.max(rows * row_macs / (2 * rayon::current_num_threads()));
-        out.par_chunks_mut(row_len).with_min_len(per_task.div_ceil(row_macs)).enumerate().for_each(one_row);
+        out.par_chunks_mut(row_len).with_min_len(TASK_MACS.div_ceil(row_macs)).enumerate().for_each(one_row);
     }
 }
 

@@ -33,7 +33,7 @@ const KC_MAX: usize = 512;
 /// Bytes of packed B kept hot in L2 across the row tiles of one task.
 const B_BLOCK_BYTES: usize = 512 * 1024;
 /// Below this many multiply-adds a GEMM runs on the calling thread.
-const PAR_MIN_MACS: usize = 1 << 18;
+const PAR_MIN_MACS: usize = 1 << 16;
 
 /// The weights of a GEMM, `B[k][j] = w[j*k + k]`, packed for the micro-kernel of one
 /// instruction set. Built once at prepare time by [`PackedB::pack`].
