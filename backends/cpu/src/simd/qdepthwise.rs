@@ -135,9 +135,33 @@ unsafe fn row_vnni<const PX: usize>(p: &DwVnni, g: &DepthwiseGeom, input: &[u8],
     let ones = _mm512_set1_epi8(1);
     let perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     let has_zw = !p.zw.is_empty();
+    // Offsets of the taps from the window's top-left input pixel, and whether every filter
+    // row of this output row falls inside the image (then interior pixels skip the checks).
+    let mut rel = [0usize; MAX_TAPS];
+    for ky in 0..g.k_h {
+        for kx in 0..g.k_w {
+            rel[ky * g.k_w + kx] = (ky * g.dil_h * g.in_w + kx * g.dil_w) * c;
+        }
+    }
+    let iy0 = (oy * g.stride_h) as isize - g.pad_top as isize;
+    let rows_inside = iy0 >= 0 && iy0 as usize + (g.k_h - 1) * g.dil_h < g.in_h;
+    let span_w = (g.k_w - 1) * g.dil_w;
     for ox0 in (0..g.out_w).step_by(PX) {
         for (px, tpx) in tp.iter_mut().enumerate().take(PX) {
             let ox = ox0 + px;
+            let ix0 = (ox * g.stride_w) as isize - g.pad_left as isize;
+            if rows_inside && ox < g.out_w && ix0 >= 0 && ix0 as usize + span_w < g.in_w {
+                let base = ((b * g.in_h + iy0 as usize) * g.in_w + ix0 as usize) * c;
+                // The last tap is the window's bottom-right pixel: `base + rel[last] + c` bounds
+                // every tap of the window.
+                if base + rel[g.k_h * g.k_w - 1] + c <= input.len() {
+                    for (t, &r) in tpx.iter_mut().zip(&rel).take(g.k_h * g.k_w) {
+                        // SAFETY: `base + r + c <= base + rel[last] + c <= input.len()`.
+                        *t = unsafe { input.as_ptr().add(base + r) };
+                    }
+                    continue;
+                }
+            }
             for ky in 0..g.k_h {
                 let iy = (oy * g.stride_h + ky * g.dil_h) as isize - g.pad_top as isize;
                 for kx in 0..g.k_w {

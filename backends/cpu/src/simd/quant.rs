@@ -158,7 +158,7 @@ impl LaneRequant {
 pub(crate) fn tile_quad_out(t: VnniToken, kp: usize, a: &[u8], panel: &[i8], rows: usize, cols: usize, lr: &LaneRequant, c0: usize, row_sums: Option<&[i32]>, out: &mut [u8], ldc: usize) {
     let _ = t;
     assert!(kp.is_multiple_of(4) && a.len() >= MR_QUAD * kp && panel.len() >= kp * NR_QUAD);
-    assert!(rows >= 1 && rows <= MR_QUAD && cols >= 1 && cols <= NR_QUAD && out.len() >= (rows - 1) * ldc + cols);
+    assert!((1..=MR_QUAD).contains(&rows) && (1..=NR_QUAD).contains(&cols) && out.len() >= (rows - 1) * ldc + cols);
     for v in [&lr.bias, &lr.zw, &lr.mult, &lr.left, &lr.right, &lr.rmask] {
         assert!(v.len() >= c0 + NR_QUAD);
     }
