@@ -29,7 +29,7 @@ mod package;
 mod rng;
 
 pub use builder::{BuiltinOperator, ModelBuilder, TensorIdx, TensorType};
-pub use npy::{npy_f32, read_npy_f32, read_npy_raw, RawNpy};
+pub use npy::{model_cases, npy_f32, npy_file, numbered_npys, read_npy_f32, read_npy_raw, RawNpy};
 pub use options::{Act, MirrorPadMode, Options, Padding};
 pub use package::{manifest, NnPackage, TempDir, ZipMethod};
 pub use rng::XorShift;

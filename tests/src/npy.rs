@@ -71,6 +71,29 @@ pub fn read_npy_raw(bytes: &[u8]) -> Option<RawNpy> {
     (data.len() == dims.iter().product::<usize>() * size).then_some(RawNpy { descr, dims, data })
 }
 
+/// Reads the `.npy` file at `path`; panics (test helper) naming the file when it cannot.
+pub fn npy_file(path: &std::path::Path) -> RawNpy {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    read_npy_raw(&bytes).unwrap_or_else(|| panic!("{}: not a little-endian C-order .npy", path.display()))
+}
+
+/// `dir/{stem}_0.npy`, `dir/{stem}_1.npy`, … up to the first missing one.
+pub fn numbered_npys(dir: &std::path::Path, stem: &str) -> Vec<RawNpy> {
+    (0..).map(|i| dir.join(format!("{stem}_{i}.npy"))).take_while(|p| p.is_file()).map(|p| npy_file(&p)).collect()
+}
+
+/// The case folders (each holding a `model.tflite`) under `tests/models/<set>`, sorted.
+pub fn model_cases(set: &str) -> Vec<std::path::PathBuf> {
+    let root = crate::repo_root().join("tests/models").join(set);
+    let mut dirs: Vec<std::path::PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("model.tflite").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

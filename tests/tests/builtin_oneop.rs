@@ -6,30 +6,10 @@
 //! relative to max(1, |expected|), since the float math (atan2, pow, tanh, dot products) may
 //! round differently from LiteRT's in the last bits; float data movement is exact anyway.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use nnrt::Session;
-use nnrt_tests::{read_npy_raw, repo_root, RawNpy};
-
-fn cases() -> Vec<PathBuf> {
-    let root = repo_root().join("tests/models/builtin_oneop");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("model.tflite").is_file())
-        .collect();
-    dirs.sort();
-    dirs
-}
-
-fn npy(path: &Path) -> RawNpy {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    read_npy_raw(&bytes).unwrap_or_else(|| panic!("{}: not a little-endian C-order .npy", path.display()))
-}
-
-fn numbered(dir: &Path, stem: &str) -> Vec<RawNpy> {
-    (0..).map(|i| dir.join(format!("{stem}_{i}.npy"))).take_while(|p| p.is_file()).map(|p| npy(&p)).collect()
-}
+use nnrt_tests::{model_cases, numbered_npys};
 
 fn f32s(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
@@ -46,12 +26,12 @@ fn run_case(dir: &Path, threads: usize) -> Vec<String> {
     s.prepare().unwrap_or_else(|e| panic!("{name}: prepare: {e}"));
     let runs: usize = std::fs::read_to_string(dir.join("runs")).ok().and_then(|t| t.trim().parse().ok()).unwrap_or(1);
     for _ in 0..runs {
-        for (i, x) in numbered(dir, "input").iter().enumerate() {
+        for (i, x) in numbered_npys(dir, "input").iter().enumerate() {
             s.set_input(i, &x.data).unwrap_or_else(|e| panic!("{name}: input {i}: {e}"));
         }
         s.run().unwrap_or_else(|e| panic!("{name}: run: {e}"));
     }
-    let expected = numbered(dir, "expected");
+    let expected = numbered_npys(dir, "expected");
     assert!(!expected.is_empty(), "{name}: no expected outputs");
     let mut bad = Vec::new();
     for (j, want) in expected.iter().enumerate() {
@@ -76,7 +56,7 @@ fn run_case(dir: &Path, threads: usize) -> Vec<String> {
 
 #[test]
 fn builtin_one_op_models_match_litert() {
-    let cases = cases();
+    let cases = model_cases("builtin_oneop");
     assert!(cases.len() >= 60, "expected the committed one-op models, found {}", cases.len());
     let mut bad = Vec::new();
     for dir in &cases {

@@ -3,30 +3,10 @@
 //! kernels) must give exactly LiteRT's integers on the CPU backend, with 1 and 2 threads.
 //! Tolerance: none; these ops promise TFLite's integer arithmetic bit for bit.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use nnrt::Session;
-use nnrt_tests::{read_npy_raw, repo_root, RawNpy};
-
-fn cases() -> Vec<PathBuf> {
-    let root = repo_root().join("tests/models/quant_oneop");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("model.tflite").is_file())
-        .collect();
-    dirs.sort();
-    dirs
-}
-
-fn npy(path: &Path) -> RawNpy {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    read_npy_raw(&bytes).unwrap_or_else(|| panic!("{}: not a little-endian C-order .npy", path.display()))
-}
-
-fn numbered(dir: &Path, stem: &str) -> Vec<RawNpy> {
-    (0..).map(|i| dir.join(format!("{stem}_{i}.npy"))).take_while(|p| p.is_file()).map(|p| npy(&p)).collect()
-}
+use nnrt_tests::{model_cases, npy_file, numbered_npys, repo_root, RawNpy};
 
 /// Runs one case and returns a line per output that differs from LiteRT's.
 fn run_case(dir: &Path, threads: usize) -> Vec<String> {
@@ -37,11 +17,11 @@ fn run_case(dir: &Path, threads: usize) -> Vec<String> {
     s.set_backends("cpu").unwrap_or_else(|e| panic!("{name}: {e}"));
     s.set_threads(threads).unwrap_or_else(|e| panic!("{name}: {e}"));
     s.prepare().unwrap_or_else(|e| panic!("{name}: prepare: {e}"));
-    for (i, x) in numbered(dir, "input").iter().enumerate() {
+    for (i, x) in numbered_npys(dir, "input").iter().enumerate() {
         s.set_input(i, &x.data).unwrap_or_else(|e| panic!("{name}: input {i}: {e}"));
     }
     s.run().unwrap_or_else(|e| panic!("{name}: run: {e}"));
-    let expected = numbered(dir, "expected");
+    let expected = numbered_npys(dir, "expected");
     assert!(!expected.is_empty(), "{name}: no expected outputs");
     let mut bad = Vec::new();
     for (j, want) in expected.iter().enumerate() {
@@ -61,7 +41,7 @@ fn run_case(dir: &Path, threads: usize) -> Vec<String> {
 
 #[test]
 fn quantized_one_op_models_match_litert_exactly() {
-    let cases = cases();
+    let cases = model_cases("quant_oneop");
     assert!(cases.len() >= 20, "expected the committed one-op models, found {}", cases.len());
     let mut bad = Vec::new();
     for dir in &cases {
@@ -87,8 +67,8 @@ fn integer_lstm_state_carries_over_runs_like_litert() {
     let mut s = Session::from_model(model).unwrap_or_else(|e| panic!("{e}"));
     s.set_backends("cpu").unwrap_or_else(|e| panic!("{e}"));
     s.prepare().unwrap_or_else(|e| panic!("prepare: {e}"));
-    let input = npy(&dir.join("input_0.npy"));
-    let runs: Vec<RawNpy> = (0..3).map(|r| npy(&repo_root().join(format!("tests/models/lstm_state_runs/run_{r}.npy")))).collect();
+    let input = npy_file(&dir.join("input_0.npy"));
+    let runs: Vec<RawNpy> = (0..3).map(|r| npy_file(&repo_root().join(format!("tests/models/lstm_state_runs/run_{r}.npy")))).collect();
     assert_ne!(runs[0].data, runs[1].data, "the stored runs must show the state's effect");
     for (r, want) in runs.iter().enumerate() {
         s.set_input(0, &input.data).unwrap_or_else(|e| panic!("{e}"));

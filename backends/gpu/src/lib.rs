@@ -47,7 +47,7 @@ impl Backend for GpuBackend {
     }
 
     fn supports(&self, ctx: &CompileCtx, op: OpId) -> Support {
-        let mut scratch = lower::Consts::default();
+        let mut scratch = lower::Consts::probe();
         match lower::lower(ctx, op, &mut scratch, lower::Limits::of(&self.gpu)) {
             Ok(_) => Support::Yes,
             Err(why) => Support::No(why),

@@ -64,12 +64,32 @@ pub(crate) struct Consts {
     pub data: Vec<Vec<u8>>,
     /// Constants already uploaded, by operand and whether stored as f16.
     by_operand: HashMap<(OperandId, bool), usize>,
+    /// Only deciding support: constants are numbered but their bytes are not made.
+    probe: bool,
 }
 
 impl Consts {
-    fn push(&mut self, bytes: Vec<u8>) -> Buf {
-        self.data.push(bytes);
+    /// Constants of a lowering that only answers `supports` (no bytes copied or converted).
+    pub fn probe() -> Consts {
+        Consts { probe: true, ..Consts::default() }
+    }
+
+    /// Adds a constant whose bytes `make` produces (not called when probing).
+    fn push(&mut self, make: impl FnOnce() -> Vec<u8>) -> Buf {
+        self.data.push(if self.probe { Vec::new() } else { make() });
         Buf::Const(self.data.len() - 1)
+    }
+
+    /// The constant of operand `id` (as f16 or not), added by `make` on first use.
+    fn operand(&mut self, id: OperandId, f16: bool, make: impl FnOnce() -> Vec<u8>) -> Buf {
+        if let Some(&k) = self.by_operand.get(&(id, f16)) {
+            return Buf::Const(k);
+        }
+        let b = self.push(make);
+        if let Buf::Const(k) = b {
+            self.by_operand.insert((id, f16), k);
+        }
+        b
     }
 }
 
@@ -188,14 +208,7 @@ impl Cx<'_, '_> {
         match &o.data {
             None => Ok(Buf::Tensor(id)),
             Some(d) => {
-                if let Some(&k) = self.consts.by_operand.get(&(id, false)) {
-                    return Ok(Buf::Const(k));
-                }
-                let b = self.consts.push(d.bytes().to_vec());
-                if let Buf::Const(k) = b {
-                    self.consts.by_operand.insert((id, false), k);
-                }
-                Ok(b)
+                Ok(self.consts.operand(id, false, || d.bytes().to_vec()))
             }
         }
     }
@@ -213,15 +226,8 @@ impl Cx<'_, '_> {
             return Ok((self.buf(id)?, shader));
         };
         self.fits(id)?;
-        if let Some(&k) = self.consts.by_operand.get(&(id, true)) {
-            return Ok((Buf::Const(k), shader_f16));
-        }
-        let halves: Vec<u8> = d.bytes().chunks_exact(4).flat_map(|c| half::f16::from_f32(f32::from_le_bytes([c[0], c[1], c[2], c[3]])).to_le_bytes()).collect();
-        let b = self.consts.push(halves);
-        if let Buf::Const(k) = b {
-            self.consts.by_operand.insert((id, true), k);
-        }
-        Ok((b, shader_f16))
+        let halves = || d.bytes().chunks_exact(4).flat_map(|c| half::f16::from_f32(f32::from_le_bytes([c[0], c[1], c[2], c[3]])).to_le_bytes()).collect();
+        Ok((self.consts.operand(id, true, halves), shader_f16))
     }
 
     /// Input, filter and output of a windowed op (conv, depthwise) checked to be 4-D float32,
@@ -261,7 +267,7 @@ impl Cx<'_, '_> {
                 }
                 self.buf(b)
             }
-            None => Ok(self.consts.push(vec![0u8; n * 4])),
+            None => Ok(self.consts.push(|| vec![0u8; n * 4])),
         }
     }
 
