@@ -306,9 +306,39 @@ impl Im2col<'_> {
         let mut ow = row0 % g.out_w;
         let mut oh = (row0 / g.out_w) % g.out_h;
         let mut b = row0 / (g.out_w * g.out_h);
+        // Interior pixels (every tap inside the input) copy `k_h` runs of `seg` values.
+        let eff_h = (g.k_h - 1) * g.dil_h + 1;
+        let row_step = g.dil_h * g.in_w * g.in_c;
         for drow in dst.chunks_exact_mut(g.taps()) {
             let ih0 = (oh * g.stride_h) as isize - g.pad_top as isize;
             let iw0 = (ow * g.stride_w) as isize - g.pad_left as isize;
+            if merge_kw && ih0 >= 0 && iw0 >= 0 && ih0 as usize + eff_h <= g.in_h && iw0 as usize + g.k_w <= g.in_w {
+                let src = ((b * g.in_h + ih0 as usize) * g.in_w + iw0 as usize) * g.in_c + self.c0;
+                for (kh, d) in drow.chunks_exact_mut(seg).enumerate() {
+                    let s = src + kh * row_step;
+                    copy_run(d, &self.input[s..s + seg]);
+                }
+            } else {
+                self.border_row(drow, b, ih0, iw0, merge_kw);
+            }
+            ow += 1;
+            if ow == g.out_w {
+                ow = 0;
+                oh += 1;
+                if oh == g.out_h {
+                    oh = 0;
+                    b += 1;
+                }
+            }
+        }
+    }
+
+    /// One im2col row of a pixel whose taps reach into the padding (see [`Im2col::whole_rows`]).
+    fn border_row(&self, drow: &mut [f32], b: usize, ih0: isize, iw0: isize, merge_kw: bool) {
+        let g = self.g;
+        let cin_g = g.group_in_c();
+        let seg = g.k_w * cin_g;
+        {
             // Filter columns kw_lo..kw_hi fall inside the input row.
             let kw_lo = ((-iw0).max(0) as usize).div_ceil(g.dil_w).min(g.k_w);
             let kw_hi = ((g.in_w as isize - iw0).max(0) as usize).div_ceil(g.dil_w).clamp(kw_lo, g.k_w);
@@ -331,15 +361,6 @@ impl Im2col<'_> {
                     }
                 }
                 zero_run(&mut d[kw_hi * cin_g..]);
-            }
-            ow += 1;
-            if ow == g.out_w {
-                ow = 0;
-                oh += 1;
-                if oh == g.out_h {
-                    oh = 0;
-                    b += 1;
-                }
             }
         }
     }
