@@ -8,7 +8,7 @@
 //! convolutions run one GEMM per group.
 #![forbid(unsafe_code)]
 
-use super::gemm::{clamp, gemm, gemm_with, ASource, PackedB};
+use super::gemm::{clamp, gemm, gemm_segmented, gemm_with, ASource, PackedB, Segment, SegmentSource};
 use super::Act;
 use crate::simd::{self, Isa};
 
@@ -137,6 +137,9 @@ pub struct Conv2d {
     act: Act,
     /// 1×1, stride 1, no padding, same spatial size: the input is `A` as is.
     direct: bool,
+    /// One group, no horizontal dilation: tiles read each filter row's taps in place
+    /// ([`gemm_segmented`]), gathering only where a tile reaches the left or right padding.
+    implicit: bool,
 }
 
 impl Conv2d {
@@ -170,7 +173,15 @@ impl Conv2d {
             && g.pad_left == 0
             && g.out_h == g.in_h
             && g.out_w == g.in_w;
-        Conv2d { geom, packed, bias: bias.map(|b| b[..g.out_c].to_vec()), act, direct }
+        let implicit = !direct && g.groups == 1 && g.dil_w == 1;
+        Conv2d { geom, packed, bias: bias.map(|b| b[..g.out_c].to_vec()), act, direct, implicit }
+    }
+
+    /// Switches in-place (implicit GEMM) reading off or back on, where the geometry allows it
+    /// (benches compare it with im2col).
+    pub fn with_implicit(mut self, on: bool) -> Conv2d {
+        self.implicit = on && !self.direct && self.geom.groups == 1 && self.geom.dil_w == 1;
+        self
     }
 
     /// The geometry this convolution was prepared for.
@@ -201,7 +212,11 @@ impl Conv2d {
                 gemm(m, a, g.in_c, packed, bias, self.act, out, g.out_c);
             } else {
                 let src = Im2col { g: &g, input: &input[..g.input_len()], c0: grp * cin_g };
-                gemm_with(m, &src, packed, bias, self.act, out, g.out_c);
+                if self.implicit {
+                    gemm_segmented(m, &src, packed, bias, self.act, out, g.out_c);
+                } else {
+                    gemm_with(m, &src, packed, bias, self.act, out, g.out_c);
+                }
             }
         }
     }
@@ -293,6 +308,44 @@ impl ASource for Im2col<'_> {
             }
         }
         (&scratch[..rows * kc], kc)
+    }
+}
+
+impl SegmentSource for Im2col<'_> {
+    /// `(b, oh)` of the output row.
+    type Row = (usize, usize);
+
+    fn segments(&self) -> usize {
+        self.g.k_h
+    }
+
+    fn segment_len(&self) -> usize {
+        self.g.k_w * self.g.group_in_c()
+    }
+
+    fn row_len(&self) -> usize {
+        self.g.out_w
+    }
+
+    fn row(&self, y: usize) -> (usize, usize) {
+        (y / self.g.out_h, y % self.g.out_h)
+    }
+
+    /// Filter row `kh` of output pixels `ow..ow + rows` of output row `(b, oh)`: in place when
+    /// every tap of those pixels lies inside the input row, zero when the input row is padding.
+    #[inline]
+    fn segment<'s>(&'s self, (b, oh): (usize, usize), ow: usize, rows: usize, kh: usize) -> Option<Segment<'s>> {
+        let g = self.g;
+        let ih = (oh * g.stride_h + kh * g.dil_h).wrapping_sub(g.pad_top);
+        if ih >= g.in_h {
+            return Some(Segment::Zero);
+        }
+        let iw0 = (ow * g.stride_w).checked_sub(g.pad_left)?;
+        if (ow + rows - 1) * g.stride_w + g.k_w > g.in_w + g.pad_left {
+            return None;
+        }
+        let start = ((b * g.in_h + ih) * g.in_w + iw0) * g.in_c + self.c0;
+        Some(Segment::Rows(&self.input[start..], g.stride_w * g.in_c))
     }
 }
 

@@ -370,6 +370,146 @@ pub(crate) fn gemm_with<S: ASource>(
     }
 }
 
+/// Rows of `A` for one K segment of a register tile, read in place (implicit GEMM).
+pub(crate) enum Segment<'a> {
+    /// `a[r * lda + kk]` is `A[row0 + r][k0 + kk]` for the segment's `kk`.
+    Rows(&'a [f32], usize),
+    /// The segment is zero for every row of the tile (taps in the padding): skipped.
+    Zero,
+}
+
+/// An `A` whose K range splits into `segments()` runs of `segment_len()` columns that can often
+/// be read in place: a convolution's filter rows (the taps of one `kh` over one output row are
+/// `k_w * in_c` consecutive input values, pixel `r` starting `stride_w * in_c` after pixel
+/// `r - 1`). Tiles never cross a `row_len` boundary; a tile for which `segment` answers `None`
+/// goes through [`ASource::block`].
+pub(crate) trait SegmentSource: ASource {
+    /// What `segment` needs to know about one row of `row_len` GEMM rows, computed once per row.
+    type Row: Copy;
+    fn segments(&self) -> usize;
+    fn segment_len(&self) -> usize;
+    fn row_len(&self) -> usize;
+    /// Row `y` (GEMM rows `y * row_len ..`).
+    fn row(&self, y: usize) -> Self::Row;
+    /// Segment `s` of the tile of GEMM rows `col0..col0 + rows` within `row`.
+    fn segment<'s>(&'s self, row: Self::Row, col0: usize, rows: usize, s: usize) -> Option<Segment<'s>>;
+}
+
+/// [`gemm_with`] reading `A` in place segment by segment where `src` allows (no im2col): each
+/// tile runs the micro-kernel once per non-zero segment, the first from the bias, the others
+/// from C, the last with the activation — the same FMA chain in the same K order as one pass.
+pub(crate) fn gemm_segmented<S: SegmentSource>(
+    m: usize,
+    src: &S,
+    b: &PackedB,
+    bias: Option<&[f32]>,
+    act: Act,
+    c: &mut [f32],
+    ldc: usize,
+) {
+    let n = b.n;
+    if m == 0 || n == 0 {
+        return;
+    }
+    assert_eq!(src.segments() * src.segment_len(), b.k, "segments do not cover K");
+    assert!(src.row_len() > 0 && m.is_multiple_of(src.row_len()), "M is not whole rows");
+    assert!(ldc >= n && c.len() >= (m - 1) * ldc + n, "C too short for {m}×{n} (ldc {ldc})");
+    if let Some(bias) = bias {
+        assert!(bias.len() >= n, "bias holds {} values, N = {n}", bias.len());
+    }
+    let plan = Plan::new(b, bias, act);
+    let c = &mut c[..(m - 1) * ldc + n];
+    let row_len = src.row_len();
+    let rows = m / row_len;
+    let threads = rayon::current_num_threads();
+    if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS || rows < 2 {
+        with_scratch(|s| run_segmented(&plan, src, 0, rows, c, ldc, s));
+    } else {
+        let per_task = rows.div_ceil(4 * threads).max(1);
+        c.par_chunks_mut(per_task * row_len * ldc).enumerate().for_each(|(t, cc)| {
+            let r0 = t * per_task;
+            with_scratch(|s| run_segmented(&plan, src, r0, (r0 + per_task).min(rows), cc, ldc, s));
+        });
+    }
+}
+
+/// Output rows `y0..y1` (of `row_len` GEMM rows each) of [`gemm_segmented`] into `c` (whose row
+/// 0 is GEMM row `y0 * row_len`).
+fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, y0: usize, y1: usize, c: &mut [f32], ldc: usize, scratch: &mut Vec<f32>) {
+    let row_len = src.row_len();
+    let (segs, seg_len) = (src.segments(), src.segment_len());
+    for pb in (0..p.panels).step_by(p.nc_panels) {
+        let pe = (pb + p.nc_panels).min(p.panels);
+        for y in y0..y1 {
+            let row = src.row(y);
+            let mut ir = y * row_len;
+            while ir < (y + 1) * row_len {
+                let rows = p.mr.min((y + 1) * row_len - ir);
+                let ct0 = (ir - y0 * row_len) * ldc;
+                // The last segment read in place; `Err` when some segment needs gathering.
+                let mut last = Ok(None);
+                for s in 0..segs {
+                    match src.segment(row, ir - y * row_len, rows, s) {
+                        None => {
+                            last = Err(());
+                            break;
+                        }
+                        Some(Segment::Rows(..)) => last = Ok(Some(s)),
+                        Some(Segment::Zero) => {}
+                    }
+                }
+                let Ok(last) = last else {
+                    // Gather this tile's A (all K blocks) as the plain GEMM does.
+                    for kb in 0..p.nkb {
+                        let (k0, kc, _) = p.kblock(kb, 0, 0);
+                        let (a, lda) = src.block(ir, rows, k0, kc, scratch);
+                        for pi in pb..pe {
+                            let j0 = pi * p.nr;
+                            let cols = p.nr.min(p.n - j0);
+                            let (_, _, ep) = p.kblock(kb, j0, cols);
+                            let bp = &p.b.panel(pi)[k0 * p.nr..(k0 + kc) * p.nr];
+                            p.micro.tile(rows, cols, kc, a, lda, bp, p.nr, &mut c[ct0 + j0..], ldc, &ep);
+                        }
+                    }
+                    ir += rows;
+                    continue;
+                };
+                for pi in pb..pe {
+                    let j0 = pi * p.nr;
+                    let cols = p.nr.min(p.n - j0);
+                    let panel = p.b.panel(pi);
+                    let ct = &mut c[ct0 + j0..];
+                    let mut ep = Epilogue {
+                        load_c: false,
+                        finish: false,
+                        bias: p.bias.map(|b| &b[j0..j0 + cols]),
+                        min: p.act.min,
+                        max: p.act.max,
+                    };
+                    match last {
+                        // Every tap in the padding: the bias through the activation.
+                        None => {
+                            ep.finish = true;
+                            p.micro.tile(rows, cols, 0, &[], 0, &panel[..0], p.nr, ct, ldc, &ep);
+                        }
+                        Some(last) => {
+                            for s in 0..=last {
+                                let Some(Segment::Rows(a, lda)) = src.segment(row, ir - y * row_len, rows, s) else { continue };
+                                ep.finish = s == last;
+                                let k0 = s * seg_len;
+                                let bp = &panel[k0 * p.nr..(k0 + seg_len) * p.nr];
+                                p.micro.tile(rows, cols, seg_len, a, lda, bp, p.nr, ct, ldc, &ep);
+                                ep.load_c = true;
+                            }
+                        }
+                    }
+                }
+                ir += rows;
+            }
+        }
+    }
+}
+
 /// Computes rows `r0..r1` of C into `c` (whose row 0 is C's row `r0`).
 fn run_rows<S: ASource>(p: &Plan, src: &S, r0: usize, r1: usize, c: &mut [f32], ldc: usize, scratch: &mut Vec<f32>) {
     for pb in (0..p.panels).step_by(p.nc_panels) {
