@@ -116,7 +116,16 @@ impl QBinary {
     /// Applies the op over broadcast operands (`a_dims`, `b_dims` right-aligned to `out_dims`).
     pub fn run<T: QInt, TO: QInt>(&self, a: &[T], a_dims: &[usize], b: &[T], b_dims: &[usize], out: &mut [TO], out_dims: &[usize]) {
         if a.len() == out.len() && b.len() == out.len() && self.pot16.is_none() {
-            crate::simd::quant::binary_same(self, a, b, out);
+            // Three fixed-point multiplies per value: worth splitting from a few thousand.
+            match crate::kernels::binary::par_chunk(out.len(), 8) {
+                None => crate::simd::quant::binary_same(self, a, b, out),
+                Some(c) => {
+                    use rayon::prelude::*;
+                    out.par_chunks_mut(c)
+                        .zip(a.par_chunks(c).zip(b.par_chunks(c)))
+                        .for_each(|(o, (a, b))| crate::simd::quant::binary_same(self, a, b, o));
+                }
+            }
             return;
         }
         if b.len() == 1 {
@@ -180,6 +189,24 @@ impl QBinary {
         let (mo, lo, ro) = split(self.out_mult);
         let add = self.op == QBinaryOp::Add;
         let mul = self.op == QBinaryOp::Mul;
+        if !mul && T::MAX - T::MIN == 255 && out.len() >= 1024 {
+            // 8-bit inputs: each input's rescaled value depends on its byte alone, so two
+            // 256-entry tables replace two of the three fixed-point multiplies (same values).
+            let table = |offset: i32, m: i32, l: i32, r: i32, neg: bool| -> [i32; 256] {
+                std::array::from_fn(|i| {
+                    let v = mbqm_branchless((offset + T::MIN + i as i32).wrapping_mul(1 << self.left_shift), m, l, r);
+                    if neg { v.wrapping_neg() } else { v }
+                })
+            };
+            let ta = table(self.in1_offset, m1, l1, r1, false);
+            let tb = table(self.in2_offset, m2, l2, r2, !add);
+            for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+                let s = ta[(x.get() - T::MIN) as u8 as usize].wrapping_add(tb[(y.get() - T::MIN) as u8 as usize]);
+                let raw = mbqm_branchless(s, mo, lo, ro);
+                *o = TO::put(raw.wrapping_add(self.out_offset).clamp(self.act.0, self.act.1));
+            }
+            return;
+        }
         for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
             let xa = self.in1_offset + x.get();
             let ya = self.in2_offset + y.get();

@@ -21,29 +21,63 @@ impl<TI: QInt> QASource for Im2col<'_, TI> {
         let g = &self.g;
         let ax = input_shift::<TI>();
         let cin = g.in_c;
-        for (r, d) in dst.chunks_exact_mut(kp).take(rows).enumerate() {
-            let p = row0 + r;
-            let ox = p % g.out_w;
-            let oy = (p / g.out_w) % g.out_h;
-            let b = p / (g.out_w * g.out_h);
-            let mut o = 0;
-            for ky in 0..g.k_h {
-                let iy = (oy * g.stride_h + ky * g.dil_h) as isize - g.pad_top as isize;
-                for kx in 0..g.k_w {
-                    let ix = (ox * g.stride_w + kx * g.dil_w) as isize - g.pad_left as isize;
-                    let seg = &mut d[o..o + cin];
-                    if iy < 0 || iy >= g.in_h as isize || ix < 0 || ix >= g.in_w as isize {
-                        seg.fill(self.pad);
-                    } else {
-                        let s = ((b * g.in_h + iy as usize) * g.in_w + ix as usize) * cin;
-                        for (t, &x) in seg.iter_mut().zip(&self.input[s..s + cin]) {
-                            *t = (x.get() + ax) as u8;
-                        }
+        // A pixel whose taps are all inside copies k_h runs of k_w * cin values (dil_w = 1).
+        let seg = g.k_w * cin;
+        let eff_h = (g.k_h - 1) * g.dil_h + 1;
+        let row_step = g.dil_h * g.in_w * cin;
+        let (mut ox, mut oy, mut b) = (row0 % g.out_w, (row0 / g.out_w) % g.out_h, row0 / (g.out_w * g.out_h));
+        for d in dst.chunks_exact_mut(kp).take(rows) {
+            let iy0 = (oy * g.stride_h) as isize - g.pad_top as isize;
+            let ix0 = (ox * g.stride_w) as isize - g.pad_left as isize;
+            let o = g.k_h * g.k_w * cin;
+            if g.dil_w == 1 && iy0 >= 0 && ix0 >= 0 && iy0 as usize + eff_h <= g.in_h && ix0 as usize + g.k_w <= g.in_w {
+                let s0 = ((b * g.in_h + iy0 as usize) * g.in_w + ix0 as usize) * cin;
+                for (ky, dseg) in d[..o].chunks_exact_mut(seg).enumerate() {
+                    let s = s0 + ky * row_step;
+                    for (t, &x) in dseg.iter_mut().zip(&self.input[s..s + seg]) {
+                        *t = (x.get() + ax) as u8;
                     }
-                    o += cin;
                 }
+            } else {
+                self.border_pixel(d, b, oy, ox);
             }
             d[o..].fill(0);
+            ox += 1;
+            if ox == g.out_w {
+                ox = 0;
+                oy += 1;
+                if oy == g.out_h {
+                    oy = 0;
+                    b += 1;
+                }
+            }
+        }
+    }
+}
+
+impl<TI: QInt> Im2col<'_, TI> {
+    /// The im2col row of output pixel `(b, oy, ox)` tap by tap, padding taps reading the zero
+    /// point (the first `k_h * k_w * in_c` values of `d`).
+    fn border_pixel(&self, d: &mut [u8], b: usize, oy: usize, ox: usize) {
+        let g = &self.g;
+        let ax = input_shift::<TI>();
+        let cin = g.in_c;
+        let mut o = 0;
+        for ky in 0..g.k_h {
+            let iy = (oy * g.stride_h + ky * g.dil_h) as isize - g.pad_top as isize;
+            for kx in 0..g.k_w {
+                let ix = (ox * g.stride_w + kx * g.dil_w) as isize - g.pad_left as isize;
+                let seg = &mut d[o..o + cin];
+                if iy < 0 || iy >= g.in_h as isize || ix < 0 || ix >= g.in_w as isize {
+                    seg.fill(self.pad);
+                } else {
+                    let s = ((b * g.in_h + iy as usize) * g.in_w + ix as usize) * cin;
+                    for (t, &x) in seg.iter_mut().zip(&self.input[s..s + cin]) {
+                        *t = (x.get() + ax) as u8;
+                    }
+                }
+                o += cin;
+            }
         }
     }
 }
