@@ -32,3 +32,73 @@ pub fn fold_constants(g: &Subgraph) -> (Subgraph, Vec<OpId>) {
     }
     (out, origin)
 }
+
+/// Fuses a float RELU, RELU6 or RELU_N1_TO_1 into the op that produces its input when that op
+/// has a fused activation of its own left at NONE (CONV_2D, DEPTHWISE_CONV_2D,
+/// FULLY_CONNECTED, ADD/SUB/MUL/DIV, pooling) and nothing else reads the intermediate tensor —
+/// what the TFLite converter leaves unfused in some models (MediaPipe's BlazeFace: ADD then
+/// RELU). The producer then writes the activation's output; `origin` maps ops as
+/// [`fold_constants`] does. Only float32: a quantized RELU may requantize.
+pub fn fuse_activations(g: Subgraph, origin: Vec<OpId>) -> (Subgraph, Vec<OpId>) {
+    use crate::{Activation, BinaryOp, UnaryOp};
+    let mut uses = vec![0usize; g.operands.len()];
+    for op in &g.ops {
+        for id in op.inputs.iter().flatten() {
+            uses[id.index()] += 1;
+        }
+    }
+    for id in &g.outputs {
+        uses[id.index()] += 1;
+    }
+    let mut producer: Vec<Option<usize>> = vec![None; g.operands.len()];
+    for (i, op) in g.ops.iter().enumerate() {
+        for id in &op.outputs {
+            producer[id.index()] = Some(i);
+        }
+    }
+    let mut ops: Vec<Option<crate::Operation>> = g.ops.into_iter().map(Some).collect();
+    for u in 0..ops.len() {
+        let Some(op) = &ops[u] else { continue };
+        let act = match op.kind {
+            OpKind::Unary(UnaryOp::Relu) => Activation::Relu,
+            OpKind::Unary(UnaryOp::Relu6) => Activation::Relu6,
+            OpKind::Unary(UnaryOp::ReluN1To1) => Activation::ReluN1To1,
+            _ => continue,
+        };
+        let (Some(t), [out]) = (op.input(0), op.outputs.as_slice()) else { continue };
+        let out = *out;
+        let f32_all = [t, out].iter().all(|id| g.operands[id.index()].dtype == DType::F32);
+        let Some(p) = producer[t.index()] else { continue };
+        if !f32_all || uses[t.index()] != 1 || g.inputs.contains(&t) || g.operands[t.index()].data.is_some() {
+            continue;
+        }
+        let Some(prod) = ops[p].as_mut() else { continue };
+        if prod.outputs.len() != 1 {
+            continue;
+        }
+        let slot = match &mut prod.kind {
+            OpKind::Conv2D(c) => &mut c.act,
+            OpKind::DepthwiseConv2D(c) => &mut c.act,
+            OpKind::FullyConnected(c) => &mut c.act,
+            OpKind::Pool2D(c) => &mut c.act,
+            OpKind::Binary { op: BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div, act } => act,
+            _ => continue,
+        };
+        if *slot != Activation::None {
+            continue;
+        }
+        *slot = act;
+        prod.outputs[0] = out;
+        producer[out.index()] = Some(p);
+        ops[u] = None;
+    }
+    let mut kept = Vec::with_capacity(ops.len());
+    let mut kept_origin = Vec::with_capacity(ops.len());
+    for (op, o) in ops.into_iter().zip(origin) {
+        if let Some(op) = op {
+            kept.push(op);
+            kept_origin.push(o);
+        }
+    }
+    (Subgraph { ops: kept, ..g }, kept_origin)
+}

@@ -130,6 +130,7 @@ impl Prepared {
         // as loaded (which also follows IF/WHILE into their subgraphs).
         let Inferred { dims, dynamic } = control::infer_model(model, subgraph, input_dims, depth, &env.backends)?;
         let (graph, origin) = passes::fold_constants(g0);
+        let (graph, origin) = passes::fuse_activations(graph, origin);
         let ctx = CompileCtx { graph: &graph, shapes: &dims, threads: env.threads, config: &env.config, origin: &origin };
         let assignments = assign(&ctx, &env.backends)?;
         let partitions = partitions(&assignments);
