@@ -3,7 +3,7 @@ use nnrt_backend_cpu::kernels::Act;
 use nnrt_benches::{data, square_conv};
 use std::time::Instant;
 fn main() {
-    for &(hw, ci, co, k, s) in &[(224usize, 3usize, 32usize, 3usize, 2usize), (128, 3, 24, 5, 2), (56, 32, 64, 3, 1), (56, 64, 128, 1, 2)] {
+    for &(hw, ci, co, k, s) in &[(224usize, 3usize, 32usize, 3usize, 2usize), (112, 16, 96, 1, 1), (56, 16, 96, 1, 1), (28, 16, 96, 1, 1)] {
         let g = square_conv(hw, ci, co, k, s);
         let x = data(g.input_len(), 1);
         let w = data(g.filter_len(), 2);

@@ -48,6 +48,7 @@ pub use infer::{infer_graph, infer_graph_with, infer_op, infer_op_at_run, Inferr
 pub use op::*;
 pub use operand::{Blob, ConstData, Layout, Operand};
 pub use plan::{plan, plan_static, MemoryPlan};
+pub use pool::kernel_threads;
 pub use prepared::Prepared;
 pub use quant::Quantization;
 pub use shape::{Dim, Shape};

@@ -43,7 +43,29 @@ struct RunState {
     ended: AtomicUsize,
 }
 
+/// How many threads the kernel running on this thread may split its work across: 1 inside a
+/// one-thread session's run (which stays on the caller's thread, so that a run costs no
+/// hand-off to a worker and back), else the current rayon pool's size.
+pub fn kernel_threads() -> usize {
+    if SERIAL.with(|s| s.get()) {
+        1
+    } else {
+        rayon::current_num_threads()
+    }
+}
+
+/// Puts [`SERIAL`] back when a one-thread run ends (even by unwinding).
+struct Restore(bool);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        SERIAL.with(|s| s.set(self.0));
+    }
+}
+
 thread_local! {
+    /// Whether this thread runs a one-thread session's ops.
+    static SERIAL: Cell<bool> = const { Cell::new(false) };
     /// Whether this thread is already working for a run (running it, or keeping): a keeper that
     /// lands on such a thread returns at once, so that a worker never spins inside a keeper
     /// while the run it serves waits lower on the same stack.
@@ -99,7 +121,12 @@ fn keep(runs: &RunState) {
 
 impl JoinedPool {
     /// A pool of `threads` workers named `nnrt-<i>`.
+    /// With one thread there is no pool: runs stay on the caller's thread (see [`kernel_threads`]).
     pub(crate) fn new(threads: usize) -> Result<JoinedPool, CompileError> {
+        if threads <= 1 {
+            let live = Arc::new((Mutex::new(0), Condvar::new()));
+            return Ok(JoinedPool { pool: None, live, threads: 1, runs: Arc::default() });
+        }
         // Every worker runs the exit handler once, so counting down from `threads` cannot miss a
         // worker that has not started yet.
         let live = Arc::new((Mutex::new(threads), Condvar::new()));
@@ -120,10 +147,11 @@ impl JoinedPool {
 
     /// Runs `f` on the pool, with the other workers kept awake (see the module's doc).
     pub(crate) fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
-        let Some(p) = &self.pool else { return f() };
-        if self.threads <= 1 {
-            return p.install(f);
-        }
+        let Some(p) = &self.pool else {
+            let was = SERIAL.with(|s| s.replace(true));
+            let _restore = Restore(was);
+            return f();
+        };
         p.install(|| {
             let _active = ActiveRun::start(&self.runs);
             for _ in 1..self.threads {

@@ -18,7 +18,7 @@ pub(crate) const PAR_MIN: usize = 1 << 16;
 /// How many of `n_items` items (each worth `item_cost` elements of work) one parallel chunk
 /// should take, or `None` to run inline: small jobs, or a pool of one thread.
 pub(crate) fn par_chunk(n_items: usize, item_cost: usize) -> Option<usize> {
-    let threads = rayon::current_num_threads();
+    let threads = nnrt_core::kernel_threads();
     let cost = item_cost.max(1);
     if threads < 2 || n_items < 2 || n_items.saturating_mul(cost) < PAR_MIN {
         return None;

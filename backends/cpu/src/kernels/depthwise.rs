@@ -195,7 +195,7 @@ pub(crate) fn depthwise_with_isa(
     let input = &input[..g.input_len()];
     let row_macs = (row_len * g.k_h * g.k_w).max(1);
     let one_row = |(r, o): (usize, &mut [f32])| out_row(kernel, g, input, filter, bias, act, r, o);
-    if rayon::current_num_threads() <= 1 || rows * row_macs < PAR_MIN_MACS {
+    if nnrt_core::kernel_threads() <= 1 || rows * row_macs < PAR_MIN_MACS {
         out.chunks_mut(row_len).enumerate().for_each(one_row);
     } else {
         out.par_chunks_mut(row_len).with_min_len(TASK_MACS.div_ceil(row_macs)).enumerate().for_each(one_row);

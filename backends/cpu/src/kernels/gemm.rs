@@ -348,7 +348,7 @@ pub(crate) fn gemm_with<S: ASource>(
     }
     let plan = Plan::new(b, bias, act);
     let c = &mut c[..(m - 1) * ldc + n];
-    let threads = rayon::current_num_threads();
+    let threads = nnrt_core::kernel_threads();
     if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS {
         with_scratch(|s| run_rows(&plan, src, 0, m, c, ldc, s));
     } else if m <= plan.mr && plan.panels >= 2 {
@@ -421,7 +421,7 @@ pub(crate) fn gemm_segmented<S: SegmentSource>(
     let c = &mut c[..(m - 1) * ldc + n];
     let row_len = src.row_len();
     let rows = m / row_len;
-    let threads = rayon::current_num_threads();
+    let threads = nnrt_core::kernel_threads();
     if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS || rows < 2 {
         with_scratch(|s| run_segmented(&plan, src, 0, rows, c, ldc, s));
     } else {

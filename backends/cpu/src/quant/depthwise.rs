@@ -18,15 +18,15 @@ use crate::simd::qdepthwise::{self as sdw, DwVnni, BLOCK};
 use crate::simd::quant::{self as sq, VnniToken};
 
 /// Multiply-adds below which a depthwise convolution runs on the calling thread.
-const PAR_MIN_MACS: usize = 1 << 18;
+const PAR_MIN_MACS: usize = 1 << 16;
 /// Multiply-adds of work per rayon task at least.
-const TASK_MACS: usize = 1 << 16;
+const TASK_MACS: usize = 1 << 14;
 
 /// Runs `task` on each of the `rows` rows (`row_len` values, `row_macs` multiply-adds each) of
 /// `out`, split across the current rayon pool when the whole is worth it.
 fn for_rows<T: Send>(out: &mut [T], rows: usize, row_len: usize, row_macs: usize, task: impl Fn((usize, &mut [T])) + Sync + Send) {
     let out = &mut out[..rows * row_len];
-    if rows > 1 && rayon::current_num_threads() > 1 && rows * row_macs >= PAR_MIN_MACS {
+    if rows > 1 && nnrt_core::kernel_threads() > 1 && rows * row_macs >= PAR_MIN_MACS {
         out.par_chunks_mut(row_len).with_min_len(TASK_MACS.div_ceil(row_macs.max(1))).enumerate().for_each(task);
     } else {
         out.chunks_mut(row_len).enumerate().for_each(task);

@@ -274,9 +274,9 @@ impl<TI: QInt> QASource for RowsSource<'_, TI> {
 /// Rows per block of work (a multiple of every micro-kernel's row count).
 const ROWS_PER_TASK: usize = 48;
 /// Work (multiply-adds, see [`qgemm`]) below which a GEMM runs on the calling thread.
-const PAR_MIN_WORK: usize = 1 << 20;
+const PAR_MIN_WORK: usize = 1 << 17;
 /// Work per rayon task at least.
-const TASK_WORK: usize = 1 << 18;
+const TASK_WORK: usize = 1 << 16;
 /// Rows of the micro-kernel tiles (the largest of the kernels; smaller kernels loop).
 const MR: usize = sq::MR_QUAD;
 
@@ -294,7 +294,7 @@ pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue,
     // per output value; small GEMMs lose more to waking threads than they gain.
     let block_work = ROWS_PER_TASK * b.n * (b.k + 16);
     let blocks = m.div_ceil(ROWS_PER_TASK);
-    if blocks > 1 && rayon::current_num_threads() > 1 && blocks * block_work >= PAR_MIN_WORK {
+    if blocks > 1 && nnrt_core::kernel_threads() > 1 && blocks * block_work >= PAR_MIN_WORK {
         let min_blocks = TASK_WORK.div_ceil(block_work);
         out[..total].par_chunks_mut(chunk_len).with_min_len(min_blocks).enumerate().for_each(task);
     } else {
