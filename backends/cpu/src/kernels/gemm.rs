@@ -313,6 +313,37 @@ impl<'b> Plan<'b> {
         Plan { micro, mr, nr: b.nr, n: b.n, panels: b.n.div_ceil(b.nr), kc, nkb, nc_panels, b, bias, act }
     }
 
+    /// The plan of an `m`-row product into `c` (row stride `ldc`), with `c` cut to the rows it
+    /// writes; `None` when there is nothing to compute.
+    ///
+    /// # Panics
+    /// If `c` or `bias` are too short, or `ldc < n`.
+    fn checked<'c>(m: usize, b: &'b PackedB, bias: Option<&'b [f32]>, act: Act, c: &'c mut [f32], ldc: usize) -> Option<(Self, &'c mut [f32])> {
+        let n = b.n;
+        if m == 0 || n == 0 {
+            return None;
+        }
+        assert!(ldc >= n && c.len() >= (m - 1) * ldc + n, "C too short for {m}×{n} (ldc {ldc})");
+        if let Some(bias) = bias {
+            assert!(bias.len() >= n, "bias holds {} values, N = {n}", bias.len());
+        }
+        Some((Plan::new(b, bias, act), &mut c[..(m - 1) * ldc + n]))
+    }
+
+    /// Panels `pb..pe` of the `rows`-row tile whose C starts at `c`, for K block `kb`, from the
+    /// A block `a` (row stride `lda`) holding that K block.
+    #[allow(clippy::too_many_arguments)]
+    fn kblock_tiles(&self, kb: usize, rows: usize, a: &[f32], lda: usize, pb: usize, pe: usize, c: &mut [f32], ldc: usize) {
+        let (k0, kc, _) = self.kblock(kb, 0, 0);
+        for pi in pb..pe {
+            let j0 = pi * self.nr;
+            let cols = self.nr.min(self.n - j0);
+            let (_, _, ep) = self.kblock(kb, j0, cols);
+            let bp = &self.b.panel(pi)[k0 * self.nr..(k0 + kc) * self.nr];
+            self.micro.tile(rows, cols, kc, a, lda, bp, self.nr, &mut c[j0..], ldc, &ep);
+        }
+    }
+
     /// K range and epilogue of K block `i`, for the columns starting at `j0`.
     fn kblock(&self, i: usize, j0: usize, cols: usize) -> (usize, usize, Epilogue<'b>) {
         let k0 = i * self.kc;
@@ -338,16 +369,8 @@ pub(crate) fn gemm_with<S: ASource>(
     c: &mut [f32],
     ldc: usize,
 ) {
+    let Some((plan, c)) = Plan::checked(m, b, bias, act, c, ldc) else { return };
     let n = b.n;
-    if m == 0 || n == 0 {
-        return;
-    }
-    assert!(ldc >= n && c.len() >= (m - 1) * ldc + n, "C too short for {m}×{n} (ldc {ldc})");
-    if let Some(bias) = bias {
-        assert!(bias.len() >= n, "bias holds {} values, N = {n}", bias.len());
-    }
-    let plan = Plan::new(b, bias, act);
-    let c = &mut c[..(m - 1) * ldc + n];
     let threads = nnrt_core::kernel_threads();
     if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS {
         with_scratch(|s| run_rows(&plan, src, 0, m, c, ldc, s));
@@ -407,18 +430,10 @@ pub(crate) fn gemm_segmented<S: SegmentSource>(
     c: &mut [f32],
     ldc: usize,
 ) {
-    let n = b.n;
-    if m == 0 || n == 0 {
-        return;
-    }
+    let Some((plan, c)) = Plan::checked(m, b, bias, act, c, ldc) else { return };
     assert_eq!(src.segments() * src.segment_len(), b.k, "segments do not cover K");
     assert!(src.row_len() > 0 && m.is_multiple_of(src.row_len()), "M is not whole rows");
-    assert!(ldc >= n && c.len() >= (m - 1) * ldc + n, "C too short for {m}×{n} (ldc {ldc})");
-    if let Some(bias) = bias {
-        assert!(bias.len() >= n, "bias holds {} values, N = {n}", bias.len());
-    }
-    let plan = Plan::new(b, bias, act);
-    let c = &mut c[..(m - 1) * ldc + n];
+    let n = b.n;
     let row_len = src.row_len();
     let rows = m / row_len;
     let threads = nnrt_core::kernel_threads();
@@ -463,13 +478,7 @@ fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, y0: usize, y1: usize, c: &
                     for kb in 0..p.nkb {
                         let (k0, kc, _) = p.kblock(kb, 0, 0);
                         let (a, lda) = src.block(ir, rows, k0, kc, scratch);
-                        for pi in pb..pe {
-                            let j0 = pi * p.nr;
-                            let cols = p.nr.min(p.n - j0);
-                            let (_, _, ep) = p.kblock(kb, j0, cols);
-                            let bp = &p.b.panel(pi)[k0 * p.nr..(k0 + kc) * p.nr];
-                            p.micro.tile(rows, cols, kc, a, lda, bp, p.nr, &mut c[ct0 + j0..], ldc, &ep);
-                        }
+                        p.kblock_tiles(kb, rows, a, lda, pb, pe, &mut c[ct0..], ldc);
                     }
                     ir += rows;
                     continue;
@@ -520,14 +529,7 @@ fn run_rows<S: ASource>(p: &Plan, src: &S, r0: usize, r1: usize, c: &mut [f32], 
                 let rows = p.mr.min(r1 - ir);
                 let (k0, kc, _) = p.kblock(kb, 0, 0);
                 let (a, lda) = src.block(ir, rows, k0, kc, scratch);
-                for pi in pb..pe {
-                    let j0 = pi * p.nr;
-                    let cols = p.nr.min(p.n - j0);
-                    let (_, _, ep) = p.kblock(kb, j0, cols);
-                    let bp = &p.b.panel(pi)[k0 * p.nr..(k0 + kc) * p.nr];
-                    let ct = &mut c[(ir - r0) * ldc + j0..];
-                    p.micro.tile(rows, cols, kc, a, lda, bp, p.nr, ct, ldc, &ep);
-                }
+                p.kblock_tiles(kb, rows, a, lda, pb, pe, &mut c[(ir - r0) * ldc..], ldc);
                 ir += rows;
             }
         }
