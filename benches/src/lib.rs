@@ -13,9 +13,9 @@ pub fn data(n: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-/// A rayon pool with `n` threads (kernels split work over the pool they run in).
-pub fn pool(n: usize) -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new().num_threads(n).build().expect("thread pool")
+/// A kernel pool with `n` threads (kernels split work over the pool of the run they are in).
+pub fn pool(n: usize) -> nnrt_core::KernelPool {
+    nnrt_core::KernelPool::new(n).expect("thread pool")
 }
 
 /// Geometry of a square, undilated, ungrouped conv with SAME padding over a 1×hw×hw×in_c input.

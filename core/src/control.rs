@@ -282,4 +282,4 @@ impl ControlStep {
 }
 
 /// Keeps the pool alive for callees sharing the caller's threads.
-pub(crate) type SharedPool = Arc<crate::pool::JoinedPool>;
+pub(crate) type SharedPool = Arc<nnrt_threads::KernelPool>;

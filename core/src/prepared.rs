@@ -93,7 +93,8 @@ impl Prepared {
         threads: usize,
     ) -> Result<Prepared, CompileError> {
         let threads = threads.max(1);
-        let pool = crate::pool::JoinedPool::new(threads)?;
+        let pool = nnrt_threads::KernelPool::new(threads)
+            .map_err(|e| CompileError::Config { key: "NUM_THREADS".into(), value: threads.to_string(), reason: e.to_string() })?;
         let env = Env {
             model,
             shared_model: OnceCell::new(),

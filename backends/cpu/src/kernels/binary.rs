@@ -2,17 +2,16 @@
 //! MAXIMUM, MINIMUM, FLOOR_DIV, FLOOR_MOD, over f32 (with a fused activation clamp), i32 and i64.
 //!
 //! This file also holds the one broadcast iterator of the crate (`broadcast_rows`, reused by
-//! PRELU) and the rule for splitting element-wise work across the rayon pool (`par_chunk`).
+//! PRELU) and the rule for splitting element-wise work across the kernel pool (`par_chunk`).
 #![forbid(unsafe_code)]
 
 use std::ops::Range;
 
-use rayon::prelude::*;
 
 use super::Act;
 use crate::simd::elementwise::{self as ew, VBin};
 
-/// Work size (in elements) from which kernels split across the current rayon pool.
+/// Work size (in elements) from which kernels split across the current run's kernel pool.
 pub(crate) const PAR_MIN: usize = 1 << 16;
 
 /// How many of `n_items` items (each worth `item_cost` elements of work) one parallel chunk
@@ -166,7 +165,7 @@ impl Plan {
 /// Calls `f(a_row, b_row, out_row)` for every row of the broadcast of `a` (`a_shape`) and `b`
 /// (`b_shape`) to `out_shape`, covering `out` in order. Dims are coalesced first, so
 /// `[N,H,W,C] op [C]` becomes rows of `C` with `b` contiguous, equal shapes become one row, and a
-/// 1-element operand is a `Splat`. Large jobs are split across the current rayon pool (by rows,
+/// 1-element operand is a `Splat`. Large jobs are split across the current run's kernel pool (by rows,
 /// or within the row when there is only one).
 ///
 /// # Panics
@@ -219,7 +218,7 @@ pub(crate) fn broadcast_rows<A, B, O, F>(
         };
         match par_chunk(n, 1) {
             None => f(row_a(0..n), row_b(0..n), out),
-            Some(c) => out.par_chunks_mut(c).enumerate().for_each(|(i, o)| {
+            Some(c) => nnrt_core::par_chunks_mut(out, c, |i, o| {
                 let r = i * c..i * c + o.len();
                 f(row_a(r.clone()), row_b(r), o)
             }),
@@ -264,10 +263,7 @@ pub(crate) fn broadcast_rows<A, B, O, F>(
     };
     match par_chunk(rows, n) {
         None => run(0, out),
-        Some(c) => out
-            .par_chunks_mut(c * n)
-            .enumerate()
-            .for_each(|(i, o)| run(i * c, o)),
+        Some(c) => nnrt_core::par_chunks_mut(out, c * n, |i, o| run(i * c, o)),
     }
 }
 

@@ -190,7 +190,7 @@ impl Conv2d {
     }
 
     /// Computes `output` (NHWC, `geom.output_len()` values) from `input` (NHWC,
-    /// `geom.input_len()` values) on the current rayon pool. Allocates nothing after the first
+    /// `geom.input_len()` values) on the current run's kernel pool. Allocates nothing after the first
     /// call on each thread.
     ///
     /// # Panics
@@ -618,7 +618,7 @@ mod tests {
             let mut conv = Conv2d::new(g, &filter, Some(&bias), Act::RELU6);
             let flop = 2.0 * (g.output_len() * g.taps()) as f64;
             for &threads in &threads_env {
-                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let pool = nnrt_core::KernelPool::new(threads).unwrap();
                 let reps = (5e8 / flop).ceil() as usize;
                 let mut best = 0.0f64;
                 pool.install(|| {

@@ -6,7 +6,7 @@
 //! (every filter column inside), so the SIMD inner loops never test bounds. Filter rows outside
 //! the input are dropped per output row. With multiplier 1 the interior runs four pixels at a
 //! time per filter load; other multipliers take a portable path. Output rows are split across
-//! the current rayon pool when the work is large.
+//! the current run's kernel pool when the work is large.
 //!
 //! Each output starts from its bias and adds the taps column by column (filter column outer,
 //! row inner), the order of XNNPACK's depthwise micro-kernels (LiteRT's default float path),
@@ -14,7 +14,6 @@
 //! loop (rows outer, bias last).
 #![forbid(unsafe_code)]
 
-use rayon::prelude::*;
 
 use super::gemm::clamp;
 use super::Act;
@@ -23,7 +22,7 @@ use crate::simd::{self, Isa};
 
 /// Below this many multiply-adds the whole op runs on the calling thread.
 const PAR_MIN_MACS: usize = 1 << 16;
-/// Multiply-adds per rayon task (at least).
+/// Multiply-adds per task (at least).
 const TASK_MACS: usize = 1 << 15;
 
 /// Shape of one DEPTHWISE_CONV_2D; output channels are `in_c * multiplier`, and output channel
@@ -152,7 +151,7 @@ fn run_portable(run: &DwRun, n_pix: usize, out: &mut [f32]) {
 
 /// DEPTHWISE_CONV_2D: `output[b, oh, ow, ic*M + m] = act(bias[ic*M + m] + sum over (kh, kw)
 /// of input[b, oh*stride_h - pad_top + kh*dil_h, ow*stride_w - pad_left + kw*dil_w, ic] *
-/// filter[kh, kw, ic*M + m])`, taps outside the input reading zero. Runs on the current rayon
+/// filter[kh, kw, ic*M + m])`, taps outside the input reading zero. Runs on the current run's kernel
 /// pool; allocates nothing.
 ///
 /// # Panics
@@ -194,11 +193,11 @@ pub(crate) fn depthwise_with_isa(
     let out = &mut output[..rows * row_len];
     let input = &input[..g.input_len()];
     let row_macs = (row_len * g.k_h * g.k_w).max(1);
-    let one_row = |(r, o): (usize, &mut [f32])| out_row(kernel, g, input, filter, bias, act, r, o);
+    let one_row = |r: usize, o: &mut [f32]| out_row(kernel, g, input, filter, bias, act, r, o);
     if nnrt_core::kernel_threads() <= 1 || rows * row_macs < PAR_MIN_MACS {
-        out.chunks_mut(row_len).enumerate().for_each(one_row);
+        out.chunks_mut(row_len).enumerate().for_each(|(r, o)| one_row(r, o));
     } else {
-        out.par_chunks_mut(row_len).with_min_len(TASK_MACS.div_ceil(row_macs)).enumerate().for_each(one_row);
+        nnrt_core::par_rows_mut(out, row_len, TASK_MACS.div_ceil(row_macs), one_row);
     }
 }
 
@@ -439,7 +438,7 @@ mod tests {
             let mut out = vec![0.0; g.output_len()];
             let flop = 2.0 * (g.output_len() * g.k_h * g.k_w) as f64;
             for &threads in &threads_env {
-                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let pool = nnrt_core::KernelPool::new(threads).unwrap();
                 let reps = (2e8 / flop).ceil() as usize;
                 let mut best = 0.0f64;
                 pool.install(|| {

@@ -6,13 +6,12 @@
 //! rows in place (row stride `lda`, no A packing) and a contiguous slice of one B panel, and
 //! fuses bias and activation into its store. Loops are blocked so that a tile's A rows stay in
 //! L1 across panels (`KC`) and a block of B panels stays in L2 across row tiles (`NC`).
-//! Rows are split across the current rayon pool; when `M` is too small for that (FC with a
+//! Rows are split across the current run's kernel pool; when `M` is too small for that (FC with a
 //! batch of 1), panel ranges are split instead.
 #![forbid(unsafe_code)]
 
 use std::cell::RefCell;
 
-use rayon::prelude::*;
 
 use super::Act;
 use crate::simd::conv::{self as sc, Avx2Token, Avx512Token, Epilogue};
@@ -261,6 +260,8 @@ impl ASource for Dense<'_> {
 thread_local! {
     /// Per-thread scratch for A blocks built on the fly (im2col), reused across calls.
     static SCRATCH: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    /// The column-split GEMM's tiles (see [`gemm_with`]), kept for the next call.
+    static COL_TILES: std::cell::Cell<Vec<f32>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 /// Runs `f` with this thread's scratch buffer (a fresh one if it is somehow already in use).
@@ -274,7 +275,7 @@ fn with_scratch<R>(f: impl FnOnce(&mut Vec<f32>) -> R) -> R {
 /// `C[i][j] = act(sum_k A[i][k] * B[k][j] + bias[j])` for `i < m`, `j < b.n()`.
 ///
 /// `A` is `m × b.k()` row-major with row stride `lda`; `C` has row stride `ldc`. Work is split
-/// across the current rayon pool (install one with `ThreadPool::install`); with one thread, or
+/// across the current run's kernel pool (install one with `nnrt_core::KernelPool::install`); with one thread, or
 /// for tiny products, it runs on the calling thread. Allocates nothing per call.
 ///
 /// # Panics
@@ -375,17 +376,27 @@ pub(crate) fn gemm_with<S: ASource>(
     if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS {
         with_scratch(|s| run_rows(&plan, src, 0, m, c, ldc, s));
     } else if m <= plan.mr && plan.panels >= 2 {
-        let mut rows: [&mut [f32]; MAX_MR] = Default::default();
-        for (dst, row) in rows.iter_mut().zip(c.chunks_mut(ldc)) {
-            *dst = &mut row[..n];
-        }
+        // Few rows: split the columns. Tasks fill panel-major tiles (`m × nr` each) of a
+        // per-thread buffer, copied into C's rows afterwards.
         let grain = plan.panels.div_ceil(2 * threads).max(1);
-        run_cols(&plan, src, m, rows, 0, plan.panels, grain);
+        let tile = m * plan.nr;
+        let mut tiles = COL_TILES.with(|t| t.take());
+        tiles.clear();
+        tiles.resize(plan.panels * tile, 0.0);
+        nnrt_core::par_chunks_mut(&mut tiles, grain * tile, |t, part| run_cols(&plan, src, m, part, t * grain));
+        for (pi, t) in tiles.chunks_exact(tile).enumerate() {
+            let j0 = pi * plan.nr;
+            let cols = plan.nr.min(n - j0);
+            for (i, row) in t.chunks_exact(plan.nr).enumerate() {
+                c[i * ldc + j0..i * ldc + j0 + cols].copy_from_slice(&row[..cols]);
+            }
+        }
+        COL_TILES.with(|t| t.set(tiles));
     } else {
         // A few tasks per thread for balance, each a whole number of register tiles.
         let tasks = 4 * threads;
         let rows_per_task = m.div_ceil(tasks).div_ceil(plan.mr).max(1) * plan.mr;
-        c.par_chunks_mut(rows_per_task * ldc).enumerate().for_each(|(t, cc)| {
+        nnrt_core::par_chunks_mut(c, rows_per_task * ldc, |t, cc| {
             let r0 = t * rows_per_task;
             let r1 = (r0 + rows_per_task).min(m);
             with_scratch(|s| run_rows(&plan, src, r0, r1, cc, ldc, s));
@@ -441,7 +452,7 @@ pub(crate) fn gemm_segmented<S: SegmentSource>(
         with_scratch(|s| run_segmented(&plan, src, 0, rows, c, ldc, s));
     } else {
         let per_task = rows.div_ceil(4 * threads).max(1);
-        c.par_chunks_mut(per_task * row_len * ldc).enumerate().for_each(|(t, cc)| {
+        nnrt_core::par_chunks_mut(c, per_task * row_len * ldc, |t, cc| {
             let r0 = t * per_task;
             with_scratch(|s| run_segmented(&plan, src, r0, (r0 + per_task).min(rows), cc, ldc, s));
         });
@@ -536,47 +547,18 @@ fn run_rows<S: ASource>(p: &Plan, src: &S, r0: usize, r1: usize, c: &mut [f32], 
     }
 }
 
-/// Computes panels `p0..p1` of all `m ≤ MR` rows, splitting the panel range across rayon
-/// tasks. `rows[i]` is C's row `i` restricted to the columns of panels `p0..p1`.
-fn run_cols<S: ASource>(
-    p: &Plan,
-    src: &S,
-    m: usize,
-    mut rows: [&mut [f32]; MAX_MR],
-    p0: usize,
-    p1: usize,
-    grain: usize,
-) {
-    if p1 - p0 > grain {
-        let mid = p0 + (p1 - p0) / 2;
-        let mut left: [&mut [f32]; MAX_MR] = Default::default();
-        let mut right: [&mut [f32]; MAX_MR] = Default::default();
-        for i in 0..m {
-            let row = std::mem::take(&mut rows[i]);
-            let (l, r) = row.split_at_mut((mid - p0) * p.nr);
-            left[i] = l;
-            right[i] = r;
-        }
-        rayon::join(
-            || run_cols(p, src, m, left, p0, mid, grain),
-            || run_cols(p, src, m, right, mid, p1, grain),
-        );
-        return;
-    }
+/// Computes panels `p0..` of all `m ≤ MR` rows into `tiles`, one `m × nr` tile (row stride
+/// `nr`) per panel, as many panels as `tiles` holds.
+fn run_cols<S: ASource>(p: &Plan, src: &S, m: usize, tiles: &mut [f32], p0: usize) {
     with_scratch(|scratch| {
-        let mut tile = [0.0f32; MAX_MR * MAX_NR];
-        for pi in p0..p1 {
+        for (pi, tile) in (p0..).zip(tiles.chunks_exact_mut(m * p.nr)) {
             let j0 = pi * p.nr;
             let cols = p.nr.min(p.n - j0);
             for kb in 0..p.nkb {
                 let (k0, kc, ep) = p.kblock(kb, j0, cols);
                 let (a, lda) = src.block(0, m, k0, kc, scratch);
                 let bp = &p.b.panel(pi)[k0 * p.nr..(k0 + kc) * p.nr];
-                p.micro.tile(m, cols, kc, a, lda, bp, p.nr, &mut tile, p.nr, &ep);
-            }
-            let jl = j0 - p0 * p.nr;
-            for (i, row) in rows.iter_mut().take(m).enumerate() {
-                row[jl..jl + cols].copy_from_slice(&tile[i * p.nr..i * p.nr + cols]);
+                p.micro.tile(m, cols, kc, a, lda, bp, p.nr, tile, p.nr, &ep);
             }
         }
     });
@@ -691,7 +673,7 @@ pub(crate) mod tests {
     #[test]
     fn large_and_threaded_shapes() {
         // Big enough to take the parallel row split, the column split (m ≤ MR) and K blocking.
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let pool = nnrt_core::KernelPool::new(3).unwrap();
         pool.install(|| {
             check(200, 70, 1100, 1, 0, true, Act::RELU6, 1);
             check(1, 1001, 300, 0, 0, true, Act::NONE, 2);
@@ -707,7 +689,7 @@ pub(crate) mod tests {
         let bias = values(n, 3);
         let pb = PackedB::pack(n, k, &w);
         let mut c = vec![0.0; m * n];
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let pool = nnrt_core::KernelPool::new(threads).unwrap();
         let flop = 2.0 * (m * n * k) as f64;
         let reps = (1e9 / flop).ceil() as usize;
         let mut rates = Vec::new();

@@ -8,7 +8,6 @@
 //! finally multiplied by the f32 reciprocal of the cell count.
 #![forbid(unsafe_code)]
 
-use rayon::prelude::*;
 
 use super::binary::{clamp, par_chunk};
 use super::Act;
@@ -194,16 +193,13 @@ fn pool(kind: Kind, g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
     };
     match par_chunk(rows, row_len * g.k_h * g.k_w) {
         None => run(0, output),
-        Some(c) => output
-            .par_chunks_mut(c * row_len)
-            .enumerate()
-            .for_each(|(i, o)| run(i * c, o)),
+        Some(c) => nnrt_core::par_chunks_mut(output, c * row_len, |i, o| run(i * c, o)),
     }
 }
 
 /// MAX_POOL_2D: the maximum over the in-bounds cells of each window (NaN inputs are skipped, as
 /// `std::max(acc, x)` skips them), then the activation clamp. Vectorized over channels; rows
-/// are split across the current rayon pool when large.
+/// are split across the current run's kernel pool when large.
 ///
 /// # Panics
 /// When a slice length does not match the geometry.

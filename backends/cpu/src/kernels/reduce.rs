@@ -8,7 +8,6 @@
 //! or not the caller keeps the reduced dims.
 #![forbid(unsafe_code)]
 
-use rayon::prelude::*;
 
 use super::binary::{par_chunk, PAR_MIN};
 use crate::simd::elementwise::{self as ew, VBin};
@@ -127,7 +126,7 @@ fn walk<I: Copy, A: Copy>(
     }
 }
 
-/// [`walk`], split across the rayon pool when large: along the outermost dim when it is kept
+/// [`walk`], split across the kernel pool when large: along the outermost dim when it is kept
 /// (disjoint outputs), else into partial outputs merged in order with `kept`.
 fn walk_par<T: Copy + Send + Sync>(
     input: &[T],
@@ -157,18 +156,17 @@ fn walk_par<T: Copy + Send + Sync>(
     };
     if !l.reduced[0] {
         let out_step = out.len() / d0;
-        out.par_chunks_mut(c * out_step)
-            .zip(input.par_chunks(c * in_step))
-            .for_each(|(o, i)| walk(i, &sub(i.len() / in_step), o, kept, red));
+        nnrt_core::par_chunks_mut(out, c * out_step, |t, o| {
+            let i = &input[t * c * in_step..(t * c * in_step + (o.len() / out_step) * in_step).min(input.len())];
+            walk(i, &sub(i.len() / in_step), o, kept, red)
+        });
     } else {
-        let parts: Vec<Vec<T>> = input
-            .par_chunks(c * in_step)
-            .map(|i| {
-                let mut part = vec![init; out.len()];
-                walk(i, &sub(i.len() / in_step), &mut part, kept, red);
-                part
-            })
-            .collect();
+        let parts: Vec<Vec<T>> = nnrt_core::par_map(input.len().div_ceil(c * in_step), |t| {
+            let i = &input[t * c * in_step..((t + 1) * c * in_step).min(input.len())];
+            let mut part = vec![init; out.len()];
+            walk(i, &sub(i.len() / in_step), &mut part, kept, red);
+            part
+        });
         for p in &parts {
             kept(out, p.as_slice());
         }
@@ -578,10 +576,7 @@ pub fn arg_max_min<T: PartialOrd + Copy + Sync, I: ArgIndex>(
     };
     match par_chunk(outer, n * inner) {
         None => run(input, out),
-        Some(c) => out
-            .par_chunks_mut(c * inner)
-            .zip(input.par_chunks(c * n * inner))
-            .for_each(|(o, i)| run(i, o)),
+        Some(c) => nnrt_core::par_chunks_mut(out, c * inner, |t, o| run(&input[t * c * n * inner..(t * c * n * inner + o.len() * n).min(input.len())], o)),
     }
 }
 

@@ -2,7 +2,6 @@
 //! `[outer, depth]`, with TFLite's float formulas.
 #![forbid(unsafe_code)]
 
-use rayon::prelude::*;
 
 use super::binary::par_chunk;
 use crate::simd::elementwise::{self as ew, VBin};
@@ -40,10 +39,7 @@ fn rows(
     };
     match par_chunk(outer, depth) {
         None => run(input, out),
-        Some(c) => out
-            .par_chunks_mut(c * depth)
-            .zip(input.par_chunks(c * depth))
-            .for_each(|(o, x)| run(x, o)),
+        Some(c) => nnrt_core::par_chunks_mut(out, c * depth, |i, o| run(&input[i * c * depth..i * c * depth + o.len()], o)),
     }
 }
 

@@ -3,7 +3,6 @@
 //! and PRELU, with TFLite's float semantics.
 #![forbid(unsafe_code)]
 
-use rayon::prelude::*;
 
 use super::binary::{broadcast_ref, broadcast_rows, broadcast_shape, map_row, par_chunk};
 use crate::simd::elementwise::{self as ew, VUnary, ERFC_P, GELU_CUBIC, SQRT_2_OVER_PI};
@@ -267,7 +266,7 @@ fn unary_chunk(op: UnaryOp, x: &[f32], out: &mut [f32]) {
 
 /// `out[i] = op(x[i])`. SIMD (AVX-512 / AVX2) for every op but LOG, SIN and COS; exp, tanh and
 /// logistic stay within a few ulp of the correctly rounded result, exact GELU within ~3e-7
-/// relative. Large inputs are split across the current rayon pool.
+/// relative. Large inputs are split across the current run's kernel pool.
 ///
 /// # Panics
 /// When `x` and `out` differ in length.
@@ -275,10 +274,7 @@ pub fn unary(op: UnaryOp, x: &[f32], out: &mut [f32]) {
     assert_eq!(x.len(), out.len(), "unary: input and output lengths differ");
     match par_chunk(x.len(), 1) {
         None => unary_chunk(op, x, out),
-        Some(c) => out
-            .par_chunks_mut(c)
-            .zip(x.par_chunks(c))
-            .for_each(|(o, x)| unary_chunk(op, x, o)),
+        Some(c) => nnrt_core::par_chunks_mut(out, c, |i, o| unary_chunk(op, &x[i * c..i * c + o.len()], o)),
     }
 }
 

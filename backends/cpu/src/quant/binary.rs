@@ -119,12 +119,10 @@ impl QBinary {
             // Three fixed-point multiplies per value: worth splitting from a few thousand.
             match crate::kernels::binary::par_chunk(out.len(), 8) {
                 None => crate::simd::quant::binary_same(self, a, b, out),
-                Some(c) => {
-                    use rayon::prelude::*;
-                    out.par_chunks_mut(c)
-                        .zip(a.par_chunks(c).zip(b.par_chunks(c)))
-                        .for_each(|(o, (a, b))| crate::simd::quant::binary_same(self, a, b, o));
-                }
+                Some(c) => nnrt_core::par_chunks_mut(out, c, |i, o| {
+                    let r = i * c..i * c + o.len();
+                    crate::simd::quant::binary_same(self, &a[r.clone()], &b[r], o)
+                }),
             }
             return;
         }

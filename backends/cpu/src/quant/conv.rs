@@ -114,7 +114,7 @@ impl QConv {
         QConv { g, q, fast, weights }
     }
 
-    /// Runs on `input` (NHWC) into `out` (NHWC) on the current rayon pool.
+    /// Runs on `input` (NHWC) into `out` (NHWC) on the current run's kernel pool.
     pub fn run<TI: QInt, TO: QInt>(&self, input: &[TI], out: &mut [TO]) {
         let g = self.g;
         match &self.fast {

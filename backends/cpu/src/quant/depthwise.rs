@@ -7,7 +7,6 @@
 //! `vpdpbusd` kernel of `simd::qdepthwise` instead (4 taps per instruction), with weights and
 //! per-channel parameters packed here in its register order.
 
-use rayon::prelude::*;
 
 use super::gemm::input_shift;
 use super::reference::{self, ConvQuant};
@@ -19,15 +18,15 @@ use crate::simd::quant::{self as sq, VnniToken};
 
 /// Multiply-adds below which a depthwise convolution runs on the calling thread.
 const PAR_MIN_MACS: usize = 1 << 16;
-/// Multiply-adds of work per rayon task at least.
+/// Multiply-adds of work per task at least.
 const TASK_MACS: usize = 1 << 14;
 
 /// Runs `task` on each of the `rows` rows (`row_len` values, `row_macs` multiply-adds each) of
-/// `out`, split across the current rayon pool when the whole is worth it.
+/// `out`, split across the current run's kernel pool when the whole is worth it.
 fn for_rows<T: Send>(out: &mut [T], rows: usize, row_len: usize, row_macs: usize, task: impl Fn((usize, &mut [T])) + Sync + Send) {
     let out = &mut out[..rows * row_len];
     if rows > 1 && nnrt_core::kernel_threads() > 1 && rows * row_macs >= PAR_MIN_MACS {
-        out.par_chunks_mut(row_len).with_min_len(TASK_MACS.div_ceil(row_macs.max(1))).enumerate().for_each(task);
+        nnrt_core::par_rows_mut(out, row_len, TASK_MACS.div_ceil(row_macs.max(1)), |r, o| task((r, o)));
     } else {
         out.chunks_mut(row_len).enumerate().for_each(task);
     }
@@ -94,7 +93,7 @@ impl QDepthwise {
         for_rows(out, g.batch * g.out_h, row_len, row_len * g.k_h * g.k_w, task);
     }
 
-    /// Runs on `input` into `out` (NHWC) on the current rayon pool.
+    /// Runs on `input` into `out` (NHWC) on the current run's kernel pool.
     pub fn run<TI: QInt, TO: QInt>(&self, input: &[TI], out: &mut [TO]) {
         if !self.fast {
             reference::depthwise::<TI, i16, TO>(&self.g, &self.q, input, &self.weights, out);

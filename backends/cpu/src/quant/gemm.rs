@@ -14,8 +14,6 @@
 //! bytes widened to 16 bits — exact, unlike `vpmaddubsw`, which saturates), and a portable
 //! loop; all three must agree bit for bit with `reference::conv`.
 
-use rayon::prelude::*;
-
 use super::reference::ConvQuant;
 use super::requant::ChannelRequant;
 use super::{QInt, Requant};
@@ -275,13 +273,13 @@ impl<TI: QInt> QASource for RowsSource<'_, TI> {
 const ROWS_PER_TASK: usize = 48;
 /// Work (multiply-adds, see [`qgemm`]) below which a GEMM runs on the calling thread.
 const PAR_MIN_WORK: usize = 1 << 17;
-/// Work per rayon task at least.
+/// Work per task at least.
 const TASK_WORK: usize = 1 << 16;
 /// Rows of the micro-kernel tiles (the largest of the kernels; smaller kernels loop).
 const MR: usize = sq::MR_QUAD;
 
 /// `out[i * ldc + col0 + j] = requant(Σ_k (a[i][k] − zx)(w[j][k] − zw[j]))` for `i < m`,
-/// `j < n`, parallel over row blocks on the current rayon pool.
+/// `j < n`, parallel over row blocks on the current run's kernel pool.
 #[allow(clippy::too_many_arguments)]
 pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue, out: &mut [TO], ldc: usize, col0: usize) {
     if m == 0 || b.n == 0 {
@@ -294,15 +292,18 @@ pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue,
     // per output value; small GEMMs lose more to waking threads than they gain.
     let block_work = ROWS_PER_TASK * b.n * (b.k + 16);
     let blocks = m.div_ceil(ROWS_PER_TASK);
-    if blocks > 1 && nnrt_core::kernel_threads() > 1 && blocks * block_work >= PAR_MIN_WORK {
-        let min_blocks = TASK_WORK.div_ceil(block_work);
-        out[..total].par_chunks_mut(chunk_len).with_min_len(min_blocks).enumerate().for_each(task);
+    let threads = nnrt_core::kernel_threads();
+    if blocks > 1 && threads > 1 && blocks * block_work >= PAR_MIN_WORK {
+        let per = TASK_WORK.div_ceil(block_work).max(blocks.div_ceil(8 * threads));
+        nnrt_core::par_chunks_mut(&mut out[..total], per * chunk_len, |t, group| {
+            group.chunks_mut(chunk_len).enumerate().for_each(|(i, chunk)| task((t * per + i, chunk)))
+        });
     } else {
         out[..total].chunks_mut(chunk_len).enumerate().for_each(task);
     }
 }
 
-/// One rayon task of [`qgemm`]: rows `t * ROWS_PER_TASK ..` into `chunk`. Inlined into the
+/// One task of [`qgemm`]: rows `t * ROWS_PER_TASK ..` into `chunk`. Inlined into the
 /// SIMD module's AVX-512 trampoline so its safe loops (row sums, epilogue) vectorize.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]

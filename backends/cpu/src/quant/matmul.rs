@@ -4,7 +4,6 @@
 //! TFLite's wrapping int32 accumulator unless the op accumulates in 64 bits). Their reference
 //! twins are [`super::reference::transpose_conv`] and [`super::reference::batch_matmul`].
 
-use rayon::prelude::*;
 
 use super::reference::ConvQuant;
 use super::QInt;
@@ -45,7 +44,7 @@ impl QTransposeConv {
         if in_img == 0 || out_img == 0 {
             return;
         }
-        input.par_chunks(in_img).zip(out.par_chunks_mut(out_img)).for_each(|(x, o)| self.image(x, o));
+        nnrt_core::par_chunks_mut(out, out_img, |i, o| self.image(&input[i * in_img..(i + 1) * in_img], o));
     }
 
     fn image<TI: QInt, TO: QInt>(&self, x: &[TI], out: &mut [TO]) {
@@ -128,7 +127,10 @@ impl QBatchMatMul {
                 &local
             }
         };
-        out.par_chunks_mut(m * n).zip(&self.g.pairs).for_each(|(o, &(xi, yi))| {
+        let used = (self.g.pairs.len() * m * n).min(out.len());
+        let out = &mut out[..used];
+        nnrt_core::par_chunks_mut(out, m * n, |t, o| {
+            let (xi, yi) = self.g.pairs[t];
             let xm = &x[xi * m * k..(xi + 1) * m * k];
             let ym = &packed[yi * n * k..(yi + 1) * n * k];
             let mut row = vec![0i32; k];
