@@ -12,7 +12,7 @@ use super::Act;
 use crate::simd::elementwise::{self as ew, VBin};
 
 /// Work size (in elements) from which kernels split across the current run's kernel pool.
-pub(crate) const PAR_MIN: usize = 1 << 16;
+pub(crate) const PAR_MIN: usize = 1 << 14;
 
 /// How many of `n_items` items (each worth `item_cost` elements of work) one parallel chunk
 /// should take, or `None` to run inline: small jobs, or a pool of one thread.

@@ -355,6 +355,19 @@ fn pad_rec<T: Copy + Send + Sync>(
         out[before..before + n].copy_from_slice(input);
         return;
     }
+    if dims.len() == 2 {
+        // Rows of the innermost dim (channel padding of NHWC is `[H·W, C]`): copy and fill
+        // each row in place, with no recursion per row.
+        let (row_before, row_after) = pads[1];
+        let row = |i: &[T], o: &mut [T]| {
+            o[..row_before].fill(value);
+            o[row_before..row_before + i.len()].copy_from_slice(i);
+            o[row_before + i.len()..].fill(value);
+            debug_assert_eq!(o.len(), row_before + i.len() + row_after);
+        };
+        for_each_interior(input, out, in_step, out_step, before, n, top, &row);
+        return;
+    }
     let slab = |i: &[T], o: &mut [T]| pad_rec(i, &dims[1..], &pads[1..], value, o, false);
     for_each_interior(input, out, in_step, out_step, before, n, top, &slab);
 }
