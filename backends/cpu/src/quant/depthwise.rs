@@ -247,7 +247,7 @@ fn pack_vnni<TI: QInt, TW: QInt>(g: &DepthwiseGeom, q: &ConvQuant, fixed: &[(i32
         c,
         quads,
         pixels,
-        w,
+        w: w.into(),
         bias,
         zw,
         mult,

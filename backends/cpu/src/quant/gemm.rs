@@ -17,6 +17,7 @@
 use super::reference::ConvQuant;
 use super::requant::ChannelRequant;
 use super::{QInt, Requant};
+use crate::lines::Lines;
 use crate::simd::quant as sq;
 
 /// How the weights are packed (which micro-kernel runs).
@@ -42,8 +43,8 @@ pub struct QPackedB {
     n: usize,
     k: usize,
     kp: usize,
-    bytes: Vec<i8>,
-    pairs: Vec<i16>,
+    bytes: Lines<i8>,
+    pairs: Lines<i16>,
     /// `Σ_k w'` of each column.
     col_sum: Vec<i32>,
     /// `zw'` of each column.
@@ -130,8 +131,8 @@ impl QPackedB {
             n,
             k,
             kp,
-            bytes,
-            pairs,
+            bytes: bytes.into(),
+            pairs: pairs.into(),
             col_sum,
             zw,
         }

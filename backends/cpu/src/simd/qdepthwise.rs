@@ -45,7 +45,7 @@ pub(crate) struct DwVnni {
     /// Output pixels per vector: 4 (≤ 16 channels), 2 (≤ 32) or 1 (then channel blocks of 64).
     pub pixels: usize,
     /// `w'` bytes: per block, per quad, per vector `j`, per lane, the 4 taps.
-    pub w: Vec<i8>,
+    pub w: crate::lines::Lines<i8>,
     /// Bias with `−zx'·Σw' + T·zx'·zw'` folded in.
     pub bias: Vec<i32>,
     /// `zw'` per channel, or empty when every `zw'` is 0.

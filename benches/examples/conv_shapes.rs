@@ -1,0 +1,75 @@
+//! Min-of-N time and GFLOP/s of the float (depthwise) convolutions of MobileNetV2's hot shapes on one
+//! thread (kernels run serially outside a session's pool).
+//! `cargo run --release -p nnrt-benches --example conv_shapes`
+use nnrt_backend_cpu::kernels::conv::Conv2d;
+use nnrt_backend_cpu::kernels::depthwise::{depthwise_conv2d, DepthwiseGeom};
+use nnrt_backend_cpu::kernels::Act;
+use nnrt_benches::{data, square_conv};
+use std::time::Instant;
+fn main() {
+    let shapes: &[(usize, usize, usize, usize, usize)] = &[
+        (224, 3, 32, 3, 2),
+        (112, 16, 96, 1, 1),
+        (112, 32, 16, 1, 1),
+        (56, 24, 144, 1, 1),
+        (56, 144, 24, 1, 1),
+        (28, 32, 192, 1, 1),
+        (14, 96, 576, 1, 1),
+        (14, 576, 96, 1, 1),
+        (7, 320, 1280, 1, 1),
+    ];
+    for &(hw, ci, co, k, s) in shapes {
+        let g = square_conv(hw, ci, co, k, s);
+        let x = data(g.input_len(), 1);
+        let w = data(g.filter_len(), 2);
+        let b = data(g.out_c, 3);
+        let mut conv = Conv2d::new(g, &w, Some(&b), Act::RELU6);
+        let mut o = vec![0f32; g.output_len()];
+        let mut best = f64::MAX;
+        for _ in 0..300 {
+            let t = Instant::now();
+            conv.run(&x, &mut o);
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        let fl = 2.0 * g.output_len() as f64 * g.taps() as f64;
+        println!("{hw:>3}x{hw:<3}x{ci:<4}->{co:<5} k{k} s{s}: {:8.1} us {:6.1} GF/s", best * 1e6, fl / best / 1e9);
+    }
+    for &(hw, ch, s) in &[(112usize, 32usize, 1usize), (112, 96, 2), (56, 144, 1), (56, 144, 2), (28, 192, 1), (14, 576, 1), (7, 960, 1)] {
+        let out = hw.div_ceil(s);
+        let pad = ((out - 1) * s + 3).saturating_sub(hw) / 2;
+        let geom = DepthwiseGeom {
+            batch: 1,
+            in_h: hw,
+            in_w: hw,
+            in_c: ch,
+            multiplier: 1,
+            out_h: out,
+            out_w: out,
+            k_h: 3,
+            k_w: 3,
+            stride_h: s,
+            stride_w: s,
+            dil_h: 1,
+            dil_w: 1,
+            pad_top: pad,
+            pad_left: pad,
+        };
+        let misalign: usize = std::env::var("MISALIGN").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+        let raw_in = data(geom.input_len() + 64, 1);
+        let off = (16 - (raw_in.as_ptr() as usize / 4) % 16) % 16 + misalign;
+        let input = &raw_in[off..off + geom.input_len()];
+        let filter = data(geom.filter_len(), 2);
+        let bias = data(ch, 3);
+        let mut raw_out = vec![0f32; geom.output_len() + 64];
+        let off = (16 - (raw_out.as_ptr() as usize / 4) % 16) % 16 + misalign;
+        let output = &mut raw_out[off..off + geom.output_len()];
+        let mut best = f64::MAX;
+        for _ in 0..300 {
+            let t = Instant::now();
+            depthwise_conv2d(&geom, input, &filter, Some(&bias), Act::RELU6, output);
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        let fl = 2.0 * geom.output_len() as f64 * 9.0;
+        println!("dw {hw:>3}x{hw:<3}x{ch:<4} s{s}: {:8.1} us {:6.1} GF/s", best * 1e6, fl / best / 1e9);
+    }
+}
