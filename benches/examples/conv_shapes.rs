@@ -6,6 +6,17 @@ use nnrt_backend_cpu::kernels::depthwise::{depthwise_conv2d, DepthwiseGeom};
 use nnrt_backend_cpu::kernels::Act;
 use nnrt_benches::{data, square_conv};
 use std::time::Instant;
+
+/// `len` values of `v` from its first 64-byte boundary (as the arena places tensors).
+fn aligned(v: &[f32], len: usize) -> &[f32] {
+    let off = v.as_ptr().align_offset(64).min(16);
+    &v[off..off + len]
+}
+
+fn aligned_mut(v: &mut [f32], len: usize) -> &mut [f32] {
+    let off = v.as_ptr().align_offset(64).min(16);
+    &mut v[off..off + len]
+}
 fn main() {
     let shapes: &[(usize, usize, usize, usize, usize)] = &[
         (224, 3, 32, 3, 2),
@@ -20,15 +31,17 @@ fn main() {
     ];
     for &(hw, ci, co, k, s) in shapes {
         let g = square_conv(hw, ci, co, k, s);
-        let x = data(g.input_len(), 1);
+        let raw_x = data(g.input_len() + 16, 1);
+        let x = aligned(&raw_x, g.input_len());
         let w = data(g.filter_len(), 2);
         let b = data(g.out_c, 3);
         let mut conv = Conv2d::new(g, &w, Some(&b), Act::RELU6);
-        let mut o = vec![0f32; g.output_len()];
+        let mut raw_o = vec![0f32; g.output_len() + 16];
+        let o = aligned_mut(&mut raw_o, g.output_len());
         let mut best = f64::MAX;
         for _ in 0..300 {
             let t = Instant::now();
-            conv.run(&x, &mut o);
+            conv.run(x, o);
             best = best.min(t.elapsed().as_secs_f64());
         }
         let fl = 2.0 * g.output_len() as f64 * g.taps() as f64;
@@ -54,15 +67,12 @@ fn main() {
             pad_top: pad,
             pad_left: pad,
         };
-        let misalign: usize = std::env::var("MISALIGN").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
-        let raw_in = data(geom.input_len() + 64, 1);
-        let off = (16 - (raw_in.as_ptr() as usize / 4) % 16) % 16 + misalign;
-        let input = &raw_in[off..off + geom.input_len()];
+        let raw_in = data(geom.input_len() + 16, 1);
+        let input = aligned(&raw_in, geom.input_len());
         let filter = data(geom.filter_len(), 2);
         let bias = data(ch, 3);
-        let mut raw_out = vec![0f32; geom.output_len() + 64];
-        let off = (16 - (raw_out.as_ptr() as usize / 4) % 16) % 16 + misalign;
-        let output = &mut raw_out[off..off + geom.output_len()];
+        let mut raw_out = vec![0f32; geom.output_len() + 16];
+        let output = aligned_mut(&mut raw_out, geom.output_len());
         let mut best = f64::MAX;
         for _ in 0..300 {
             let t = Instant::now();
