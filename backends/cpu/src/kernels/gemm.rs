@@ -90,6 +90,11 @@ impl PackedB {
         self.k
     }
 
+    /// Panels `p..` (each `k × nr` floats) as one slice.
+    fn panels_from(&self, p: usize) -> &[f32] {
+        &self.data[self.off + p * self.k * self.nr..self.off + self.n.div_ceil(self.nr) * self.k * self.nr]
+    }
+
     /// Panel `p`: `k × nr` floats, row `kk` holding `B[kk][p*nr .. p*nr + nr]`.
     fn panel(&self, p: usize) -> &[f32] {
         let size = self.k * self.nr;
@@ -336,6 +341,15 @@ impl<'b> Plan<'b> {
     #[allow(clippy::too_many_arguments)]
     fn kblock_tiles(&self, kb: usize, rows: usize, a: &[f32], lda: usize, pb: usize, pe: usize, c: &mut [f32], ldc: usize) {
         let (k0, kc, _) = self.kblock(kb, 0, 0);
+        if let Micro::Avx512(t) = self.micro {
+            let j0 = pb * self.nr;
+            let cols = (pe * self.nr).min(self.n) - j0;
+            let (_, _, ep) = self.kblock(kb, j0, cols);
+            let stride = self.b.k * self.nr;
+            let b = &self.b.panels_from(pb)[k0 * self.nr..];
+            sc::gemm_panels_avx512(t, rows, cols, kc, a, lda, b, stride, self.nr, &mut c[j0..], ldc, &ep);
+            return;
+        }
         for pi in pb..pe {
             let j0 = pi * self.nr;
             let cols = self.nr.min(self.n - j0);
@@ -494,6 +508,28 @@ fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, y0: usize, y1: usize, c: &
                     ir += rows;
                     continue;
                 };
+                if let Micro::Avx512(t) = p.micro {
+                    // The row of tiles at once, one segment after the other (the same FMA
+                    // chain per output as panel by panel).
+                    let j0 = pb * p.nr;
+                    let cols = (pe * p.nr).min(p.n) - j0;
+                    let (stride, panels) = (p.b.k * p.nr, p.b.panels_from(pb));
+                    let ct = &mut c[ct0 + j0..];
+                    let mut ep = Epilogue { load_c: false, finish: last.is_none(), bias: p.bias.map(|b| &b[j0..j0 + cols]), min: p.act.min, max: p.act.max };
+                    match last {
+                        None => sc::gemm_panels_avx512(t, rows, cols, 0, &[], 0, panels, stride, p.nr, ct, ldc, &ep),
+                        Some(last) => {
+                            for s in 0..=last {
+                                let Some(Segment::Rows(a, lda)) = src.segment(row, ir - y * row_len, rows, s) else { continue };
+                                ep.finish = s == last;
+                                sc::gemm_panels_avx512(t, rows, cols, seg_len, a, lda, &panels[s * seg_len * p.nr..], stride, p.nr, ct, ldc, &ep);
+                                ep.load_c = true;
+                            }
+                        }
+                    }
+                    ir += rows;
+                    continue;
+                }
                 for pi in pb..pe {
                     let j0 = pi * p.nr;
                     let cols = p.nr.min(p.n - j0);
