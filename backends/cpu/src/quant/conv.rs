@@ -19,7 +19,6 @@ struct Im2col<'a, TI> {
 impl<TI: QInt> QASource for Im2col<'_, TI> {
     fn fill(&self, row0: usize, rows: usize, kp: usize, dst: &mut [u8]) {
         let g = &self.g;
-        let ax = input_shift::<TI>();
         let cin = g.in_c;
         // A pixel whose taps are all inside copies k_h runs of k_w * cin values (dil_w = 1).
         let seg = g.k_w * cin;
@@ -34,9 +33,7 @@ impl<TI: QInt> QASource for Im2col<'_, TI> {
                 let s0 = ((b * g.in_h + iy0 as usize) * g.in_w + ix0 as usize) * cin;
                 for (ky, dseg) in d[..o].chunks_exact_mut(seg).enumerate() {
                     let s = s0 + ky * row_step;
-                    for (t, &x) in dseg.iter_mut().zip(&self.input[s..s + seg]) {
-                        *t = (x.get() + ax) as u8;
-                    }
+                    super::gemm::to_unsigned(&self.input[s..s + seg], dseg);
                 }
             } else {
                 self.border_pixel(d, b, oy, ox);

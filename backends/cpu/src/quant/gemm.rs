@@ -259,15 +259,38 @@ pub struct RowsSource<'a, TI> {
 
 impl<TI: QInt> QASource for RowsSource<'_, TI> {
     fn fill(&self, row0: usize, rows: usize, kp: usize, dst: &mut [u8]) {
-        let ax = input_shift::<TI>();
         for (r, d) in dst.chunks_exact_mut(kp).take(rows).enumerate() {
             let src = &self.data[(row0 + r) * self.k..(row0 + r + 1) * self.k];
-            for (o, &x) in d.iter_mut().zip(src) {
-                *o = (x.get() + ax) as u8;
-            }
+            to_unsigned(src, &mut d[..self.k]);
             d[self.k..].fill(0);
         }
     }
+}
+
+/// `dst[i] = src[i] + ax` as unsigned bytes (see [`input_shift`]): a copy for `u8`, a flip of
+/// the sign bit for `i8` (both vectorize), the arithmetic for anything else.
+#[inline]
+pub(crate) fn to_unsigned<TI: QInt>(src: &[TI], dst: &mut [u8]) {
+    if std::mem::size_of::<TI>() == 1 {
+        let bytes: &[u8] = bytemuck::cast_slice(src);
+        if TI::MIN == 0 {
+            dst.copy_from_slice(bytes);
+        } else {
+            for (o, &x) in dst.iter_mut().zip(bytes) {
+                *o = x ^ 0x80;
+            }
+        }
+        return;
+    }
+    let ax = input_shift::<TI>();
+    for (o, &x) in dst.iter_mut().zip(src) {
+        *o = (x.get() + ax) as u8;
+    }
+}
+
+thread_local! {
+    /// Per-thread A block and row sums of [`task_body`], kept for the next task.
+    static A_SCRATCH: std::cell::Cell<(Vec<u8>, Vec<i32>)> = const { std::cell::Cell::new((Vec::new(), Vec::new())) };
 }
 
 /// Rows per block of work (a multiple of every micro-kernel's row count).
@@ -313,30 +336,31 @@ pub(crate) fn task_body<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: 
     let rows = (m - row0).min(ROWS_PER_TASK);
     let kp = b.kp;
     let padded = rows.div_ceil(MR) * MR;
-    let mut ablock = vec![0u8; padded * kp];
-    a.fill(row0, rows, kp, &mut ablock);
-    let row_sums: Vec<i32> = if ep.need_row_sums {
-        ablock.chunks_exact(kp).map(|r| r.iter().map(|&v| v as i32).sum()).collect()
-    } else {
-        Vec::new()
-    };
+    // The A block and row sums live in this thread's scratch (no allocation per task). Rows
+    // past `rows` are never stored, so whatever they hold is harmless.
+    let mut scratch = A_SCRATCH.with(|s| s.take());
+    if scratch.0.len() < padded * kp {
+        scratch.0.resize(padded * kp, 0);
+    }
+    let ablock = &mut scratch.0[..padded * kp];
+    a.fill(row0, rows, kp, ablock);
+    let row_sums = &mut scratch.1;
+    row_sums.clear();
+    if ep.need_row_sums {
+        row_sums.extend(ablock.chunks_exact(kp).map(|r| r.iter().map(|&v| v as i32).sum::<i32>()));
+    }
+    let ablock = &scratch.0[..padded * kp];
+    let row_sums = &scratch.1;
     let nr = b.nr();
     if let (QLayout::Quad, Some((tok, lanes)), 1) = (b.layout, &ep.lanes, std::mem::size_of::<TO>()) {
-        // 8-bit output: the VNNI tile requantizes in registers and stores bytes.
+        // 8-bit output: the VNNI tiles requantize in registers and store bytes.
         let out: &mut [u8] = bytemuck::cast_slice_mut(chunk);
-        for p in 0..b.n.div_ceil(NR) {
-            let cols = (b.n - p * NR).min(NR);
-            let panel = &b.bytes[p * kp * NR..(p + 1) * kp * NR];
-            for r0 in (0..rows).step_by(MR) {
-                let tile_rows = (rows - r0).min(MR);
-                let sums = ep.need_row_sums.then(|| &row_sums[r0..r0 + tile_rows]);
-                let o = &mut out[r0 * ldc + col0 + p * NR..];
-                sq::tile_quad_out(*tok, kp, &ablock[r0 * kp..(r0 + MR) * kp], panel, tile_rows, cols, lanes, p * NR, sums, o, ldc);
-            }
-        }
+        let sums = ep.need_row_sums.then_some(&row_sums[..]);
+        sq::block_quad_out(*tok, kp, ablock, rows, &b.bytes, b.n, lanes, sums, &mut out[col0..], ldc);
+        A_SCRATCH.with(|s| s.set(scratch));
         return;
     }
-    let mut acc = vec![0i32; MR * nr];
+    let mut acc = [0i32; MR * NR];
     for p in 0..b.n.div_ceil(nr) {
         let cols = (b.n - p * nr).min(nr);
         for r0 in (0..rows).step_by(MR) {
@@ -359,4 +383,5 @@ pub(crate) fn task_body<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: 
             }
         }
     }
+    A_SCRATCH.with(|s| s.set(scratch));
 }

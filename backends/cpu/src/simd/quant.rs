@@ -151,66 +151,111 @@ impl LaneRequant {
     }
 }
 
-/// The VNNI tile with the requantizing epilogue fused: rows `0..rows` (≤ `MR_QUAD`) of
-/// `a` times the panel, finished with `lr`'s columns `c0 .. c0 + cols` (≤ 32) and stored as
-/// bytes at `out[r * ldc .. r * ldc + cols]`. `row_sums` (one per row) is read when `sums`.
+/// Every tile of one block of the fused VNNI GEMM: `rows` rows of `a` (`kp` bytes each,
+/// allocated to a whole number of `MR_QUAD`-row tiles) against all `n.div_ceil(32)` panels of
+/// `bytes`, requantized with `lr` and stored as bytes at `out[r * ldc + j]` (`j < n`).
+/// Checks bounds once and runs the panel × row-tile loops in one `#[target_feature]` function,
+/// loading each panel's requantization lanes once; panels of at most 16 columns compute only
+/// their first vector.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn tile_quad_out(t: VnniToken, kp: usize, a: &[u8], panel: &[i8], rows: usize, cols: usize, lr: &LaneRequant, c0: usize, row_sums: Option<&[i32]>, out: &mut [u8], ldc: usize) {
+pub(crate) fn block_quad_out(t: VnniToken, kp: usize, a: &[u8], rows: usize, bytes: &[i8], n: usize, lr: &LaneRequant, row_sums: Option<&[i32]>, out: &mut [u8], ldc: usize) {
     let _ = t;
-    assert!(kp.is_multiple_of(4) && a.len() >= MR_QUAD * kp && panel.len() >= kp * NR_QUAD);
-    assert!((1..=MR_QUAD).contains(&rows) && (1..=NR_QUAD).contains(&cols) && out.len() >= (rows - 1) * ldc + cols);
+    if rows == 0 || n == 0 {
+        return;
+    }
+    let panels = n.div_ceil(NR_QUAD);
+    assert!(kp.is_multiple_of(4) && a.len() >= rows.div_ceil(MR_QUAD) * MR_QUAD * kp && bytes.len() >= panels * kp * NR_QUAD);
+    assert!(ldc >= n && out.len() >= (rows - 1) * ldc + n);
     for v in [&lr.bias, &lr.zw, &lr.mult, &lr.left, &lr.right, &lr.rmask] {
-        assert!(v.len() >= c0 + NR_QUAD);
+        assert!(v.len() >= panels * NR_QUAD);
     }
     assert!(row_sums.is_none_or(|s| s.len() >= rows));
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: the token proves AVX-512 F/BW/VNNI; the asserts bound the tile reads (as in
-    // `tile_quad`), the 32 parameter lanes from `c0`, the row sums and every row's `cols` bytes.
+    // SAFETY: the token proves AVX-512 F/BW/VNNI; the asserts bound every tile's A rows (whole
+    // tiles of `kp` bytes), every panel, the parameter lanes of every panel, the row sums and
+    // the `n` bytes of each of the `rows` output rows.
     unsafe {
-        quad_vnni_out(kp, a.as_ptr(), panel.as_ptr(), rows, cols, lr, c0, row_sums.map(|s| s.as_ptr()), out.as_mut_ptr(), ldc);
+        block_vnni(kp, a.as_ptr(), rows, bytes.as_ptr(), n, lr, row_sums.map(|s| s.as_ptr()), out.as_mut_ptr(), ldc);
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-unsafe fn quad_vnni_out(kp: usize, a: *const u8, b: *const i8, rows: usize, cols: usize, lr: &LaneRequant, c0: usize, row_sums: Option<*const i32>, out: *mut u8, ldc: usize) {
-    let mut c = [[_mm512_setzero_si512(); 2]; MR_QUAD];
+unsafe fn block_vnni(kp: usize, a: *const u8, rows: usize, b: *const i8, n: usize, lr: &LaneRequant, row_sums: Option<*const i32>, out: *mut u8, ldc: usize) {
+    for p in 0..n.div_ceil(NR_QUAD) {
+        let c0 = p * NR_QUAD;
+        let cols = (n - c0).min(NR_QUAD);
+        // SAFETY: panel p's lanes c0 .. c0 + 32 exist (checked by the caller).
+        let ld = |v: &Vec<i32>, h: usize| unsafe { _mm512_loadu_si512(v.as_ptr().add(c0 + 16 * h) as *const _) };
+        let mut params = [[_mm512_setzero_si512(); 6]; 2];
+        for (h, q) in params.iter_mut().enumerate() {
+            *q = [ld(&lr.bias, h), ld(&lr.zw, h), ld(&lr.mult, h), ld(&lr.left, h), ld(&lr.right, h), ld(&lr.rmask, h)];
+        }
+        let masks: [__mmask16; 2] = [((1u32 << cols.min(16)) - 1) as u16, ((1u32 << cols.saturating_sub(16)) - 1) as u16];
+        // SAFETY: panel p lies inside the checked panels.
+        let bp = unsafe { b.add(p * kp * NR_QUAD) };
+        for r0 in (0..rows).step_by(MR_QUAD) {
+            let tile_rows = (rows - r0).min(MR_QUAD);
+            // SAFETY: rows r0.. of A (a whole tile), row sums r0.. and output rows r0.. at
+            // columns c0.. are inside the checked regions.
+            unsafe {
+                let (ap, sums, op) = (a.add(r0 * kp), row_sums.map(|s| s.add(r0)), out.add(r0 * ldc + c0));
+                if cols <= 16 {
+                    tile_vnni_out::<1>(kp, ap, bp, tile_rows, &params, &masks, lr.out, sums, op, ldc);
+                } else {
+                    tile_vnni_out::<2>(kp, ap, bp, tile_rows, &params, &masks, lr.out, sums, op, ldc);
+                }
+            }
+        }
+    }
+}
+
+/// One `MR_QUAD × 16·NV` tile of [`block_vnni`] (the panel is 32 wide; `NV = 1` computes its
+/// first 16 columns only).
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+#[inline]
+unsafe fn tile_vnni_out<const NV: usize>(
+    kp: usize,
+    a: *const u8,
+    b: *const i8,
+    rows: usize,
+    params: &[[__m512i; 6]; 2],
+    masks: &[__mmask16; 2],
+    out_q: (i32, i32, i32),
+    row_sums: Option<*const i32>,
+    out: *mut u8,
+    ldc: usize,
+) {
+    let mut c = [[_mm512_setzero_si512(); NV]; MR_QUAD];
     for q in 0..kp / 4 {
         // SAFETY: as in `quad_vnni`.
-        let (b0, b1) = unsafe {
-            let p = b.add(q * 4 * NR_QUAD);
-            (_mm512_loadu_si512(p as *const _), _mm512_loadu_si512(p.add(64) as *const _))
-        };
+        let bv: [__m512i; NV] = std::array::from_fn(|h| unsafe { _mm512_loadu_si512(b.add(q * 4 * NR_QUAD + 64 * h) as *const _) });
         for (r, cr) in c.iter_mut().enumerate() {
             // SAFETY: as in `quad_vnni`.
             let v = unsafe { (a.add(r * kp + 4 * q) as *const i32).read_unaligned() };
             let av = _mm512_set1_epi32(v);
-            cr[0] = _mm512_dpbusd_epi32(cr[0], av, b0);
-            cr[1] = _mm512_dpbusd_epi32(cr[1], av, b1);
+            for h in 0..NV {
+                cr[h] = _mm512_dpbusd_epi32(cr[h], av, bv[h]);
+            }
         }
     }
-    // SAFETY: `c0 + 32` lanes of every parameter vector exist (checked by the caller).
-    let ld = |v: &Vec<i32>, h: usize| unsafe { _mm512_loadu_si512(v.as_ptr().add(c0 + 16 * h) as *const _) };
-    let mut params = [[_mm512_setzero_si512(); 6]; 2];
-    for (h, p) in params.iter_mut().enumerate() {
-        *p = [ld(&lr.bias, h), ld(&lr.zw, h), ld(&lr.mult, h), ld(&lr.left, h), ld(&lr.right, h), ld(&lr.rmask, h)];
-    }
-    let masks: [__mmask16; 2] = [((1u32 << cols.min(16)) - 1) as u16, ((1u32 << cols.saturating_sub(16)) - 1) as u16];
     for (r, cr) in c.iter().enumerate().take(rows) {
-        for h in 0..2 {
+        for h in 0..NV {
             if masks[h] == 0 {
                 continue;
             }
             let p = &params[h];
             let mut x = _mm512_add_epi32(cr[h], p[0]);
             if let Some(rs) = row_sums {
-                // SAFETY: r < rows <= row_sums.len() (checked by the caller).
+                // SAFETY: r < rows ≤ the row sums left from here (checked by the caller).
                 let s = _mm512_set1_epi32(unsafe { *rs.add(r) });
                 x = _mm512_sub_epi32(x, _mm512_mullo_epi32(p[1], s));
             }
-            let v = super::qdepthwise::requant(x, p[2], p[3], p[4], p[5], lr.out);
-            // SAFETY: row r < rows, bytes 16h .. 16h + popcount(mask) < cols of that row are
+            let v = super::qdepthwise::requant(x, p[2], p[3], p[4], p[5], out_q);
+            // SAFETY: row r < rows, lanes 16h .. 16h + popcount(mask) < cols of that row are
             // inside `out` (checked by the caller).
             unsafe { _mm512_mask_cvtepi32_storeu_epi8(out.add(r * ldc + 16 * h) as *mut _, masks[h], v) };
         }
