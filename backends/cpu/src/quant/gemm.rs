@@ -247,6 +247,13 @@ impl QEpilogue {
 pub trait QASource: Sync {
     /// Writes rows `row0 .. row0 + rows` into `dst` (`rows × kp`), each zero-padded past `k`.
     fn fill(&self, row0: usize, rows: usize, kp: usize, dst: &mut [u8]);
+
+    /// The `len` bytes of rows `row0 ..` (`kp` each) as they already are in memory, when the
+    /// source holds exactly that (unsigned bytes, rows `kp` apart): no copy needed.
+    fn direct(&self, row0: usize, kp: usize, len: usize) -> Option<&[u8]> {
+        let _ = (row0, kp, len);
+        None
+    }
 }
 
 /// Rows taken straight from a `m × k` matrix (FULLY_CONNECTED, 1×1 convolutions).
@@ -259,11 +266,24 @@ pub struct RowsSource<'a, TI> {
 
 impl<TI: QInt> QASource for RowsSource<'_, TI> {
     fn fill(&self, row0: usize, rows: usize, kp: usize, dst: &mut [u8]) {
+        if kp == self.k {
+            // Rows are contiguous on both sides: one pass over the block.
+            to_unsigned(&self.data[row0 * kp..(row0 + rows) * kp], &mut dst[..rows * kp]);
+            return;
+        }
         for (r, d) in dst.chunks_exact_mut(kp).take(rows).enumerate() {
             let src = &self.data[(row0 + r) * self.k..(row0 + r + 1) * self.k];
             to_unsigned(src, &mut d[..self.k]);
             d[self.k..].fill(0);
         }
+    }
+
+    fn direct(&self, row0: usize, kp: usize, len: usize) -> Option<&[u8]> {
+        if std::mem::size_of::<TI>() != 1 || TI::MIN != 0 || kp != self.k {
+            return None;
+        }
+        let bytes: &[u8] = bytemuck::cast_slice(self.data);
+        bytes.get(row0 * kp..row0 * kp + len)
     }
 }
 
@@ -339,17 +359,22 @@ pub(crate) fn task_body<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: 
     // The A block and row sums live in this thread's scratch (no allocation per task). Rows
     // past `rows` are never stored, so whatever they hold is harmless.
     let mut scratch = A_SCRATCH.with(|s| s.take());
-    if scratch.0.len() < padded * kp {
-        scratch.0.resize(padded * kp, 0);
+    let direct = a.direct(row0, kp, padded * kp);
+    if direct.is_none() {
+        if scratch.0.len() < padded * kp {
+            scratch.0.resize(padded * kp, 0);
+        }
+        a.fill(row0, rows, kp, &mut scratch.0[..padded * kp]);
     }
-    let ablock = &mut scratch.0[..padded * kp];
-    a.fill(row0, rows, kp, ablock);
+    let ablock = match direct {
+        Some(d) => d,
+        None => &scratch.0[..padded * kp],
+    };
     let row_sums = &mut scratch.1;
     row_sums.clear();
     if ep.need_row_sums {
         row_sums.extend(ablock.chunks_exact(kp).map(|r| r.iter().map(|&v| v as i32).sum::<i32>()));
     }
-    let ablock = &scratch.0[..padded * kp];
     let row_sums = &scratch.1;
     let nr = b.nr();
     if let (QLayout::Quad, Some((tok, lanes)), 1) = (b.layout, &ep.lanes, std::mem::size_of::<TO>()) {

@@ -181,7 +181,7 @@ pub(crate) fn block_quad_out(t: VnniToken, kp: usize, a: &[u8], rows: usize, byt
 
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments)]
-#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
 unsafe fn block_vnni(kp: usize, a: *const u8, rows: usize, b: *const i8, n: usize, lr: &LaneRequant, row_sums: Option<*const i32>, out: *mut u8, ldc: usize) {
     for p in 0..n.div_ceil(NR_QUAD) {
         let c0 = p * NR_QUAD;
@@ -215,7 +215,7 @@ unsafe fn block_vnni(kp: usize, a: *const u8, rows: usize, b: *const i8, n: usiz
 /// first 16 columns only).
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments)]
-#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
 #[inline]
 unsafe fn tile_vnni_out<const NV: usize>(
     kp: usize,
@@ -257,7 +257,9 @@ unsafe fn tile_vnni_out<const NV: usize>(
             let v = super::qdepthwise::requant(x, p[2], p[3], p[4], p[5], out_q);
             // SAFETY: row r < rows, lanes 16h .. 16h + popcount(mask) < cols of that row are
             // inside `out` (checked by the caller).
-            unsafe { _mm512_mask_cvtepi32_storeu_epi8(out.add(r * ldc + 16 * h) as *mut _, masks[h], v) };
+            // (`vpmovdb` to a register, then a byte-masked store: the memory form of `vpmovdb`
+            // is several times slower.)
+            unsafe { _mm_mask_storeu_epi8(out.add(r * ldc + 16 * h) as *mut _, masks[h], _mm512_cvtepi32_epi8(v)) };
         }
     }
 }
