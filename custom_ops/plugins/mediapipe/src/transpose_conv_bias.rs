@@ -91,12 +91,71 @@ pub fn eval(ins: &[Tensor<'_>], outs: &mut [TensorMut<'_>], options: &[u8]) -> R
     Ok(())
 }
 
+/// The op on NHWC `x` into `out`, bit for bit as TFLite's reference loop (see [`scatter`]).
+/// Strides at least as large as the kernel (MediaPipe's 2×2 stride-2 upsampling) take
+/// [`non_overlapping`], which computes the same sums in the same order several times faster.
+#[allow(clippy::too_many_arguments)]
+pub fn transpose_conv_bias(x: &[f32], xd: &[usize], w: &[f32], wd: &[usize], bias: &[f32], p: &Params, pad: (usize, usize), out: &mut [f32], od: &[usize]) {
+    if p.stride_h >= wd[1] && p.stride_w >= wd[2] {
+        non_overlapping(x, xd, w, wd, bias, p, pad, out, od);
+    } else {
+        scatter(x, xd, w, wd, bias, p, pad, out, od);
+    }
+}
+
+/// Strides ≥ kernel: every output takes the taps of at most one input pixel, so it is
+/// `bias + x₀·w₀ + x₁·w₁ + …` over the input channels in order — what the scatter loop adds
+/// (one multiply, then one add, per term). Each input row is transposed to `[C][W]` so that, for
+/// one filter tap and output channel, the sums of all the row's pixels advance together over
+/// contiguous memory (a loop LLVM vectorizes without reordering any sum).
+#[allow(clippy::too_many_arguments)]
+fn non_overlapping(x: &[f32], xd: &[usize], w: &[f32], wd: &[usize], bias: &[f32], p: &Params, pad: (usize, usize), out: &mut [f32], od: &[usize]) {
+    let (n, h, wi, c) = (xd[0], xd[1], xd[2], xd[3]);
+    let (o, kh, kw) = (wd[0], wd[1], wd[2]);
+    let (oh, ow) = (od[1], od[2]);
+    for pixel in out.chunks_exact_mut(o) {
+        pixel.copy_from_slice(bias);
+    }
+    let mut xt = vec![0f32; c * wi];
+    let mut acc = vec![0f32; wi];
+    for b in 0..n {
+        let ob = &mut out[b * oh * ow * o..(b + 1) * oh * ow * o];
+        for iy in 0..h {
+            let row = &x[(b * h + iy) * wi * c..][..wi * c];
+            for (ix, px) in row.chunks_exact(c.max(1)).enumerate() {
+                for (ic, &v) in px.iter().enumerate() {
+                    xt[ic * wi + ix] = v;
+                }
+            }
+            for fy in 0..kh {
+                let Some(oy) = (iy * p.stride_h + fy).checked_sub(pad.0).filter(|&y| y < oh) else { continue };
+                for fx in 0..kw {
+                    for oc in 0..o {
+                        acc.fill(bias[oc]);
+                        let wv = &w[((oc * kh + fy) * kw + fx) * c..][..c];
+                        for (&wgt, xr) in wv.iter().zip(xt.chunks_exact(wi.max(1))) {
+                            for (a, &v) in acc.iter_mut().zip(xr) {
+                                *a += v * wgt;
+                            }
+                        }
+                        for (ix, &a) in acc.iter().enumerate() {
+                            if let Some(ox) = (ix * p.stride_w + fx).checked_sub(pad.1).filter(|&x| x < ow) {
+                                ob[(oy * ow + ox) * o + oc] = a;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The reference loop: every input pixel scatters `input * weight` into the outputs it touches.
 /// The additions into each output happen in the reference kernel's order (input y, x, channel,
 /// then filter y, x), so results match it bit for bit; the weights are first reordered to
 /// [KH, KW, C, O] so the innermost loop over output channels reads them contiguously.
 #[allow(clippy::too_many_arguments)]
-pub fn transpose_conv_bias(x: &[f32], xd: &[usize], w: &[f32], wd: &[usize], bias: &[f32], p: &Params, pad: (usize, usize), out: &mut [f32], od: &[usize]) {
+fn scatter(x: &[f32], xd: &[usize], w: &[f32], wd: &[usize], bias: &[f32], p: &Params, pad: (usize, usize), out: &mut [f32], od: &[usize]) {
     let (n, h, wi, c) = (xd[0], xd[1], xd[2], xd[3]);
     let (o, kh, kw) = (wd[0], wd[1], wd[2]);
     let (oh, ow) = (od[1], od[2]);
@@ -205,6 +264,24 @@ mod tests {
                 // Sums of a few dozen products of small values: float32 rounding stays far below 1e-4.
                 assert!((a - b).abs() < 1e-4, "padding {padding} stride {s} k {k}: element {i}: {a} vs {b}");
             }
+        }
+    }
+
+    #[test]
+    fn non_overlapping_strides_match_the_scatter_loop_bit_for_bit() {
+        for (padding, s, k, h, c, o) in [(1, 2, 2, 6, 16, 1), (2, 2, 2, 5, 3, 4), (1, 3, 2, 4, 5, 2), (2, 2, 1, 3, 7, 3), (1, 2, 2, 1, 1, 1)] {
+            let p = params(&opts(padding, s, s)).unwrap();
+            let xd = [2, h, h + 2, c];
+            let wd = [o, k, k, c];
+            let x: Vec<f32> = (0..xd.iter().product::<usize>()).map(|i| ((i * 37 % 101) as f32 - 50.0) * 0.0173).collect();
+            let w: Vec<f32> = (0..wd.iter().product::<usize>()).map(|i| ((i * 53 % 97) as f32 - 48.0) * 0.0311).collect();
+            let bias: Vec<f32> = (0..o).map(|i| i as f32 * 0.37 - 0.21).collect();
+            let od = output_dims(&p, &xd, &wd).unwrap();
+            let pad = (total_pad(&p, k, h, s as usize) / 2, total_pad(&p, k, h + 2, s as usize) / 2);
+            let (mut fast, mut slow) = (vec![f32::NAN; od.iter().product()], vec![f32::NAN; od.iter().product()]);
+            transpose_conv_bias(&x, &xd, &w, &wd, &bias, &p, pad, &mut fast, &od);
+            scatter(&x, &xd, &w, &wd, &bias, &p, pad, &mut slow, &od);
+            assert_eq!(fast.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), slow.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "padding {padding} stride {s} k {k}");
         }
     }
 
