@@ -225,6 +225,34 @@ pub(crate) fn broadcast_rows<A, B, O, F>(
         }
         return;
     }
+    // Short rows against one row repeated (`[N,H,W,C] op [C]` with small C, e.g. the channel
+    // scales of a squeeze-and-excitation block): one call per row would cost more than the
+    // row's arithmetic, so the repeated row is tiled into a block of several rows and the
+    // full operand is taken that many rows at a time (the op is element-wise: same results).
+    if n < 256 && rows > 1 {
+        let full = |contig: bool, len: usize| contig && len == p.total;
+        let one_row = |contig: bool, len: usize| contig && len == n;
+        let reps = (2048 / n).clamp(1, rows);
+        let block = n * reps;
+        if full(p.a_contig, a.len()) && one_row(p.b_contig, b.len()) {
+            let tiled: Vec<B> = b.iter().copied().cycle().take(block).collect();
+            let run = |i: usize, o: &mut [O]| f(Row::Slice(&a[i * block..i * block + o.len()]), Row::Slice(&tiled[..o.len()]), o);
+            match par_chunk(p.total.div_ceil(block), block) {
+                None => out.chunks_mut(block).enumerate().for_each(|(i, o)| run(i, o)),
+                Some(c) => nnrt_core::par_chunks_mut(out, c * block, |t, o| o.chunks_mut(block).enumerate().for_each(|(i, o)| run(t * c + i, o))),
+            }
+            return;
+        }
+        if one_row(p.a_contig, a.len()) && full(p.b_contig, b.len()) {
+            let tiled: Vec<A> = a.iter().copied().cycle().take(block).collect();
+            let run = |i: usize, o: &mut [O]| f(Row::Slice(&tiled[..o.len()]), Row::Slice(&b[i * block..i * block + o.len()]), o);
+            match par_chunk(p.total.div_ceil(block), block) {
+                None => out.chunks_mut(block).enumerate().for_each(|(i, o)| run(i, o)),
+                Some(c) => nnrt_core::par_chunks_mut(out, c * block, |t, o| o.chunks_mut(block).enumerate().for_each(|(i, o)| run(t * c + i, o))),
+            }
+            return;
+        }
+    }
     let run = |r0: usize, out: &mut [O]| {
         // Mixed-radix index of row r0 over the outer dims, and the operands' offsets there.
         let k = p.dims.len();

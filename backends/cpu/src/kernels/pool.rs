@@ -129,10 +129,18 @@ fn pool_row(
 /// Channels summed at a time by [`avg_pixel`] (stack buffers).
 const AVG_BLOCK: usize = 64;
 
+/// What a padding cell contributes to an average.
+static AVG_ZEROS: [f32; AVG_BLOCK] = [0.0; AVG_BLOCK];
+
 /// Cell `t` of output `(oy, ox)`'s window in XNNPACK's order (column outer, row inner) as
 /// the offset of its pixel in the image, or `None` in the padding.
 fn avg_cell(g: &PoolGeom, oy: usize, ox: usize, t: usize) -> Option<usize> {
-    let (kx, ky) = (t / g.k_h, t % g.k_h);
+    avg_cell_at(g, oy, ox, t / g.k_h, t % g.k_h)
+}
+
+/// [`avg_cell`] of the cell at window column `kx`, row `ky`.
+#[inline]
+fn avg_cell_at(g: &PoolGeom, oy: usize, ox: usize, kx: usize, ky: usize) -> Option<usize> {
     let y = (oy * g.stride_h + ky).checked_sub(g.pad_top).filter(|&y| y < g.in_h)?;
     let x = (ox * g.stride_w + kx).checked_sub(g.pad_left).filter(|&x| x < g.in_w)?;
     Some((y * g.in_w + x) * g.channels)
@@ -155,17 +163,26 @@ fn avg_pixel(g: &PoolGeom, image: &[f32], oy: usize, ox: usize, px: &mut [f32], 
         let n = AVG_BLOCK.min(px.len() - c0);
         let mut acc = [0.0f32; AVG_BLOCK];
         let mut t = 0;
+        // Cell t's window position (column outer, row inner), advanced without dividing.
+        let (mut kx, mut ky) = (0, 0);
         loop {
-            let mut v = [[0.0f32; AVG_BLOCK]; 9];
-            for (i, vi) in v.iter_mut().enumerate() {
-                if t + i < taps {
-                    if let Some(o) = avg_cell(g, oy, ox, t + i) {
-                        vi[..n].copy_from_slice(&image[o + c0..o + c0 + n]);
-                    }
+            // The step's nine cells read in place (padding and cells past the window read
+            // zeros), so the channel loop below vectorizes without copying or clearing.
+            let v: [&[f32]; 9] = std::array::from_fn(|i| {
+                let cell = (t + i < taps).then(|| avg_cell_at(g, oy, ox, kx, ky)).flatten();
+                ky += 1;
+                if ky == g.k_h {
+                    ky = 0;
+                    kx += 1;
                 }
-            }
-            for (ch, a) in acc[..n].iter_mut().enumerate() {
-                *a += tree9(std::array::from_fn(|i| v[i][ch]));
+                match cell {
+                    Some(o) => &image[o + c0..o + c0 + n],
+                    None => &AVG_ZEROS[..n],
+                }
+            });
+            let acc = &mut acc[..n];
+            for ch in 0..n {
+                acc[ch] += tree9(std::array::from_fn(|i| v[i][ch]));
             }
             t += 9;
             if t >= taps {

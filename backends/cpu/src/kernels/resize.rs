@@ -56,25 +56,27 @@ pub fn resize_bilinear(g: &ResizeGeom, align_corners: bool, half_pixel: bool, in
     let (sh, sw) = (scale(g.in_h, g.out_h, align_corners), scale(g.in_w, g.out_w, align_corners));
     let xs: Vec<(f32, usize, usize)> = (0..g.out_w).map(|x| bilinear_coord(x, sw, half_pixel, g.in_w)).collect();
     let d = g.depth;
-    let px = |b: usize, y: usize, x: usize| ((b * g.in_h + y) * g.in_w + x) * d;
-    let mut o = 0;
-    for b in 0..g.batch {
-        for y in 0..g.out_h {
-            let (iy, y0, y1) = bilinear_coord(y, sh, half_pixel, g.in_h);
-            let dy = iy - y0 as f32;
-            for &(ix, x0, x1) in &xs {
-                let dx = ix - x0 as f32;
-                let (p00, p10, p01, p11) = (px(b, y0, x0), px(b, y1, x0), px(b, y0, x1), px(b, y1, x1));
-                for c in 0..d {
-                    let (tl, tr) = (input[p00 + c], input[p01 + c]);
-                    let (bl, br) = (input[p10 + c], input[p11 + c]);
-                    let top = tl + (tr - tl) * dx;
-                    let bottom = bl + (br - bl) * dx;
-                    out[o + c] = top + (bottom - top) * dy;
-                }
-                o += d;
+    let px = |b: usize, y: usize, x: usize| &input[((b * g.in_h + y) * g.in_w + x) * d..][..d];
+    // One output row; the channel loop runs over slices so it vectorizes (same arithmetic).
+    let one_row = |r: usize, orow: &mut [f32]| {
+        let (b, y) = (r / g.out_h, r % g.out_h);
+        let (iy, y0, y1) = bilinear_coord(y, sh, half_pixel, g.in_h);
+        let dy = iy - y0 as f32;
+        for (&(ix, x0, x1), o) in xs.iter().zip(orow.chunks_exact_mut(d)) {
+            let dx = ix - x0 as f32;
+            let (tl, tr, bl, br) = (px(b, y0, x0), px(b, y0, x1), px(b, y1, x0), px(b, y1, x1));
+            for ((((o, &tl), &tr), &bl), &br) in o.iter_mut().zip(tl).zip(tr).zip(bl).zip(br) {
+                let top = tl + (tr - tl) * dx;
+                let bottom = bl + (br - bl) * dx;
+                *o = top + (bottom - top) * dy;
             }
         }
+    };
+    let row_len = g.out_w * d;
+    let rows = g.batch * g.out_h;
+    match super::binary::par_chunk(rows, row_len * 4) {
+        Some(c) => nnrt_core::par_rows_mut(out, row_len, c, one_row),
+        None => out.chunks_exact_mut(row_len).enumerate().for_each(|(r, o)| one_row(r, o)),
     }
 }
 
