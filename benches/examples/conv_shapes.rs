@@ -1,5 +1,5 @@
 //! Min-of-N time and GFLOP/s of the float (depthwise) convolutions of MobileNetV2's hot shapes on one
-//! thread (kernels run serially outside a session's pool).
+//! thread, or on `THREADS` threads.
 //! `cargo run --release -p nnrt-benches --example conv_shapes`
 use nnrt_backend_cpu::kernels::conv::Conv2d;
 use nnrt_backend_cpu::kernels::depthwise::{depthwise_conv2d, DepthwiseGeom};
@@ -18,8 +18,16 @@ fn aligned_mut(v: &mut [f32], len: usize) -> &mut [f32] {
     &mut v[off..off + len]
 }
 fn main() {
+    let threads: usize = std::env::var("THREADS").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
+    let pool = nnrt_core::KernelPool::new(threads).expect("pool");
+    pool.install(|| run());
+}
+
+fn run() {
     let shapes: &[(usize, usize, usize, usize, usize)] = &[
         (224, 3, 32, 3, 2),
+        (32, 64, 64, 3, 1),
+        (16, 128, 128, 3, 1),
         (112, 16, 96, 1, 1),
         (112, 32, 16, 1, 1),
         (56, 24, 144, 1, 1),

@@ -408,7 +408,7 @@ pub(crate) fn gemm_with<S: ASource>(
         COL_TILES.with(|t| t.set(tiles));
     } else {
         // A few tasks per thread for balance, each a whole number of register tiles.
-        let tasks = 4 * threads;
+        let tasks = 16 * threads;
         let rows_per_task = m.div_ceil(tasks).div_ceil(plan.mr).max(1) * plan.mr;
         nnrt_core::par_chunks_mut(c, rows_per_task * ldc, |t, cc| {
             let r0 = t * rows_per_task;
@@ -465,7 +465,7 @@ pub(crate) fn gemm_segmented<S: SegmentSource>(
     if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS || rows < 2 {
         with_scratch(|s| run_segmented(&plan, src, 0, rows, c, ldc, s));
     } else {
-        let per_task = rows.div_ceil(4 * threads).max(1);
+        let per_task = rows.div_ceil(16 * threads).max(1);
         nnrt_core::par_chunks_mut(c, per_task * row_len * ldc, |t, cc| {
             let r0 = t * per_task;
             with_scratch(|s| run_segmented(&plan, src, r0, (r0 + per_task).min(rows), cc, ldc, s));
@@ -518,6 +518,18 @@ fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, y0: usize, y1: usize, c: &
                     let mut ep = Epilogue { load_c: false, finish: last.is_none(), bias: p.bias.map(|b| &b[j0..j0 + cols]), min: p.act.min, max: p.act.max };
                     match last {
                         None => sc::gemm_panels_avx512(t, rows, cols, 0, &[], 0, panels, stride, p.nr, ct, ldc, &ep),
+                        Some(last) if last < sc::MAX_SEGS => {
+                            let mut segs: [(&[f32], usize, usize); sc::MAX_SEGS] = [(&[], 0, 0); sc::MAX_SEGS];
+                            let mut n_segs = 0;
+                            for s in 0..=last {
+                                if let Some(Segment::Rows(a, lda)) = src.segment(row, ir - y * row_len, rows, s) {
+                                    segs[n_segs] = (a, lda, s * seg_len);
+                                    n_segs += 1;
+                                }
+                            }
+                            let bias = p.bias.map(|b| &b[j0..j0 + cols]);
+                            sc::gemm_panels_segs_avx512(t, rows, cols, seg_len, &segs[..n_segs], panels, stride, p.nr, ct, ldc, bias, p.act.min, p.act.max);
+                        }
                         Some(last) => {
                             for s in 0..=last {
                                 let Some(Segment::Rows(a, lda)) = src.segment(row, ir - y * row_len, rows, s) else { continue };

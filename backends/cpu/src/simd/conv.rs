@@ -252,6 +252,145 @@ unsafe fn panels_avx512<const R: usize, const NV: usize>(
     }
 }
 
+/// Most segments [`gemm_panels_segs_avx512`] takes (a filter's rows).
+pub(crate) const MAX_SEGS: usize = 16;
+
+/// As [`gemm_panels_avx512`] for an implicit GEMM whose K is split into segments of `kc`
+/// values, each read in place: `segs[i] = (a, lda, k0)` gives segment `i`'s rows of A and
+/// where it starts in K (segments in padding are left out). Every tile accumulates all its
+/// segments in registers, from the bias, in the order given, and stores once, finished with
+/// the activation — the FMA chain of one pass over K without the segments that are zero, and
+/// without storing and reloading C between segments.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gemm_panels_segs_avx512(
+    t: Avx512Token,
+    rows: usize,
+    cols: usize,
+    kc: usize,
+    segs: &[(&[f32], usize, usize)],
+    b: &[f32],
+    panel_stride: usize,
+    nr: usize,
+    c: &mut [f32],
+    ldc: usize,
+    bias: Option<&[f32]>,
+    min: f32,
+    max: f32,
+) {
+    assert!(nr == NR_AVX512 || nr == NR_AVX512_NARROW, "AVX-512 panels are 16 or 32 wide, not {nr}");
+    assert!((1..=MR_AVX512).contains(&rows) && cols > 0 && segs.len() <= MAX_SEGS, "tile row {rows}x{cols}, {} segments", segs.len());
+    let panels = cols.div_ceil(nr);
+    assert!(ldc >= cols && c.len() >= (rows - 1) * ldc + cols, "C row too short");
+    if let Some(bias) = bias {
+        assert!(bias.len() >= cols, "bias too short");
+    }
+    let mut ptrs = [(std::ptr::null::<f32>(), 0usize, 0usize); MAX_SEGS];
+    for (p, &(a, lda, k0)) in ptrs.iter_mut().zip(segs) {
+        assert!(kc == 0 || a.len() >= (rows - 1) * lda + kc, "A segment too short");
+        assert!((panels - 1) * panel_stride + (k0 + kc) * nr <= b.len(), "B panels too short");
+        *p = (a.as_ptr(), lda, k0 * nr);
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        let _ = t;
+        let segs = &ptrs[..segs.len()];
+        let (b, c) = (b.as_ptr(), c.as_mut_ptr());
+        macro_rules! go {
+            ($r:literal) => {
+                if nr == NR_AVX512 {
+                    // SAFETY: the token proves AVX-512F/AVX2/FMA; the checks above proved every
+                    // segment's rows × kc values of A, every panel's segment blocks of B, C's
+                    // rows × cols and the bias.
+                    unsafe { panels_segs_avx512::<$r, 2>(panels, cols, kc, segs, b, panel_stride, c, ldc, bias, min, max) }
+                } else {
+                    // SAFETY: as above with 16-wide panels.
+                    unsafe { panels_segs_avx512::<$r, 1>(panels, cols, kc, segs, b, panel_stride, c, ldc, bias, min, max) }
+                }
+            };
+        }
+        match rows {
+            1 => go!(1),
+            2 => go!(2),
+            3 => go!(3),
+            4 => go!(4),
+            5 => go!(5),
+            6 => go!(6),
+            7 => go!(7),
+            _ => go!(8),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (t, b, c, panel_stride, ptrs, min, max);
+        unreachable!("an Avx512Token cannot exist off x86_64");
+    }
+}
+
+/// # Safety
+/// For every panel `p < panels` and segment `(a, lda, boff)`: `a + r*lda + k` readable for
+/// `r < R`, `k < kc`; `b + p*panel_stride + boff + k*16*NV + j` readable for `k < kc`,
+/// `j < 16*NV`; C writable at `r*ldc + p*16*NV + j` for the panel's valid columns (at most
+/// `cols` in all); the bias, when present, holds `cols` values.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn panels_segs_avx512<const R: usize, const NV: usize>(
+    panels: usize,
+    cols: usize,
+    kc: usize,
+    segs: &[(*const f32, usize, usize)],
+    b: *const f32,
+    panel_stride: usize,
+    c: *mut f32,
+    ldc: usize,
+    bias: Option<&[f32]>,
+    min: f32,
+    max: f32,
+) {
+    let nr = 16 * NV;
+    let (vmin, vmax) = (_mm512_set1_ps(min), _mm512_set1_ps(max));
+    for p in 0..panels {
+        let j0 = p * nr;
+        let pcols = (cols - j0).min(nr);
+        let masks: [__mmask16; NV] = std::array::from_fn(|v| lane_mask16(pcols, v));
+        let mut acc = [[_mm512_setzero_ps(); NV]; R];
+        if let Some(bs) = bias {
+            for v in 0..NV {
+                // SAFETY: bias holds `cols` values; lanes past the panel's are masked off.
+                let bv = unsafe { _mm512_maskz_loadu_ps(masks[v], bs.as_ptr().add(j0 + 16 * v)) };
+                acc.iter_mut().for_each(|a| a[v] = bv);
+            }
+        }
+        for &(a, lda, boff) in segs {
+            // SAFETY: the segment's block of panel p (function contract).
+            let mut bk = unsafe { b.add(p * panel_stride + boff) };
+            let mut ak = a;
+            for _ in 0..kc {
+                // SAFETY: k < kc: 16*NV values of B and A's R rows at k (function contract).
+                unsafe {
+                    let bv: [__m512; NV] = std::array::from_fn(|v| _mm512_loadu_ps(bk.add(16 * v)));
+                    for (r, accr) in acc.iter_mut().enumerate() {
+                        let x = _mm512_set1_ps(*ak.add(r * lda));
+                        for v in 0..NV {
+                            accr[v] = _mm512_fmadd_ps(x, bv[v], accr[v]);
+                        }
+                    }
+                    ak = ak.add(1);
+                    bk = bk.add(16 * NV);
+                }
+            }
+        }
+        for (r, accr) in acc.iter().enumerate() {
+            for v in 0..NV {
+                // max(min, x) then min(max, x), as `tile_avx512`.
+                let y = _mm512_min_ps(vmax, _mm512_max_ps(vmin, accr[v]));
+                // SAFETY: row r < R, the panel's valid columns (masked) of C.
+                unsafe { _mm512_mask_storeu_ps(c.add(r * ldc + j0 + 16 * v), masks[v], y) };
+            }
+        }
+    }
+}
+
 /// Lane mask of the 16-lane vector `v` of a tile row holding `cols` valid columns.
 #[cfg(target_arch = "x86_64")]
 fn lane_mask16(cols: usize, v: usize) -> u16 {
