@@ -31,14 +31,21 @@ impl Softmax8 {
     /// Softmax over rows of `depth` values.
     pub fn run<TI: QInt, TO: QInt>(&self, input: &[TI], depth: usize, out: &mut [TO]) {
         let out_bits = (std::mem::size_of::<TO>() * 8) as i32;
+        // `exp(scaled(x - max))` depends only on `x - max`, which for 8-bit inputs is one of 256
+        // values: with enough elements, evaluate those once (the same fixed-point function).
+        let exp_of_diff = |diff: i32| fx::exp_on_negative_values(mbqm_greater_than_one(diff, self.input_multiplier, self.input_left_shift), SCALED_DIFF_INTEGER_BITS);
+        let table: Option<Vec<i32>> = (std::mem::size_of::<TI>() == 1 && input.len() >= 512).then(|| (0..256).map(|d| exp_of_diff(-d)).collect());
+        let exp = |diff: i32| match &table {
+            Some(t) => t[(-diff) as usize],
+            None => exp_of_diff(diff),
+        };
         for (row, orow) in input.chunks_exact(depth).zip(out.chunks_exact_mut(depth)) {
             let max = row.iter().map(|v| v.get()).max().unwrap_or(0).max(TI::MIN);
             let mut sum_of_exps: i32 = 0;
-            let scaled = |v: i32| mbqm_greater_than_one(v - max, self.input_multiplier, self.input_left_shift);
             for v in row {
                 let diff = v.get() - max;
                 if diff >= self.diff_min {
-                    let e = fx::exp_on_negative_values(scaled(v.get()), SCALED_DIFF_INTEGER_BITS);
+                    let e = exp(diff);
                     sum_of_exps = sum_of_exps.wrapping_add(fx::rescale(e, 0, ACCUMULATION_INTEGER_BITS));
                 }
             }
@@ -47,7 +54,7 @@ impl Softmax8 {
             for (o, v) in orow.iter_mut().zip(row) {
                 let diff = v.get() - max;
                 *o = if diff >= self.diff_min {
-                    let e = fx::exp_on_negative_values(scaled(v.get()), SCALED_DIFF_INTEGER_BITS);
+                    let e = exp(diff);
                     let unsat = rdbp(super::fixedpoint::srdhm(shifted_scale, e), exponent.clamp(0, 31));
                     TO::sat(unsat + TO::MIN)
                 } else {
