@@ -65,6 +65,9 @@ struct Shared {
     /// Each thread's range of the current loop's tasks: `lo | hi << 32`, taken by its owner
     /// from `lo`, stolen by others from `hi`.
     ranges: Box<[Range]>,
+    /// Held by the thread publishing a loop: a pool installed on two threads at once publishes
+    /// from one of them at a time; the other runs its loops serially.
+    publishing: AtomicBool,
     /// Runs in progress.
     active: AtomicUsize,
     /// Runs ended so far (a worker that sees it change restarts its warm period).
@@ -199,6 +202,18 @@ pub fn par_for(n: usize, f: &(dyn Fn(usize) + Sync)) {
     }
     // SAFETY: see `kernel_threads`.
     let sh = unsafe { &*p };
+    if sh.publishing.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
+        (0..n).for_each(f);
+        return;
+    }
+    /// Lets the next loop be published (also while unwinding).
+    struct Unpublish<'a>(&'a Shared);
+    impl Drop for Unpublish<'_> {
+        fn drop(&mut self) {
+            self.0.publishing.store(false, Ordering::Release);
+        }
+    }
+    let _unpublish = Unpublish(sh);
     // SAFETY: only the job's lifetime is erased. Workers dereference it only while entered, and
     // `Close` (dropped before this function returns or unwinds past `f`'s owner) waits until
     // none is.
@@ -375,6 +390,7 @@ impl KernelPool {
             state: AtomicU64::new(CLOSED),
             job: UnsafeCell::new(Job { f: &|_| {} }),
             ranges: (0..threads).map(|_| Range(AtomicU64::new(0))).collect(),
+            publishing: AtomicBool::new(false),
             active: AtomicUsize::new(0),
             ended: AtomicUsize::new(0),
             sleepers: AtomicUsize::new(0),
@@ -486,6 +502,24 @@ mod tests {
             }));
             assert_eq!(sum.load(Ordering::Relaxed), 4950);
         }
+    }
+
+    #[test]
+    fn one_pool_installed_on_two_threads_at_once_stays_correct() {
+        let pool = KernelPool::new(2).unwrap();
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    for _ in 0..200 {
+                        let sum = AtomicUsize::new(0);
+                        pool.install(|| par_for(100, &|i| {
+                            sum.fetch_add(i, Ordering::Relaxed);
+                        }));
+                        assert_eq!(sum.load(Ordering::Relaxed), 4950);
+                    }
+                });
+            }
+        });
     }
 
     #[test]
