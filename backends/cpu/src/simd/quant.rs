@@ -133,12 +133,34 @@ pub(crate) struct LaneRequant {
     pub rmask: Vec<i32>,
     /// Output zero point and clamp.
     pub out: (i32, i32, i32),
+    /// Whether some column shifts left (otherwise the epilogue skips that step).
+    pub any_left: bool,
+    /// The two roundings of `MultiplyByQuantizedMultiplier` as one 64-bit shift (see
+    /// [`requant64`]), per 16-column group split into its even and odd columns: `[g][parity][i]`
+    /// holds column `16g + 2i + parity`. `k`: the added rounding constant, `corr`: what
+    /// negative products take off, `sh`: the total right shift.
+    pub k: Vec<i64>,
+    pub corr: Vec<i64>,
+    pub sh: Vec<i64>,
 }
 
 impl LaneRequant {
     /// From per-column `(bias, zw, (multiplier, shift))`, padded with zeros to `len`.
     pub(crate) fn new(cols: impl IntoIterator<Item = (i32, i32, (i32, i32))>, len: usize, out: (i32, i32, i32)) -> LaneRequant {
-        let mut l = LaneRequant { bias: vec![0; len], zw: vec![0; len], mult: vec![0; len], left: vec![0; len], right: vec![0; len], rmask: vec![0; len], out };
+        let len = len.div_ceil(16) * 16;
+        let mut l = LaneRequant {
+            bias: vec![0; len],
+            zw: vec![0; len],
+            mult: vec![0; len],
+            left: vec![0; len],
+            right: vec![0; len],
+            rmask: vec![0; len],
+            out,
+            any_left: false,
+            k: vec![0; len],
+            corr: vec![0; len],
+            sh: vec![0; len],
+        };
         for (i, (b, z, (m, sh))) in cols.into_iter().enumerate().take(len) {
             l.bias[i] = b;
             l.zw[i] = z;
@@ -146,6 +168,14 @@ impl LaneRequant {
             l.left[i] = sh.max(0);
             l.right[i] = (-sh).max(0);
             l.rmask[i] = 1i32.checked_shl(l.right[i] as u32).unwrap_or(0).wrapping_sub(1);
+            l.any_left |= sh > 0;
+        }
+        for i in 0..len {
+            let r = l.right[i] as i64;
+            let j = (i / 16) * 16 + (i % 2) * 8 + (i % 16) / 2;
+            l.k[j] = (1 << 30) + if r > 0 { 1 << (30 + r) } else { 0 };
+            l.corr[j] = if r > 0 { 1 << 31 } else { 0 };
+            l.sh[j] = 31 + r;
         }
         l
     }
@@ -188,9 +218,23 @@ unsafe fn block_vnni(kp: usize, a: *const u8, rows: usize, b: *const i8, n: usiz
         let cols = (n - c0).min(NR_QUAD);
         // SAFETY: panel p's lanes c0 .. c0 + 32 exist (checked by the caller).
         let ld = |v: &Vec<i32>, h: usize| unsafe { _mm512_loadu_si512(v.as_ptr().add(c0 + 16 * h) as *const _) };
-        let mut params = [[_mm512_setzero_si512(); 6]; 2];
+        // SAFETY: as `ld`, for the 64-bit parameters (16 per group, `c0 + 16h` starts one).
+        let ld64 = |v: &Vec<i64>, h: usize, parity: usize| unsafe { _mm512_loadu_si512(v.as_ptr().add(c0 + 16 * h + 8 * parity) as *const _) };
+        let mut params = [[_mm512_setzero_si512(); 10]; 2];
         for (h, q) in params.iter_mut().enumerate() {
-            *q = [ld(&lr.bias, h), ld(&lr.zw, h), ld(&lr.mult, h), ld(&lr.left, h), ld(&lr.right, h), ld(&lr.rmask, h)];
+            let mult = ld(&lr.mult, h);
+            *q = [
+                ld(&lr.bias, h),
+                ld(&lr.zw, h),
+                mult,
+                _mm512_srli_epi64::<32>(mult),
+                ld(&lr.left, h),
+                ld64(&lr.k, h, 0),
+                ld64(&lr.k, h, 1),
+                ld64(&lr.corr, h, 0),
+                ld64(&lr.corr, h, 1),
+                _mm512_or_si512(ld64(&lr.sh, h, 0), _mm512_slli_epi64::<32>(ld64(&lr.sh, h, 1))),
+            ];
         }
         let masks: [__mmask16; 2] = [((1u32 << cols.min(16)) - 1) as u16, ((1u32 << cols.saturating_sub(16)) - 1) as u16];
         // SAFETY: panel p lies inside the checked panels.
@@ -202,9 +246,9 @@ unsafe fn block_vnni(kp: usize, a: *const u8, rows: usize, b: *const i8, n: usiz
             unsafe {
                 let (ap, sums, op) = (a.add(r0 * kp), row_sums.map(|s| s.add(r0)), out.add(r0 * ldc + c0));
                 if cols <= 16 {
-                    tile_vnni_out::<1>(kp, ap, bp, tile_rows, &params, &masks, lr.out, sums, op, ldc);
+                    tile_vnni_out::<1>(kp, ap, bp, tile_rows, &params, &masks, lr.out, lr.any_left, sums, op, ldc);
                 } else {
-                    tile_vnni_out::<2>(kp, ap, bp, tile_rows, &params, &masks, lr.out, sums, op, ldc);
+                    tile_vnni_out::<2>(kp, ap, bp, tile_rows, &params, &masks, lr.out, lr.any_left, sums, op, ldc);
                 }
             }
         }
@@ -222,9 +266,10 @@ unsafe fn tile_vnni_out<const NV: usize>(
     a: *const u8,
     b: *const i8,
     rows: usize,
-    params: &[[__m512i; 6]; 2],
+    params: &[[__m512i; 10]; 2],
     masks: &[__mmask16; 2],
     out_q: (i32, i32, i32),
+    any_left: bool,
     row_sums: Option<*const i32>,
     out: *mut u8,
     ldc: usize,
@@ -254,7 +299,10 @@ unsafe fn tile_vnni_out<const NV: usize>(
                 let s = _mm512_set1_epi32(unsafe { *rs.add(r) });
                 x = _mm512_sub_epi32(x, _mm512_mullo_epi32(p[1], s));
             }
-            let v = super::qdepthwise::requant(x, p[2], p[3], p[4], p[5], out_q);
+            if any_left {
+                x = _mm512_sllv_epi32(x, p[4]);
+            }
+            let v = requant64(x, p[2], p[3], [p[5], p[6]], [p[7], p[8]], p[9], out_q);
             // SAFETY: row r < rows, lanes 16h .. 16h + popcount(mask) < cols of that row are
             // inside `out` (checked by the caller).
             // (`vpmovdb` to a register, then a byte-masked store: the memory form of `vpmovdb`
@@ -262,6 +310,32 @@ unsafe fn tile_vnni_out<const NV: usize>(
             unsafe { _mm_mask_storeu_epi8(out.add(r * ldc + 16 * h) as *mut _, masks[h], _mm512_cvtepi32_epi8(v)) };
         }
     }
+}
+
+/// `MultiplyByQuantizedMultiplier` (after the left shift) on 16 lanes with its two roundings
+/// folded into one 64-bit shift, then `+ zp` and the clamp. With `p = x·m` (exact in 64 bits)
+/// and right shift `R`, TFLite computes `q = ⌊(p + 2³⁰) / 2³¹⌋` (its nudge and truncating
+/// division amount to this floor for either sign) and then rounds `q / 2^R` half away from
+/// zero, `⌊(q + 2^(R−1) − [q < 0]) / 2^R⌋` for `R ≥ 1`. Since `⌊(⌊a/b⌋ + c) / d⌋ = ⌊(a + cb) / bd⌋`
+/// and `q < 0 ⇔ p < −2³⁰`, that is `⌊(p + k − [p < −2³⁰]·corr) / 2^(31+R)⌋` with
+/// `k = 2³⁰ + 2^(30+R)`, `corr = 2³¹` (`k = 2³⁰`, `corr = 0` when `R = 0`): no intermediate
+/// exceeds 2⁶³. `k`/`corr` hold the even and the odd lanes' 64-bit constants, `sh` the shifts
+/// (`31 + R`) of even lanes in its low and of odd lanes in its high dwords; `mult_odd` is
+/// `mult >> 32` per qword.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+pub(crate) fn requant64(x: __m512i, mult: __m512i, mult_odd: __m512i, k: [__m512i; 2], corr: [__m512i; 2], sh: __m512i, (zp, lo, hi): (i32, i32, i32)) -> __m512i {
+    let thr = _mm512_set1_epi64(-(1 << 30));
+    let half = |p: __m512i, k: __m512i, corr: __m512i, sh: __m512i| {
+        let t = _mm512_add_epi64(p, k);
+        let t = _mm512_mask_sub_epi64(t, _mm512_cmpgt_epi64_mask(thr, p), t, corr);
+        _mm512_srav_epi64(t, sh)
+    };
+    let even = half(_mm512_mul_epi32(x, mult), k[0], corr[0], _mm512_and_si512(sh, _mm512_set1_epi64(0xffff_ffff)));
+    let odd = half(_mm512_mul_epi32(_mm512_srli_epi64::<32>(x), mult_odd), k[1], corr[1], _mm512_srli_epi64::<32>(sh));
+    let q = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64::<32>(odd));
+    _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(q, _mm512_set1_epi32(zp)), _mm512_set1_epi32(lo)), _mm512_set1_epi32(hi))
 }
 
 /// `acc[r][c] = Σ_k a[r][k] · b[c][k]` for an `MR_QUAD × 16` tile over a pair-packed panel
@@ -463,5 +537,65 @@ unsafe fn requant16_avx512(n: usize, acc: *mut i32, bias: *const i32, lmul: *con
             _mm512_storeu_si512(acc.add(i) as *mut _, v);
         }
         i += 16;
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+    use crate::quant::fixedpoint::mbqm;
+
+    /// `requant64` against the scalar `MultiplyByQuantizedMultiplier` on extreme and random
+    /// accumulators, for right shifts 0..=31 and left shifts 0..=4 (multipliers in [2^30, 2^31)).
+    #[test]
+    fn requant64_is_mbqm() {
+        if VnniToken::new().is_none() {
+            eprintln!("skipped: no AVX-512 VNNI on this CPU");
+            return;
+        }
+        let mut seed = 0x9e3779b97f4a7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut xs: Vec<i32> = vec![0, 1, -1, i32::MAX, i32::MIN, i32::MIN + 1, 1 << 30, -(1 << 30), (1 << 30) - 1, -(1 << 30) + 1];
+        xs.extend((0..4000).map(|i| if i % 3 == 0 { (next() as i32) >> (next() % 31) } else { next() as i32 }));
+        for shift in -31..=4 {
+            for _ in 0..6 {
+                let m = (1 << 30) + (next() % (1 << 30)) as i32;
+                let cols: Vec<(i32, i32, (i32, i32))> = (0..16).map(|_| (0, 0, (m, shift))).collect();
+                let lr = LaneRequant::new(cols, 16, (0, i32::MIN, i32::MAX));
+                for chunk in xs.chunks(16) {
+                    let mut lanes = [0i32; 16];
+                    lanes[..chunk.len()].copy_from_slice(chunk);
+                    // SAFETY: AVX-512 (the token above); all loads are of 16-lane arrays.
+                    let got: [i32; 16] = unsafe { run(&lr, lanes) };
+                    for (i, &x) in lanes.iter().enumerate() {
+                        assert_eq!(got[i], mbqm(x, m, shift), "x {x} m {m} shift {shift}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    unsafe fn run(lr: &LaneRequant, lanes: [i32; 16]) -> [i32; 16] {
+        // SAFETY: every vector loaded holds 16 lanes (LaneRequant pads to 16 columns).
+        unsafe {
+            let ld = |v: &Vec<i32>| _mm512_loadu_si512(v.as_ptr() as *const _);
+            let ld64 = |v: &Vec<i64>, parity: usize| _mm512_loadu_si512(v.as_ptr().add(8 * parity) as *const _);
+            let mut x = _mm512_loadu_si512(lanes.as_ptr() as *const _);
+            if lr.any_left {
+                x = _mm512_sllv_epi32(x, ld(&lr.left));
+            }
+            let mult = ld(&lr.mult);
+            let sh = _mm512_or_si512(ld64(&lr.sh, 0), _mm512_slli_epi64::<32>(ld64(&lr.sh, 1)));
+            let v = requant64(x, mult, _mm512_srli_epi64::<32>(mult), [ld64(&lr.k, 0), ld64(&lr.k, 1)], [ld64(&lr.corr, 0), ld64(&lr.corr, 1)], sh, lr.out);
+            let mut out = [0i32; 16];
+            _mm512_storeu_si512(out.as_mut_ptr() as *mut _, v);
+            out
+        }
     }
 }
