@@ -108,7 +108,9 @@ fn pool_row(
                 let src = &image[(y * g.in_w + x) * c..(y * g.in_w + x + 1) * c];
                 match kind {
                     Kind::Max => {
-                        if !ew::accumulate(VBin::Max, px, src) {
+                        // Few channels: an inline loop (it vectorizes) costs less than the
+                        // dispatch of the SIMD row helper per window cell.
+                        if c < 64 || !ew::accumulate(VBin::Max, px, src) {
                             for (a, &v) in px.iter_mut().zip(src) {
                                 *a = if v > *a { v } else { *a };
                             }
