@@ -222,7 +222,7 @@ fn pack_vnni<TI: QInt, TW: QInt>(g: &DepthwiseGeom, q: &ConvQuant, fixed: &[(i32
         }
     }
     let slots = blocks * BLOCK;
-    let (mut bias, mut zw, mut mult, mut left, mut right, mut rmask) = (vec![0; slots], vec![0; slots], vec![0; slots], vec![0; slots], vec![0; slots], vec![0; slots]);
+    let (mut bias, mut zw, mut mult, mut left, mut right) = (vec![0; slots], vec![0; slots], vec![0; slots], vec![0; slots], vec![0; slots]);
     for i in 0..slots {
         let ch = chan(i / BLOCK, i % BLOCK);
         if ch >= c {
@@ -237,11 +237,20 @@ fn pack_vnni<TI: QInt, TW: QInt>(g: &DepthwiseGeom, q: &ConvQuant, fixed: &[(i32
         mult[i] = m;
         left[i] = sh.max(0);
         right[i] = (-sh).max(0);
-        rmask[i] = 1i32.checked_shl(right[i] as u32).unwrap_or(0).wrapping_sub(1);
     }
     if zw.iter().all(|&z| z == 0) {
         zw.clear();
     }
+    // requant64's constants, each 16-slot group's even slots first, then its odd ones.
+    let (mut k, mut corr, mut sh) = (vec![0i64; slots], vec![0i64; slots], vec![0i64; slots]);
+    for i in 0..slots {
+        let r = right[i] as i64;
+        let j = (i / 16) * 16 + (i % 2) * 8 + (i % 16) / 2;
+        k[j] = (1 << 30) + if r > 0 { 1 << (30 + r) } else { 0 };
+        corr[j] = if r > 0 { 1 << 31 } else { 0 };
+        sh[j] = 31 + r;
+    }
+    let any_left = left.iter().any(|&l| l > 0);
     let pad_byte = bytemuck::bytes_of(&TI::put(q.in_zp))[0];
     DwVnni {
         c,
@@ -253,8 +262,11 @@ fn pack_vnni<TI: QInt, TW: QInt>(g: &DepthwiseGeom, q: &ConvQuant, fixed: &[(i32
         mult,
         left,
         right,
-        rmask,
         out: (q.out_zp, q.act.0, q.act.1),
+        any_left,
+        k,
+        corr,
+        sh,
         signed: TI::MIN < 0,
         pad: vec![pad_byte; slots],
     }

@@ -56,10 +56,15 @@ pub(crate) struct DwVnni {
     pub left: Vec<i32>,
     /// Right shift of the requantization.
     pub right: Vec<i32>,
-    /// `(1 << right) − 1` (all ones from 32 on, as `vpsllvd` gives).
-    pub rmask: Vec<i32>,
     /// Output zero point and clamp.
     pub out: (i32, i32, i32),
+    /// Whether some channel shifts left.
+    pub any_left: bool,
+    /// `simd::quant::requant64`'s constants per slot, each 16-slot group split into its even
+    /// and odd slots (see `LaneRequant::k`).
+    pub k: Vec<i64>,
+    pub corr: Vec<i64>,
+    pub sh: Vec<i64>,
     /// Whether input bytes are signed (flipped to unsigned by xor 0x80).
     pub signed: bool,
     /// `BLOCK` rounded-up channels of the raw input zero point byte (what outside taps read).
@@ -75,7 +80,10 @@ pub(crate) fn row(t: VnniToken, p: &DwVnni, g: &DepthwiseGeom, input: &[u8], r: 
     let blocks = p.c.div_ceil(BLOCK);
     assert!(out.len() >= g.out_w * p.c && r < g.batch * g.out_h && p.pad.len() >= blocks * BLOCK);
     assert!(p.w.len() >= blocks * p.quads * 4 * BLOCK);
-    for v in [&p.bias, &p.mult, &p.left, &p.right, &p.rmask] {
+    for v in [&p.bias, &p.mult, &p.left, &p.right] {
+        assert!(v.len() >= blocks * BLOCK);
+    }
+    for v in [&p.k, &p.corr, &p.sh] {
         assert!(v.len() >= blocks * BLOCK);
     }
     assert!(p.zw.is_empty() || p.zw.len() >= blocks * BLOCK);
@@ -218,15 +226,13 @@ unsafe fn row_vnni<const PX: usize>(p: &DwVnni, g: &DepthwiseGeom, input: &[u8],
                     if has_zw {
                         x = _mm512_sub_epi32(x, _mm512_mullo_epi32(_mm512_loadu_si512(ld(&p.zw) as *const _), sum[j]));
                     }
-                    let (m, l, rt, rm) = (ld(&p.mult), ld(&p.left), ld(&p.right), ld(&p.rmask));
-                    let v = requant(
-                        x,
-                        _mm512_loadu_si512(m as *const _),
-                        _mm512_loadu_si512(l as *const _),
-                        _mm512_loadu_si512(rt as *const _),
-                        _mm512_loadu_si512(rm as *const _),
-                        p.out,
-                    );
+                    if p.any_left {
+                        x = _mm512_sllv_epi32(x, _mm512_loadu_si512(ld(&p.left) as *const _));
+                    }
+                    let mult = _mm512_loadu_si512(ld(&p.mult) as *const _);
+                    let ld64 = |v: &Vec<i64>, parity: usize| _mm512_loadu_si512(v.as_ptr().add(o + 8 * parity) as *const _);
+                    let sh = _mm512_or_si512(ld64(&p.sh, 0), _mm512_slli_epi64::<32>(ld64(&p.sh, 1)));
+                    let v = super::quant::requant64(x, mult, _mm512_srli_epi64::<32>(mult), [ld64(&p.k, 0), ld64(&p.k, 1)], [ld64(&p.corr, 0), ld64(&p.corr, 1)], sh, p.out);
                     bytes[j] = _mm512_cvtepi32_epi8(v);
                 }
             }
@@ -262,22 +268,3 @@ unsafe fn row_vnni<const PX: usize>(p: &DwVnni, g: &DepthwiseGeom, input: &[u8],
     }
 }
 
-/// TFLite's `MultiplyByQuantizedMultiplier` on 16 lanes, then `+ zp` and the clamp: the same
-/// arithmetic as `quant::requant::mbqm_branchless` (see `simd::quant::requant_row`).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-#[inline]
-pub(crate) fn requant(x: __m512i, mult: __m512i, left: __m512i, right: __m512i, rmask: __m512i, (zp, lo, hi): (i32, i32, i32)) -> __m512i {
-    let half = _mm512_set1_epi64(1 << 30);
-    let x = _mm512_sllv_epi32(x, left);
-    let even = _mm512_srai_epi64::<31>(_mm512_add_epi64(_mm512_mul_epi32(x, mult), half));
-    let odd = _mm512_srai_epi64::<31>(_mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64::<32>(x), _mm512_srli_epi64::<32>(mult)), half));
-    let q = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64::<32>(odd));
-    let rem = _mm512_and_si512(q, rmask);
-    // Threshold `(mask >> 1) + (q < 0)`: `q >> 31` is −1 for negative `q`.
-    let thr = _mm512_sub_epi32(_mm512_srai_epi32::<1>(rmask), _mm512_srai_epi32::<31>(q));
-    let up = _mm512_cmpgt_epi32_mask(rem, thr);
-    let s = _mm512_srav_epi32(q, right);
-    let v = _mm512_mask_add_epi32(s, up, s, _mm512_set1_epi32(1));
-    _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, _mm512_set1_epi32(zp)), _mm512_set1_epi32(lo)), _mm512_set1_epi32(hi))
-}

@@ -129,8 +129,6 @@ pub(crate) struct LaneRequant {
     pub left: Vec<i32>,
     /// Right shift.
     pub right: Vec<i32>,
-    /// `(1 << right) − 1`, all ones from 32 on (what `vpsllvd` gives).
-    pub rmask: Vec<i32>,
     /// Output zero point and clamp.
     pub out: (i32, i32, i32),
     /// Whether some column shifts left (otherwise the epilogue skips that step).
@@ -154,7 +152,6 @@ impl LaneRequant {
             mult: vec![0; len],
             left: vec![0; len],
             right: vec![0; len],
-            rmask: vec![0; len],
             out,
             any_left: false,
             k: vec![0; len],
@@ -167,7 +164,6 @@ impl LaneRequant {
             l.mult[i] = m;
             l.left[i] = sh.max(0);
             l.right[i] = (-sh).max(0);
-            l.rmask[i] = 1i32.checked_shl(l.right[i] as u32).unwrap_or(0).wrapping_sub(1);
             l.any_left |= sh > 0;
         }
         for i in 0..len {
@@ -196,7 +192,7 @@ pub(crate) fn block_quad_out(t: VnniToken, kp: usize, a: &[u8], rows: usize, byt
     let panels = n.div_ceil(NR_QUAD);
     assert!(kp.is_multiple_of(4) && a.len() >= rows.div_ceil(MR_QUAD) * MR_QUAD * kp && bytes.len() >= panels * kp * NR_QUAD);
     assert!(ldc >= n && out.len() >= (rows - 1) * ldc + n);
-    for v in [&lr.bias, &lr.zw, &lr.mult, &lr.left, &lr.right, &lr.rmask] {
+    for v in [&lr.bias, &lr.zw, &lr.mult, &lr.left, &lr.right] {
         assert!(v.len() >= panels * NR_QUAD);
     }
     assert!(row_sums.is_none_or(|s| s.len() >= rows));
