@@ -25,20 +25,35 @@ impl<TI: QInt> QASource for Im2col<'_, TI> {
         let eff_h = (g.k_h - 1) * g.dil_h + 1;
         let row_step = g.dil_h * g.in_w * cin;
         let (mut ox, mut oy, mut b) = (row0 % g.out_w, (row0 / g.out_w) % g.out_h, row0 / (g.out_w * g.out_h));
+        let o = g.k_h * g.k_w * cin;
+        if o < kp {
+            // The K padding of every row at once (one call, not one per row).
+            dst[..rows * kp].fill(0);
+        }
+        // Short runs (a 3-channel stem copies 9 bytes at a time) are shifted in a plain loop:
+        // the flip is opaque to the compiler so the copy of a uint8 input does not become a
+        // `memcpy` call per run, which costs more than the run.
+        let flip: u8 = std::hint::black_box(if TI::MIN < 0 && std::mem::size_of::<TI>() == 1 { 0x80 } else { 0 });
+        let short = std::mem::size_of::<TI>() == 1 && seg < 64;
         for d in dst.chunks_exact_mut(kp).take(rows) {
             let iy0 = (oy * g.stride_h) as isize - g.pad_top as isize;
             let ix0 = (ox * g.stride_w) as isize - g.pad_left as isize;
-            let o = g.k_h * g.k_w * cin;
             if g.dil_w == 1 && iy0 >= 0 && ix0 >= 0 && iy0 as usize + eff_h <= g.in_h && ix0 as usize + g.k_w <= g.in_w {
                 let s0 = ((b * g.in_h + iy0 as usize) * g.in_w + ix0 as usize) * cin;
                 for (ky, dseg) in d[..o].chunks_exact_mut(seg).enumerate() {
                     let s = s0 + ky * row_step;
-                    super::gemm::to_unsigned(&self.input[s..s + seg], dseg);
+                    if short {
+                        let src: &[u8] = bytemuck::cast_slice(&self.input[s..s + seg]);
+                        for (t, &x) in dseg.iter_mut().zip(src) {
+                            *t = x ^ flip;
+                        }
+                    } else {
+                        super::gemm::to_unsigned(&self.input[s..s + seg], dseg);
+                    }
                 }
             } else {
                 self.border_pixel(d, b, oy, ox);
             }
-            d[o..].fill(0);
             ox += 1;
             if ox == g.out_w {
                 ox = 0;
