@@ -329,14 +329,18 @@ pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue,
     if m == 0 || b.n == 0 {
         return;
     }
-    let task = |(t, chunk): (usize, &mut [TO])| sq::gemm_task(m, a, b, ep, t, chunk, ldc, col0);
-    let chunk_len = ROWS_PER_TASK * ldc;
-    let total = m * ldc;
-    // A block of ROWS_PER_TASK rows costs its multiply-adds plus about one im2col/epilogue pass
-    // per output value; small GEMMs lose more to waking threads than they gain.
-    let block_work = ROWS_PER_TASK * b.n * (b.k + 16);
-    let blocks = m.div_ceil(ROWS_PER_TASK);
     let threads = nnrt_core::kernel_threads();
+    // Blocks of ROWS_PER_TASK rows, or fewer (whole tiles) when that would leave fewer than
+    // about eight per thread: 14x14 and 7x7 layers (196 and 49 rows) otherwise split 3:2 or
+    // not at all.
+    let bm = if threads > 1 { (m.div_ceil(8 * threads).div_ceil(MR) * MR).clamp(MR, ROWS_PER_TASK) } else { ROWS_PER_TASK };
+    let task = |(blk, chunk): (usize, &mut [TO])| sq::gemm_task(a, b, ep, blk * bm, chunk, ldc, col0);
+    let chunk_len = bm * ldc;
+    let total = m * ldc;
+    // A block costs its multiply-adds plus about one im2col/epilogue pass per output value;
+    // small GEMMs lose more to waking threads than they gain.
+    let block_work = bm * b.n * (b.k + 16);
+    let blocks = m.div_ceil(bm);
     if blocks > 1 && threads > 1 && blocks * block_work >= PAR_MIN_WORK {
         let per = TASK_WORK.div_ceil(block_work).max(blocks.div_ceil(8 * threads));
         nnrt_core::par_chunks_mut(&mut out[..total], per * chunk_len, |t, group| {
@@ -347,13 +351,12 @@ pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue,
     }
 }
 
-/// One task of [`qgemm`]: rows `t * ROWS_PER_TASK ..` into `chunk`. Inlined into the
-/// SIMD module's AVX-512 trampoline so its safe loops (row sums, epilogue) vectorize.
-#[allow(clippy::too_many_arguments)]
+/// One task of [`qgemm`]: rows `row0 ..` into `chunk` (`rows × ldc` values, at most
+/// `ROWS_PER_TASK` rows). Inlined into the SIMD module's AVX-512 trampoline so its safe loops
+/// (row sums, epilogue) vectorize.
 #[inline(always)]
-pub(crate) fn task_body<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue, t: usize, chunk: &mut [TO], ldc: usize, col0: usize) {
-    let row0 = t * ROWS_PER_TASK;
-    let rows = (m - row0).min(ROWS_PER_TASK);
+pub(crate) fn task_body<TO: QInt>(a: &dyn QASource, b: &QPackedB, ep: &QEpilogue, row0: usize, chunk: &mut [TO], ldc: usize, col0: usize) {
+    let rows = chunk.len() / ldc;
     let kp = b.kp;
     let padded = rows.div_ceil(MR) * MR;
     // The A block and row sums live in this thread's scratch (no allocation per task). Rows

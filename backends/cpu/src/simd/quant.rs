@@ -416,26 +416,24 @@ fn row_avx512() -> bool {
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
 unsafe fn gemm_task_avx512<TO: crate::quant::QInt>(
-    m: usize,
     a: &dyn crate::quant::gemm::QASource,
     b: &crate::quant::gemm::QPackedB,
     ep: &crate::quant::gemm::QEpilogue,
-    t: usize,
+    row0: usize,
     chunk: &mut [TO],
     ldc: usize,
     col0: usize,
 ) {
-    crate::quant::gemm::task_body(m, a, b, ep, t, chunk, ldc, col0)
+    crate::quant::gemm::task_body(a, b, ep, row0, chunk, ldc, col0)
 }
 
 /// One task of the integer GEMM, compiled for AVX-512 when the CPU has it.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn gemm_task<TO: crate::quant::QInt>(
-    m: usize,
     a: &dyn crate::quant::gemm::QASource,
     b: &crate::quant::gemm::QPackedB,
     ep: &crate::quant::gemm::QEpilogue,
-    t: usize,
+    row0: usize,
     chunk: &mut [TO],
     ldc: usize,
     col0: usize,
@@ -443,9 +441,9 @@ pub(crate) fn gemm_task<TO: crate::quant::QInt>(
     #[cfg(target_arch = "x86_64")]
     if row_avx512() {
         // SAFETY: `row_avx512` verified the features; the body is safe Rust.
-        return unsafe { gemm_task_avx512(m, a, b, ep, t, chunk, ldc, col0) };
+        return unsafe { gemm_task_avx512(a, b, ep, row0, chunk, ldc, col0) };
     }
-    crate::quant::gemm::task_body(m, a, b, ep, t, chunk, ldc, col0)
+    crate::quant::gemm::task_body(a, b, ep, row0, chunk, ldc, col0)
 }
 
 #[cfg(target_arch = "x86_64")]
