@@ -20,7 +20,7 @@ fn aligned_mut(v: &mut [f32], len: usize) -> &mut [f32] {
 fn main() {
     let threads: usize = std::env::var("THREADS").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
     let pool = nnrt_core::KernelPool::new(threads).expect("pool");
-    pool.install(|| run());
+    pool.install(run);
 }
 
 fn run() {

@@ -91,7 +91,7 @@ pub fn parse(bytes: &[u8]) -> Result<Array> {
 /// Reads a `.npy` file.
 pub fn read(path: &str) -> Result<Array> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {path}"))?;
-    parse(&bytes).with_context(|| format!("{path}"))
+    parse(&bytes).with_context(|| path.to_string())
 }
 
 /// Serializes to `.npy` (version 1.0).

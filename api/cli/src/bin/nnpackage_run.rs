@@ -83,7 +83,7 @@ fn peak_rss_kb() -> Option<u64> {
 fn print_profile(times: &[(usize, String, String, std::time::Duration)], runs: usize) {
     let total: f64 = times.iter().map(|t| ms(t.3)).sum::<f64>() / runs as f64;
     let mut by_op: Vec<_> = times.iter().collect();
-    by_op.sort_by(|a, b| b.3.cmp(&a.3));
+    by_op.sort_by_key(|t| std::cmp::Reverse(t.3));
     println!("profile (mean per run over {runs} runs, {total:.3} ms in ops):");
     println!("  {:>5}  {:24} {:8} {:>10} {:>6}", "op", "kind", "backend", "ms", "%");
     for (op, kind, backend, t) in by_op.iter().take(25) {

@@ -243,8 +243,8 @@ fn pack_vnni<TI: QInt, TW: QInt>(g: &DepthwiseGeom, q: &ConvQuant, fixed: &[(i32
     }
     // requant64's constants, each 16-slot group's even slots first, then its odd ones.
     let (mut k, mut corr, mut sh) = (vec![0i64; slots], vec![0i64; slots], vec![0i64; slots]);
-    for i in 0..slots {
-        let r = right[i] as i64;
+    for (i, &r) in right.iter().enumerate() {
+        let r = r as i64;
         let j = (i / 16) * 16 + (i % 2) * 8 + (i % 16) / 2;
         k[j] = (1 << 30) + if r > 0 { 1 << (30 + r) } else { 0 };
         corr[j] = if r > 0 { 1 << 31 } else { 0 };

@@ -92,10 +92,10 @@ impl IntegerLstm {
         for t in 0..time {
             let x = &input[t * self.n_input..(t + 1) * self.n_input];
             if let Some(gi) = &self.input {
-                self.gate(gi, x, &h, true, &mut ig);
+                self.gate(gi, x, h, true, &mut ig);
             }
-            self.gate(&self.forget, x, &h, true, &mut fg);
-            self.gate(&self.cell, x, &h, false, &mut cg);
+            self.gate(&self.forget, x, h, true, &mut fg);
+            self.gate(&self.cell, x, h, false, &mut cg);
             // Cell update: c = f·c >> 15 (rounded) + i·g >> (30 + cell_scale).
             for j in 0..nc {
                 let fc = rdbp(fg[j] as i32 * c[j] as i32, 15) as i16;
@@ -107,13 +107,13 @@ impl IntegerLstm {
                 }
                 c[j] = s;
             }
-            self.gate(&self.output, x, &h, true, &mut og);
+            self.gate(&self.output, x, h, true, &mut og);
             for j in 0..nc {
                 let tc = fx16::tanh(c[j], 15 + self.cell_scale);
                 let v = mbqm(og[j] as i32 * tc as i32, self.hidden.0, self.hidden.1) + self.hidden_zp;
                 h[j] = v.clamp(-128, 127) as i8;
             }
-            out[t * no..(t + 1) * no].copy_from_slice(&h);
+            out[t * no..(t + 1) * no].copy_from_slice(h);
         }
     }
 }
