@@ -53,6 +53,15 @@ pub struct ConvGeom {
 }
 
 impl ConvGeom {
+    /// The output pixel after `(b, oh, ow)` in NHWC order (im2col walks rows this way).
+    pub(crate) fn next_pixel(&self, (b, oh, ow): (usize, usize, usize)) -> (usize, usize, usize) {
+        match (ow + 1 == self.out_w, oh + 1 == self.out_h) {
+            (false, _) => (b, oh, ow + 1),
+            (true, false) => (b, oh + 1, 0),
+            (true, true) => (b + 1, 0, 0),
+        }
+    }
+
     /// Input channels seen by one group (the filter's innermost dimension).
     pub fn group_in_c(&self) -> usize {
         self.in_c / self.groups
@@ -297,15 +306,7 @@ impl ASource for Im2col<'_> {
                     }
                 }
             }
-            ow += 1;
-            if ow == g.out_w {
-                ow = 0;
-                oh += 1;
-                if oh == g.out_h {
-                    oh = 0;
-                    b += 1;
-                }
-            }
+            (b, oh, ow) = g.next_pixel((b, oh, ow));
         }
         (&scratch[..rows * kc], kc)
     }
@@ -374,15 +375,7 @@ impl Im2col<'_> {
             } else {
                 self.border_row(drow, b, ih0, iw0, merge_kw);
             }
-            ow += 1;
-            if ow == g.out_w {
-                ow = 0;
-                oh += 1;
-                if oh == g.out_h {
-                    oh = 0;
-                    b += 1;
-                }
-            }
+            (b, oh, ow) = g.next_pixel((b, oh, ow));
         }
     }
 

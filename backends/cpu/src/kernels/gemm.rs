@@ -509,36 +509,26 @@ fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, y0: usize, y1: usize, c: &
                     continue;
                 };
                 if let Micro::Avx512(t) = p.micro {
-                    // The row of tiles at once, one segment after the other (the same FMA
-                    // chain per output as panel by panel).
+                    // The row of tiles at once, its non-zero segments accumulated in registers
+                    // (up to MAX_SEGS per pass; a pass after the first continues from C).
                     let j0 = pb * p.nr;
                     let cols = (pe * p.nr).min(p.n) - j0;
                     let (stride, panels) = (p.b.k * p.nr, p.b.panels_from(pb));
                     let ct = &mut c[ct0 + j0..];
-                    let mut ep = Epilogue { load_c: false, finish: last.is_none(), bias: p.bias.map(|b| &b[j0..j0 + cols]), min: p.act.min, max: p.act.max };
-                    match last {
-                        None => sc::gemm_panels_avx512(t, rows, cols, 0, &[], 0, panels, stride, p.nr, ct, ldc, &ep),
-                        Some(last) if last < sc::MAX_SEGS => {
-                            let mut segs: [(&[f32], usize, usize); sc::MAX_SEGS] = [(&[], 0, 0); sc::MAX_SEGS];
-                            let mut n_segs = 0;
-                            for s in 0..=last {
-                                if let Some(Segment::Rows(a, lda)) = src.segment(row, ir - y * row_len, rows, s) {
-                                    segs[n_segs] = (a, lda, s * seg_len);
-                                    n_segs += 1;
-                                }
-                            }
-                            let bias = p.bias.map(|b| &b[j0..j0 + cols]);
-                            sc::gemm_panels_segs_avx512(t, rows, cols, seg_len, &segs[..n_segs], panels, stride, p.nr, ct, ldc, bias, p.act.min, p.act.max);
+                    let mut ep = Epilogue { load_c: false, finish: false, bias: p.bias.map(|b| &b[j0..j0 + cols]), min: p.act.min, max: p.act.max };
+                    let mut segs: [(&[f32], usize, usize); sc::MAX_SEGS] = [(&[], 0, 0); sc::MAX_SEGS];
+                    let mut n_segs = 0;
+                    for s in last.map_or(0..0, |last| 0..last + 1) {
+                        let Some(Segment::Rows(a, lda)) = src.segment(row, ir - y * row_len, rows, s) else { continue };
+                        if n_segs == sc::MAX_SEGS {
+                            sc::gemm_panels_segs_avx512(t, rows, cols, seg_len, &segs, panels, stride, p.nr, ct, ldc, &ep);
+                            (ep.load_c, n_segs) = (true, 0);
                         }
-                        Some(last) => {
-                            for s in 0..=last {
-                                let Some(Segment::Rows(a, lda)) = src.segment(row, ir - y * row_len, rows, s) else { continue };
-                                ep.finish = s == last;
-                                sc::gemm_panels_avx512(t, rows, cols, seg_len, a, lda, &panels[s * seg_len * p.nr..], stride, p.nr, ct, ldc, &ep);
-                                ep.load_c = true;
-                            }
-                        }
+                        segs[n_segs] = (a, lda, s * seg_len);
+                        n_segs += 1;
                     }
+                    ep.finish = true;
+                    sc::gemm_panels_segs_avx512(t, rows, cols, seg_len, &segs[..n_segs], panels, stride, p.nr, ct, ldc, &ep);
                     ir += rows;
                     continue;
                 }

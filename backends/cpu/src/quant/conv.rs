@@ -54,15 +54,7 @@ impl<TI: QInt> QASource for Im2col<'_, TI> {
             } else {
                 self.border_pixel(d, b, oy, ox);
             }
-            ox += 1;
-            if ox == g.out_w {
-                ox = 0;
-                oy += 1;
-                if oy == g.out_h {
-                    oy = 0;
-                    b += 1;
-                }
-            }
+            (b, oy, ox) = g.next_pixel((b, oy, ox));
         }
     }
 }

@@ -120,42 +120,8 @@ pub(crate) fn gemm_tile_avx512(
     ldc: usize,
     ep: &Epilogue,
 ) {
-    assert!(nr == NR_AVX512 || nr == NR_AVX512_NARROW, "AVX-512 panels are 16 or 32 wide, not {nr}");
-    check_tile(rows, MR_AVX512, cols, nr, kc, a, lda, b, c, ldc, ep);
-    #[cfg(target_arch = "x86_64")]
-    {
-        let _ = t;
-        let (a, b, c) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
-        macro_rules! go {
-            ($r:literal) => {
-                if nr == NR_AVX512 {
-                    // SAFETY: the token proves AVX-512F/AVX2/FMA; `check_tile` proved that A
-                    // rows r < rows hold kc values at r*lda, that B holds kc*32 values, and
-                    // that C rows r < rows hold `cols` values at r*ldc (stores past `cols` are
-                    // masked off).
-                    unsafe { tile_avx512::<$r, 2>(kc, a, lda, b, c, ldc, cols, ep) }
-                } else {
-                    // SAFETY: as above with 16-wide panels (B holds kc*16 values).
-                    unsafe { tile_avx512::<$r, 1>(kc, a, lda, b, c, ldc, cols, ep) }
-                }
-            };
-        }
-        match rows {
-            1 => go!(1),
-            2 => go!(2),
-            3 => go!(3),
-            4 => go!(4),
-            5 => go!(5),
-            6 => go!(6),
-            7 => go!(7),
-            _ => go!(8),
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (t, a, b, c);
-        unreachable!("an Avx512Token cannot exist off x86_64");
-    }
+    assert!(cols <= nr, "a tile holds at most {nr} columns, not {cols}");
+    gemm_panels_segs_avx512(t, rows, cols, kc, &[(a, lda, 0)], b, 0, nr, c, ldc, ep)
 }
 
 /// A row of AVX-512 register tiles: `rows` ≤ [`MR_AVX512`] rows of A against `panels`
@@ -179,88 +145,19 @@ pub(crate) fn gemm_panels_avx512(
     ldc: usize,
     ep: &Epilogue,
 ) {
-    assert!(nr == NR_AVX512 || nr == NR_AVX512_NARROW, "AVX-512 panels are 16 or 32 wide, not {nr}");
-    assert!(cols > 0, "empty tile row");
-    let panels = cols.div_ceil(nr);
-    assert!(panel_stride >= kc * nr, "panels overlap");
-    // The last panel's K block ends at (panels - 1) * panel_stride + kc * nr.
-    check_tile(rows, MR_AVX512, cols - (panels - 1) * nr, nr, kc, a, lda, &b[(panels - 1) * panel_stride..], &c[(panels - 1) * nr..], ldc, ep);
-    assert!(ldc >= cols && c.len() >= (rows - 1) * ldc + cols, "C row too short");
-    if let Some(bias) = ep.bias {
-        assert!(bias.len() >= cols, "bias too short");
-    }
-    #[cfg(target_arch = "x86_64")]
-    {
-        let _ = t;
-        let (a, b, c) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
-        macro_rules! go {
-            ($r:literal) => {
-                if nr == NR_AVX512 {
-                    // SAFETY: the token proves AVX-512F/AVX2/FMA; the checks above proved A's
-                    // rows × kc, every panel's kc × 32 block, C's rows × cols and the bias.
-                    unsafe { panels_avx512::<$r, 2>(panels, cols, kc, a, lda, b, panel_stride, c, ldc, ep) }
-                } else {
-                    // SAFETY: as above with 16-wide panels.
-                    unsafe { panels_avx512::<$r, 1>(panels, cols, kc, a, lda, b, panel_stride, c, ldc, ep) }
-                }
-            };
-        }
-        match rows {
-            1 => go!(1),
-            2 => go!(2),
-            3 => go!(3),
-            4 => go!(4),
-            5 => go!(5),
-            6 => go!(6),
-            7 => go!(7),
-            _ => go!(8),
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (t, a, b, c, panel_stride);
-        unreachable!("an Avx512Token cannot exist off x86_64");
-    }
-}
-
-/// # Safety
-/// As [`tile_avx512`] for each of the `panels` tiles: panel `p` reads `b + p * panel_stride`
-/// and writes columns `p * 16 * NV ..` (at most `cols` in all) of C; the bias holds `cols`
-/// values.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2,fma")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn panels_avx512<const R: usize, const NV: usize>(
-    panels: usize,
-    cols: usize,
-    kc: usize,
-    a: *const f32,
-    lda: usize,
-    b: *const f32,
-    panel_stride: usize,
-    c: *mut f32,
-    ldc: usize,
-    ep: &Epilogue,
-) {
-    let nr = 16 * NV;
-    for p in 0..panels {
-        let j0 = p * nr;
-        let pep = Epilogue { bias: ep.bias.map(|bs| &bs[j0..]), ..*ep };
-        // SAFETY: panel p < panels lies inside the checked B, columns j0.. (at most cols - j0
-        // of them) inside the checked C rows (function contract).
-        unsafe { tile_avx512::<R, NV>(kc, a, lda, b.add(p * panel_stride), c.add(j0), ldc, (cols - j0).min(nr), &pep) };
-    }
+    gemm_panels_segs_avx512(t, rows, cols, kc, &[(a, lda, 0)], b, panel_stride, nr, c, ldc, ep)
 }
 
 /// Most segments [`gemm_panels_segs_avx512`] takes (a filter's rows).
 pub(crate) const MAX_SEGS: usize = 16;
 
-/// As [`gemm_panels_avx512`] for an implicit GEMM whose K is split into segments of `kc`
-/// values, each read in place: `segs[i] = (a, lda, k0)` gives segment `i`'s rows of A and
-/// where it starts in K (segments in padding are left out). Every tile accumulates all its
-/// segments in registers, from the bias, in the order given, and stores once, finished with
-/// the activation — the FMA chain of one pass over K without the segments that are zero, and
-/// without storing and reloading C between segments.
+/// The AVX-512 micro-kernel every entry above comes down to: as [`gemm_panels_avx512`] for a K
+/// that is split into segments of `kc` values, each read in place: `segs[i] = (a, lda, k0)`
+/// gives segment `i`'s rows of A and where it starts in K (an implicit GEMM leaves out the
+/// segments in padding). Every tile starts from C (`ep.load_c`), the bias or zero, accumulates
+/// all its segments in registers in the order given, applies the activation when `ep.finish`
+/// and stores once — the FMA chain of one pass over K without the zero segments, and without
+/// storing and reloading C between segments.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn gemm_panels_segs_avx512(
     t: Avx512Token,
@@ -273,15 +170,14 @@ pub(crate) fn gemm_panels_segs_avx512(
     nr: usize,
     c: &mut [f32],
     ldc: usize,
-    bias: Option<&[f32]>,
-    min: f32,
-    max: f32,
+    ep: &Epilogue,
 ) {
     assert!(nr == NR_AVX512 || nr == NR_AVX512_NARROW, "AVX-512 panels are 16 or 32 wide, not {nr}");
     assert!((1..=MR_AVX512).contains(&rows) && cols > 0 && segs.len() <= MAX_SEGS, "tile row {rows}x{cols}, {} segments", segs.len());
     let panels = cols.div_ceil(nr);
+    assert!(panels == 1 || panel_stride >= kc * nr, "panels overlap");
     assert!(ldc >= cols && c.len() >= (rows - 1) * ldc + cols, "C row too short");
-    if let Some(bias) = bias {
+    if let Some(bias) = ep.bias {
         assert!(bias.len() >= cols, "bias too short");
     }
     let mut ptrs = [(std::ptr::null::<f32>(), 0usize, 0usize); MAX_SEGS];
@@ -301,10 +197,10 @@ pub(crate) fn gemm_panels_segs_avx512(
                     // SAFETY: the token proves AVX-512F/AVX2/FMA; the checks above proved every
                     // segment's rows × kc values of A, every panel's segment blocks of B, C's
                     // rows × cols and the bias.
-                    unsafe { panels_segs_avx512::<$r, 2>(panels, cols, kc, segs, b, panel_stride, c, ldc, bias, min, max) }
+                    unsafe { panels_avx512::<$r, 2>(panels, cols, kc, segs, b, panel_stride, c, ldc, ep) }
                 } else {
                     // SAFETY: as above with 16-wide panels.
-                    unsafe { panels_segs_avx512::<$r, 1>(panels, cols, kc, segs, b, panel_stride, c, ldc, bias, min, max) }
+                    unsafe { panels_avx512::<$r, 1>(panels, cols, kc, segs, b, panel_stride, c, ldc, ep) }
                 }
             };
         }
@@ -321,7 +217,7 @@ pub(crate) fn gemm_panels_segs_avx512(
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (t, b, c, panel_stride, ptrs, min, max);
+        let _ = (t, b, c, panel_stride, ptrs, ep);
         unreachable!("an Avx512Token cannot exist off x86_64");
     }
 }
@@ -329,12 +225,12 @@ pub(crate) fn gemm_panels_segs_avx512(
 /// # Safety
 /// For every panel `p < panels` and segment `(a, lda, boff)`: `a + r*lda + k` readable for
 /// `r < R`, `k < kc`; `b + p*panel_stride + boff + k*16*NV + j` readable for `k < kc`,
-/// `j < 16*NV`; C writable at `r*ldc + p*16*NV + j` for the panel's valid columns (at most
-/// `cols` in all); the bias, when present, holds `cols` values.
+/// `j < 16*NV`; C readable and writable at `r*ldc + p*16*NV + j` for the panel's valid columns
+/// (at most `cols` in all); `ep.bias`, when present, holds `cols` values.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2,fma")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn panels_segs_avx512<const R: usize, const NV: usize>(
+unsafe fn panels_avx512<const R: usize, const NV: usize>(
     panels: usize,
     cols: usize,
     kc: usize,
@@ -343,20 +239,22 @@ unsafe fn panels_segs_avx512<const R: usize, const NV: usize>(
     panel_stride: usize,
     c: *mut f32,
     ldc: usize,
-    bias: Option<&[f32]>,
-    min: f32,
-    max: f32,
+    ep: &Epilogue,
 ) {
     let nr = 16 * NV;
-    let (vmin, vmax) = (_mm512_set1_ps(min), _mm512_set1_ps(max));
+    let (vmin, vmax) = (_mm512_set1_ps(ep.min), _mm512_set1_ps(ep.max));
     for p in 0..panels {
         let j0 = p * nr;
-        let pcols = (cols - j0).min(nr);
-        let masks: [__mmask16; NV] = std::array::from_fn(|v| lane_mask16(pcols, v));
+        let masks: [__mmask16; NV] = std::array::from_fn(|v| lane_mask16(cols - j0, v));
         let mut acc = [[_mm512_setzero_ps(); NV]; R];
-        if let Some(bs) = bias {
-            for v in 0..NV {
-                // SAFETY: bias holds `cols` values; lanes past the panel's are masked off.
+        for v in 0..NV {
+            if ep.load_c {
+                for (r, accr) in acc.iter_mut().enumerate() {
+                    // SAFETY: row r < R of C, the panel's valid columns (masked, not read past).
+                    accr[v] = unsafe { _mm512_maskz_loadu_ps(masks[v], c.add(r * ldc + j0 + 16 * v)) };
+                }
+            } else if let Some(bs) = ep.bias {
+                // SAFETY: the bias holds `cols` values; lanes past the panel's are masked off.
                 let bv = unsafe { _mm512_maskz_loadu_ps(masks[v], bs.as_ptr().add(j0 + 16 * v)) };
                 acc.iter_mut().for_each(|a| a[v] = bv);
             }
@@ -382,8 +280,12 @@ unsafe fn panels_segs_avx512<const R: usize, const NV: usize>(
         }
         for (r, accr) in acc.iter().enumerate() {
             for v in 0..NV {
-                // max(min, x) then min(max, x), as `tile_avx512`.
-                let y = _mm512_min_ps(vmax, _mm512_max_ps(vmin, accr[v]));
+                let mut y = accr[v];
+                if ep.finish {
+                    // max(min, x) then min(max, x): a NaN in x propagates, as TFLite's
+                    // std::max/std::min do.
+                    y = _mm512_min_ps(vmax, _mm512_max_ps(vmin, y));
+                }
                 // SAFETY: row r < R, the panel's valid columns (masked) of C.
                 unsafe { _mm512_mask_storeu_ps(c.add(r * ldc + j0 + 16 * v), masks[v], y) };
             }
@@ -397,76 +299,6 @@ fn lane_mask16(cols: usize, v: usize) -> u16 {
     match cols.saturating_sub(16 * v) {
         n if n >= 16 => 0xffff,
         n => ((1u32 << n) - 1) as u16,
-    }
-}
-
-/// # Safety
-/// AVX-512F/AVX2/FMA present; `a` readable at `r*lda + k` and `b` at `k*16*NV + j` for r < R,
-/// k < kc, j < 16*NV; `c` readable and writable at `r*ldc + j` for r < R, j < cols ≤ 16*NV;
-/// `ep.bias`, when present, holds at least `cols` values.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2,fma")]
-#[allow(clippy::too_many_arguments)]
-#[inline]
-unsafe fn tile_avx512<const R: usize, const NV: usize>(
-    kc: usize,
-    a: *const f32,
-    lda: usize,
-    b: *const f32,
-    c: *mut f32,
-    ldc: usize,
-    cols: usize,
-    ep: &Epilogue,
-) {
-    let masks: [__mmask16; NV] = std::array::from_fn(|v| lane_mask16(cols, v));
-    let mut acc = [[_mm512_setzero_ps(); NV]; R];
-    for (r, accr) in acc.iter_mut().enumerate() {
-        for v in 0..NV {
-            // SAFETY: row r < R of C and the bias hold `cols` values (function contract); the
-            // masks enable only lanes below `cols`, and masked-off lanes are not read.
-            accr[v] = unsafe {
-                match ep.bias {
-                    _ if ep.load_c => _mm512_maskz_loadu_ps(masks[v], c.add(r * ldc + 16 * v)),
-                    Some(bs) => _mm512_maskz_loadu_ps(masks[v], bs.as_ptr().add(16 * v)),
-                    None => _mm512_setzero_ps(),
-                }
-            };
-        }
-    }
-    let mut ak = a;
-    let mut bk = b;
-    for _ in 0..kc {
-        // SAFETY: k < kc, so `bk` = b + 16*NV*k holds 16*NV readable values and
-        // `ak.add(r*lda)` = a + r*lda + k is readable for r < R (function contract).
-        unsafe {
-            let bv: [__m512; NV] = std::array::from_fn(|v| _mm512_loadu_ps(bk.add(16 * v)));
-            for (r, accr) in acc.iter_mut().enumerate() {
-                let x = _mm512_set1_ps(*ak.add(r * lda));
-                for v in 0..NV {
-                    accr[v] = _mm512_fmadd_ps(x, bv[v], accr[v]);
-                }
-            }
-            ak = ak.add(1);
-            bk = bk.add(16 * NV);
-        }
-    }
-    let vmin = _mm512_set1_ps(ep.min);
-    let vmax = _mm512_set1_ps(ep.max);
-    for (r, accr) in acc.iter().enumerate() {
-        for v in 0..NV {
-            // SAFETY: row r < R of C holds `cols` values at r*ldc; the mask enables only
-            // lanes below `cols`, and masked-off lanes are not written.
-            unsafe {
-                let cp = c.add(r * ldc + 16 * v);
-                let mut y = accr[v];
-                if ep.finish {
-                    // max(min, x) then min(max, x): a NaN in x propagates, as TFLite's
-                    // std::max/std::min do.
-                    y = _mm512_min_ps(vmax, _mm512_max_ps(vmin, y));
-                }
-                _mm512_mask_storeu_ps(cp, masks[v], y);
-            }
-        }
     }
 }
 
