@@ -31,18 +31,18 @@ pub struct Requantize {
     shift: i32,
     in_zp: i32,
     out_zp: i32,
+    /// The result (before saturation) of every 8-bit input `x` at `x + 128`, int8 and uint8
+    /// alike: 8-bit inputs look it up instead of multiplying.
+    table: [i32; 384],
 }
 
 impl Requantize {
     /// `input.scale / output.scale` as a Q31 multiplier.
     pub fn new(input: QParams, output: QParams) -> Requantize {
         let (multiplier, shift) = quantize_multiplier(input.scale as f64 / output.scale as f64);
-        Requantize {
-            multiplier,
-            shift,
-            in_zp: input.zero_point,
-            out_zp: output.zero_point,
-        }
+        let (in_zp, out_zp) = (input.zero_point, output.zero_point);
+        let table = std::array::from_fn(|i| mbqm(i as i32 - 128 - in_zp, multiplier, shift).wrapping_add(out_zp));
+        Requantize { multiplier, shift, in_zp, out_zp, table }
     }
 
     /// Converts every value.
@@ -57,15 +57,9 @@ impl Requantize {
             }
             return;
         }
-        // 8-bit inputs take one of 256 values: convert those once, then look them up.
-        if std::mem::size_of::<TI>() == 1 && input.len() > 1024 {
-            let table: Vec<TO> = (0..256).map(|b: i32| {
-                let x = if TI::MIN < 0 { (b as u8 as i8) as i32 } else { b };
-                TO::sat(mbqm(x - self.in_zp, self.multiplier, self.shift).wrapping_add(self.out_zp))
-            }).collect();
-            let bytes: &[u8] = bytemuck::cast_slice(input);
-            for (o, &b) in out.iter_mut().zip(bytes) {
-                *o = table[b as usize];
+        if std::mem::size_of::<TI>() == 1 {
+            for (o, &x) in out.iter_mut().zip(input) {
+                *o = TO::sat(self.table[(x.get() + 128) as usize]);
             }
             return;
         }

@@ -14,6 +14,8 @@ pub struct Softmax8 {
     input_multiplier: i32,
     input_left_shift: i32,
     diff_min: i32,
+    /// `exp(scaled(−d))` for `d` in 0..256: every difference `x − max` an 8-bit row can have.
+    exp_table: [i32; 256],
 }
 
 impl Softmax8 {
@@ -21,23 +23,26 @@ impl Softmax8 {
     pub fn new(beta: f32, input_scale: f32) -> Softmax8 {
         let (input_multiplier, input_left_shift) = preprocess_softmax_scaling(beta as f64, input_scale as f64, SCALED_DIFF_INTEGER_BITS);
         let diff_min = -calculate_input_radius(SCALED_DIFF_INTEGER_BITS, input_left_shift, 31);
+        let exp_table = std::array::from_fn(|d| exp_of_diff(-(d as i32), input_multiplier, input_left_shift));
         Softmax8 {
             input_multiplier,
             input_left_shift,
             diff_min,
+            exp_table,
         }
     }
 
     /// Softmax over rows of `depth` values.
     pub fn run<TI: QInt, TO: QInt>(&self, input: &[TI], depth: usize, out: &mut [TO]) {
         let out_bits = (std::mem::size_of::<TO>() * 8) as i32;
-        // `exp(scaled(x - max))` depends only on `x - max`, which for 8-bit inputs is one of 256
-        // values: with enough elements, evaluate those once (the same fixed-point function).
-        let exp_of_diff = |diff: i32| fx::exp_on_negative_values(mbqm_greater_than_one(diff, self.input_multiplier, self.input_left_shift), SCALED_DIFF_INTEGER_BITS);
-        let table: Option<Vec<i32>> = (std::mem::size_of::<TI>() == 1 && input.len() >= 512).then(|| (0..256).map(|d| exp_of_diff(-d)).collect());
-        let exp = |diff: i32| match &table {
-            Some(t) => t[(-diff) as usize],
-            None => exp_of_diff(diff),
+        // `exp(scaled(x - max))` depends only on `x - max`, which for 8-bit inputs is one of the
+        // 256 differences tabulated at prepare.
+        let exp = |diff: i32| {
+            if std::mem::size_of::<TI>() == 1 {
+                self.exp_table[(-diff) as usize]
+            } else {
+                exp_of_diff(diff, self.input_multiplier, self.input_left_shift)
+            }
         };
         for (row, orow) in input.chunks_exact(depth).zip(out.chunks_exact_mut(depth)) {
             let max = row.iter().map(|v| v.get()).max().unwrap_or(0).max(TI::MIN);
@@ -63,6 +68,11 @@ impl Softmax8 {
             }
         }
     }
+}
+
+/// The 8-bit softmax's fixed-point `exp` of a (non-positive) input difference.
+fn exp_of_diff(diff: i32, input_multiplier: i32, input_left_shift: i32) -> i32 {
+    fx::exp_on_negative_values(mbqm_greater_than_one(diff, input_multiplier, input_left_shift), SCALED_DIFF_INTEGER_BITS)
 }
 
 /// A 513-entry int16 table (TFLite's `LUTPopulateInt16<double>`).
