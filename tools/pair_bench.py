@@ -3,7 +3,10 @@
 zero inputs, alternating batches of 10 runs for 15 rounds, so that the machine's slow and fast
 phases hit both alike (bench.py runs 30 of one, then 30 of the other, and on a shared machine its
 per-row ratios swing by +-0.3). Prints min and median of each and their ratio nnrt/LiteRT.
-The C ABI copies outputs into the caller's buffers, which one-op models with large outputs feel.
+The C ABI copies outputs into the caller's buffers, which one-op models with large outputs feel;
+PAIR_NO_OUTPUTS=1 lends no output buffers (nnrt keeps its outputs, as LiteRT does) and adds a
+copy of the inputs' bytes to LiteRT's time (nnrt's C ABI copies them into its arena on each run), for one-op models cut
+by tools/split_ops.py.
 Needs a Python with ai-edge-litert and numpy:
 
   V/bin/python tools/pair_bench.py keras_mobilenet_v2_224_float,keras_mobilenet_v2_224_int8 [1,2]
@@ -32,7 +35,15 @@ def bench_pair(model, threads, rounds=15, per=10):
     assert LIB.nnfw_set_config(s, b'NUM_THREADS', str(threads).encode()) == 0
     assert LIB.nnfw_prepare(s) == 0, 'prepare'
     keep = []
-    for dets, setter in ((it.get_input_details(), LIB.nnfw_set_input), (it.get_output_details(), LIB.nnfw_set_output)):
+    lent = [(it.get_input_details(), LIB.nnfw_set_input)]
+    # One-op mode: LiteRT's time includes a copy of the input bytes, as nnrt's C ABI makes one.
+    copy_in = bool(os.environ.get('PAIR_NO_OUTPUTS'))
+    ins = it.get_input_details()
+    xs = [np.zeros(d['shape'], d['dtype']) for d in ins]
+    ys = [np.ones(d['shape'], d['dtype']) for d in ins]
+    if not copy_in:
+        lent.append((it.get_output_details(), LIB.nnfw_set_output))
+    for dets, setter in lent:
         for i, d in enumerate(dets):
             x = np.zeros(d['shape'], d['dtype'])
             keep.append(x)
@@ -43,7 +54,12 @@ def bench_pair(model, threads, rounds=15, per=10):
     lite, ours = [], []
     for _ in range(rounds):
         for _ in range(per):
-            a = time.perf_counter(); it.invoke(); lite.append(time.perf_counter() - a)
+            a = time.perf_counter()
+            if copy_in:
+                for x, y in zip(xs, ys):
+                    np.copyto(y, x)
+            it.invoke()
+            lite.append(time.perf_counter() - a)
         for _ in range(per):
             a = time.perf_counter(); LIB.nnfw_run(s); ours.append(time.perf_counter() - a)
     LIB.nnfw_close_session(s)

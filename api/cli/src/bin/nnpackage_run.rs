@@ -79,14 +79,14 @@ fn peak_rss_kb() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// Prints mean time per run for each op (slowest first, top 25) and each op kind.
+/// Prints mean time per run for each op (slowest first) and each op kind.
 fn print_profile(times: &[(usize, String, String, std::time::Duration)], runs: usize) {
     let total: f64 = times.iter().map(|t| ms(t.3)).sum::<f64>() / runs as f64;
     let mut by_op: Vec<_> = times.iter().collect();
     by_op.sort_by_key(|t| std::cmp::Reverse(t.3));
     println!("profile (mean per run over {runs} runs, {total:.3} ms in ops):");
     println!("  {:>5}  {:24} {:8} {:>10} {:>6}", "op", "kind", "backend", "ms", "%");
-    for (op, kind, backend, t) in by_op.iter().take(25) {
+    for (op, kind, backend, t) in &by_op {
         let m = ms(*t) / runs as f64;
         println!("  {op:>5}  {kind:24} {backend:8} {m:>10.4} {:>5.1}%", 100.0 * m / total.max(1e-12));
     }
