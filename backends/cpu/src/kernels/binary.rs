@@ -11,21 +11,26 @@ use std::ops::Range;
 use super::Act;
 use crate::simd::elementwise::{self as ew, VBin};
 
-/// Work size (in elements) from which kernels split across the current run's kernel pool.
-pub(crate) const PAR_MIN: usize = 1 << 14;
+/// Work size (in elements) from which kernels split across the current run's kernel pool. Low:
+/// a small element-wise op after a parallel one finds half its operands in the other core's
+/// cache, so running it on one thread costs more (cross-core reads) than the split (~1 µs).
+pub(crate) const PAR_MIN: usize = 1 << 12;
 
 /// How many of `n_items` items (each worth `item_cost` elements of work) one parallel chunk
-/// should take, or `None` to run inline: small jobs, or a pool of one thread.
+/// should take, or `None` to run inline: small jobs, or a pool of one thread. Chunks are equal
+/// and their count a multiple of the thread count, so that thread `t` (dealt a contiguous `1/T`
+/// of the chunks) works on about the `t`-th `1/T` of the items, the part it wrote in the
+/// row-split op before.
 pub(crate) fn par_chunk(n_items: usize, item_cost: usize) -> Option<usize> {
     let threads = nnrt_core::kernel_threads();
     let cost = item_cost.max(1);
-    if threads < 2 || n_items < 2 || n_items.saturating_mul(cost) < PAR_MIN {
+    let work = n_items.saturating_mul(cost);
+    if threads < 2 || n_items < 2 || work < PAR_MIN {
         return None;
     }
-    // About four chunks per thread for balance, each worth at least PAR_MIN / 4 elements.
-    let chunk = n_items
-        .div_ceil(threads * 4)
-        .max((PAR_MIN / 4).div_ceil(cost));
+    // Up to four chunks per thread, each worth at least PAR_MIN / 2 elements.
+    let per_thread = (work / (PAR_MIN / 2) / threads).clamp(1, 4);
+    let chunk = n_items.div_ceil(per_thread * threads);
     (chunk < n_items).then_some(chunk)
 }
 
