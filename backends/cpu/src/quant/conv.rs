@@ -30,32 +30,112 @@ impl<TI: QInt> QASource for Im2col<'_, TI> {
             // The K padding of every row at once (one call, not one per row).
             dst[..rows * kp].fill(0);
         }
-        // Short runs (a 3-channel stem copies 9 bytes at a time) are shifted in a plain loop:
-        // the flip is opaque to the compiler so the copy of a uint8 input does not become a
+        // Short runs (a 3-channel stem copies 9 bytes at a time) go through `copy_flip`: the
+        // flip is opaque to the compiler so the copy of a uint8 input does not become a
         // `memcpy` call per run, which costs more than the run.
         let flip: u8 = std::hint::black_box(if TI::MIN < 0 && std::mem::size_of::<TI>() == 1 { 0x80 } else { 0 });
         let short = std::mem::size_of::<TI>() == 1 && seg < 64;
-        for d in dst.chunks_exact_mut(kp).take(rows) {
+        // Output columns whose taps are all inside the image horizontally (dil_w = 1):
+        // ix0 = ox * stride_w - pad_left >= 0 and ix0 + k_w <= in_w.
+        let ox_lo = g.pad_left.div_ceil(g.stride_w);
+        let ox_hi = if g.in_w + g.pad_left >= g.k_w { ((g.in_w + g.pad_left - g.k_w) / g.stride_w + 1).min(g.out_w) } else { 0 };
+        let pix_step = g.stride_w * cin;
+        let mut r = 0;
+        while r < rows {
             let iy0 = (oy * g.stride_h) as isize - g.pad_top as isize;
-            let ix0 = (ox * g.stride_w) as isize - g.pad_left as isize;
-            if g.dil_w == 1 && iy0 >= 0 && ix0 >= 0 && iy0 as usize + eff_h <= g.in_h && ix0 as usize + g.k_w <= g.in_w {
-                let s0 = ((b * g.in_h + iy0 as usize) * g.in_w + ix0 as usize) * cin;
-                for (ky, dseg) in d[..o].chunks_exact_mut(seg).enumerate() {
-                    let s = s0 + ky * row_step;
-                    if short {
-                        let src: &[u8] = bytemuck::cast_slice(&self.input[s..s + seg]);
-                        for (t, &x) in dseg.iter_mut().zip(src) {
-                            *t = x ^ flip;
+            if g.dil_w == 1 && iy0 >= 0 && iy0 as usize + eff_h <= g.in_h && ox >= ox_lo && ox < ox_hi {
+                // A run of interior pixels along this output row, each k_h segments.
+                let n = (ox_hi - ox).min(rows - r);
+                let s0 = ((b * g.in_h + iy0 as usize) * g.in_w + ox * g.stride_w - g.pad_left) * cin;
+                let done = if short && seg <= 16 && kp >= 16 {
+                    stem_run(&mut dst[r * kp..], kp, n, bytemuck::cast_slice(self.input), s0, pix_step, row_step, g.k_h, seg, flip)
+                } else {
+                    0
+                };
+                for (i, d) in dst[r * kp..(r + n) * kp].chunks_exact_mut(kp).enumerate().skip(done) {
+                    let sp = s0 + i * pix_step;
+                    for ky in 0..g.k_h {
+                        let dseg = &mut d[ky * seg..(ky + 1) * seg];
+                        let s = sp + ky * row_step;
+                        if short {
+                            copy_flip(dseg, bytemuck::cast_slice(&self.input[s..s + seg]), flip);
+                        } else {
+                            super::gemm::to_unsigned(&self.input[s..s + seg], dseg);
                         }
-                    } else {
-                        super::gemm::to_unsigned(&self.input[s..s + seg], dseg);
                     }
                 }
+                r += n;
+                ox += n - 1;
             } else {
-                self.border_pixel(d, b, oy, ox);
+                self.border_pixel(&mut dst[r * kp..(r + 1) * kp], b, oy, ox);
+                r += 1;
             }
             (b, oy, ox) = g.next_pixel((b, oy, ox));
         }
+    }
+}
+
+/// Im2col rows of `n` interior pixels whose `k_h` segments are at most 16 bytes (stems with
+/// few input channels), pixel `i` reading segment `ky` at `input[s0 + i * pix_step + ky *
+/// row_step ..]`: one 16-byte load, flip and store per segment, each store running past its
+/// segment into the next one (written after it), then 16 zero bytes over the row's K padding.
+/// A row's stores reach at most 16 bytes into the next row (`kp >= 16`), which are rewritten
+/// after: by that row's first store if it is one of these pixels, else by `border_pixel` or
+/// the exact copies, which write its first `k_h * seg` bytes (at least 16 here: the caller
+/// only comes here for rows of at least 16 bytes). Returns how many pixels it wrote: it stops where a load
+/// or store would leave `input` or `dst`, for the caller to finish with exact-length copies.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn stem_run(dst: &mut [u8], kp: usize, n: usize, input: &[u8], s0: usize, pix_step: usize, row_step: usize, k_h: usize, seg: usize, flip: u8) -> usize {
+    let f = u128::from_ne_bytes([flip; 16]);
+    let o = k_h * seg;
+    let last_in = s0 + (n - 1) * pix_step + (k_h - 1) * row_step + 16;
+    // Pixels whose loads and stores all stay inside the slices.
+    let fits_in = if last_in <= input.len() { n } else { 0 };
+    let reach = if o < kp { o + 16 } else { o - seg + 16 };
+    let fits_out = if dst.len() >= reach { (dst.len() - reach) / kp + 1 } else { 0 };
+    let m = n.min(fits_in).min(fits_out);
+    for i in 0..m {
+        let d = i * kp;
+        let sp = s0 + i * pix_step;
+        for ky in 0..k_h {
+            let s = sp + ky * row_step;
+            let v = u128::from_ne_bytes(input[s..s + 16].try_into().expect("16 bytes")) ^ f;
+            dst[d + ky * seg..d + ky * seg + 16].copy_from_slice(&v.to_ne_bytes());
+        }
+        if o < kp {
+            dst[d + o..d + o + 16].fill(0);
+        }
+    }
+    m
+}
+
+/// `dst[i] = src[i] ^ flip` for a short run (`dst.len()` bytes, `src` at least as long): eight
+/// bytes at a time, the last eight overlapping the ones before when the length is not a
+/// multiple of eight (a 3-channel 3x3 stem copies runs of 9 bytes; byte by byte that was two
+/// thirds of the layer).
+#[inline(always)]
+fn copy_flip(dst: &mut [u8], src: &[u8], flip: u8) {
+    let n = dst.len();
+    let src = &src[..n];
+    if n < 8 {
+        for (t, &x) in dst.iter_mut().zip(src) {
+            *t = x ^ flip;
+        }
+        return;
+    }
+    let f = u64::from_ne_bytes([flip; 8]);
+    let eight = |at: usize, dst: &mut [u8]| {
+        let v = u64::from_ne_bytes(src[at..at + 8].try_into().expect("eight bytes")) ^ f;
+        dst[at..at + 8].copy_from_slice(&v.to_ne_bytes());
+    };
+    let mut i = 0;
+    while i + 8 <= n {
+        eight(i, dst);
+        i += 8;
+    }
+    if i < n {
+        eight(n - 8, dst);
     }
 }
 
