@@ -3,9 +3,9 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use nnrt_backend_cpu::kernels::conv::{conv2d_ref, Conv2d};
-use nnrt_backend_cpu::kernels::depthwise::{depthwise_conv2d, depthwise_conv2d_ref, DepthwiseGeom};
+use nnrt_backend_cpu::kernels::depthwise::{depthwise_conv2d, depthwise_conv2d_ref};
 use nnrt_backend_cpu::kernels::Act;
-use nnrt_benches::{data, pool, square_conv};
+use nnrt_benches::{data, pool, square_conv, square_depthwise};
 
 fn bench_conv(c: &mut Criterion) {
     let one = pool(1);
@@ -33,25 +33,7 @@ fn bench_depthwise(c: &mut Criterion) {
     let mut g = c.benchmark_group("depthwise_f32_1thread");
     g.sample_size(20);
     for &(name, hw, ch, s) in &[("3x3_112x112x32", 112usize, 32usize, 1usize), ("3x3s2_112x112x96", 112, 96, 2), ("3x3_14x14x576", 14, 576, 1)] {
-        let out = hw.div_ceil(s);
-        let pad = ((out - 1) * s + 3).saturating_sub(hw) / 2;
-        let geom = DepthwiseGeom {
-            batch: 1,
-            in_h: hw,
-            in_w: hw,
-            in_c: ch,
-            multiplier: 1,
-            out_h: out,
-            out_w: out,
-            k_h: 3,
-            k_w: 3,
-            stride_h: s,
-            stride_w: s,
-            dil_h: 1,
-            dil_w: 1,
-            pad_top: pad,
-            pad_left: pad,
-        };
+        let geom = square_depthwise(hw, ch, s);
         let input = data(geom.input_len(), 1);
         let filter = data(geom.filter_len(), 2);
         let bias = data(ch, 3);

@@ -3,12 +3,11 @@
 //! loops). Throughput in OP (2 per multiply-add), so GOP/s compares with the float benches.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use nnrt_backend_cpu::kernels::depthwise::DepthwiseGeom;
 use nnrt_backend_cpu::quant::conv::{QConv, QFullyConnected};
 use nnrt_backend_cpu::quant::depthwise::QDepthwise;
 use nnrt_backend_cpu::quant::reference::{self, ConvQuant};
 use nnrt_backend_cpu::quant::{QInt, Requant};
-use nnrt_benches::{data, pool, square_conv};
+use nnrt_benches::{data, pool, square_conv, square_depthwise};
 
 fn ints<T: QInt>(n: usize, seed: u64) -> Vec<T> {
     data(n, seed).into_iter().map(|v| T::sat((v * 127.0) as i32 + if T::MIN == 0 { 128 } else { 0 })).collect()
@@ -69,25 +68,7 @@ fn bench_depthwise(c: &mut Criterion) {
     let mut g = c.benchmark_group("depthwise_int8_1thread");
     g.sample_size(15);
     for &(name, hw, ch, s) in &[("3x3_112x112x32", 112usize, 32usize, 1usize), ("3x3s2_112x112x96", 112, 96, 2)] {
-        let out = hw.div_ceil(s);
-        let pad = ((out - 1) * s + 3).saturating_sub(hw) / 2;
-        let geom = DepthwiseGeom {
-            batch: 1,
-            in_h: hw,
-            in_w: hw,
-            in_c: ch,
-            multiplier: 1,
-            out_h: out,
-            out_w: out,
-            k_h: 3,
-            k_w: 3,
-            stride_h: s,
-            stride_w: s,
-            dil_h: 1,
-            dil_w: 1,
-            pad_top: pad,
-            pad_left: pad,
-        };
+        let geom = square_depthwise(hw, ch, s);
         let input: Vec<i8> = ints(geom.input_len(), 5);
         let filter: Vec<i8> = ints(geom.filter_len(), 6);
         let q = quant::<i8>(ch, -3, 0);

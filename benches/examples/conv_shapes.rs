@@ -2,9 +2,9 @@
 //! thread, or on `THREADS` threads.
 //! `cargo run --release -p nnrt-benches --example conv_shapes`
 use nnrt_backend_cpu::kernels::conv::Conv2d;
-use nnrt_backend_cpu::kernels::depthwise::{depthwise_conv2d, DepthwiseGeom};
+use nnrt_backend_cpu::kernels::depthwise::depthwise_conv2d;
 use nnrt_backend_cpu::kernels::Act;
-use nnrt_benches::{data, square_conv};
+use nnrt_benches::{data, square_conv, square_depthwise};
 use std::time::Instant;
 
 /// `len` values of `v` from its first 64-byte boundary (as the arena places tensors).
@@ -56,25 +56,7 @@ fn run() {
         println!("{hw:>3}x{hw:<3}x{ci:<4}->{co:<5} k{k} s{s}: {:8.1} us {:6.1} GF/s", best * 1e6, fl / best / 1e9);
     }
     for &(hw, ch, s) in &[(112usize, 32usize, 1usize), (112, 96, 2), (56, 144, 1), (56, 144, 2), (28, 192, 1), (14, 576, 1), (7, 960, 1)] {
-        let out = hw.div_ceil(s);
-        let pad = ((out - 1) * s + 3).saturating_sub(hw) / 2;
-        let geom = DepthwiseGeom {
-            batch: 1,
-            in_h: hw,
-            in_w: hw,
-            in_c: ch,
-            multiplier: 1,
-            out_h: out,
-            out_w: out,
-            k_h: 3,
-            k_w: 3,
-            stride_h: s,
-            stride_w: s,
-            dil_h: 1,
-            dil_w: 1,
-            pad_top: pad,
-            pad_left: pad,
-        };
+        let geom = square_depthwise(hw, ch, s);
         let raw_in = data(geom.input_len() + 16, 1);
         let input = aligned(&raw_in, geom.input_len());
         let filter = data(geom.filter_len(), 2);
