@@ -47,7 +47,7 @@ pub use infer::{infer_graph, infer_graph_with, infer_op, infer_op_at_run, Inferr
 pub use op::*;
 pub use operand::{Blob, ConstData, Layout, Operand};
 pub use plan::{plan, plan_static, MemoryPlan};
-pub use nnrt_threads::{kernel_threads, par_chunks_mut, par_for, par_map, par_rows_mut, KernelPool};
+pub use nnrt_threads::{kernel_threads, par_blocks_mut, par_chunks_mut, par_for, par_map, par_rows_mut, BlockMut, Grid, KernelPool};
 pub use prepared::Prepared;
 pub use quant::Quantization;
 pub use shape::{Dim, Shape};

@@ -312,6 +312,134 @@ pub fn par_rows_mut<T: Send>(data: &mut [T], row_len: usize, min_rows: usize, f:
     });
 }
 
+/// How [`par_blocks_mut`] cuts a row-major matrix into a grid of blocks: `row_blocks` bands of
+/// rows and `col_blocks` bands of columns, band boundaries on multiples of `row_unit` /
+/// `col_unit` (a GEMM's register tile, a depthwise conv's output row) and as even as those
+/// allow. Tasks are numbered along columns first when `column_major` (so the pool's contiguous
+/// task ranges give each thread its own columns: a GEMM's own share of the weights), else along
+/// rows first (each thread its own rows: the rows it wrote in the op before).
+#[derive(Clone, Copy, Debug)]
+pub struct Grid {
+    /// Rows and columns of the matrix.
+    pub rows: usize,
+    /// Columns of the matrix (at most its row stride).
+    pub cols: usize,
+    /// Row band boundaries fall on multiples of this (the last band ends at `rows`).
+    pub row_unit: usize,
+    /// Column band boundaries fall on multiples of this (the last band ends at `cols`).
+    pub col_unit: usize,
+    /// Bands of rows wanted (fewer when `rows` has fewer units).
+    pub row_blocks: usize,
+    /// Bands of columns wanted (fewer when `cols` has fewer units).
+    pub col_blocks: usize,
+    /// Number tasks down the columns of the grid first.
+    pub column_major: bool,
+}
+
+impl Grid {
+    /// Band `i` of `n` over `units` units of `unit` elements, cut at `len`: `[lo, hi)`.
+    fn band(i: usize, n: usize, units: usize, unit: usize, len: usize) -> (usize, usize) {
+        ((i * units / n * unit).min(len), ((i + 1) * units / n * unit).min(len))
+    }
+
+    /// `(bands of rows, bands of columns)` actually used: at least one, at most one per unit.
+    fn shape(&self) -> (usize, usize, usize, usize) {
+        let ur = self.rows.div_ceil(self.row_unit.max(1));
+        let uc = self.cols.div_ceil(self.col_unit.max(1));
+        (self.row_blocks.clamp(1, ur.max(1)), self.col_blocks.clamp(1, uc.max(1)), ur, uc)
+    }
+
+    /// Rows and columns `(r0, r1, c0, c1)` of task `t`.
+    fn block(&self, t: usize) -> (usize, usize, usize, usize) {
+        let (rb, cb, ur, uc) = self.shape();
+        let (ri, ci) = if self.column_major { (t % rb, t / rb) } else { (t / cb, t % cb) };
+        let (r0, r1) = Self::band(ri, rb, ur, self.row_unit.max(1), self.rows);
+        let (c0, c1) = Self::band(ci, cb, uc, self.col_unit.max(1), self.cols);
+        (r0, r1, c0, c1)
+    }
+}
+
+/// One task's block of [`par_blocks_mut`]: rows `row0()..row0() + rows()` and columns
+/// `col0()..col0() + cols()` of the matrix, which no other task's block shares an element with.
+pub struct BlockMut<'a, T> {
+    /// Element `(row0, col0)`.
+    base: *mut T,
+    ld: usize,
+    row0: usize,
+    col0: usize,
+    rows: usize,
+    cols: usize,
+    _life: std::marker::PhantomData<&'a mut [T]>,
+}
+
+impl<T> BlockMut<'_, T> {
+    /// First matrix row of the block.
+    pub fn row0(&self) -> usize {
+        self.row0
+    }
+
+    /// First matrix column of the block.
+    pub fn col0(&self) -> usize {
+        self.col0
+    }
+
+    /// Rows in the block.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Columns in the block.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// The block's part of its row `r` (matrix row `row0() + r`): `cols()` elements.
+    ///
+    /// # Panics
+    /// If `r >= rows()`.
+    pub fn row_mut(&mut self, r: usize) -> &mut [T] {
+        assert!(r < self.rows, "block row {r} of {}", self.rows);
+        // SAFETY: `par_blocks_mut` checked that every element `(row, col)` of the grid lies at
+        // `row * ld + col` inside its slice; this block owns rows `row0..row0 + rows` ×
+        // columns `col0..col0 + cols` of it exclusively (grid blocks are disjoint, each handed
+        // to one task), and `&mut self` keeps two row slices from being alive at once.
+        unsafe { std::slice::from_raw_parts_mut(self.base.add(r * self.ld), self.cols) }
+    }
+}
+
+/// `f(t, block_t)` for every block of `grid` over the row-major matrix `data` (row stride
+/// `ld`), split across the current run's pool like [`par_for`]. Unlike [`par_chunks_mut`] a
+/// task may own a band of columns: a GEMM with few rows and many output channels splits its
+/// weights, not its rows, across threads.
+///
+/// # Panics
+/// If `grid.cols > ld`, or `data` is shorter than `(grid.rows − 1) · ld + grid.cols`.
+pub fn par_blocks_mut<T: Send>(data: &mut [T], ld: usize, grid: Grid, f: impl Fn(usize, BlockMut<'_, T>) + Sync) {
+    if grid.rows == 0 || grid.cols == 0 {
+        return;
+    }
+    assert!(grid.cols <= ld, "par_blocks_mut: {} columns in rows of stride {ld}", grid.cols);
+    assert!(data.len() >= (grid.rows - 1) * ld + grid.cols, "par_blocks_mut: {} elements for {}×{} (stride {ld})", data.len(), grid.rows, grid.cols);
+    let (rb, cb, _, _) = grid.shape();
+    let base = SyncPtr(data.as_mut_ptr());
+    par_for(rb * cb, &|t| {
+        let (r0, r1, c0, c1) = grid.block(t);
+        let base = &base;
+        let block = BlockMut {
+            // SAFETY: `r0 < rows` and `c0 <= cols <= ld` (or the block is empty and never
+            // dereferenced: `row_mut` asserts `r < rows`), so the offset stays inside `data`.
+            base: unsafe { base.0.add(if r1 > r0 { r0 * ld + c0 } else { 0 }) },
+            ld,
+            row0: r0,
+            col0: c0,
+            rows: r1 - r0,
+            cols: c1 - c0,
+            _life: std::marker::PhantomData,
+        };
+        f(t, block)
+    });
+}
+
 /// `[f(0), …, f(n − 1)]`, computed across the current run's pool like [`par_for`].
 pub fn par_map<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync) -> Vec<R> {
     let mut slots: Vec<Option<R>> = (0..n).map(|_| None).collect();
@@ -477,8 +605,31 @@ mod tests {
                     assert!(v.iter().enumerate().all(|(j, &x)| x == j / 3 + 1));
                     assert_eq!(par_map(n, |i| i * i), (0..n).map(|i| i * i).collect::<Vec<_>>());
                 }
+                blocks_cover_the_matrix_once();
             });
             assert_eq!(kernel_threads(), 1, "outside a run");
+        }
+    }
+
+    /// Every grid writes each element of its matrix exactly once and nothing between rows.
+    fn blocks_cover_the_matrix_once() {
+        for (rows, cols, ld) in [(1, 1, 1), (49, 1280, 1280), (7, 10, 13), (13, 5, 5), (3, 40, 41)] {
+            for (ru, cu, rb, cb) in [(1, 1, 1, 1), (8, 32, 1, 8), (2, 3, 4, 4), (5, 1, 100, 100), (1, 16, 2, 3)] {
+                for column_major in [false, true] {
+                    let grid = Grid { rows, cols, row_unit: ru, col_unit: cu, row_blocks: rb, col_blocks: cb, column_major };
+                    let mut m = vec![0u32; (rows - 1) * ld + cols + 3];
+                    par_blocks_mut(&mut m[..(rows - 1) * ld + cols], ld, grid, |_, mut b| {
+                        assert!(b.row0() % ru == 0 && b.col0() % cu == 0, "{grid:?}");
+                        for r in 0..b.rows() {
+                            b.row_mut(r).iter_mut().for_each(|x| *x += 1);
+                        }
+                    });
+                    for (i, &x) in m.iter().enumerate() {
+                        let inside = i / ld < rows && i % ld < cols;
+                        assert_eq!(x, inside as u32, "element {i} of {grid:?} (ld {ld})");
+                    }
+                }
+            }
         }
     }
 

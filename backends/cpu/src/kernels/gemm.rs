@@ -265,7 +265,7 @@ impl ASource for Dense<'_> {
 thread_local! {
     /// Per-thread scratch for A blocks built on the fly (im2col), reused across calls.
     static SCRATCH: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
-    /// The column-split GEMM's tiles (see [`gemm_with`]), kept for the next call.
+    /// The column-split GEMM's band of C (see [`gemm_with`]), kept for the next call.
     static COL_TILES: std::cell::Cell<Vec<f32>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
@@ -336,8 +336,9 @@ impl<'b> Plan<'b> {
         Some((Plan::new(b, bias, act), &mut c[..(m - 1) * ldc + n]))
     }
 
-    /// Panels `pb..pe` of the `rows`-row tile whose C starts at `c`, for K block `kb`, from the
-    /// A block `a` (row stride `lda`) holding that K block.
+    /// Panels `pb..pe` of the `rows`-row tile whose C starts at `c` (column 0 of `c` is panel
+    /// `pb`'s first column), for K block `kb`, from the A block `a` (row stride `lda`) holding
+    /// that K block.
     #[allow(clippy::too_many_arguments)]
     fn kblock_tiles(&self, kb: usize, rows: usize, a: &[f32], lda: usize, pb: usize, pe: usize, c: &mut [f32], ldc: usize) {
         let (k0, kc, _) = self.kblock(kb, 0, 0);
@@ -347,7 +348,7 @@ impl<'b> Plan<'b> {
             let (_, _, ep) = self.kblock(kb, j0, cols);
             let stride = self.b.k * self.nr;
             let b = &self.b.panels_from(pb)[k0 * self.nr..];
-            sc::gemm_panels_avx512(t, rows, cols, kc, a, lda, b, stride, self.nr, &mut c[j0..], ldc, &ep);
+            sc::gemm_panels_avx512(t, rows, cols, kc, a, lda, b, stride, self.nr, c, ldc, &ep);
             return;
         }
         for pi in pb..pe {
@@ -355,7 +356,7 @@ impl<'b> Plan<'b> {
             let cols = self.nr.min(self.n - j0);
             let (_, _, ep) = self.kblock(kb, j0, cols);
             let bp = &self.b.panel(pi)[k0 * self.nr..(k0 + kc) * self.nr];
-            self.micro.tile(rows, cols, kc, a, lda, bp, self.nr, &mut c[j0..], ldc, &ep);
+            self.micro.tile(rows, cols, kc, a, lda, bp, self.nr, &mut c[(pi - pb) * self.nr..], ldc, &ep);
         }
     }
 
@@ -388,24 +389,24 @@ pub(crate) fn gemm_with<S: ASource>(
     let n = b.n;
     let threads = nnrt_core::kernel_threads();
     if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS {
-        with_scratch(|s| run_rows(&plan, src, 0, m, c, ldc, s));
-    } else if m <= plan.mr && plan.panels >= 2 {
-        // Few rows: split the columns. Tasks fill panel-major tiles (`m × nr` each) of a
-        // per-thread buffer, copied into C's rows afterwards.
-        let grain = plan.panels.div_ceil(2 * threads).max(1);
-        let tile = m * plan.nr;
-        let mut tiles = COL_TILES.with(|t| t.take());
-        tiles.clear();
-        tiles.resize(plan.panels * tile, 0.0);
-        nnrt_core::par_chunks_mut(&mut tiles, grain * tile, |t, part| run_cols(&plan, src, m, part, t * grain));
-        for (pi, t) in tiles.chunks_exact(tile).enumerate() {
-            let j0 = pi * plan.nr;
-            let cols = plan.nr.min(n - j0);
-            for (i, row) in t.chunks_exact(plan.nr).enumerate() {
-                c[i * ldc + j0..i * ldc + j0 + cols].copy_from_slice(&row[..cols]);
+        with_scratch(|s| run_rows(&plan, src, 0, m, 0, plan.panels, c, ldc, s));
+    } else if let Some(grid) = column_grid(&plan, m, threads) {
+        // One row tile: each thread takes a band of output channels (its share of B),
+        // computed into a per-thread buffer with the band's own row stride and copied into
+        // C's rows.
+        nnrt_core::par_blocks_mut(c, ldc, grid, |_, mut block| {
+            let (p0, w) = (block.col0() / plan.nr, block.cols());
+            let p1 = (block.col0() + w).div_ceil(plan.nr);
+            let (r0, r1) = (block.row0(), block.row0() + block.rows());
+            let mut band = COL_TILES.with(|t| t.take());
+            band.clear();
+            band.resize((r1 - r0) * w, 0.0);
+            with_scratch(|s| run_rows(&plan, src, r0, r1, p0, p1, &mut band, w, s));
+            for (r, row) in band.chunks_exact(w).enumerate() {
+                block.row_mut(r).copy_from_slice(row);
             }
-        }
-        COL_TILES.with(|t| t.set(tiles));
+            COL_TILES.with(|t| t.set(band));
+        });
     } else {
         // A few tasks per thread for balance, each a whole number of register tiles.
         let tasks = 16 * threads;
@@ -413,9 +414,24 @@ pub(crate) fn gemm_with<S: ASource>(
         nnrt_core::par_chunks_mut(c, rows_per_task * ldc, |t, cc| {
             let r0 = t * rows_per_task;
             let r1 = (r0 + rows_per_task).min(m);
-            with_scratch(|s| run_rows(&plan, src, r0, r1, cc, ldc, s));
+            with_scratch(|s| run_rows(&plan, src, r0, r1, 0, plan.panels, cc, ldc, s));
         });
     }
+}
+
+/// The grid of a GEMM split by output channels ([`gemm_with`]) when one register tile holds
+/// every row (FULLY_CONNECTED on a batch of one: splitting rows would leave one thread alone).
+/// Bands are whole panels, up to four per thread for balance. (Splitting columns for any GEMM
+/// whose weights outweigh its rows — 7×7 pixels, 960 → 160 channels — halves each thread's
+/// share of weights streamed from L3, but measured slower in MobileNetV2 at two threads: each
+/// thread then reads all of A, half of it from the other core, and the next op reads rows
+/// that both cores wrote.)
+fn column_grid(p: &Plan, m: usize, threads: usize) -> Option<nnrt_core::Grid> {
+    if p.panels < 2 || m > p.mr {
+        return None;
+    }
+    let col_blocks = if p.panels > 4 * threads { 4 * threads } else { p.panels };
+    Some(nnrt_core::Grid { rows: m, cols: p.n, row_unit: p.mr, col_unit: p.nr, row_blocks: 1, col_blocks, column_major: true })
 }
 
 /// Rows of `A` for one K segment of a register tile, read in place (implicit GEMM).
@@ -503,7 +519,7 @@ fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, y0: usize, y1: usize, c: &
                     for kb in 0..p.nkb {
                         let (k0, kc, _) = p.kblock(kb, 0, 0);
                         let (a, lda) = src.block(ir, rows, k0, kc, scratch);
-                        p.kblock_tiles(kb, rows, a, lda, pb, pe, &mut c[ct0..], ldc);
+                        p.kblock_tiles(kb, rows, a, lda, pb, pe, &mut c[ct0 + pb * p.nr..], ldc);
                     }
                     ir += rows;
                     continue;
@@ -568,38 +584,23 @@ fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, y0: usize, y1: usize, c: &
     }
 }
 
-/// Computes rows `r0..r1` of C into `c` (whose row 0 is C's row `r0`).
-fn run_rows<S: ASource>(p: &Plan, src: &S, r0: usize, r1: usize, c: &mut [f32], ldc: usize, scratch: &mut Vec<f32>) {
-    for pb in (0..p.panels).step_by(p.nc_panels) {
-        let pe = (pb + p.nc_panels).min(p.panels);
+/// Computes rows `r0..r1` × panels `p0..p1` of C into `c` (whose row 0 is C's row `r0` and
+/// column 0 panel `p0`'s first column).
+#[allow(clippy::too_many_arguments)]
+fn run_rows<S: ASource>(p: &Plan, src: &S, r0: usize, r1: usize, p0: usize, p1: usize, c: &mut [f32], ldc: usize, scratch: &mut Vec<f32>) {
+    for pb in (p0..p1).step_by(p.nc_panels) {
+        let pe = (pb + p.nc_panels).min(p1);
         for kb in 0..p.nkb {
             let mut ir = r0;
             while ir < r1 {
                 let rows = p.mr.min(r1 - ir);
                 let (k0, kc, _) = p.kblock(kb, 0, 0);
                 let (a, lda) = src.block(ir, rows, k0, kc, scratch);
-                p.kblock_tiles(kb, rows, a, lda, pb, pe, &mut c[(ir - r0) * ldc..], ldc);
+                p.kblock_tiles(kb, rows, a, lda, pb, pe, &mut c[(ir - r0) * ldc + (pb - p0) * p.nr..], ldc);
                 ir += rows;
             }
         }
     }
-}
-
-/// Computes panels `p0..` of all `m ≤ MR` rows into `tiles`, one `m × nr` tile (row stride
-/// `nr`) per panel, as many panels as `tiles` holds.
-fn run_cols<S: ASource>(p: &Plan, src: &S, m: usize, tiles: &mut [f32], p0: usize) {
-    with_scratch(|scratch| {
-        for (pi, tile) in (p0..).zip(tiles.chunks_exact_mut(m * p.nr)) {
-            let j0 = pi * p.nr;
-            let cols = p.nr.min(p.n - j0);
-            for kb in 0..p.nkb {
-                let (k0, kc, ep) = p.kblock(kb, j0, cols);
-                let (a, lda) = src.block(0, m, k0, kc, scratch);
-                let bp = &p.b.panel(pi)[k0 * p.nr..(k0 + kc) * p.nr];
-                p.micro.tile(m, cols, kc, a, lda, bp, p.nr, tile, p.nr, &ep);
-            }
-        }
-    });
 }
 
 /// Reference twin of [`gemm`]: a plain triple loop over the unpacked `w` (`n × k` row-major,
