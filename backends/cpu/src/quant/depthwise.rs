@@ -105,7 +105,8 @@ impl QDepthwise {
         if let Some((t, p)) = self.vnni.as_ref().filter(|_| std::mem::size_of::<TI>() == 1 && std::mem::size_of::<TO>() == 1) {
             let input: &[u8] = bytemuck::cast_slice(input);
             let out: &mut [u8] = bytemuck::cast_slice_mut(out);
-            for_rows(out, rows, row_len, row_macs, |(r, orow)| sdw::row(*t, p, &g, input, r, orow));
+            let signed = TO::MIN < 0;
+            for_rows(out, rows, row_len, row_macs, |(r, orow)| sdw::row(*t, p, &g, input, r, orow, signed));
             return;
         }
         let zx = self.q.in_zp;

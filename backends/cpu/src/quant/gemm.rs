@@ -384,7 +384,7 @@ pub(crate) fn task_body<TO: QInt>(a: &dyn QASource, b: &QPackedB, ep: &QEpilogue
         // 8-bit output: the VNNI tiles requantize in registers and store bytes.
         let out: &mut [u8] = bytemuck::cast_slice_mut(chunk);
         let sums = ep.need_row_sums.then_some(&row_sums[..]);
-        sq::block_quad_out(*tok, kp, ablock, rows, &b.bytes, b.n, lanes, sums, &mut out[col0..], ldc);
+        sq::block_quad_out(*tok, kp, ablock, rows, &b.bytes, b.n, lanes, sums, &mut out[col0..], ldc, TO::MIN < 0);
         A_SCRATCH.with(|s| s.set(scratch));
         return;
     }

@@ -22,7 +22,7 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-use super::quant::VnniToken;
+use super::quant::{Narrow, VnniToken};
 use crate::kernels::depthwise::DepthwiseGeom;
 
 /// Channels per block (four vectors of 16 lanes).
@@ -72,8 +72,9 @@ pub(crate) struct DwVnni {
 }
 
 /// Output row `r` (`batch · out_h + oy`) of a depthwise convolution: `input` holds the raw input
-/// bytes (NHWC), `out` the `out_w · c` output bytes of the row.
-pub(crate) fn row(t: VnniToken, p: &DwVnni, g: &DepthwiseGeom, input: &[u8], r: usize, out: &mut [u8]) {
+/// bytes (NHWC), `out` the `out_w · c` output bytes of the row, int8 when `signed` (else uint8:
+/// the epilogue's shortcuts depend on it, see `Narrow`).
+pub(crate) fn row(t: VnniToken, p: &DwVnni, g: &DepthwiseGeom, input: &[u8], r: usize, out: &mut [u8], signed: bool) {
     let _ = t;
     assert!(g.multiplier == 1 && g.in_c == p.c && p.quads * 4 <= MAX_TAPS && g.k_h * g.k_w <= p.quads * 4);
     assert!(matches!((p.pixels, p.c), (1, _) | (2, 1..=32) | (4, 1..=16)));
@@ -91,10 +92,21 @@ pub(crate) fn row(t: VnniToken, p: &DwVnni, g: &DepthwiseGeom, input: &[u8], r: 
     // and the output row; `row_vnni` checks each input tap against `input.len()`.
     #[cfg(target_arch = "x86_64")]
     unsafe {
+        let n = Narrow::of(p.out, signed);
+        macro_rules! go {
+            ($px:literal) => {
+                match (n.neg, n.sat) {
+                    (true, true) => row_vnni::<$px, true, true>(p, g, input, r, out),
+                    (true, false) => row_vnni::<$px, true, false>(p, g, input, r, out),
+                    (false, true) => row_vnni::<$px, false, true>(p, g, input, r, out),
+                    (false, false) => row_vnni::<$px, false, false>(p, g, input, r, out),
+                }
+            };
+        }
         match p.pixels {
-            4 => row_vnni::<4>(p, g, input, r, out),
-            2 => row_vnni::<2>(p, g, input, r, out),
-            _ => row_vnni::<1>(p, g, input, r, out),
+            4 => go!(4),
+            2 => go!(2),
+            _ => go!(1),
         }
     }
 }
@@ -134,7 +146,7 @@ unsafe fn load_taps<const PX: usize>(tp: &[[*const u8; MAX_TAPS]; 4], q: usize, 
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
-unsafe fn row_vnni<const PX: usize>(p: &DwVnni, g: &DepthwiseGeom, input: &[u8], r: usize, out: &mut [u8]) {
+unsafe fn row_vnni<const PX: usize, const NEG: bool, const SAT: bool>(p: &DwVnni, g: &DepthwiseGeom, input: &[u8], r: usize, out: &mut [u8]) {
     let c = p.c;
     let (b, oy) = (r / g.out_h, r % g.out_h);
     let blocks = c.div_ceil(BLOCK);
@@ -232,8 +244,8 @@ unsafe fn row_vnni<const PX: usize>(p: &DwVnni, g: &DepthwiseGeom, input: &[u8],
                     let mult = _mm512_loadu_si512(ld(&p.mult) as *const _);
                     let ld64 = |v: &Vec<i64>, parity: usize| _mm512_loadu_si512(v.as_ptr().add(o + 8 * parity) as *const _);
                     let sh = _mm512_or_si512(ld64(&p.sh, 0), _mm512_slli_epi64::<32>(ld64(&p.sh, 1)));
-                    let v = super::quant::requant64(x, mult, _mm512_srli_epi64::<32>(mult), [ld64(&p.k, 0), ld64(&p.k, 1)], [ld64(&p.corr, 0), ld64(&p.corr, 1)], sh, p.out);
-                    bytes[j] = _mm512_cvtepi32_epi8(v);
+                    let q = super::quant::requant64::<NEG>(x, mult, _mm512_srli_epi64::<32>(mult), [ld64(&p.k, 0), ld64(&p.k, 1)], [ld64(&p.corr, 0), ld64(&p.corr, 1)], sh);
+                    bytes[j] = super::quant::narrow_q::<SAT>(q, p.out);
                 }
             }
             let z = _mm512_inserti32x4::<3>(

@@ -179,12 +179,13 @@ impl LaneRequant {
 
 /// Every tile of one block of the fused VNNI GEMM: `rows` rows of `a` (`kp` bytes each,
 /// allocated to a whole number of `MR_QUAD`-row tiles) against all `n.div_ceil(32)` panels of
-/// `bytes`, requantized with `lr` and stored as bytes at `out[r * ldc + j]` (`j < n`).
+/// `bytes`, requantized with `lr` and stored as bytes at `out[r * ldc + j]` (`j < n`), int8
+/// when `signed`, else uint8 (which decides the epilogue's shortcuts, see [`Narrow`]).
 /// Checks bounds once and runs the panel × row-tile loops in one `#[target_feature]` function,
 /// loading each panel's requantization lanes once; panels of at most 16 columns compute only
 /// their first vector.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn block_quad_out(t: VnniToken, kp: usize, a: &[u8], rows: usize, bytes: &[i8], n: usize, lr: &LaneRequant, row_sums: Option<&[i32]>, out: &mut [u8], ldc: usize) {
+pub(crate) fn block_quad_out(t: VnniToken, kp: usize, a: &[u8], rows: usize, bytes: &[i8], n: usize, lr: &LaneRequant, row_sums: Option<&[i32]>, out: &mut [u8], ldc: usize, signed: bool) {
     let _ = t;
     if rows == 0 || n == 0 {
         return;
@@ -201,14 +202,14 @@ pub(crate) fn block_quad_out(t: VnniToken, kp: usize, a: &[u8], rows: usize, byt
     // tiles of `kp` bytes), every panel, the parameter lanes of every panel, the row sums and
     // the `n` bytes of each of the `rows` output rows.
     unsafe {
-        block_vnni(kp, a.as_ptr(), rows, bytes.as_ptr(), n, lr, row_sums.map(|s| s.as_ptr()), out.as_mut_ptr(), ldc);
+        block_vnni(kp, a.as_ptr(), rows, bytes.as_ptr(), n, lr, row_sums.map(|s| s.as_ptr()), out.as_mut_ptr(), ldc, Narrow::of(lr.out, signed));
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
-unsafe fn block_vnni(kp: usize, a: *const u8, rows: usize, b: *const i8, n: usize, lr: &LaneRequant, row_sums: Option<*const i32>, out: *mut u8, ldc: usize) {
+unsafe fn block_vnni(kp: usize, a: *const u8, rows: usize, b: *const i8, n: usize, lr: &LaneRequant, row_sums: Option<*const i32>, out: *mut u8, ldc: usize, narrow: Narrow) {
     for p in 0..n.div_ceil(NR_QUAD) {
         let c0 = p * NR_QUAD;
         let cols = (n - c0).min(NR_QUAD);
@@ -241,10 +242,20 @@ unsafe fn block_vnni(kp: usize, a: *const u8, rows: usize, b: *const i8, n: usiz
             // columns c0.. are inside the checked regions.
             unsafe {
                 let (ap, sums, op) = (a.add(r0 * kp), row_sums.map(|s| s.add(r0)), out.add(r0 * ldc + c0));
+                macro_rules! go {
+                    ($nv:literal) => {
+                        match (narrow.neg, narrow.sat) {
+                            (true, true) => tile_vnni_out::<$nv, true, true>(kp, ap, bp, tile_rows, &params, &masks, lr.out, lr.any_left, sums, op, ldc),
+                            (true, false) => tile_vnni_out::<$nv, true, false>(kp, ap, bp, tile_rows, &params, &masks, lr.out, lr.any_left, sums, op, ldc),
+                            (false, true) => tile_vnni_out::<$nv, false, true>(kp, ap, bp, tile_rows, &params, &masks, lr.out, lr.any_left, sums, op, ldc),
+                            (false, false) => tile_vnni_out::<$nv, false, false>(kp, ap, bp, tile_rows, &params, &masks, lr.out, lr.any_left, sums, op, ldc),
+                        }
+                    };
+                }
                 if cols <= 16 {
-                    tile_vnni_out::<1>(kp, ap, bp, tile_rows, &params, &masks, lr.out, lr.any_left, sums, op, ldc);
+                    go!(1)
                 } else {
-                    tile_vnni_out::<2>(kp, ap, bp, tile_rows, &params, &masks, lr.out, lr.any_left, sums, op, ldc);
+                    go!(2)
                 }
             }
         }
@@ -257,7 +268,7 @@ unsafe fn block_vnni(kp: usize, a: *const u8, rows: usize, b: *const i8, n: usiz
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
 #[inline]
-unsafe fn tile_vnni_out<const NV: usize>(
+unsafe fn tile_vnni_out<const NV: usize, const NEG: bool, const SAT: bool>(
     kp: usize,
     a: *const u8,
     b: *const i8,
@@ -298,18 +309,18 @@ unsafe fn tile_vnni_out<const NV: usize>(
             if any_left {
                 x = _mm512_sllv_epi32(x, p[4]);
             }
-            let v = requant64(x, p[2], p[3], [p[5], p[6]], [p[7], p[8]], p[9], out_q);
+            let q = requant64::<NEG>(x, p[2], p[3], [p[5], p[6]], [p[7], p[8]], p[9]);
             // SAFETY: row r < rows, lanes 16h .. 16h + popcount(mask) < cols of that row are
             // inside `out` (checked by the caller).
             // (`vpmovdb` to a register, then a byte-masked store: the memory form of `vpmovdb`
             // is several times slower.)
-            unsafe { _mm_mask_storeu_epi8(out.add(r * ldc + 16 * h) as *mut _, masks[h], _mm512_cvtepi32_epi8(v)) };
+            unsafe { _mm_mask_storeu_epi8(out.add(r * ldc + 16 * h) as *mut _, masks[h], narrow_q::<SAT>(q, out_q)) };
         }
     }
 }
 
 /// `MultiplyByQuantizedMultiplier` (after the left shift) on 16 lanes with its two roundings
-/// folded into one 64-bit shift, then `+ zp` and the clamp. With `p = x·m` (exact in 64 bits)
+/// folded into one 64-bit shift. With `p = x·m` (exact in 64 bits)
 /// and right shift `R`, TFLite computes `q = ⌊(p + 2³⁰) / 2³¹⌋` (its nudge and truncating
 /// division amount to this floor for either sign) and then rounds `q / 2^R` half away from
 /// zero, `⌊(q + 2^(R−1) − [q < 0]) / 2^R⌋` for `R ≥ 1`. Since `⌊(⌊a/b⌋ + c) / d⌋ = ⌊(a + cb) / bd⌋`
@@ -318,20 +329,55 @@ unsafe fn tile_vnni_out<const NV: usize>(
 /// exceeds 2⁶³. `k`/`corr` hold the even and the odd lanes' 64-bit constants, `sh` the shifts
 /// (`31 + R`) of even lanes in its low and of odd lanes in its high dwords; `mult_odd` is
 /// `mult >> 32` per qword.
+/// (The result before `+ zp` and the clamp, which [`narrow_q`] applies.) With `NEG = false` the correction of negative
+/// products is left out (four of the epilogue's µops, all on ports 0 and 5): results for
+/// `q < 0` may then come out one higher, but both values are ≤ 0, so when the output zero
+/// point is at or below the clamp's lower bound (every ReLU/ReLU6-fused layer: the lower bound
+/// is the zero point) both clamp to that bound. [`Narrow::of`] decides.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 #[inline]
-pub(crate) fn requant64(x: __m512i, mult: __m512i, mult_odd: __m512i, k: [__m512i; 2], corr: [__m512i; 2], sh: __m512i, (zp, lo, hi): (i32, i32, i32)) -> __m512i {
+pub(crate) fn requant64<const NEG: bool>(x: __m512i, mult: __m512i, mult_odd: __m512i, k: [__m512i; 2], corr: [__m512i; 2], sh: __m512i) -> __m512i {
     let thr = _mm512_set1_epi64(-(1 << 30));
     let half = |p: __m512i, k: __m512i, corr: __m512i, sh: __m512i| {
         let t = _mm512_add_epi64(p, k);
-        let t = _mm512_mask_sub_epi64(t, _mm512_cmpgt_epi64_mask(thr, p), t, corr);
+        let t = if NEG { _mm512_mask_sub_epi64(t, _mm512_cmpgt_epi64_mask(thr, p), t, corr) } else { t };
         _mm512_srav_epi64(t, sh)
     };
     let even = half(_mm512_mul_epi32(x, mult), k[0], corr[0], _mm512_and_si512(sh, _mm512_set1_epi64(0xffff_ffff)));
     let odd = half(_mm512_mul_epi32(_mm512_srli_epi64::<32>(x), mult_odd), k[1], corr[1], _mm512_srli_epi64::<32>(sh));
-    let q = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64::<32>(odd));
-    _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(q, _mm512_set1_epi32(zp)), _mm512_set1_epi32(lo)), _mm512_set1_epi32(hi))
+    _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64::<32>(odd))
+}
+
+/// How an 8-bit epilogue may shorten [`requant64`] and [`narrow_q`] for one layer's `(zp, lo, hi)` (output
+/// zero point and clamp): `neg` whether negative products need their rounding correction
+/// (not when `zp ≤ lo`, see [`requant64`]); `sat` whether the clamp is the whole int8 range,
+/// so that a saturating narrow (`vpmovsdb`) replaces max, min and the truncating narrow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Narrow {
+    pub neg: bool,
+    pub sat: bool,
+}
+
+impl Narrow {
+    /// For outputs of a signed (`signed`) or unsigned byte type.
+    pub(crate) fn of((zp, lo, hi): (i32, i32, i32), signed: bool) -> Narrow {
+        Narrow { neg: zp > lo, sat: signed && lo == i8::MIN as i32 && hi == i8::MAX as i32 }
+    }
+}
+
+/// `q + zp` clamped to `[lo, hi]` as 16 bytes: [`Narrow::sat`] narrows with signed saturation
+/// (the clamp is the int8 range), otherwise max/min then truncate.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+pub(crate) fn narrow_q<const SAT: bool>(q: __m512i, (zp, lo, hi): (i32, i32, i32)) -> __m128i {
+    let v = _mm512_add_epi32(q, _mm512_set1_epi32(zp));
+    if SAT {
+        _mm512_cvtsepi32_epi8(v)
+    } else {
+        _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, _mm512_set1_epi32(lo)), _mm512_set1_epi32(hi)))
+    }
 }
 
 /// `acc[r][c] = Σ_k a[r][k] · b[c][k]` for an `MR_QUAD × 16` tile over a pair-packed panel
@@ -574,6 +620,77 @@ mod tests {
         }
     }
 
+    /// The shortened epilogues [`Narrow::of`] picks give the bytes of the full one,
+    /// `clamp(mbqm(x) + zp, lo, hi)`, for ReLU-style ranges (the lower bound at the zero point,
+    /// where negative products skip their correction), the int8 range (saturating narrow) and
+    /// general ones, int8 and uint8, on every small accumulator and random large ones.
+    #[test]
+    fn narrow_shortcuts_match_the_full_epilogue() {
+        if VnniToken::new().is_none() {
+            eprintln!("skipped: no AVX-512 VNNI on this CPU");
+            return;
+        }
+        let mut seed = 0x2545f4914f6cdd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut xs: Vec<i32> = (-4096..4096).collect();
+        xs.extend((0..4096).map(|i| if i % 2 == 0 { (next() as i32) >> (next() % 31) } else { next() as i32 }));
+        let ranges = [
+            (-128, -128, 127, true),
+            (5, -128, 127, true),
+            (-3, -3, 127, true),
+            (-128, -128, 20, true),
+            (10, -100, 100, true),
+            (0, 0, 255, false),
+            (128, 0, 255, false),
+            (3, 3, 200, false),
+        ];
+        for shift in [-20, -12, -9, -7, -5, -3, -1, 0, 1] {
+            let m = (1 << 30) + (next() % (1 << 30)) as i32;
+            let cols: Vec<(i32, i32, (i32, i32))> = (0..16).map(|_| (0, 0, (m, shift))).collect();
+            for &(zp, lo, hi, signed) in &ranges {
+                let lr = LaneRequant::new(cols.clone(), 16, (zp, lo, hi));
+                let n = Narrow::of(lr.out, signed);
+                assert_eq!(n.neg, zp > lo);
+                for chunk in xs.chunks(16) {
+                    let mut lanes = [0i32; 16];
+                    lanes[..chunk.len()].copy_from_slice(chunk);
+                    // SAFETY: AVX-512 (the token above); all loads are of 16-lane arrays.
+                    let got = unsafe { run_narrow(&lr, lanes, n) };
+                    for (i, &x) in lanes.iter().enumerate() {
+                        let want = (mbqm(x, m, shift) as i64 + zp as i64).clamp(lo as i64, hi as i64) as u8;
+                        assert_eq!(got[i], want, "x {x} m {m} shift {shift} range {:?} {n:?}", (zp, lo, hi, signed));
+                    }
+                }
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    unsafe fn run_narrow(lr: &LaneRequant, lanes: [i32; 16], n: Narrow) -> [u8; 16] {
+        // SAFETY: every vector loaded holds 16 lanes (LaneRequant pads to 16 columns).
+        unsafe {
+            let ld64 = |v: &Vec<i64>, parity: usize| _mm512_loadu_si512(v.as_ptr().add(8 * parity) as *const _);
+            let mut x = _mm512_loadu_si512(lanes.as_ptr() as *const _);
+            if lr.any_left {
+                x = _mm512_sllv_epi32(x, _mm512_loadu_si512(lr.left.as_ptr() as *const _));
+            }
+            let mult = _mm512_loadu_si512(lr.mult.as_ptr() as *const _);
+            let sh = _mm512_or_si512(ld64(&lr.sh, 0), _mm512_slli_epi64::<32>(ld64(&lr.sh, 1)));
+            let (k, corr) = ([ld64(&lr.k, 0), ld64(&lr.k, 1)], [ld64(&lr.corr, 0), ld64(&lr.corr, 1)]);
+            let mo = _mm512_srli_epi64::<32>(mult);
+            let q = if n.neg { requant64::<true>(x, mult, mo, k, corr, sh) } else { requant64::<false>(x, mult, mo, k, corr, sh) };
+            let b = if n.sat { narrow_q::<true>(q, lr.out) } else { narrow_q::<false>(q, lr.out) };
+            let mut out = [0u8; 16];
+            _mm_storeu_si128(out.as_mut_ptr() as *mut _, b);
+            out
+        }
+    }
+
     #[target_feature(enable = "avx512f")]
     unsafe fn run(lr: &LaneRequant, lanes: [i32; 16]) -> [i32; 16] {
         // SAFETY: every vector loaded holds 16 lanes (LaneRequant pads to 16 columns).
@@ -586,7 +703,7 @@ mod tests {
             }
             let mult = ld(&lr.mult);
             let sh = _mm512_or_si512(ld64(&lr.sh, 0), _mm512_slli_epi64::<32>(ld64(&lr.sh, 1)));
-            let v = requant64(x, mult, _mm512_srli_epi64::<32>(mult), [ld64(&lr.k, 0), ld64(&lr.k, 1)], [ld64(&lr.corr, 0), ld64(&lr.corr, 1)], sh, lr.out);
+            let v = requant64::<true>(x, mult, _mm512_srli_epi64::<32>(mult), [ld64(&lr.k, 0), ld64(&lr.k, 1)], [ld64(&lr.corr, 0), ld64(&lr.corr, 1)], sh);
             let mut out = [0i32; 16];
             _mm512_storeu_si512(out.as_mut_ptr() as *mut _, v);
             out
