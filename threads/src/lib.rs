@@ -315,9 +315,8 @@ pub fn par_rows_mut<T: Send>(data: &mut [T], row_len: usize, min_rows: usize, f:
 /// How [`par_blocks_mut`] cuts a row-major matrix into a grid of blocks: `row_blocks` bands of
 /// rows and `col_blocks` bands of columns, band boundaries on multiples of `row_unit` /
 /// `col_unit` (a GEMM's register tile, a depthwise conv's output row) and as even as those
-/// allow. Tasks are numbered along columns first when `column_major` (so the pool's contiguous
-/// task ranges give each thread its own columns: a GEMM's own share of the weights), else along
-/// rows first (each thread its own rows: the rows it wrote in the op before).
+/// allow. Tasks are numbered row band by row band, so the pool's contiguous task ranges give
+/// each thread its own rows (the rows it wrote in the op before) as far as the bands allow.
 #[derive(Clone, Copy, Debug)]
 pub struct Grid {
     /// Rows and columns of the matrix.
@@ -332,8 +331,6 @@ pub struct Grid {
     pub row_blocks: usize,
     /// Bands of columns wanted (fewer when `cols` has fewer units).
     pub col_blocks: usize,
-    /// Number tasks down the columns of the grid first.
-    pub column_major: bool,
 }
 
 impl Grid {
@@ -352,7 +349,7 @@ impl Grid {
     /// Rows and columns `(r0, r1, c0, c1)` of task `t`.
     fn block(&self, t: usize) -> (usize, usize, usize, usize) {
         let (rb, cb, ur, uc) = self.shape();
-        let (ri, ci) = if self.column_major { (t % rb, t / rb) } else { (t / cb, t % cb) };
+        let (ri, ci) = (t / cb, t % cb);
         let (r0, r1) = Self::band(ri, rb, ur, self.row_unit.max(1), self.rows);
         let (c0, c1) = Self::band(ci, cb, uc, self.col_unit.max(1), self.cols);
         (r0, r1, c0, c1)
@@ -615,19 +612,17 @@ mod tests {
     fn blocks_cover_the_matrix_once() {
         for (rows, cols, ld) in [(1, 1, 1), (49, 1280, 1280), (7, 10, 13), (13, 5, 5), (3, 40, 41)] {
             for (ru, cu, rb, cb) in [(1, 1, 1, 1), (8, 32, 1, 8), (2, 3, 4, 4), (5, 1, 100, 100), (1, 16, 2, 3)] {
-                for column_major in [false, true] {
-                    let grid = Grid { rows, cols, row_unit: ru, col_unit: cu, row_blocks: rb, col_blocks: cb, column_major };
-                    let mut m = vec![0u32; (rows - 1) * ld + cols + 3];
-                    par_blocks_mut(&mut m[..(rows - 1) * ld + cols], ld, grid, |_, mut b| {
-                        assert!(b.row0() % ru == 0 && b.col0() % cu == 0, "{grid:?}");
-                        for r in 0..b.rows() {
-                            b.row_mut(r).iter_mut().for_each(|x| *x += 1);
-                        }
-                    });
-                    for (i, &x) in m.iter().enumerate() {
-                        let inside = i / ld < rows && i % ld < cols;
-                        assert_eq!(x, inside as u32, "element {i} of {grid:?} (ld {ld})");
+                let grid = Grid { rows, cols, row_unit: ru, col_unit: cu, row_blocks: rb, col_blocks: cb };
+                let mut m = vec![0u32; (rows - 1) * ld + cols + 3];
+                par_blocks_mut(&mut m[..(rows - 1) * ld + cols], ld, grid, |_, mut b| {
+                    assert!(b.row0() % ru == 0 && b.col0() % cu == 0, "{grid:?}");
+                    for r in 0..b.rows() {
+                        b.row_mut(r).iter_mut().for_each(|x| *x += 1);
                     }
+                });
+                for (i, &x) in m.iter().enumerate() {
+                    let inside = i / ld < rows && i % ld < cols;
+                    assert_eq!(x, inside as u32, "element {i} of {grid:?} (ld {ld})");
                 }
             }
         }

@@ -431,7 +431,7 @@ fn column_grid(p: &Plan, m: usize, threads: usize) -> Option<nnrt_core::Grid> {
         return None;
     }
     let col_blocks = if p.panels > 4 * threads { 4 * threads } else { p.panels };
-    Some(nnrt_core::Grid { rows: m, cols: p.n, row_unit: p.mr, col_unit: p.nr, row_blocks: 1, col_blocks, column_major: true })
+    Some(nnrt_core::Grid { rows: m, cols: p.n, row_unit: p.mr, col_unit: p.nr, row_blocks: 1, col_blocks })
 }
 
 /// Rows of `A` for one K segment of a register tile, read in place (implicit GEMM).

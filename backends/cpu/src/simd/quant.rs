@@ -593,13 +593,7 @@ mod tests {
             eprintln!("skipped: no AVX-512 VNNI on this CPU");
             return;
         }
-        let mut seed = 0x9e3779b97f4a7c15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9e3779b97f4a7c15);
         let mut xs: Vec<i32> = vec![0, 1, -1, i32::MAX, i32::MIN, i32::MIN + 1, 1 << 30, -(1 << 30), (1 << 30) - 1, -(1 << 30) + 1];
         xs.extend((0..4000).map(|i| if i % 3 == 0 { (next() as i32) >> (next() % 31) } else { next() as i32 }));
         for shift in -31..=4 {
@@ -611,7 +605,7 @@ mod tests {
                     let mut lanes = [0i32; 16];
                     lanes[..chunk.len()].copy_from_slice(chunk);
                     // SAFETY: AVX-512 (the token above); all loads are of 16-lane arrays.
-                    let got: [i32; 16] = unsafe { run(&lr, lanes) };
+                    let got: [i32; 16] = unsafe { std::mem::transmute(run::<true>(&lr, lanes)) };
                     for (i, &x) in lanes.iter().enumerate() {
                         assert_eq!(got[i], mbqm(x, m, shift), "x {x} m {m} shift {shift}");
                     }
@@ -630,13 +624,7 @@ mod tests {
             eprintln!("skipped: no AVX-512 VNNI on this CPU");
             return;
         }
-        let mut seed = 0x2545f4914f6cdd1du64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x2545f4914f6cdd1d);
         let mut xs: Vec<i32> = (-4096..4096).collect();
         xs.extend((0..4096).map(|i| if i % 2 == 0 { (next() as i32) >> (next() % 31) } else { next() as i32 }));
         let ranges = [
@@ -670,29 +658,19 @@ mod tests {
         }
     }
 
-    #[target_feature(enable = "avx512f")]
-    unsafe fn run_narrow(lr: &LaneRequant, lanes: [i32; 16], n: Narrow) -> [u8; 16] {
-        // SAFETY: every vector loaded holds 16 lanes (LaneRequant pads to 16 columns).
-        unsafe {
-            let ld64 = |v: &Vec<i64>, parity: usize| _mm512_loadu_si512(v.as_ptr().add(8 * parity) as *const _);
-            let mut x = _mm512_loadu_si512(lanes.as_ptr() as *const _);
-            if lr.any_left {
-                x = _mm512_sllv_epi32(x, _mm512_loadu_si512(lr.left.as_ptr() as *const _));
-            }
-            let mult = _mm512_loadu_si512(lr.mult.as_ptr() as *const _);
-            let sh = _mm512_or_si512(ld64(&lr.sh, 0), _mm512_slli_epi64::<32>(ld64(&lr.sh, 1)));
-            let (k, corr) = ([ld64(&lr.k, 0), ld64(&lr.k, 1)], [ld64(&lr.corr, 0), ld64(&lr.corr, 1)]);
-            let mo = _mm512_srli_epi64::<32>(mult);
-            let q = if n.neg { requant64::<true>(x, mult, mo, k, corr, sh) } else { requant64::<false>(x, mult, mo, k, corr, sh) };
-            let b = if n.sat { narrow_q::<true>(q, lr.out) } else { narrow_q::<false>(q, lr.out) };
-            let mut out = [0u8; 16];
-            _mm_storeu_si128(out.as_mut_ptr() as *mut _, b);
-            out
+    /// A xorshift64 stream from `seed`.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
         }
     }
 
+    /// `requant64::<NEG>` of 16 accumulators with `lr`'s lanes (left shift included).
     #[target_feature(enable = "avx512f")]
-    unsafe fn run(lr: &LaneRequant, lanes: [i32; 16]) -> [i32; 16] {
+    unsafe fn run<const NEG: bool>(lr: &LaneRequant, lanes: [i32; 16]) -> __m512i {
         // SAFETY: every vector loaded holds 16 lanes (LaneRequant pads to 16 columns).
         unsafe {
             let ld = |v: &Vec<i32>| _mm512_loadu_si512(v.as_ptr() as *const _);
@@ -703,10 +681,17 @@ mod tests {
             }
             let mult = ld(&lr.mult);
             let sh = _mm512_or_si512(ld64(&lr.sh, 0), _mm512_slli_epi64::<32>(ld64(&lr.sh, 1)));
-            let v = requant64::<true>(x, mult, _mm512_srli_epi64::<32>(mult), [ld64(&lr.k, 0), ld64(&lr.k, 1)], [ld64(&lr.corr, 0), ld64(&lr.corr, 1)], sh);
-            let mut out = [0i32; 16];
-            _mm512_storeu_si512(out.as_mut_ptr() as *mut _, v);
-            out
+            requant64::<NEG>(x, mult, _mm512_srli_epi64::<32>(mult), [ld64(&lr.k, 0), ld64(&lr.k, 1)], [ld64(&lr.corr, 0), ld64(&lr.corr, 1)], sh)
         }
+    }
+
+    /// The epilogue `n` picks, as the 16 bytes it stores.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn run_narrow(lr: &LaneRequant, lanes: [i32; 16], n: Narrow) -> [u8; 16] {
+        // SAFETY: as `run`.
+        let q = unsafe { if n.neg { run::<true>(lr, lanes) } else { run::<false>(lr, lanes) } };
+        let b = if n.sat { narrow_q::<true>(q, lr.out) } else { narrow_q::<false>(q, lr.out) };
+        // SAFETY: a 128-bit vector is 16 bytes.
+        unsafe { std::mem::transmute(b) }
     }
 }
