@@ -82,4 +82,20 @@ pub trait Executable: Send {
     fn op_times(&self) -> Vec<(OpId, std::time::Duration)> {
         Vec::new()
     }
+
+    /// What the memory planner must know about steps that fuse ops: operands read later than
+    /// the graph says (`(operand, op)`: kept in memory through `op`, whose step reads it), and
+    /// operands no step reads or writes any more (they get no memory). Empty by default.
+    fn plan_hints(&self) -> PlanHints {
+        PlanHints::default()
+    }
+}
+
+/// See [`Executable::plan_hints`].
+#[derive(Clone, Debug, Default)]
+pub struct PlanHints {
+    /// `(operand, op)`: the operand must stay in memory up to and including op `op`.
+    pub keep_alive: Vec<(crate::OperandId, OpId)>,
+    /// Operands that are never materialized (an intermediate inside a fused step).
+    pub elided: Vec<crate::OperandId>,
 }

@@ -37,7 +37,7 @@ pub mod shape;
 mod validate;
 
 pub use arena::{cast, cast_mut, AlignedConst, InputSource, OpIo, TensorArena, TensorMut, TensorRef};
-pub use backend::{Backend, CompileCtx, Executable, Support};
+pub use backend::{Backend, CompileCtx, Executable, PlanHints, Support};
 pub use config::Config;
 pub use dtype::DType;
 pub use error::{CompileError, LoadError, RunError};

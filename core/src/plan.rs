@@ -22,12 +22,13 @@ pub struct MemoryPlan {
 /// whole run (callers set inputs before and read outputs after); the rest live from the op that
 /// writes them to the last op that reads them.
 pub fn plan(g: &Subgraph, dims: &[Vec<usize>]) -> Result<MemoryPlan, CompileError> {
-    plan_static(g, dims, &[])
+    plan_static(g, dims, &[], &crate::PlanHints::default())
 }
 
 /// [`plan`] leaving out the operands marked in `dynamic` (their shapes are known only at run
-/// time, so they get storage of their own then).
-pub fn plan_static(g: &Subgraph, dims: &[Vec<usize>], dynamic: &[bool]) -> Result<MemoryPlan, CompileError> {
+/// time, so they get storage of their own then) and those `hints` elide, and keeping alive
+/// what `hints` says fused steps read late.
+pub fn plan_static(g: &Subgraph, dims: &[Vec<usize>], dynamic: &[bool], hints: &crate::PlanHints) -> Result<MemoryPlan, CompileError> {
     let n_ops = g.ops.len();
     let mut first = vec![usize::MAX; g.operands.len()];
     let mut last = vec![0usize; g.operands.len()];
@@ -50,6 +51,16 @@ pub fn plan_static(g: &Subgraph, dims: &[Vec<usize>], dynamic: &[bool]) -> Resul
         }
         for &i in op.inputs.iter().flatten() {
             last[i.index()] = last[i.index()].max(t);
+        }
+    }
+    for &(o, op) in &hints.keep_alive {
+        if let Some(l) = last.get_mut(o.index()) {
+            *l = (*l).max(op.index());
+        }
+    }
+    for &o in &hints.elided {
+        if let Some(f) = first.get_mut(o.index()) {
+            *f = usize::MAX;
         }
     }
     let mut tensors: Vec<(usize, usize)> = Vec::new(); // (operand, bytes)
@@ -123,5 +134,30 @@ mod tests {
         }
         assert!(!overlap(r(0), r(4)));
         assert!(p.size < 5 * 1024, "no reuse: {} bytes", p.size);
+    }
+
+    /// x -> t1 -> t2 -> t3 -> y with ops 1 and 2 fused into one step at op 2's turn: t1 (read
+    /// late) must not share memory with t3 (written then), and the elided t2 gets none.
+    #[test]
+    fn hints_keep_late_inputs_apart_and_drop_elided_tensors() {
+        let mut g = Subgraph::default();
+        let ids: Vec<_> = (0..5).map(|i| g.add_operand(Operand::new(format!("t{i}"), DType::F32, &[256]))).collect();
+        for w in ids.windows(2) {
+            g.add_op(Operation {
+                kind: OpKind::Binary { op: BinaryOp::Add, act: Activation::None },
+                inputs: vec![Some(w[0]), Some(w[0])],
+                outputs: vec![w[1]],
+            });
+        }
+        g.inputs = vec![ids[0]];
+        g.outputs = vec![ids[4]];
+        let dims = vec![vec![256]; 5];
+        let overlap = |a: Range<usize>, b: Range<usize>| a.start < b.end && b.start < a.end;
+        let plain = plan(&g, &dims).unwrap();
+        assert!(overlap(plain.slots[1].clone().unwrap(), plain.slots[3].clone().unwrap()), "without hints t1 and t3 share memory");
+        let hints = crate::PlanHints { keep_alive: vec![(ids[1], crate::OpId::new(2))], elided: vec![ids[2]] };
+        let p = plan_static(&g, &dims, &[], &hints).unwrap();
+        assert!(!overlap(p.slots[1].clone().unwrap(), p.slots[3].clone().unwrap()));
+        assert!(p.slots[2].is_none(), "the elided tensor has memory");
     }
 }

@@ -166,7 +166,15 @@ impl Prepared {
                 exe_parts.push(Partition { backend: p.backend, ops });
             }
         }
-        let MemoryPlan { slots, size } = plan_static(&graph, &dims, &dynamic)?;
+        let mut hints = crate::PlanHints::default();
+        for e in &exes {
+            if let Exe::Backend(e) = e {
+                let h = e.plan_hints();
+                hints.keep_alive.extend(h.keep_alive);
+                hints.elided.extend(h.elided);
+            }
+        }
+        let MemoryPlan { slots, size } = plan_static(&graph, &dims, &dynamic, &hints)?;
         let dtypes = graph.operands.iter().map(|o| o.dtype).collect();
         let mut arena = TensorArena::new(size, slots, dims, dtypes);
         let mut runtime = None;

@@ -1,7 +1,7 @@
 //! The CPU backend: decides support per op, builds one kernel per op at compile (weights packed
 //! there), and runs them in order over the arena.
 
-use nnrt_core::{Backend, CompileCtx, CompileError, Executable, InputSource, OpId, OpIo, RunError, Support, TensorArena, TensorMut, TensorRef};
+use nnrt_core::{Backend, CompileCtx, CompileError, Executable, InputSource, OpId, OpIo, OperandId, PlanHints, RunError, Support, TensorArena, TensorMut, TensorRef};
 
 use crate::ops;
 
@@ -24,6 +24,18 @@ struct Step {
     kind: String,
     kernel: Box<dyn Kernel>,
     io: OpIo,
+    /// What this step fused ahead of `io.op`.
+    fused: Option<Fused>,
+}
+
+/// An op fused into the step of the op after it.
+struct Fused {
+    /// The op (its time is reported with the step's op).
+    first: OpId,
+    /// Its inputs, which the step reads at the later op's turn.
+    late: Vec<OperandId>,
+    /// Its output, which the step never writes.
+    mid: OperandId,
 }
 
 /// nnrt's CPU backend (id `cpu`).
@@ -51,12 +63,26 @@ impl Backend for CpuBackend {
 
     fn compile(&self, ctx: &CompileCtx, ids: &[OpId]) -> Result<Box<dyn Executable>, CompileError> {
         let mut steps = Vec::with_capacity(ids.len());
-        for &id in ids {
+        let mut k = 0;
+        while k < ids.len() {
+            let id = ids[k];
+            k += 1;
+            // A 1×1 expansion and the depthwise convolution reading it run as one step.
+            if let Some(built) = ids.get(k).and_then(|&next| ops::fuse_pair(ctx, id, next)) {
+                let next = ids[k];
+                k += 1;
+                let outputs = ctx.graph.op(next).outputs.clone();
+                let kind = format!("{}+{}", ctx.graph.op(id).kind.name(), ctx.graph.op(next).kind.name());
+                let (first, mid) = (ctx.graph.op(id), ctx.graph.op(id).outputs[0]);
+                let late = first.inputs.iter().flatten().copied().collect();
+                steps.push(Step { kind, kernel: built.kernel, io: OpIo::new(next, built.inputs, outputs), fused: Some(Fused { first: id, late, mid }) });
+                continue;
+            }
             let op = ctx.graph.op(id);
             let kind = op.kind.name().to_string();
             let built = ops::build(ctx, id).map_err(|reason| CompileError::InvalidOp { op: id, kind: kind.clone(), reason })?;
             let outputs = op.outputs.iter().chain(&built.state).copied().collect();
-            steps.push(Step { kind, kernel: built.kernel, io: OpIo::new(id, built.inputs, outputs) });
+            steps.push(Step { kind, kernel: built.kernel, io: OpIo::new(id, built.inputs, outputs), fused: None });
         }
         Ok(Box::new(CpuExecutable { steps, times: None }))
     }
@@ -81,13 +107,29 @@ impl Executable for CpuExecutable {
         Ok(())
     }
 
+    fn plan_hints(&self) -> PlanHints {
+        let mut h = PlanHints::default();
+        for s in &self.steps {
+            if let Some(f) = &s.fused {
+                h.keep_alive.extend(f.late.iter().map(|&o| (o, s.io.op)));
+                h.elided.push(f.mid);
+            }
+        }
+        h
+    }
+
     fn set_profiling(&mut self, on: bool) {
         self.times = on.then(|| vec![std::time::Duration::ZERO; self.steps.len()]);
     }
 
     fn op_times(&self) -> Vec<(OpId, std::time::Duration)> {
         match &self.times {
-            Some(t) => self.steps.iter().zip(t).map(|(s, &d)| (s.io.op, d)).collect(),
+            Some(t) => self
+                .steps
+                .iter()
+                .zip(t)
+                .flat_map(|(s, &d)| s.fused.as_ref().map(|f| (f.first, std::time::Duration::ZERO)).into_iter().chain([(s.io.op, d)]))
+                .collect(),
             None => Vec::new(),
         }
     }

@@ -12,6 +12,7 @@ pub mod compare;
 pub mod conv;
 pub mod data;
 pub mod depthwise;
+pub mod expand_dw;
 pub mod gemm;
 pub mod lstm;
 pub mod matrix;

@@ -7,6 +7,7 @@ use super::{all_f32, built, check_act, const_f32, fused, source};
 use crate::backend::Built;
 use crate::kernels::conv::{Conv2d, ConvGeom};
 use crate::kernels::depthwise::{depthwise_conv2d, DepthwiseGeom};
+use crate::kernels::expand_dw::ExpandDepthwise;
 use crate::kernels::gemm::{gemm, PackedB};
 use crate::kernels::unary::{unary, UnaryOp};
 
@@ -155,4 +156,58 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err("not a convolution".into()),
     }
+}
+
+/// Expanded tensors smaller than this per thread stay in the cores' L2 between the two ops:
+/// fusing gains nothing there. (MobileNetV2: the 4.8 MB tensor at 112×112 gains at 1 and 2
+/// threads; the 1.8 MB ones at 56×56 gain 2–5 % of the pair at 1 thread, nothing at 2.)
+const FUSE_MIN_BYTES: usize = 1 << 20;
+
+/// The fused step for op `conv` followed by op `dw` ([`ExpandDepthwise`]), when they are a
+/// float 1×1 CONV_2D (stride 1, one group, no tanh) whose output only `dw` reads, and a
+/// DEPTHWISE_CONV_2D with multiplier 1 over it, and the expanded tensor is large. `None` when
+/// they are not. The step reads the block's input at the depthwise op's turn and never
+/// materializes the expanded tensor: the backend tells the memory planner both
+/// (`Executable::plan_hints`).
+pub(crate) fn build_expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId) -> Option<Built> {
+    let (c, d) = (ctx.graph.op(conv), ctx.graph.op(dw));
+    let (OpKind::Conv2D(p1), OpKind::DepthwiseConv2D(p2)) = (&c.kind, &d.kind) else { return None };
+    all_f32(ctx, conv).ok()?;
+    all_f32(ctx, dw).ok()?;
+    let (x, mid_t, out_t) = (c.input(0)?, *c.outputs.first()?, *d.outputs.first()?);
+    if d.input(0)? != mid_t || c.outputs.len() != 1 || d.outputs.len() != 1 {
+        return None;
+    }
+    let g = ctx.graph;
+    let readers = g.ops.iter().flat_map(|o| o.inputs.iter().flatten()).filter(|&&i| i == mid_t).count();
+    if readers != 1 || g.outputs.contains(&mid_t) || g.operand(mid_t).is_variable {
+        return None;
+    }
+    let (xd, w1d, md) = (ctx.dims(x), ctx.dims(c.input(1)?), ctx.dims(mid_t));
+    let (w2d, od) = (ctx.dims(d.input(1)?), ctx.dims(out_t));
+    if xd.len() != 4 || w1d.len() != 4 || md.len() != 4 || w2d.len() != 4 || od.len() != 4 {
+        return None;
+    }
+    let cg = conv_geom(xd, w1d, md, p1).ok()?;
+    let direct = cg.k_h == 1 && cg.k_w == 1 && cg.stride_h == 1 && cg.stride_w == 1 && cg.pad_top == 0 && cg.pad_left == 0;
+    if !direct || cg.groups != 1 || cg.out_h != cg.in_h || cg.out_w != cg.in_w || md.iter().product::<usize>() * 4 < FUSE_MIN_BYTES * ctx.threads.max(1) {
+        return None;
+    }
+    let dg = depthwise_geom(md, w2d, od, p2).ok()?;
+    let ((act1, tanh1), (act2, tanh2)) = (fused(p1.act), fused(p2.act));
+    if dg.multiplier != 1 || tanh1 || tanh2 || dg.batch != cg.batch {
+        return None;
+    }
+    let w1 = const_f32(ctx, c.input(1)?)?;
+    let w2 = const_f32(ctx, d.input(1)?)?;
+    let bias = |b: Option<nnrt_core::OperandId>| match b {
+        Some(b) => const_f32(ctx, b).map(Some),
+        None => Some(None),
+    };
+    let (b1, b2) = (bias(c.input(2))?, bias(d.input(2))?);
+    let fusedk = ExpandDepthwise::new(cg.in_c, &w1, b1.as_deref(), act1, dg, &w2, b2.as_deref(), act2);
+    Some(built(vec![source(ctx, x)], move |ins, outs| {
+        fusedk.run(cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
+        Ok(())
+    }))
 }

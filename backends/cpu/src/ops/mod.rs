@@ -51,6 +51,15 @@ use nnrt_core::{Activation, CompileCtx, DType, InputSource, Layout, OpId, OpKind
 use crate::backend::{Built, Kernel};
 use crate::kernels::Act;
 
+/// One step for ops `a` then `b` when the backend has a fused kernel for the pair (see
+/// `conv::build_expand_depthwise`), `None` otherwise.
+pub(crate) fn fuse_pair(ctx: &CompileCtx, a: OpId, b: OpId) -> Option<Built> {
+    if std::env::var_os("NNRT_NOFUSE").is_some() {
+        return None;
+    }
+    conv::build_expand_depthwise(ctx, a, b)
+}
+
 /// Why the CPU backend cannot run `op`, or `Ok` when it can.
 pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     if quant::is_quantized_op(ctx, id) {

@@ -1,0 +1,221 @@
+//! A 1×1 CONV_2D (stride 1, one group) whose only reader is a DEPTHWISE_CONV_2D, run as one
+//! step: MobileNetV2's expansion convolution and the depthwise convolution after it. The
+//! expanded tensor (six times the block's input: 4.8 MB at 112×112×96) is never written in
+//! full. Each task owns a band of output rows and walks it a few rows at a time, computing just
+//! the expanded rows those need into a window that stays in its core's L2, then the depthwise
+//! rows from that window; rows the next step shares with this one move to the window's front
+//! instead of being computed again. Each value goes through the same kernels, in the same
+//! order, as the two ops do alone ([`gemm`], [`depthwise_conv2d`]), so the results are the
+//! same bit for bit.
+#![forbid(unsafe_code)]
+
+use std::cell::Cell;
+
+use super::depthwise::{depthwise_conv2d, DepthwiseGeom};
+use super::gemm::{gemm, PackedB};
+use super::Act;
+
+/// Bytes of expanded rows a window holds (at least the rows one output row needs): inside a
+/// core's L2 next to the block's input and output rows, and many rows per step so that the
+/// rows carried to the next step (`k_h − stride`, copied to the window's front) are few.
+/// MobileNetV2, 1 thread: 128 KiB gained nothing, 512 KiB the most (1 MiB less again).
+const WINDOW_BYTES: usize = 512 * 1024;
+/// Bands of output rows per thread: enough to balance, few enough that the rows a band
+/// computes twice at its top edge (`k_h − stride` rows) stay a small share.
+const BANDS_PER_THREAD: usize = 2;
+
+thread_local! {
+    /// Each thread's window of expanded rows, kept between runs.
+    static WINDOW: Cell<Vec<f32>> = const { Cell::new(Vec::new()) };
+}
+
+/// The fused step: `output = depthwise(act1(input · W1ᵀ + b1))` with the 1×1 weights packed.
+pub struct ExpandDepthwise {
+    /// Channels of the block's input (K of the expansion).
+    in_c: usize,
+    packed: PackedB,
+    bias: Option<Vec<f32>>,
+    act: Act,
+    /// The depthwise convolution over the expanded tensor (`dw.in_c` = expanded channels).
+    dw: DepthwiseGeom,
+    filter: Vec<f32>,
+    dw_bias: Option<Vec<f32>>,
+    dw_act: Act,
+}
+
+impl ExpandDepthwise {
+    /// Prepares the pair: `w1` is the expansion filter (`[mid, 1, 1, in_c]`, i.e. `mid × in_c`
+    /// row-major), `dw` the depthwise geometry over the expanded tensor (multiplier 1), `filter`
+    /// its `[1, k_h, k_w, mid]` weights.
+    ///
+    /// # Panics
+    /// If the depthwise multiplier is not 1 or a slice is shorter than the shapes need.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(in_c: usize, w1: &[f32], b1: Option<&[f32]>, act: Act, dw: DepthwiseGeom, filter: &[f32], b2: Option<&[f32]>, dw_act: Act) -> ExpandDepthwise {
+        let mid = dw.in_c;
+        assert_eq!(dw.multiplier, 1, "the fused depthwise convolution has multiplier 1");
+        assert!(w1.len() >= mid * in_c, "expansion filter holds {} values, needs {}", w1.len(), mid * in_c);
+        assert!(filter.len() >= dw.k_h * dw.k_w * mid, "depthwise filter too short");
+        for b in [b1, b2].into_iter().flatten() {
+            assert!(b.len() >= mid, "bias holds {} values, needs {mid}", b.len());
+        }
+        ExpandDepthwise {
+            in_c,
+            packed: PackedB::pack(mid, in_c, &w1[..mid * in_c]),
+            bias: b1.map(|b| b[..mid].to_vec()),
+            act,
+            dw,
+            filter: filter[..dw.k_h * dw.k_w * mid].to_vec(),
+            dw_bias: b2.map(|b| b[..mid].to_vec()),
+            dw_act,
+        }
+    }
+
+    /// Values of the block's input (`batch × in_h × in_w × in_c`).
+    pub fn input_len(&self) -> usize {
+        self.dw.batch * self.dw.in_h * self.dw.in_w * self.in_c
+    }
+
+    /// Values of the output (`batch × out_h × out_w × mid`).
+    pub fn output_len(&self) -> usize {
+        self.dw.output_len()
+    }
+
+    /// Computes `output` from `input` (both NHWC) on the current run's kernel pool.
+    ///
+    /// # Panics
+    /// If `input` or `output` are shorter than the shapes need.
+    pub fn run(&self, input: &[f32], output: &mut [f32]) {
+        let g = self.dw;
+        assert!(input.len() >= self.input_len(), "input holds {} values, needs {}", input.len(), self.input_len());
+        assert!(output.len() >= self.output_len(), "output holds {} values, needs {}", output.len(), self.output_len());
+        let image_in = g.in_h * g.in_w * self.in_c;
+        let row_out = g.out_w * g.in_c;
+        if image_in == 0 || row_out == 0 || g.out_h == 0 {
+            return;
+        }
+        let threads = nnrt_core::kernel_threads();
+        let bands = (threads * BANDS_PER_THREAD).min(g.out_h).max(1);
+        let band_rows = g.out_h.div_ceil(bands);
+        for (x, out) in input.chunks_exact(image_in).zip(output[..self.output_len()].chunks_exact_mut(g.out_h * row_out)) {
+            if threads <= 1 {
+                self.band(x, 0, out);
+            } else {
+                nnrt_core::par_chunks_mut(out, band_rows * row_out, |t, o| self.band(x, t * band_rows, o));
+            }
+        }
+    }
+
+    /// Output rows `oh0..` (as many as `out` holds) of one image `x`.
+    fn band(&self, x: &[f32], oh0: usize, out: &mut [f32]) {
+        let g = self.dw;
+        let mid = g.in_c;
+        let (row_in, row_mid, row_out) = (g.in_w * self.in_c, g.in_w * mid, g.out_w * mid);
+        let oh_end = oh0 + out.len() / row_out;
+        // Output rows per step: as many as fit the window (at least one).
+        let reach = (g.k_h - 1) * g.dil_h + 1;
+        let fit = (WINDOW_BYTES / 4 / row_mid.max(1)).max(reach);
+        let step = ((fit - reach) / g.stride_h + 1).max(1);
+        let mut win = WINDOW.with(Cell::take);
+        // Expanded rows `have.0..have.1` sit at the front of `win`.
+        let mut have = (0usize, 0usize);
+        let mut oh = oh0;
+        while oh < oh_end {
+            let end = (oh + step).min(oh_end);
+            // Expanded rows the output rows oh..end read (their taps inside the image).
+            let lo = (oh * g.stride_h).saturating_sub(g.pad_top).min(g.in_h);
+            let hi = ((end - 1) * g.stride_h + reach).saturating_sub(g.pad_top).min(g.in_h).max(lo);
+            let need = (hi - lo) * row_mid;
+            if win.len() < need {
+                win.resize(need, 0.0);
+            }
+            // Rows already computed move to the front; the rest are computed after them.
+            let start = if have.0 <= lo && lo < have.1 {
+                win.copy_within((lo - have.0) * row_mid..(have.1.min(hi) - have.0) * row_mid, 0);
+                have.1.min(hi)
+            } else {
+                lo
+            };
+            if hi > start {
+                let rows = (hi - start) * g.in_w;
+                gemm(rows, &x[start * row_in..hi * row_in], self.in_c, &self.packed, self.bias.as_deref(), self.act, &mut win[(start - lo) * row_mid..need], mid);
+            }
+            have = (lo, hi);
+            // The depthwise rows over the window: its row 0 is expanded row `lo`, so the
+            // padding above shrinks by `lo − oh·stride` (never below 0: lo ≥ oh·stride − pad).
+            let sub = DepthwiseGeom { batch: 1, in_h: hi - lo, out_h: end - oh, pad_top: g.pad_top + lo - oh * g.stride_h, ..g };
+            depthwise_conv2d(&sub, &win[..need], &self.filter, self.dw_bias.as_deref(), self.dw_act, &mut out[(oh - oh0) * row_out..(end - oh0) * row_out]);
+            oh = end;
+        }
+        WINDOW.with(|w| w.set(win));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::gemm::tests::values;
+
+    /// The two ops one after the other, as the unfused path runs them.
+    fn unfused(f: &ExpandDepthwise, w1: &[f32], x: &[f32]) -> Vec<f32> {
+        let g = f.dw;
+        let m = g.batch * g.in_h * g.in_w;
+        let mut mid = vec![0.0; m * g.in_c];
+        gemm(m, x, f.in_c, &PackedB::pack(g.in_c, f.in_c, w1), f.bias.as_deref(), f.act, &mut mid, g.in_c);
+        let mut out = vec![0.0; g.output_len()];
+        depthwise_conv2d(&g, &mid, &f.filter, f.dw_bias.as_deref(), f.dw_act, &mut out);
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn geom(batch: usize, h: usize, w: usize, mid: usize, k: usize, s: usize, d: usize, same: bool) -> DepthwiseGeom {
+        let (out_h, pad_top, out_w, pad_left) = if same {
+            let pad = |n: usize| {
+                let o = n.div_ceil(s);
+                let need = ((o - 1) * s + (k - 1) * d + 1).saturating_sub(n);
+                (o, need / 2)
+            };
+            let (oh, pt) = pad(h);
+            let (ow, pl) = pad(w);
+            (oh, pt, ow, pl)
+        } else {
+            ((h - (k - 1) * d - 1) / s + 1, 0, (w - (k - 1) * d - 1) / s + 1, 0)
+        };
+        DepthwiseGeom { batch, in_h: h, in_w: w, in_c: mid, multiplier: 1, out_h, out_w, k_h: k, k_w: k, stride_h: s, stride_w: s, dil_h: d, dil_w: d, pad_top, pad_left }
+    }
+
+    #[test]
+    fn fused_equals_the_two_ops_bit_for_bit() {
+        let pool = nnrt_core::KernelPool::new(2).unwrap();
+        let cases = [
+            // (batch, h, w, in_c, mid, k, stride, dilation, SAME)
+            (1, 112, 112, 16, 96, 3, 2, 1, true),
+            (1, 56, 56, 24, 144, 3, 1, 1, true),
+            (2, 9, 7, 5, 33, 3, 1, 1, true),
+            (1, 17, 13, 8, 40, 5, 2, 1, true),
+            (1, 20, 11, 3, 17, 3, 1, 2, true),
+            (1, 15, 15, 4, 20, 3, 2, 1, false),
+            (1, 3, 3, 2, 7, 3, 3, 1, true),
+        ];
+        for (seed, &(b, h, w, c0, c1, k, s, d, same)) in cases.iter().enumerate() {
+            let g = geom(b, h, w, c1, k, s, d, same);
+            let w1 = values(c1 * c0, seed as u64 * 7 + 1);
+            let b1 = values(c1, seed as u64 * 7 + 2);
+            let filter = values(k * k * c1, seed as u64 * 7 + 3);
+            let b2 = values(c1, seed as u64 * 7 + 4);
+            let x = values(b * h * w * c0, seed as u64 * 7 + 5);
+            let f = ExpandDepthwise::new(c0, &w1, Some(&b1), Act::RELU6, g, &filter, Some(&b2), Act::RELU);
+            let want = unfused(&f, &w1, &x);
+            for threads in [1, 2] {
+                let mut got = vec![f32::NAN; f.output_len()];
+                if threads == 1 {
+                    f.run(&x, &mut got);
+                } else {
+                    pool.install(|| f.run(&x, &mut got));
+                }
+                let same_bits = got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same_bits, "case {seed} ({b}x{h}x{w}x{c0} -> {c1}, k{k} s{s} d{d} same={same}), {threads} threads");
+            }
+        }
+    }
+}
