@@ -46,7 +46,7 @@ pub use ids::{OpId, OperandId, SubgraphId};
 pub use infer::{infer_graph, infer_graph_with, infer_op, infer_op_at_run, Inferred};
 pub use op::*;
 pub use operand::{Blob, ConstData, Layout, Operand};
-pub use plan::{plan, plan_static, MemoryPlan};
+pub use plan::{plan, plan_for_threads, plan_static, MemoryPlan};
 pub use nnrt_threads::{kernel_threads, par_blocks_mut, par_chunks_mut, par_for, par_map, par_rows_mut, BlockMut, Grid, KernelPool};
 pub use prepared::Prepared;
 pub use quant::Quantization;

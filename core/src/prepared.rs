@@ -8,7 +8,7 @@ use crate::callee::RunEnv;
 use crate::control::{self, ControlStep, SharedPool};
 use crate::dynamic::{DynamicStep, Runtime};
 use crate::partition::{assign, partitions, Assignment, Partition, CONTROL};
-use crate::plan::plan_static;
+use crate::plan::plan_for_threads;
 use crate::shape::fmt_dims;
 use crate::{
     passes, validate, Backend, CompileCtx, CompileError, Config, Executable, Inferred, MemoryPlan, Model, OpId, OperandId, RunError,
@@ -174,7 +174,7 @@ impl Prepared {
                 hints.elided.extend(h.elided);
             }
         }
-        let MemoryPlan { slots, size } = plan_static(&graph, &dims, &dynamic, &hints)?;
+        let MemoryPlan { slots, size } = plan_for_threads(&graph, &dims, &dynamic, &hints, env.threads)?;
         let dtypes = graph.operands.iter().map(|o| o.dtype).collect();
         let mut arena = TensorArena::new(size, slots, dims, dtypes);
         let mut runtime = None;
