@@ -144,8 +144,11 @@ fn walk_par<T: Copy + Send + Sync>(
     } else {
         None
     };
-    // Partial outputs only pay off when they are small next to the input they summarize.
-    let chunk = chunk.filter(|&c| !l.reduced[0] || out.len() * d0.div_ceil(c) <= input.len() / 2);
+    // Partial outputs (one per thread: each is merged on the calling thread, from the core
+    // that wrote it) only pay off when they are small next to the input they summarize.
+    let threads = nnrt_core::kernel_threads();
+    let chunk = chunk.map(|c| if l.reduced[0] { d0.div_ceil(threads).max(c) } else { c });
+    let chunk = chunk.filter(|&c| c < d0 && (!l.reduced[0] || out.len() * d0.div_ceil(c) <= input.len() / 2));
     let Some(c) = chunk else {
         return walk(input, l, out, kept, red);
     };
@@ -737,21 +740,29 @@ mod tests {
 
     #[test]
     fn nhwc_mean_and_threads() {
-        // Mean over H, W of [2, 56, 56, 64]: large enough to split across the pool.
-        let shape = [2, 56, 56, 64];
-        let input = data(shape.iter().product(), 3);
-        for axes in [vec![1, 2], vec![0, 1, 2], vec![3], vec![0, 3]] {
+        // Mean over H, W of [2, 56, 56, 64] and of MobileNet's last [1, 7, 7, 1280] (reduced
+        // outermost run: one partial output per thread), on one thread and on a pool of two.
+        let pool = nnrt_core::KernelPool::new(2).unwrap();
+        for (shape, axes, threads) in [[2, 56, 56, 64], [1, 7, 7, 1280]]
+            .into_iter()
+            .flat_map(|s| [vec![1, 2], vec![0, 1, 2], vec![3], vec![0, 3]].into_iter().map(move |a| (s, a)))
+            .flat_map(|(s, a)| [1, 2].map(|t| (s, a.clone(), t)))
+        {
+            let input = data(shape.iter().product(), 3);
             let n = out_len(&shape, &axes);
             let (mut o1, mut o2) = (vec![0.0; n], vec![0.0; n]);
             for op in [ReduceOp::Mean, ReduceOp::Max] {
-                reduce(op, &input, &shape, &axes, &mut o1);
+                match threads {
+                    1 => reduce(op, &input, &shape, &axes, &mut o1),
+                    _ => pool.install(|| reduce(op, &input, &shape, &axes, &mut o1)),
+                }
                 reduce_ref(op, &input, &shape, &axes, &mut o2);
                 for (a, b) in o1.iter().zip(&o2) {
                     // 6272 terms near 1 summed in f32: the reference's sequential sum itself
                     // drifts by ~1e-5 relative; ours (pairwise-ish) is closer to exact.
                     assert!(
                         (a - b).abs() <= 2e-5 * b.abs(),
-                        "{op:?} {axes:?}: {a} vs {b}"
+                        "{op:?} {shape:?} {axes:?} {threads} threads: {a} vs {b}"
                     );
                 }
             }
