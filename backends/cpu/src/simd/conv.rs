@@ -189,16 +189,29 @@ pub(crate) fn gemm_panels_segs_avx512(
     if let Some(bias) = ep.bias {
         assert!(bias.len() >= cols, "bias too short");
     }
-    let mut ptrs = [(std::ptr::null::<f32>(), 0usize, 0usize); MAX_SEGS];
-    for (p, &(a, lda, k0)) in ptrs.iter_mut().zip(segs) {
+    let check = |&(a, lda, k0): &(&[f32], usize, usize)| {
         assert!(kc == 0 || a.len() >= (rows - 1) * lda + kc, "A segment too short");
         assert!((panels - 1) * panel_stride + (k0 + kc) * nr <= b.len(), "B panels too short");
-        *p = (a.as_ptr(), lda, k0 * nr);
-    }
+        (a.as_ptr(), lda, k0 * nr)
+    };
+    // One segment (every dense GEMM) needs no segment table: filling all MAX_SEGS entries
+    // was a memset per tile row, 0.6 % of MobileNetV2.
+    let one;
+    let mut table;
+    let ptrs: &[(*const f32, usize, usize)] = if let [seg] = segs {
+        one = [check(seg)];
+        &one
+    } else {
+        table = [(std::ptr::null::<f32>(), 0usize, 0usize); MAX_SEGS];
+        for (p, seg) in table.iter_mut().zip(segs) {
+            *p = check(seg);
+        }
+        &table[..segs.len()]
+    };
     #[cfg(target_arch = "x86_64")]
     {
         let _ = t;
-        let segs = &ptrs[..segs.len()];
+        let segs = ptrs;
         let (b, c) = (b.as_ptr(), c.as_mut_ptr());
         macro_rules! go {
             ($r:literal) => {
