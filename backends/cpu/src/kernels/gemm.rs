@@ -15,6 +15,7 @@ use std::cell::RefCell;
 
 use super::Act;
 use crate::simd::conv::{self as sc, Avx2Token, Avx512Token, Epilogue};
+use crate::simd::elementwise::{self as ew, VBin};
 use crate::simd::{self, Isa};
 
 /// Rows of the portable register tile.
@@ -33,6 +34,9 @@ const KC_MAX: usize = 512;
 const B_BLOCK_BYTES: usize = 512 * 1024;
 /// Below this many multiply-adds a GEMM runs on the calling thread.
 const PAR_MIN_MACS: usize = 1 << 16;
+/// Rows per band when [`gemm_add`] runs on one thread: the band's C and residual stay in L1/L2
+/// between the GEMM and the add.
+const THEN_ROWS: usize = 64;
 
 /// The weights of a GEMM, `B[k][j] = w[j*k + k]`, packed for the micro-kernel of one
 /// instruction set. Built once at prepare time by [`PackedB::pack`].
@@ -375,6 +379,44 @@ impl<'b> Plan<'b> {
     }
 }
 
+/// [`gemm`] followed by a residual ADD: `C = clamp(act(A·Bᵀ + bias) + X, add_act)`, `X` shaped
+/// like C (row stride `ldc`). Each task adds `X` to the rows it has just computed, still in its
+/// cache, instead of an ADD op reading C back; C holds the GEMM's values and then their sums,
+/// rounded as the two ops round them.
+///
+/// # Panics
+/// As [`gemm`], or if `x` is shorter than C.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_add(m: usize, a: &[f32], lda: usize, b: &PackedB, bias: Option<&[f32]>, act: Act, x: &[f32], add_act: Act, c: &mut [f32], ldc: usize) {
+    let n = b.n;
+    if m == 0 || n == 0 {
+        return;
+    }
+    assert!(x.len() >= (m - 1) * ldc + n, "residual too short for {m}×{n} (stride {ldc})");
+    if b.k > 0 {
+        assert!(lda >= b.k && a.len() >= (m - 1) * lda + b.k, "A too short for {m}×{} (lda {lda})", b.k);
+    }
+    let add_rows = |row: &mut [f32], xr: &[f32]| {
+        if !ew::accumulate_clamped(VBin::Add, row, xr, add_act.min, add_act.max) {
+            for (o, &v) in row.iter_mut().zip(xr) {
+                *o = clamp(*o + v, add_act.min, add_act.max);
+            }
+        }
+    };
+    let add = |r0: usize, r1: usize, cc: &mut [f32]| {
+        if ldc == n {
+            // Dense rows: one pass over the band.
+            let len = (r1 - r0) * n;
+            add_rows(&mut cc[..len], &x[r0 * n..r0 * n + len]);
+        } else {
+            for r in 0..r1 - r0 {
+                add_rows(&mut cc[r * ldc..r * ldc + n], &x[(r0 + r) * ldc..(r0 + r) * ldc + n]);
+            }
+        }
+    };
+    gemm_with_then(m, &Dense { a, lda }, b, bias, act, c, ldc, Some(&add));
+}
+
 /// [`gemm`] over any [`ASource`] (conv feeds an im2col view).
 pub(crate) fn gemm_with<S: ASource>(
     m: usize,
@@ -385,11 +427,38 @@ pub(crate) fn gemm_with<S: ASource>(
     c: &mut [f32],
     ldc: usize,
 ) {
+    gemm_with_then(m, src, b, bias, act, c, ldc, None);
+}
+
+/// [`gemm_with`], then `then(r0, r1, c_rows)` on each band of rows `r0..r1` once computed
+/// (`c_rows` starts at C's row `r0`), by the thread that computed it, while the band is still
+/// in its cache (on one thread, bands of [`THEN_ROWS`] rows).
+#[allow(clippy::too_many_arguments)]
+fn gemm_with_then<S: ASource>(
+    m: usize,
+    src: &S,
+    b: &PackedB,
+    bias: Option<&[f32]>,
+    act: Act,
+    c: &mut [f32],
+    ldc: usize,
+    then: Option<&(dyn Fn(usize, usize, &mut [f32]) + Sync)>,
+) {
     let Some((plan, c)) = Plan::checked(m, b, bias, act, c, ldc) else { return };
     let n = b.n;
     let threads = nnrt_core::kernel_threads();
     if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS {
-        with_scratch(|s| run_rows(&plan, src, 0, m, 0, plan.panels, c, ldc, s));
+        let Some(then) = then else {
+            with_scratch(|s| run_rows(&plan, src, 0, m, 0, plan.panels, c, ldc, s));
+            return;
+        };
+        let band = THEN_ROWS.div_ceil(plan.mr) * plan.mr;
+        for r0 in (0..m).step_by(band) {
+            let r1 = (r0 + band).min(m);
+            let cc = &mut c[r0 * ldc..];
+            with_scratch(|s| run_rows(&plan, src, r0, r1, 0, plan.panels, cc, ldc, s));
+            then(r0, r1, cc);
+        }
     } else if let Some(grid) = column_grid(&plan, m, threads) {
         // One row tile: each thread takes a band of output channels (its share of B),
         // computed into a per-thread buffer with the band's own row stride and copied into
@@ -407,6 +476,9 @@ pub(crate) fn gemm_with<S: ASource>(
             }
             COL_TILES.with(|t| t.set(band));
         });
+        if let Some(then) = then {
+            then(0, m, c);
+        }
     } else {
         // A few tasks per thread for balance, each a whole number of register tiles.
         let tasks = 16 * threads;
@@ -415,6 +487,9 @@ pub(crate) fn gemm_with<S: ASource>(
             let r0 = t * rows_per_task;
             let r1 = (r0 + rows_per_task).min(m);
             with_scratch(|s| run_rows(&plan, src, r0, r1, 0, plan.panels, cc, ldc, s));
+            if let Some(then) = then {
+                then(r0, r1, cc);
+            }
         });
     }
 }
@@ -719,6 +794,39 @@ pub(crate) mod tests {
             check(5, 300, 700, 0, 3, false, Act::RELU, 3);
             check(3, 64, 0, 0, 0, true, Act::RELU, 4);
         });
+    }
+
+    #[test]
+    fn gemm_add_equals_gemm_then_add_bit_for_bit() {
+        // Row split, column split (m ≤ MR), one thread; with and without the ADD's clamp.
+        let pool = nnrt_core::KernelPool::new(2).unwrap();
+        for (i, &(m, n, k, act, add_act)) in [
+            (3136usize, 24usize, 144usize, Act::NONE, Act::NONE),
+            (49, 160, 960, Act::RELU6, Act::RELU),
+            (4, 300, 70, Act::NONE, Act::RELU6),
+            (7, 5, 3, Act::RELU, Act::NONE),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let (a, w, bias, x) = (values(m * k, 10 + i as u64), values(n * k, 20 + i as u64), values(n, 30 + i as u64), values(m * n, 40 + i as u64));
+            let b = PackedB::pack(n, k, &w);
+            let mut want = vec![0.0; m * n];
+            gemm(m, &a, k, &b, Some(&bias), act, &mut want, n);
+            for (o, &v) in want.iter_mut().zip(&x) {
+                *o = clamp(*o + v, add_act.min, add_act.max);
+            }
+            for threads in [1, 2] {
+                let mut got = vec![f32::NAN; m * n];
+                let run = |got: &mut [f32]| gemm_add(m, &a, k, &b, Some(&bias), act, &x, add_act, got, n);
+                if threads == 1 {
+                    run(&mut got);
+                } else {
+                    pool.install(|| run(&mut got));
+                }
+                assert!(got.iter().zip(&want).all(|(g, w)| g.to_bits() == w.to_bits()), "case {i}, {threads} threads");
+            }
+        }
     }
 
     /// Best and median GFLOP/s of 15 timed batches (each ~0.1 s) on a pool of `threads`.

@@ -8,7 +8,7 @@ use crate::backend::Built;
 use crate::kernels::conv::{Conv2d, ConvGeom};
 use crate::kernels::depthwise::{depthwise_conv2d, DepthwiseGeom};
 use crate::kernels::expand_dw::ExpandDepthwise;
-use crate::kernels::gemm::{gemm, PackedB};
+use crate::kernels::gemm::{gemm, gemm_add, PackedB};
 use crate::kernels::unary::{unary, UnaryOp};
 
 pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
@@ -208,6 +208,58 @@ pub(crate) fn build_expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId) -> 
     let fusedk = ExpandDepthwise::new(cg.in_c, &w1, b1.as_deref(), act1, dg, &w2, b2.as_deref(), act2);
     Some(built(vec![source(ctx, x)], move |ins, outs| {
         fusedk.run(cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
+        Ok(())
+    }))
+}
+
+/// The fused step for op `conv` followed by op `add` ([`gemm_add`]): a float 1×1 CONV_2D
+/// (stride 1, one group, no tanh) whose output only `add` reads, and an ADD (no tanh) of it and
+/// another tensor of the same shape (MobileNetV2's projection and residual). `None` otherwise.
+/// As with [`build_expand_depthwise`], the step runs at the ADD's turn and the convolution's
+/// output is never materialized.
+pub(crate) fn build_conv_add(ctx: &CompileCtx, conv: OpId, add: OpId) -> Option<Built> {
+    let (c, a) = (ctx.graph.op(conv), ctx.graph.op(add));
+    let (OpKind::Conv2D(p1), OpKind::Binary { op: nnrt_core::BinaryOp::Add, act: add_act }) = (&c.kind, &a.kind) else { return None };
+    all_f32(ctx, conv).ok()?;
+    all_f32(ctx, add).ok()?;
+    let (p, mid_t, out_t) = (c.input(0)?, *c.outputs.first()?, *a.outputs.first()?);
+    if c.outputs.len() != 1 || a.outputs.len() != 1 || a.inputs.len() != 2 {
+        return None;
+    }
+    let x = match (a.input(0)?, a.input(1)?) {
+        (l, r) if l == mid_t && r != mid_t => r,
+        (l, r) if r == mid_t && l != mid_t => l,
+        _ => return None,
+    };
+    let g = ctx.graph;
+    let readers = g.ops.iter().flat_map(|o| o.inputs.iter().flatten()).filter(|&&i| i == mid_t).count();
+    if readers != 1 || g.outputs.contains(&mid_t) || g.operand(mid_t).is_variable {
+        return None;
+    }
+    let (xd, w1d, md) = (ctx.dims(p), ctx.dims(c.input(1)?), ctx.dims(mid_t));
+    if xd.len() != 4 || w1d.len() != 4 || md.len() != 4 || ctx.dims(x) != md || ctx.dims(out_t) != md {
+        return None;
+    }
+    let cg = conv_geom(xd, w1d, md, p1).ok()?;
+    let direct = cg.k_h == 1 && cg.k_w == 1 && cg.stride_h == 1 && cg.stride_w == 1 && cg.pad_top == 0 && cg.pad_left == 0;
+    let ((act1, tanh1), (act2, tanh2)) = (fused(p1.act), fused(*add_act));
+    if !direct || cg.groups != 1 || cg.out_h != cg.in_h || cg.out_w != cg.in_w || tanh1 || tanh2 {
+        return None;
+    }
+    let w1 = const_f32(ctx, c.input(1)?)?;
+    let bias = match c.input(2) {
+        Some(b) => Some(const_f32(ctx, b)?),
+        None => None,
+    };
+    let (k, n) = (cg.in_c, cg.out_c);
+    if w1.len() < n * k || bias.as_ref().is_some_and(|b| b.len() < n) {
+        return None;
+    }
+    let packed = PackedB::pack(n, k, &w1[..n * k]);
+    let m = cg.batch * cg.in_h * cg.in_w;
+    Some(built(vec![source(ctx, p), source(ctx, x)], move |ins, outs| {
+        let (a, x) = (cast::<f32>(ins[0].bytes)?, cast::<f32>(ins[1].bytes)?);
+        gemm_add(m, a, k, &packed, bias.as_deref(), act1, x, act2, cast_mut::<f32>(outs[0].bytes)?, n);
         Ok(())
     }))
 }

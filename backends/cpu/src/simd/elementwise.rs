@@ -722,10 +722,14 @@ pub(crate) fn bin_vv(op: VBin, a: &[f32], b: &[f32], out: &mut [f32], lo: f32, h
 /// `acc[i] = op(x[i], acc[i])`: accumulation for pooling and reductions (op: Add, Mul, Max, Min,
 /// with TFLite's `in > current ? in : current` for Max). Returns `false` without SIMD.
 pub(crate) fn accumulate(op: VBin, acc: &mut [f32], x: &[f32]) -> bool {
+    accumulate_clamped(op, acc, x, f32::NEG_INFINITY, f32::INFINITY)
+}
+
+/// [`accumulate`] then a clamp to `[lo, hi]` (a fused activation), in the same pass.
+pub(crate) fn accumulate_clamped(op: VBin, acc: &mut [f32], x: &[f32], lo: f32, hi: f32) -> bool {
     let n = acc.len();
     assert!(x.len() == n, "accumulate: lengths differ");
     let (xp, ap) = (x.as_ptr(), acc.as_mut_ptr());
-    let (lo, hi) = (f32::NEG_INFINITY, f32::INFINITY);
     match isa() {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: AVX-512 detected; x and acc hold n elements (checked); the routine reads each
