@@ -569,6 +569,9 @@ pub(crate) fn gemm_segmented<S: SegmentSource>(
 fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, y0: usize, y1: usize, c: &mut [f32], ldc: usize, scratch: &mut Vec<f32>) {
     let row_len = src.row_len();
     let (segs, seg_len) = (src.segments(), src.segment_len());
+    // The in-place segments of one tile, filled anew per tile (set up once: a per-tile fill of
+    // all MAX_SEGS entries showed in the stem convolution's profile).
+    let mut tile_segs: [(&[f32], usize, usize); sc::MAX_SEGS] = [(&[], 0, 0); sc::MAX_SEGS];
     for pb in (0..p.panels).step_by(p.nc_panels) {
         let pe = (pb + p.nc_panels).min(p.panels);
         for y in y0..y1 {
@@ -607,19 +610,18 @@ fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, y0: usize, y1: usize, c: &
                     let (stride, panels) = (p.b.k * p.nr, p.b.panels_from(pb));
                     let ct = &mut c[ct0 + j0..];
                     let mut ep = Epilogue { load_c: false, finish: false, bias: p.bias.map(|b| &b[j0..j0 + cols]), min: p.act.min, max: p.act.max };
-                    let mut segs: [(&[f32], usize, usize); sc::MAX_SEGS] = [(&[], 0, 0); sc::MAX_SEGS];
                     let mut n_segs = 0;
                     for s in last.map_or(0..0, |last| 0..last + 1) {
                         let Some(Segment::Rows(a, lda)) = src.segment(row, ir - y * row_len, rows, s) else { continue };
                         if n_segs == sc::MAX_SEGS {
-                            sc::gemm_panels_segs_avx512(t, rows, cols, seg_len, &segs, panels, stride, p.nr, ct, ldc, &ep);
+                            sc::gemm_panels_segs_avx512(t, rows, cols, seg_len, &tile_segs, panels, stride, p.nr, ct, ldc, &ep);
                             (ep.load_c, n_segs) = (true, 0);
                         }
-                        segs[n_segs] = (a, lda, s * seg_len);
+                        tile_segs[n_segs] = (a, lda, s * seg_len);
                         n_segs += 1;
                     }
                     ep.finish = true;
-                    sc::gemm_panels_segs_avx512(t, rows, cols, seg_len, &segs[..n_segs], panels, stride, p.nr, ct, ldc, &ep);
+                    sc::gemm_panels_segs_avx512(t, rows, cols, seg_len, &tile_segs[..n_segs], panels, stride, p.nr, ct, ldc, &ep);
                     ir += rows;
                     continue;
                 }

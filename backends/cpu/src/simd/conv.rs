@@ -196,11 +196,19 @@ pub(crate) fn gemm_panels_segs_avx512(
     };
     // One segment (every dense GEMM) needs no segment table: filling all MAX_SEGS entries
     // was a memset per tile row, 0.6 % of MobileNetV2.
+    // (3×3 convolutions: three segments, a 4-entry table.)
     let one;
+    let mut small;
     let mut table;
     let ptrs: &[(*const f32, usize, usize)] = if let [seg] = segs {
         one = [check(seg)];
         &one
+    } else if segs.len() <= 4 {
+        small = [(std::ptr::null::<f32>(), 0usize, 0usize); 4];
+        for (p, seg) in small.iter_mut().zip(segs) {
+            *p = check(seg);
+        }
+        &small[..segs.len()]
     } else {
         table = [(std::ptr::null::<f32>(), 0usize, 0usize); MAX_SEGS];
         for (p, seg) in table.iter_mut().zip(segs) {
