@@ -194,9 +194,8 @@ mod tests {
     use super::*;
     use crate::{Activation, BinaryOp, DType, OpKind, Operand, Operation};
 
-    /// x -> a -> b -> c -> y, a chain of adds: a and c can share memory, b cannot overlap either.
-    #[test]
-    fn chain_reuses_memory_without_overlap() {
+    /// t0 -> t1 -> t2 -> t3 -> t4, a chain of adds of 256 floats each.
+    fn chain() -> (Subgraph, Vec<OperandId>, Vec<Vec<usize>>) {
         let mut g = Subgraph::default();
         let ids: Vec<_> = (0..5).map(|i| g.add_operand(Operand::new(format!("t{i}"), DType::F32, &[256]))).collect();
         for w in ids.windows(2) {
@@ -208,7 +207,13 @@ mod tests {
         }
         g.inputs = vec![ids[0]];
         g.outputs = vec![ids[4]];
-        let dims = vec![vec![256]; 5];
+        (g, ids, vec![vec![256]; 5])
+    }
+
+    /// x -> a -> b -> c -> y, a chain of adds: a and c can share memory, b cannot overlap either.
+    #[test]
+    fn chain_reuses_memory_without_overlap() {
+        let (g, _, dims) = chain();
         let p = plan(&g, &dims).unwrap();
         let r = |i: usize| p.slots[i].clone().unwrap();
         let overlap = |a: Range<usize>, b: Range<usize>| a.start < b.end && b.start < a.end;
@@ -224,18 +229,7 @@ mod tests {
     /// late) must not share memory with t3 (written then), and the elided t2 gets none.
     #[test]
     fn hints_keep_late_inputs_apart_and_drop_elided_tensors() {
-        let mut g = Subgraph::default();
-        let ids: Vec<_> = (0..5).map(|i| g.add_operand(Operand::new(format!("t{i}"), DType::F32, &[256]))).collect();
-        for w in ids.windows(2) {
-            g.add_op(Operation {
-                kind: OpKind::Binary { op: BinaryOp::Add, act: Activation::None },
-                inputs: vec![Some(w[0]), Some(w[0])],
-                outputs: vec![w[1]],
-            });
-        }
-        g.inputs = vec![ids[0]];
-        g.outputs = vec![ids[4]];
-        let dims = vec![vec![256]; 5];
+        let (g, ids, dims) = chain();
         let overlap = |a: Range<usize>, b: Range<usize>| a.start < b.end && b.start < a.end;
         let plain = plan(&g, &dims).unwrap();
         assert!(overlap(plain.slots[1].clone().unwrap(), plain.slots[3].clone().unwrap()), "without hints t1 and t3 share memory");

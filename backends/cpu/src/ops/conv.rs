@@ -10,6 +10,7 @@ use crate::kernels::depthwise::{depthwise_conv2d, DepthwiseGeom};
 use crate::kernels::expand_dw::ExpandDepthwise;
 use crate::kernels::gemm::{gemm, gemm_add, PackedB};
 use crate::kernels::unary::{unary, UnaryOp};
+use crate::kernels::Act;
 
 pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     all_f32(ctx, id)?;
@@ -163,101 +164,111 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 /// threads; the 1.8 MB ones at 56×56 gain 2–5 % of the pair at 1 thread, nothing at 2.)
 const FUSE_MIN_BYTES: usize = 1 << 20;
 
-/// The fused step for op `conv` followed by op `dw` ([`ExpandDepthwise`]), when they are a
-/// float 1×1 CONV_2D (stride 1, one group, no tanh) whose output only `dw` reads, and a
-/// DEPTHWISE_CONV_2D with multiplier 1 over it, and the expanded tensor is large. `None` when
-/// they are not. The step reads the block's input at the depthwise op's turn and never
-/// materializes the expanded tensor: the backend tells the memory planner both
-/// (`Executable::plan_hints`).
-pub(crate) fn build_expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId) -> Option<Built> {
-    let (c, d) = (ctx.graph.op(conv), ctx.graph.op(dw));
-    let (OpKind::Conv2D(p1), OpKind::DepthwiseConv2D(p2)) = (&c.kind, &d.kind) else { return None };
+/// What a fused step needs from its first op: a float 1×1 CONV_2D (stride 1, one group, same
+/// size, no tanh) with one output that `next` alone reads, once, and that is not a graph output.
+struct Producer1x1 {
+    /// The convolution's input and output operands.
+    input: nnrt_core::OperandId,
+    output: nnrt_core::OperandId,
+    geom: ConvGeom,
+    act: Act,
+    /// `[out_c, in_c]` weights, row-major, and the bias.
+    weights: Vec<f32>,
+    bias: Option<Vec<f32>>,
+}
+
+fn producer_1x1(ctx: &CompileCtx, conv: OpId, next: OpId) -> Option<Producer1x1> {
+    let c = ctx.graph.op(conv);
+    let OpKind::Conv2D(p) = &c.kind else { return None };
     all_f32(ctx, conv).ok()?;
-    all_f32(ctx, dw).ok()?;
-    let (x, mid_t, out_t) = (c.input(0)?, *c.outputs.first()?, *d.outputs.first()?);
-    if d.input(0)? != mid_t || c.outputs.len() != 1 || d.outputs.len() != 1 {
-        return None;
-    }
+    all_f32(ctx, next).ok()?;
+    let (input, output, w) = (c.input(0)?, *c.outputs.first()?, c.input(1)?);
     let g = ctx.graph;
-    let readers = g.ops.iter().flat_map(|o| o.inputs.iter().flatten()).filter(|&&i| i == mid_t).count();
-    if readers != 1 || g.outputs.contains(&mid_t) || g.operand(mid_t).is_variable {
+    let reads = g.ops.iter().flat_map(|o| o.inputs.iter().flatten()).filter(|&&i| i == output).count();
+    let next_reads = g.op(next).inputs.iter().flatten().filter(|&&i| i == output).count();
+    if c.outputs.len() != 1 || reads != 1 || next_reads != 1 || g.outputs.contains(&output) || g.operand(output).is_variable {
         return None;
     }
-    let (xd, w1d, md) = (ctx.dims(x), ctx.dims(c.input(1)?), ctx.dims(mid_t));
+    let (xd, wd, od) = (ctx.dims(input), ctx.dims(w), ctx.dims(output));
+    if xd.len() != 4 || wd.len() != 4 || od.len() != 4 {
+        return None;
+    }
+    let geom = conv_geom(xd, wd, od, p).ok()?;
+    let direct = geom.k_h == 1 && geom.k_w == 1 && geom.stride_h == 1 && geom.stride_w == 1 && geom.pad_top == 0 && geom.pad_left == 0;
+    let (act, tanh) = fused(p.act);
+    if !direct || geom.groups != 1 || geom.out_h != geom.in_h || geom.out_w != geom.in_w || tanh {
+        return None;
+    }
+    let weights = const_f32(ctx, w)?;
+    let bias = match c.input(2) {
+        Some(b) => Some(const_f32(ctx, b)?),
+        None => None,
+    };
+    let (n, k) = (geom.out_c, geom.in_c);
+    if weights.len() < n * k || bias.as_ref().is_some_and(|b| b.len() < n) {
+        return None;
+    }
+    Some(Producer1x1 { input, output, geom, act, weights, bias })
+}
+
+/// The fused step for op `conv` followed by op `dw` ([`ExpandDepthwise`]), when `conv` is a
+/// [`producer_1x1`] of `dw`, a DEPTHWISE_CONV_2D with multiplier 1 (no tanh), and the expanded
+/// tensor is large. `None` when they are not. The step reads the block's input at the
+/// depthwise op's turn and never materializes the expanded tensor: the backend tells the memory
+/// planner both (`Executable::plan_hints`).
+pub(crate) fn build_expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId) -> Option<Built> {
+    let d = ctx.graph.op(dw);
+    let OpKind::DepthwiseConv2D(p2) = &d.kind else { return None };
+    let pr = producer_1x1(ctx, conv, dw)?;
+    let out_t = *d.outputs.first()?;
+    let md = ctx.dims(pr.output);
     let (w2d, od) = (ctx.dims(d.input(1)?), ctx.dims(out_t));
-    if xd.len() != 4 || w1d.len() != 4 || md.len() != 4 || w2d.len() != 4 || od.len() != 4 {
+    if d.input(0)? != pr.output || d.outputs.len() != 1 || w2d.len() != 4 || od.len() != 4 {
         return None;
     }
-    let cg = conv_geom(xd, w1d, md, p1).ok()?;
-    let direct = cg.k_h == 1 && cg.k_w == 1 && cg.stride_h == 1 && cg.stride_w == 1 && cg.pad_top == 0 && cg.pad_left == 0;
-    if !direct || cg.groups != 1 || cg.out_h != cg.in_h || cg.out_w != cg.in_w || md.iter().product::<usize>() * 4 < FUSE_MIN_BYTES * ctx.threads.max(1) {
+    if md.iter().product::<usize>() * 4 < FUSE_MIN_BYTES * ctx.threads.max(1) {
         return None;
     }
     let dg = depthwise_geom(md, w2d, od, p2).ok()?;
-    let ((act1, tanh1), (act2, tanh2)) = (fused(p1.act), fused(p2.act));
-    if dg.multiplier != 1 || tanh1 || tanh2 || dg.batch != cg.batch {
+    let (act2, tanh2) = fused(p2.act);
+    if dg.multiplier != 1 || tanh2 || dg.batch != pr.geom.batch {
         return None;
     }
-    let w1 = const_f32(ctx, c.input(1)?)?;
     let w2 = const_f32(ctx, d.input(1)?)?;
-    let bias = |b: Option<nnrt_core::OperandId>| match b {
-        Some(b) => const_f32(ctx, b).map(Some),
-        None => Some(None),
+    let b2 = match d.input(2) {
+        Some(b) => Some(const_f32(ctx, b)?),
+        None => None,
     };
-    let (b1, b2) = (bias(c.input(2))?, bias(d.input(2))?);
-    let fusedk = ExpandDepthwise::new(cg.in_c, &w1, b1.as_deref(), act1, dg, &w2, b2.as_deref(), act2);
-    Some(built(vec![source(ctx, x)], move |ins, outs| {
+    let fusedk = ExpandDepthwise::new(pr.geom.in_c, &pr.weights, pr.bias.as_deref(), pr.act, dg, &w2, b2.as_deref(), act2);
+    Some(built(vec![source(ctx, pr.input)], move |ins, outs| {
         fusedk.run(cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
         Ok(())
     }))
 }
 
-/// The fused step for op `conv` followed by op `add` ([`gemm_add`]): a float 1×1 CONV_2D
-/// (stride 1, one group, no tanh) whose output only `add` reads, and an ADD (no tanh) of it and
-/// another tensor of the same shape (MobileNetV2's projection and residual). `None` otherwise.
-/// As with [`build_expand_depthwise`], the step runs at the ADD's turn and the convolution's
-/// output is never materialized.
+/// The fused step for op `conv` followed by op `add` ([`gemm_add`]): `conv` a
+/// [`producer_1x1`] of `add`, an ADD (no tanh) of its output and another tensor of the same
+/// shape (MobileNetV2's projection and residual). `None` otherwise. As with
+/// [`build_expand_depthwise`], the step runs at the ADD's turn and the convolution's output is
+/// never materialized.
 pub(crate) fn build_conv_add(ctx: &CompileCtx, conv: OpId, add: OpId) -> Option<Built> {
-    let (c, a) = (ctx.graph.op(conv), ctx.graph.op(add));
-    let (OpKind::Conv2D(p1), OpKind::Binary { op: nnrt_core::BinaryOp::Add, act: add_act }) = (&c.kind, &a.kind) else { return None };
-    all_f32(ctx, conv).ok()?;
-    all_f32(ctx, add).ok()?;
-    let (p, mid_t, out_t) = (c.input(0)?, *c.outputs.first()?, *a.outputs.first()?);
-    if c.outputs.len() != 1 || a.outputs.len() != 1 || a.inputs.len() != 2 {
-        return None;
-    }
+    let a = ctx.graph.op(add);
+    let OpKind::Binary { op: nnrt_core::BinaryOp::Add, act: add_act } = &a.kind else { return None };
+    let pr = producer_1x1(ctx, conv, add)?;
+    let (act2, tanh2) = fused(*add_act);
     let x = match (a.input(0)?, a.input(1)?) {
-        (l, r) if l == mid_t && r != mid_t => r,
-        (l, r) if r == mid_t && l != mid_t => l,
-        _ => return None,
+        (l, r) if l == pr.output => r,
+        (l, _) => l,
     };
-    let g = ctx.graph;
-    let readers = g.ops.iter().flat_map(|o| o.inputs.iter().flatten()).filter(|&&i| i == mid_t).count();
-    if readers != 1 || g.outputs.contains(&mid_t) || g.operand(mid_t).is_variable {
+    let md = ctx.dims(pr.output);
+    if a.outputs.len() != 1 || a.inputs.len() != 2 || tanh2 || ctx.dims(x) != md || ctx.dims(a.outputs[0]) != md {
         return None;
     }
-    let (xd, w1d, md) = (ctx.dims(p), ctx.dims(c.input(1)?), ctx.dims(mid_t));
-    if xd.len() != 4 || w1d.len() != 4 || md.len() != 4 || ctx.dims(x) != md || ctx.dims(out_t) != md {
-        return None;
-    }
-    let cg = conv_geom(xd, w1d, md, p1).ok()?;
-    let direct = cg.k_h == 1 && cg.k_w == 1 && cg.stride_h == 1 && cg.stride_w == 1 && cg.pad_top == 0 && cg.pad_left == 0;
-    let ((act1, tanh1), (act2, tanh2)) = (fused(p1.act), fused(*add_act));
-    if !direct || cg.groups != 1 || cg.out_h != cg.in_h || cg.out_w != cg.in_w || tanh1 || tanh2 {
-        return None;
-    }
-    let w1 = const_f32(ctx, c.input(1)?)?;
-    let bias = match c.input(2) {
-        Some(b) => Some(const_f32(ctx, b)?),
-        None => None,
-    };
-    let (k, n) = (cg.in_c, cg.out_c);
-    if w1.len() < n * k || bias.as_ref().is_some_and(|b| b.len() < n) {
-        return None;
-    }
-    let packed = PackedB::pack(n, k, &w1[..n * k]);
-    let m = cg.batch * cg.in_h * cg.in_w;
-    Some(built(vec![source(ctx, p), source(ctx, x)], move |ins, outs| {
+    let (k, n) = (pr.geom.in_c, pr.geom.out_c);
+    let packed = PackedB::pack(n, k, &pr.weights[..n * k]);
+    let m = pr.geom.batch * pr.geom.in_h * pr.geom.in_w;
+    let (bias, act1) = (pr.bias, pr.act);
+    Some(built(vec![source(ctx, pr.input), source(ctx, x)], move |ins, outs| {
         let (a, x) = (cast::<f32>(ins[0].bytes)?, cast::<f32>(ins[1].bytes)?);
         gemm_add(m, a, k, &packed, bias.as_deref(), act1, x, act2, cast_mut::<f32>(outs[0].bytes)?, n);
         Ok(())
