@@ -8,7 +8,7 @@
 //! convolutions run one GEMM per group.
 #![forbid(unsafe_code)]
 
-use super::gemm::{clamp, gemm, gemm_segmented, gemm_with, ASource, PackedB, Segment, SegmentSource};
+use super::gemm::{clamp, gemm, gemm_add, gemm_segmented, gemm_segmented_then, gemm_with, gemm_with_then, residual_adder, ASource, PackedB, Segment, SegmentSource};
 use super::Act;
 use crate::simd::{self, Isa};
 
@@ -227,6 +227,35 @@ impl Conv2d {
                     gemm_with(m, &src, packed, bias, self.act, out, g.out_c);
                 }
             }
+        }
+    }
+
+    /// [`Conv2d::run`] followed by a residual ADD: `output = clamp(conv(input) + x, add_act)`,
+    /// each band of output rows added to `x` by the thread that computed it (one group only).
+    /// Bit-identical to the two ops.
+    ///
+    /// # Panics
+    /// As [`Conv2d::run`], if the convolution has several groups, or `x` is shorter than the
+    /// output.
+    pub fn run_add(&mut self, input: &[f32], x: &[f32], add_act: Act, output: &mut [f32]) {
+        let g = self.geom;
+        assert!(g.groups == 1, "a fused residual needs one group");
+        assert!(input.len() >= g.input_len(), "conv input holds {} values, needs {}", input.len(), g.input_len());
+        assert!(output.len() >= g.output_len() && x.len() >= g.output_len(), "conv output or residual shorter than {}", g.output_len());
+        let m = g.batch * g.out_h * g.out_w;
+        if m == 0 || g.out_c == 0 {
+            return;
+        }
+        let (packed, bias, out) = (&self.packed[0], self.bias.as_deref(), &mut output[..g.output_len()]);
+        if self.direct {
+            return gemm_add(m, &input[..g.input_len()], g.in_c, packed, bias, self.act, x, add_act, out, g.out_c);
+        }
+        let then = residual_adder(x, add_act, g.out_c, g.out_c);
+        let src = Im2col { g: &g, input: &input[..g.input_len()], c0: 0 };
+        if self.implicit {
+            gemm_segmented_then(m, &src, packed, bias, self.act, out, g.out_c, Some(&then));
+        } else {
+            gemm_with_then(m, &src, packed, bias, self.act, out, g.out_c, Some(&then));
         }
     }
 }
@@ -566,6 +595,41 @@ mod tests {
         let (o7, p7) = same_padding(32, 7, 2, 1);
         let stem = ConvGeom { in_h: 32, in_w: 32, in_c: 3, out_h: o7, out_w: o7, out_c: 16, k_h: 7, k_w: 7, pad_top: p7, pad_left: p7, ..s2 };
         check(stem, false, Act::RELU, 3);
+    }
+
+    #[test]
+    fn run_add_equals_conv_then_add_bit_for_bit() {
+        // ResNet-like shapes on the implicit (3×3), im2col (1×1 stride 2, dilation 2 across
+        // columns) and direct (1×1) paths, one thread and a pool of two.
+        let pool = nnrt_core::KernelPool::new(2).unwrap();
+        let (oh, pt) = same_padding(32, 3, 1, 1);
+        let s1 = ConvGeom {
+            batch: 1, in_h: 32, in_w: 32, in_c: 16, out_h: oh, out_w: oh, out_c: 16, k_h: 3, k_w: 3,
+            stride_h: 1, stride_w: 1, dil_h: 1, dil_w: 1, pad_top: pt, pad_left: pt, groups: 1,
+        };
+        let s2_1x1 = ConvGeom { out_h: 16, out_w: 16, out_c: 32, k_h: 1, k_w: 1, stride_h: 2, stride_w: 2, pad_top: 0, pad_left: 0, ..s1 };
+        let dil = ConvGeom { out_h: 28, out_w: 28, dil_h: 2, dil_w: 2, pad_top: 0, pad_left: 0, ..s1 };
+        let direct = ConvGeom { out_c: 24, k_h: 1, k_w: 1, pad_top: 0, pad_left: 0, ..s1 };
+        for (i, g) in [s1, s2_1x1, dil, direct].into_iter().enumerate() {
+            let input = values(g.input_len(), 50 + i as u64);
+            let filter = values(g.filter_len(), 60 + i as u64);
+            let bias = values(g.out_c, 70 + i as u64);
+            let x = values(g.output_len(), 80 + i as u64);
+            let mut conv = Conv2d::new(g, &filter, Some(&bias), Act::RELU6);
+            let mut want = vec![0.0; g.output_len()];
+            conv.run(&input, &mut want);
+            for (o, &v) in want.iter_mut().zip(&x) {
+                *o = clamp(*o + v, 0.0, f32::INFINITY);
+            }
+            for threads in [1, 2] {
+                let mut got = vec![f32::NAN; g.output_len()];
+                match threads {
+                    1 => conv.run_add(&input, &x, Act::RELU, &mut got),
+                    _ => pool.install(|| conv.run_add(&input, &x, Act::RELU, &mut got)),
+                }
+                assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "{g:?}, {threads} threads");
+            }
+        }
     }
 
     #[test]

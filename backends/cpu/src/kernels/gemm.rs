@@ -396,14 +396,20 @@ pub fn gemm_add(m: usize, a: &[f32], lda: usize, b: &PackedB, bias: Option<&[f32
     if b.k > 0 {
         assert!(lda >= b.k && a.len() >= (m - 1) * lda + b.k, "A too short for {m}×{} (lda {lda})", b.k);
     }
-    let add_rows = |row: &mut [f32], xr: &[f32]| {
+    gemm_with_then(m, &Dense { a, lda }, b, bias, act, c, ldc, Some(&residual_adder(x, add_act, n, ldc)));
+}
+
+/// The `then` of a GEMM followed by a residual ADD: rows `r0..r1` of C (`cc` starting at row
+/// `r0`, `n` values per row, stride `ldc`) += the same rows of `x`, clamped to `add_act`.
+pub(crate) fn residual_adder(x: &[f32], add_act: Act, n: usize, ldc: usize) -> impl Fn(usize, usize, &mut [f32]) + Sync + '_ {
+    let add_rows = move |row: &mut [f32], xr: &[f32]| {
         if !ew::accumulate_clamped(VBin::Add, row, xr, add_act.min, add_act.max) {
             for (o, &v) in row.iter_mut().zip(xr) {
                 *o = clamp(*o + v, add_act.min, add_act.max);
             }
         }
     };
-    let add = |r0: usize, r1: usize, cc: &mut [f32]| {
+    move |r0: usize, r1: usize, cc: &mut [f32]| {
         if ldc == n {
             // Dense rows: one pass over the band.
             let len = (r1 - r0) * n;
@@ -413,8 +419,7 @@ pub fn gemm_add(m: usize, a: &[f32], lda: usize, b: &PackedB, bias: Option<&[f32
                 add_rows(&mut cc[r * ldc..r * ldc + n], &x[(r0 + r) * ldc..(r0 + r) * ldc + n]);
             }
         }
-    };
-    gemm_with_then(m, &Dense { a, lda }, b, bias, act, c, ldc, Some(&add));
+    }
 }
 
 /// [`gemm`] over any [`ASource`] (conv feeds an im2col view).
@@ -434,7 +439,7 @@ pub(crate) fn gemm_with<S: ASource>(
 /// (`c_rows` starts at C's row `r0`), by the thread that computed it, while the band is still
 /// in its cache (on one thread, bands of [`THEN_ROWS`] rows).
 #[allow(clippy::too_many_arguments)]
-fn gemm_with_then<S: ASource>(
+pub(crate) fn gemm_with_then<S: ASource>(
     m: usize,
     src: &S,
     b: &PackedB,
@@ -546,6 +551,21 @@ pub(crate) fn gemm_segmented<S: SegmentSource>(
     c: &mut [f32],
     ldc: usize,
 ) {
+    gemm_segmented_then(m, src, b, bias, act, c, ldc, None);
+}
+
+/// [`gemm_segmented`], then `then` on each band of rows as [`gemm_with_then`] does.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gemm_segmented_then<S: SegmentSource>(
+    m: usize,
+    src: &S,
+    b: &PackedB,
+    bias: Option<&[f32]>,
+    act: Act,
+    c: &mut [f32],
+    ldc: usize,
+    then: Option<&(dyn Fn(usize, usize, &mut [f32]) + Sync)>,
+) {
     let Some((plan, c)) = Plan::checked(m, b, bias, act, c, ldc) else { return };
     assert_eq!(src.segments() * src.segment_len(), b.k, "segments do not cover K");
     assert!(src.row_len() > 0 && m.is_multiple_of(src.row_len()), "M is not whole rows");
@@ -555,11 +575,17 @@ pub(crate) fn gemm_segmented<S: SegmentSource>(
     let threads = nnrt_core::kernel_threads();
     if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS || rows < 2 {
         with_scratch(|s| run_segmented(&plan, src, 0, rows, c, ldc, s));
+        if let Some(then) = then {
+            then(0, m, c);
+        }
     } else {
         let per_task = rows.div_ceil(16 * threads).max(1);
         nnrt_core::par_chunks_mut(c, per_task * row_len * ldc, |t, cc| {
-            let r0 = t * per_task;
-            with_scratch(|s| run_segmented(&plan, src, r0, (r0 + per_task).min(rows), cc, ldc, s));
+            let (r0, r1) = (t * per_task, ((t + 1) * per_task).min(rows));
+            with_scratch(|s| run_segmented(&plan, src, r0, r1, cc, ldc, s));
+            if let Some(then) = then {
+                then(r0 * row_len, r1 * row_len, cc);
+            }
         });
     }
 }

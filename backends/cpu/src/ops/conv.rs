@@ -8,7 +8,7 @@ use crate::backend::Built;
 use crate::kernels::conv::{Conv2d, ConvGeom};
 use crate::kernels::depthwise::{depthwise_conv2d, DepthwiseGeom};
 use crate::kernels::expand_dw::ExpandDepthwise;
-use crate::kernels::gemm::{gemm, gemm_add, PackedB};
+use crate::kernels::gemm::{gemm, PackedB};
 use crate::kernels::unary::{unary, UnaryOp};
 use crate::kernels::Act;
 
@@ -164,20 +164,20 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 /// threads; the 1.8 MB ones at 56×56 gain 2–5 % of the pair at 1 thread, nothing at 2.)
 const FUSE_MIN_BYTES: usize = 1 << 20;
 
-/// What a fused step needs from its first op: a float 1×1 CONV_2D (stride 1, one group, same
-/// size, no tanh) with one output that `next` alone reads, once, and that is not a graph output.
-struct Producer1x1 {
+/// What a fused step needs from its first op: a float CONV_2D (one group, no tanh) with one
+/// output that `next` alone reads, once, and that is not a graph output.
+struct Producer {
     /// The convolution's input and output operands.
     input: nnrt_core::OperandId,
     output: nnrt_core::OperandId,
     geom: ConvGeom,
     act: Act,
-    /// `[out_c, in_c]` weights, row-major, and the bias.
+    /// OHWI weights and the bias.
     weights: Vec<f32>,
     bias: Option<Vec<f32>>,
 }
 
-fn producer_1x1(ctx: &CompileCtx, conv: OpId, next: OpId) -> Option<Producer1x1> {
+fn producer(ctx: &CompileCtx, conv: OpId, next: OpId) -> Option<Producer> {
     let c = ctx.graph.op(conv);
     let OpKind::Conv2D(p) = &c.kind else { return None };
     all_f32(ctx, conv).ok()?;
@@ -194,9 +194,8 @@ fn producer_1x1(ctx: &CompileCtx, conv: OpId, next: OpId) -> Option<Producer1x1>
         return None;
     }
     let geom = conv_geom(xd, wd, od, p).ok()?;
-    let direct = geom.k_h == 1 && geom.k_w == 1 && geom.stride_h == 1 && geom.stride_w == 1 && geom.pad_top == 0 && geom.pad_left == 0;
     let (act, tanh) = fused(p.act);
-    if !direct || geom.groups != 1 || geom.out_h != geom.in_h || geom.out_w != geom.in_w || tanh {
+    if geom.groups != 1 || tanh || geom.k_h == 0 || geom.k_w == 0 {
         return None;
     }
     let weights = const_f32(ctx, w)?;
@@ -204,22 +203,29 @@ fn producer_1x1(ctx: &CompileCtx, conv: OpId, next: OpId) -> Option<Producer1x1>
         Some(b) => Some(const_f32(ctx, b)?),
         None => None,
     };
-    let (n, k) = (geom.out_c, geom.in_c);
-    if weights.len() < n * k || bias.as_ref().is_some_and(|b| b.len() < n) {
+    if weights.len() < geom.filter_len() || bias.as_ref().is_some_and(|b| b.len() < geom.out_c) {
         return None;
     }
-    Some(Producer1x1 { input, output, geom, act, weights, bias })
+    Some(Producer { input, output, geom, act, weights, bias })
+}
+
+impl Producer {
+    /// A 1×1, stride-1 convolution over the whole input: its input is the GEMM's `A` as is.
+    fn is_1x1(&self) -> bool {
+        let g = &self.geom;
+        g.k_h == 1 && g.k_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_top == 0 && g.pad_left == 0 && g.out_h == g.in_h && g.out_w == g.in_w
+    }
 }
 
 /// The fused step for op `conv` followed by op `dw` ([`ExpandDepthwise`]), when `conv` is a
-/// [`producer_1x1`] of `dw`, a DEPTHWISE_CONV_2D with multiplier 1 (no tanh), and the expanded
+/// 1×1 stride-1 [`producer`] of `dw`, a DEPTHWISE_CONV_2D with multiplier 1 (no tanh), and the expanded
 /// tensor is large. `None` when they are not. The step reads the block's input at the
 /// depthwise op's turn and never materializes the expanded tensor: the backend tells the memory
 /// planner both (`Executable::plan_hints`).
 pub(crate) fn build_expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId) -> Option<Built> {
     let d = ctx.graph.op(dw);
     let OpKind::DepthwiseConv2D(p2) = &d.kind else { return None };
-    let pr = producer_1x1(ctx, conv, dw)?;
+    let pr = producer(ctx, conv, dw).filter(Producer::is_1x1)?;
     let out_t = *d.outputs.first()?;
     let md = ctx.dims(pr.output);
     let (w2d, od) = (ctx.dims(d.input(1)?), ctx.dims(out_t));
@@ -246,15 +252,16 @@ pub(crate) fn build_expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId) -> 
     }))
 }
 
-/// The fused step for op `conv` followed by op `add` ([`gemm_add`]): `conv` a
-/// [`producer_1x1`] of `add`, an ADD (no tanh) of its output and another tensor of the same
-/// shape (MobileNetV2's projection and residual). `None` otherwise. As with
+/// The fused step for op `conv` followed by op `add` ([`Conv2d::run_add`]): `conv` a
+/// [`producer`] of `add`, an ADD (no tanh) of its output and another tensor of the same shape
+/// (MobileNetV2's projection and residual, a ResNet block's second 3×3 convolution and its
+/// shortcut). `None` otherwise. As with
 /// [`build_expand_depthwise`], the step runs at the ADD's turn and the convolution's output is
 /// never materialized.
 pub(crate) fn build_conv_add(ctx: &CompileCtx, conv: OpId, add: OpId) -> Option<Built> {
     let a = ctx.graph.op(add);
     let OpKind::Binary { op: nnrt_core::BinaryOp::Add, act: add_act } = &a.kind else { return None };
-    let pr = producer_1x1(ctx, conv, add)?;
+    let pr = producer(ctx, conv, add)?;
     let (act2, tanh2) = fused(*add_act);
     let x = match (a.input(0)?, a.input(1)?) {
         (l, r) if l == pr.output => r,
@@ -264,13 +271,9 @@ pub(crate) fn build_conv_add(ctx: &CompileCtx, conv: OpId, add: OpId) -> Option<
     if a.outputs.len() != 1 || a.inputs.len() != 2 || tanh2 || ctx.dims(x) != md || ctx.dims(a.outputs[0]) != md {
         return None;
     }
-    let (k, n) = (pr.geom.in_c, pr.geom.out_c);
-    let packed = PackedB::pack(n, k, &pr.weights[..n * k]);
-    let m = pr.geom.batch * pr.geom.in_h * pr.geom.in_w;
-    let (bias, act1) = (pr.bias, pr.act);
+    let mut conv = Conv2d::new(pr.geom, &pr.weights, pr.bias.as_deref(), pr.act);
     Some(built(vec![source(ctx, pr.input), source(ctx, x)], move |ins, outs| {
-        let (a, x) = (cast::<f32>(ins[0].bytes)?, cast::<f32>(ins[1].bytes)?);
-        gemm_add(m, a, k, &packed, bias.as_deref(), act1, x, act2, cast_mut::<f32>(outs[0].bytes)?, n);
+        conv.run_add(cast::<f32>(ins[0].bytes)?, cast::<f32>(ins[1].bytes)?, act2, cast_mut::<f32>(outs[0].bytes)?);
         Ok(())
     }))
 }

@@ -57,7 +57,7 @@ pub(crate) fn fuse_pair(ctx: &CompileCtx, a: OpId, b: OpId) -> Option<Built> {
     if std::env::var_os("NNRT_NOFUSE").is_some() {
         return None;
     }
-    // The projection + residual pair only with several threads: on one, keeping the
+    // The convolution + residual pair only with several threads: on one, keeping the
     // projection's input alive one op longer moved the greedy plan's tensors and the fused
     // expansion steps ran slower (MobileNetV2, 1 thread: +3 %; 2 threads: −1.4 %).
     conv::build_expand_depthwise(ctx, a, b).or_else(|| if ctx.threads >= 2 { conv::build_conv_add(ctx, a, b) } else { None })
