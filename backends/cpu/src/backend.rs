@@ -67,15 +67,14 @@ impl Backend for CpuBackend {
         while k < ids.len() {
             let id = ids[k];
             k += 1;
-            // A 1×1 expansion and the depthwise convolution reading it run as one step.
+            // Pairs with a fused kernel (`ops::fuse_pair`) run as one step at the second op's
+            // turn; the first op's output is never written.
             if let Some(built) = ids.get(k).and_then(|&next| ops::fuse_pair(ctx, id, next)) {
-                let next = ids[k];
+                let (first, second) = (ctx.graph.op(id), ctx.graph.op(ids[k]));
+                let kind = format!("{}+{}", first.kind.name(), second.kind.name());
+                let fused = Fused { first: id, late: first.inputs.iter().flatten().copied().collect(), mid: first.outputs[0] };
+                steps.push(Step { kind, kernel: built.kernel, io: OpIo::new(ids[k], built.inputs, second.outputs.clone()), fused: Some(fused) });
                 k += 1;
-                let outputs = ctx.graph.op(next).outputs.clone();
-                let kind = format!("{}+{}", ctx.graph.op(id).kind.name(), ctx.graph.op(next).kind.name());
-                let (first, mid) = (ctx.graph.op(id), ctx.graph.op(id).outputs[0]);
-                let late = first.inputs.iter().flatten().copied().collect();
-                steps.push(Step { kind, kernel: built.kernel, io: OpIo::new(next, built.inputs, outputs), fused: Some(Fused { first: id, late, mid }) });
                 continue;
             }
             let op = ctx.graph.op(id);

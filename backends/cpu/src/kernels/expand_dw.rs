@@ -94,15 +94,12 @@ impl ExpandDepthwise {
         if image_in == 0 || row_out == 0 || g.out_h == 0 {
             return;
         }
+        // One band on one thread (a band boundary recomputes rows), else a few per thread.
         let threads = nnrt_core::kernel_threads();
-        let bands = (threads * BANDS_PER_THREAD).min(g.out_h).max(1);
+        let bands = if threads > 1 { (threads * BANDS_PER_THREAD).min(g.out_h) } else { 1 };
         let band_rows = g.out_h.div_ceil(bands);
         for (x, out) in input.chunks_exact(image_in).zip(output[..self.output_len()].chunks_exact_mut(g.out_h * row_out)) {
-            if threads <= 1 {
-                self.band(x, 0, out);
-            } else {
-                nnrt_core::par_chunks_mut(out, band_rows * row_out, |t, o| self.band(x, t * band_rows, o));
-            }
+            nnrt_core::par_chunks_mut(out, band_rows * row_out, |t, o| self.band(x, t * band_rows, o));
         }
     }
 

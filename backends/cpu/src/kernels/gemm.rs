@@ -34,9 +34,6 @@ const KC_MAX: usize = 512;
 const B_BLOCK_BYTES: usize = 512 * 1024;
 /// Below this many multiply-adds a GEMM runs on the calling thread.
 const PAR_MIN_MACS: usize = 1 << 16;
-/// Rows per band when [`gemm_add`] runs on one thread: the band's C and residual stay in L1/L2
-/// between the GEMM and the add.
-const THEN_ROWS: usize = 64;
 
 /// The weights of a GEMM, `B[k][j] = w[j*k + k]`, packed for the micro-kernel of one
 /// instruction set. Built once at prepare time by [`PackedB::pack`].
@@ -437,7 +434,7 @@ pub(crate) fn gemm_with<S: ASource>(
 
 /// [`gemm_with`], then `then(r0, r1, c_rows)` on each band of rows `r0..r1` once computed
 /// (`c_rows` starts at C's row `r0`), by the thread that computed it, while the band is still
-/// in its cache (on one thread, bands of [`THEN_ROWS`] rows).
+/// in its cache (on one thread, or for a small product, once over all rows).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn gemm_with_then<S: ASource>(
     m: usize,
@@ -453,16 +450,9 @@ pub(crate) fn gemm_with_then<S: ASource>(
     let n = b.n;
     let threads = nnrt_core::kernel_threads();
     if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS {
-        let Some(then) = then else {
-            with_scratch(|s| run_rows(&plan, src, 0, m, 0, plan.panels, c, ldc, s));
-            return;
-        };
-        let band = THEN_ROWS.div_ceil(plan.mr) * plan.mr;
-        for r0 in (0..m).step_by(band) {
-            let r1 = (r0 + band).min(m);
-            let cc = &mut c[r0 * ldc..];
-            with_scratch(|s| run_rows(&plan, src, r0, r1, 0, plan.panels, cc, ldc, s));
-            then(r0, r1, cc);
+        with_scratch(|s| run_rows(&plan, src, 0, m, 0, plan.panels, c, ldc, s));
+        if let Some(then) = then {
+            then(0, m, c);
         }
     } else if let Some(grid) = column_grid(&plan, m, threads) {
         // One row tile: each thread takes a band of output channels (its share of B),

@@ -83,14 +83,20 @@ pub(super) fn depthwise_geom(xd: &[usize], wd: &[usize], od: &[usize], p: &nnrt_
     })
 }
 
+/// An optional bias input: `Some(None)` when absent, `Some(Some(values))` when a float32
+/// constant, `None` when it is anything else.
+fn const_bias(ctx: &CompileCtx, b: Option<nnrt_core::OperandId>) -> Option<Option<Vec<f32>>> {
+    match b {
+        Some(b) => const_f32(ctx, b).map(Some),
+        None => Some(None),
+    }
+}
+
 pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
     let w = op.input(1).ok_or("input 1 (weights) is absent")?;
-    let bias = match op.input(2) {
-        Some(b) => Some(const_f32(ctx, b).ok_or("the bias must be a float32 constant")?),
-        None => None,
-    };
+    let bias = const_bias(ctx, op.input(2)).ok_or("the bias must be a float32 constant")?;
     let xd = ctx.dims(x).to_vec();
     let wd = ctx.dims(w).to_vec();
     let od = ctx.dims(op.outputs[0]).to_vec();
@@ -199,10 +205,7 @@ fn producer(ctx: &CompileCtx, conv: OpId, next: OpId) -> Option<Producer> {
         return None;
     }
     let weights = const_f32(ctx, w)?;
-    let bias = match c.input(2) {
-        Some(b) => Some(const_f32(ctx, b)?),
-        None => None,
-    };
+    let bias = const_bias(ctx, c.input(2))?;
     if weights.len() < geom.filter_len() || bias.as_ref().is_some_and(|b| b.len() < geom.out_c) {
         return None;
     }
@@ -218,8 +221,8 @@ impl Producer {
 }
 
 /// The fused step for op `conv` followed by op `dw` ([`ExpandDepthwise`]), when `conv` is a
-/// 1×1 stride-1 [`producer`] of `dw`, a DEPTHWISE_CONV_2D with multiplier 1 (no tanh), and the expanded
-/// tensor is large. `None` when they are not. The step reads the block's input at the
+/// 1×1 stride-1 [`producer`] of `dw`, a DEPTHWISE_CONV_2D with multiplier 1 (no tanh), and the
+/// expanded tensor is large. `None` when they are not. The step reads the block's input at the
 /// depthwise op's turn and never materializes the expanded tensor: the backend tells the memory
 /// planner both (`Executable::plan_hints`).
 pub(crate) fn build_expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId) -> Option<Built> {
@@ -241,10 +244,7 @@ pub(crate) fn build_expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId) -> 
         return None;
     }
     let w2 = const_f32(ctx, d.input(1)?)?;
-    let b2 = match d.input(2) {
-        Some(b) => Some(const_f32(ctx, b)?),
-        None => None,
-    };
+    let b2 = const_bias(ctx, d.input(2))?;
     let fusedk = ExpandDepthwise::new(pr.geom.in_c, &pr.weights, pr.bias.as_deref(), pr.act, dg, &w2, b2.as_deref(), act2);
     Some(built(vec![source(ctx, pr.input)], move |ins, outs| {
         fusedk.run(cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
@@ -255,9 +255,8 @@ pub(crate) fn build_expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId) -> 
 /// The fused step for op `conv` followed by op `add` ([`Conv2d::run_add`]): `conv` a
 /// [`producer`] of `add`, an ADD (no tanh) of its output and another tensor of the same shape
 /// (MobileNetV2's projection and residual, a ResNet block's second 3×3 convolution and its
-/// shortcut). `None` otherwise. As with
-/// [`build_expand_depthwise`], the step runs at the ADD's turn and the convolution's output is
-/// never materialized.
+/// shortcut). `None` otherwise. As with [`build_expand_depthwise`], the step runs at the ADD's
+/// turn and the convolution's output is never materialized.
 pub(crate) fn build_conv_add(ctx: &CompileCtx, conv: OpId, add: OpId) -> Option<Built> {
     let a = ctx.graph.op(add);
     let OpKind::Binary { op: nnrt_core::BinaryOp::Add, act: add_act } = &a.kind else { return None };

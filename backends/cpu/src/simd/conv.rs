@@ -194,32 +194,24 @@ pub(crate) fn gemm_panels_segs_avx512(
         assert!((panels - 1) * panel_stride + (k0 + kc) * nr <= b.len(), "B panels too short");
         (a.as_ptr(), lda, k0 * nr)
     };
-    // One segment (every dense GEMM) needs no segment table: filling all MAX_SEGS entries
-    // was a memset per tile row, 0.6 % of MobileNetV2.
-    // (3×3 convolutions: three segments, a 4-entry table.)
-    let one;
-    let mut small;
+    // Segment pointers in a table sized to the call: 4 entries cover dense GEMMs (one
+    // segment) and 3×3 convolutions (three); zero-filling all MAX_SEGS entries per tile row was
+    // a memset worth 0.6 % of MobileNetV2.
+    let mut small = [(std::ptr::null::<f32>(), 0usize, 0usize); 4];
     let mut table;
-    let ptrs: &[(*const f32, usize, usize)] = if let [seg] = segs {
-        one = [check(seg)];
-        &one
-    } else if segs.len() <= 4 {
-        small = [(std::ptr::null::<f32>(), 0usize, 0usize); 4];
-        for (p, seg) in small.iter_mut().zip(segs) {
-            *p = check(seg);
-        }
-        &small[..segs.len()]
+    let ptrs: &mut [(*const f32, usize, usize)] = if segs.len() <= small.len() {
+        &mut small[..segs.len()]
     } else {
         table = [(std::ptr::null::<f32>(), 0usize, 0usize); MAX_SEGS];
-        for (p, seg) in table.iter_mut().zip(segs) {
-            *p = check(seg);
-        }
-        &table[..segs.len()]
+        &mut table[..segs.len()]
     };
+    for (p, seg) in ptrs.iter_mut().zip(segs) {
+        *p = check(seg);
+    }
     #[cfg(target_arch = "x86_64")]
     {
         let _ = t;
-        let segs = ptrs;
+        let segs = &*ptrs;
         let (b, c) = (b.as_ptr(), c.as_mut_ptr());
         macro_rules! go {
             ($r:literal) => {
