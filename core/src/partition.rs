@@ -3,13 +3,19 @@
 //!
 //! Layers, later ones winning: the default backend (first of `BACKENDS`), `OP_BACKEND_ALLOPS`,
 //! `OP_BACKEND_<OpName>`, `OP_BACKEND_MAP="index=backend;..."`. An op whose chosen backend does not
-//! support it falls back through the backend list; the reason is kept for printing.
+//! support it falls back through the backend list; the reason is kept for printing. A custom op
+//! that a registered kernel (backend [`CUSTOM`]) implements starts there, before
+//! `OP_BACKEND_ALLOPS`: a plugin the user loaded wins over a backend's built-in kernel of the same
+//! name.
 
 use crate::{Backend, CompileCtx, CompileError, OpId, OpKind, Support};
 
 /// The backend index of IF/WHILE ops: they are run by the executor itself, which calls the
 /// subgraphs they name (each prepared with the same backends).
 pub const CONTROL: usize = usize::MAX;
+
+/// The id of the backend that runs custom ops registered by plugins or through the API.
+pub const CUSTOM: &str = "custom";
 
 /// Where one op runs and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,7 +73,11 @@ pub fn assign(ctx: &CompileCtx, backends: &[Box<dyn Backend>]) -> Result<Vec<Ass
             out.push(Assignment { backend: CONTROL, fallback_reason: None });
             continue;
         }
-        let mut wanted = all.unwrap_or(0);
+        let registered = match op.kind {
+            OpKind::Custom { .. } => backends.iter().position(|b| b.id() == CUSTOM && matches!(b.supports(ctx, id), Support::Yes)),
+            _ => None,
+        };
+        let mut wanted = registered.or(all).unwrap_or(0);
         if let Some(name) = cfg.get(&format!("OP_BACKEND_{}", op.kind.name())) {
             wanted = find(backends, name.trim(), &format!("OP_BACKEND_{}", op.kind.name()))?;
         }

@@ -148,7 +148,7 @@ impl CustomOpBackend {
 
 impl Backend for CustomOpBackend {
     fn id(&self) -> &str {
-        "custom"
+        nnrt_core::partition::CUSTOM
     }
 
     fn supports(&self, ctx: &CompileCtx, op: OpId) -> Support {

@@ -1,7 +1,7 @@
 //! The CPU backend: decides support per op, builds one kernel per op at compile (weights packed
 //! there), and runs them in order over the arena.
 
-use nnrt_core::{Backend, CompileCtx, CompileError, Executable, InputSource, OpId, OpIo, OperandId, PlanHints, RunError, Support, TensorArena, TensorMut, TensorRef};
+use nnrt_core::{Backend, CompileCtx, CompileError, Executable, InputSource, OpId, OpIo, OpKind, OperandId, PlanHints, RunError, Subgraph, Support, TensorArena, TensorMut, TensorRef};
 
 use crate::ops;
 
@@ -59,6 +59,23 @@ impl Backend for CpuBackend {
             Ok(()) => Support::Yes,
             Err(why) => Support::No(why),
         }
+    }
+
+    fn output_shapes(&self, graph: &Subgraph, op: OpId, shapes: &[Option<Vec<usize>>]) -> Option<Result<Vec<Vec<usize>>, CompileError>> {
+        let operation = graph.op(op);
+        let OpKind::Custom { name, options } = &operation.kind else { return None };
+        if !ops::is_builtin_custom(name) {
+            return None;
+        }
+        let fail = |reason: String| CompileError::InvalidOp { op, kind: name.clone(), reason };
+        let mut ins = Vec::new();
+        for (k, &i) in operation.inputs.iter().flatten().enumerate() {
+            match shapes.get(i.index()).and_then(|s| s.as_deref()) {
+                Some(d) => ins.push(d),
+                None => return Some(Err(fail(format!("the shape of input {k} is not known when this op runs")))),
+            }
+        }
+        Some(ops::custom_output_dims(name, options, &ins).map_err(fail))
     }
 
     fn compile(&self, ctx: &CompileCtx, ids: &[OpId]) -> Result<Box<dyn Executable>, CompileError> {

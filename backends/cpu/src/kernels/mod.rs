@@ -4,6 +4,7 @@
 //! compare the two. Callers install the pool they want (`nnrt_core::KernelPool::install`); kernels
 //! split large work with `nnrt_core::par_for` and friends and never spawn threads themselves.
 
+pub mod argmax_pool;
 pub mod arith;
 pub mod batch_matmul;
 pub mod binary;

@@ -40,6 +40,26 @@ pub struct TransposeConvGeom {
 }
 
 impl TransposeConvGeom {
+    /// The geometry of NHWC input `x`, OHWI filter `w` and NHWC output `out` dims, with
+    /// `stride` and the `pad` (top, left) cut before the first output row and column.
+    pub fn nhwc(x: &[usize], w: &[usize], out: &[usize], stride: [usize; 2], pad: [usize; 2]) -> TransposeConvGeom {
+        TransposeConvGeom {
+            batch: x[0],
+            in_h: x[1],
+            in_w: x[2],
+            in_c: x[3],
+            out_h: out[1],
+            out_w: out[2],
+            out_c: out[3],
+            k_h: w[1],
+            k_w: w[2],
+            stride_h: stride[0],
+            stride_w: stride[1],
+            pad_top: pad[0],
+            pad_left: pad[1],
+        }
+    }
+
     fn taps(&self) -> usize {
         self.k_h * self.k_w
     }

@@ -33,35 +33,35 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     }
 }
 
+/// The geometry of TRANSPOSE_CONV `id` (float or quantized), its shapes checked.
+pub(super) fn transpose_conv_geom(ctx: &CompileCtx, id: OpId) -> Result<TransposeConvGeom, String> {
+    let op = ctx.graph.op(id);
+    let OpKind::TransposeConv(p) = &op.kind else { return Err("not a TransposeConv".into()) };
+    let (w, x) = (op.input(1).ok_or("input 1 (filter) is absent")?, op.input(2).ok_or("input 2 (input) is absent")?);
+    let (wd, xd, od) = (ctx.dims(w), ctx.dims(x), ctx.dims(op.outputs[0]));
+    if wd.len() != 4 || xd.len() != 4 || od.len() != 4 || wd[3] != xd[3] || wd[0] != od[3] || xd[0] != od[0] {
+        return Err(format!("TransposeConv shapes do not fit: input {xd:?}, filter {wd:?}, output {od:?}"));
+    }
+    // The padding of the convolution that maps the output back onto the input.
+    let wh = window_output(od[1], wd[1], p.stride[0], 1, p.padding, 0).ok_or("invalid window")?;
+    let ww = window_output(od[2], wd[2], p.stride[1], 1, p.padding, 1).ok_or("invalid window")?;
+    Ok(TransposeConvGeom::nhwc(xd, wd, od, p.stride, [wh.pad_before, ww.pad_before]))
+}
+
 pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     match &op.kind {
         OpKind::TransposeConv(p) => {
+            let g = transpose_conv_geom(ctx, id)?;
             let (w, x) = (op.input(1).ok_or("input 1 (filter) is absent")?, op.input(2).ok_or("input 2 (input) is absent")?);
-            let (wd, xd, od) = (ctx.dims(w).to_vec(), ctx.dims(x).to_vec(), ctx.dims(op.outputs[0]).to_vec());
             let filter = const_f32(ctx, w).ok_or("the filter must be a float32 constant")?;
             let bias = match op.input(3) {
                 Some(b) => Some(const_f32(ctx, b).ok_or("the bias must be a float32 constant")?),
                 None => None,
             };
-            // The padding of the convolution that maps the output back onto the input.
-            let wh = window_output(od[1], wd[1], p.stride[0], 1, p.padding, 0).ok_or("invalid window")?;
-            let ww = window_output(od[2], wd[2], p.stride[1], 1, p.padding, 1).ok_or("invalid window")?;
-            let g = TransposeConvGeom {
-                batch: xd[0],
-                in_h: xd[1],
-                in_w: xd[2],
-                in_c: xd[3],
-                out_h: od[1],
-                out_w: od[2],
-                out_c: od[3],
-                k_h: wd[1],
-                k_w: wd[2],
-                stride_h: p.stride[0],
-                stride_w: p.stride[1],
-                pad_top: wh.pad_before,
-                pad_left: ww.pad_before,
-            };
+            if filter.len() != g.out_c * g.k_h * g.k_w * g.in_c || bias.as_ref().is_some_and(|b| b.len() != g.out_c) {
+                return Err(format!("the filter ({} values) or bias does not fit {} output channels", filter.len(), g.out_c));
+            }
             let (act, tanh) = fused(p.act);
             let mut conv = TransposeConv::new(g, &filter, bias.as_deref(), act);
             Ok(built(vec![source(ctx, x)], move |ins, outs| {

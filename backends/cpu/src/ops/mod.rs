@@ -32,6 +32,7 @@ mod logic;
 mod lstm;
 mod matmul;
 mod matrix;
+mod mediapipe;
 mod movement;
 mod pool;
 mod quant;
@@ -63,6 +64,8 @@ pub(crate) fn fuse_pair(ctx: &CompileCtx, a: OpId, b: OpId) -> Option<Built> {
     conv::build_expand_depthwise(ctx, a, b).or_else(|| if ctx.threads >= 2 { conv::build_conv_add(ctx, a, b) } else { None })
 }
 
+pub(crate) use mediapipe::{is_builtin_custom, output_dims as custom_output_dims};
+
 /// Why the CPU backend cannot run `op`, or `Ok` when it can.
 pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     if quant::is_quantized_op(ctx, id) {
@@ -82,6 +85,7 @@ pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
         OpKind::Reduce { .. } => reduce::supports(ctx, id),
         OpKind::Concatenation { .. } | OpKind::Reshape { .. } | OpKind::Transpose | OpKind::Pad | OpKind::MirrorPad(_) => data::supports(ctx, id),
         OpKind::Quantize => Err("quantized inference is not implemented yet".into()),
+        OpKind::Custom { name, .. } if mediapipe::is_builtin_custom(name) => mediapipe::supports(ctx, id),
         OpKind::Custom { name, .. } => Err(format!("no kernel is registered for custom op '{name}'")),
         OpKind::If { .. } | OpKind::While { .. } => Err("control flow is not implemented yet".into()),
         _ => family(&op.kind).supports(ctx, id),
@@ -90,6 +94,9 @@ pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
 
 /// Ops whose CPU kernels read image tensors as NHWC.
 fn nhwc_only(kind: &OpKind) -> bool {
+    if let OpKind::Custom { name, .. } = kind {
+        return mediapipe::is_builtin_custom(name);
+    }
     matches!(
         kind,
         OpKind::Conv2D(_)
@@ -117,6 +124,7 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         OpKind::Prelu | OpKind::LogSoftmax | OpKind::L2Normalization { .. } => elementwise::build(ctx, id),
         OpKind::Reduce { .. } => reduce::build(ctx, id),
         OpKind::Concatenation { .. } | OpKind::Reshape { .. } | OpKind::Transpose | OpKind::Pad | OpKind::MirrorPad(_) => data::build(ctx, id),
+        OpKind::Custom { .. } => mediapipe::build(ctx, id),
         kind => family(kind).build(ctx, id),
     }
 }

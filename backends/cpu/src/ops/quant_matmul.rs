@@ -2,14 +2,13 @@
 //! BATCH_MATMUL (int8, int16, int16 × int8), with the dtype and zero-point rules of TFLite's
 //! Prepare.
 
-use nnrt_core::infer::window_output;
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind};
 
 use super::quant::{check_params, conv_quant_of, dtype, input, qp};
+use super::matmul::transpose_conv_geom;
 use super::{built, source};
 use crate::backend::Built;
 use crate::kernels::batch_matmul::MatMulGeom;
-use crate::kernels::transpose_conv::TransposeConvGeom;
 use crate::quant::matmul::{QBatchMatMul, QTransposeConv};
 use crate::quant::reference::ConvQuant;
 use crate::quant::{QInt, Requant};
@@ -38,7 +37,7 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
             if xt == DType::I16 && (qp(ctx, x)?.zero_point != 0 || qp(ctx, out)?.zero_point != 0) {
                 return Err("int16 TransposeConv needs input and output zero points 0".into());
             }
-            geom(ctx, id).map(|_| ())
+            transpose_conv_geom(ctx, id).map(|_| ())
         }
         OpKind::BatchMatMul { adj_x, adj_y } => {
             let (x, y) = (input(ctx, id, 0)?, input(ctx, id, 1)?);
@@ -58,34 +57,6 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     }
 }
 
-fn geom(ctx: &CompileCtx, id: OpId) -> Result<TransposeConvGeom, String> {
-    let op = ctx.graph.op(id);
-    let OpKind::TransposeConv(p) = &op.kind else { return Err("not a TransposeConv".into()) };
-    let (w, x) = (input(ctx, id, 1)?, input(ctx, id, 2)?);
-    let (wd, xd, od) = (ctx.dims(w), ctx.dims(x), ctx.dims(op.outputs[0]));
-    if wd.len() != 4 || xd.len() != 4 || od.len() != 4 || wd[3] != xd[3] || wd[0] != od[3] || xd[0] != od[0] {
-        return Err(format!("TransposeConv shapes do not fit: input {xd:?}, filter {wd:?}, output {od:?}"));
-    }
-    // The padding of the convolution that maps the output back onto the input.
-    let wh = window_output(od[1], wd[1], p.stride[0], 1, p.padding, 0).ok_or("invalid window")?;
-    let ww = window_output(od[2], wd[2], p.stride[1], 1, p.padding, 1).ok_or("invalid window")?;
-    Ok(TransposeConvGeom {
-        batch: xd[0],
-        in_h: xd[1],
-        in_w: xd[2],
-        in_c: xd[3],
-        out_h: od[1],
-        out_w: od[2],
-        out_c: od[3],
-        k_h: wd[1],
-        k_w: wd[2],
-        stride_h: p.stride[0],
-        stride_w: p.stride[1],
-        pad_top: wh.pad_before,
-        pad_left: ww.pad_before,
-    })
-}
-
 /// Builds the kernel of `op`.
 pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     supports(ctx, id)?;
@@ -94,7 +65,7 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     match &op.kind {
         OpKind::TransposeConv(_) => {
             let (w, x, bias) = (input(ctx, id, 1)?, input(ctx, id, 2)?, op.input(3));
-            let g = geom(ctx, id)?;
+            let g = transpose_conv_geom(ctx, id)?;
             let xt = dtype(ctx, x);
             let wbytes = ctx.graph.operand(w).data.as_ref().ok_or("the filter must be constant")?.bytes().to_vec();
             by_qtype!(xt, |TI| by_qtype!(dtype(ctx, w), |TW| {

@@ -15,7 +15,9 @@
 //! two versions of an op, the version is told apart by what differs between them: the input rank
 //! or the option keys (each module says which).
 //!
-//! Load it with `nnpackage_run --custom-op-lib target/release/libnnrt_mediapipe_ops.so`.
+//! Load it with `nnpackage_run --custom-op-lib target/release/libnnrt_mediapipe_ops.so`. The CPU
+//! backend also has a built-in `Convolution2DTransposeBias` (as LiteRT's XNNPACK delegate does);
+//! a loaded plugin's kernel takes precedence over it.
 
 #![deny(unsafe_code)]
 

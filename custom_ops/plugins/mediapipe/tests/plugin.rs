@@ -45,14 +45,20 @@ fn transpose_conv_model(dir: &Path) -> (PathBuf, Vec<f32>, Vec<f32>, Vec<f32>) {
     (p, x, w, bias)
 }
 
-#[test]
-fn transpose_conv_bias_runs_with_inferred_output_shape() {
+/// Runs the transposed-convolution model on the plugin's kernel (`with_plugin`) or the CPU
+/// backend's built-in one, checks where it ran and compares with the definition.
+fn check_transpose_conv_bias(with_plugin: bool) {
     let dir = TempDir::new("mediapipe-tconv").unwrap();
     let (model, x, w, bias) = transpose_conv_model(dir.path());
     let mut s = Session::load(&model).unwrap();
-    let ops = s.load_custom_op_library(plugin()).unwrap();
-    assert!(ops.contains(&"Convolution2DTransposeBias".to_string()), "{ops:?}");
+    if with_plugin {
+        let ops = s.load_custom_op_library(plugin()).unwrap();
+        assert!(ops.contains(&"Convolution2DTransposeBias".to_string()), "{ops:?}");
+    }
     s.prepare().unwrap();
+    // A loaded plugin's kernel wins over the CPU backend's built-in one of the same name.
+    let placed = s.placements().unwrap();
+    assert_eq!(placed[0].backend, if with_plugin { "custom" } else { "cpu" }, "{placed:?}");
     // H: 2 * (3 - 1) + 3 - max(0, 3 - 2 % 2 - 1) = 5; W: 2 * 3 + 3 - max(0, 3 - 3 % 2 - 1) = 8.
     let dims = s.output_info(0).unwrap().dims;
     assert_eq!(dims, vec![1, 5, 8, 2]);
@@ -91,11 +97,29 @@ fn transpose_conv_bias_runs_with_inferred_output_shape() {
 }
 
 #[test]
+fn transpose_conv_bias_runs_on_the_plugin_with_inferred_output_shape() {
+    check_transpose_conv_bias(true);
+}
+
+#[test]
+fn transpose_conv_bias_runs_without_a_plugin_on_the_cpu_backend() {
+    check_transpose_conv_bias(false);
+}
+
+#[test]
 fn without_the_plugin_prepare_names_the_op() {
+    // TransformTensorBilinear has no built-in kernel (LiteRT's XNNPACK has none either).
     let dir = TempDir::new("mediapipe-missing").unwrap();
-    let (model, ..) = transpose_conv_model(dir.path());
-    let e = Session::load(&model).unwrap().prepare().unwrap_err();
-    assert!(e.to_string().contains("Convolution2DTransposeBias"), "{e}");
+    let mut b = ModelBuilder::new();
+    let x = b.input("x", TensorType::FLOAT32, &[1, 4, 4, 1]);
+    let m = b.input("matrix", TensorType::FLOAT32, &[1, 4, 4]);
+    let y = b.tensor("y", TensorType::FLOAT32, &[1, 2, 2, 1]);
+    b.custom_op("TransformTensorBilinear", &[x, m], &[y], &[]);
+    b.output(y);
+    let p = dir.path().join("tt.tflite");
+    std::fs::write(&p, b.finish()).unwrap();
+    let e = Session::load(&p).unwrap().prepare().unwrap_err();
+    assert!(e.to_string().contains("TransformTensorBilinear"), "{e}");
 }
 
 #[test]
@@ -131,8 +155,9 @@ fn read_npy(p: &Path) -> (Vec<usize>, Vec<f32>) {
     nnrt_tests::read_npy_f32(&bytes).unwrap_or_else(|| panic!("{} is not a float32 .npy", p.display()))
 }
 
-#[test]
-fn selfie_segmentation_matches_mediapipe() {
+/// MediaPipe's selfie segmentation against LiteRT's (XNNPACK) output, with its
+/// Convolution2DTransposeBias ops on the plugin or on the CPU backend's built-in kernel.
+fn check_selfie(with_plugin: bool) {
     let Some(corpus) = nnrt_tests::corpus_dir() else {
         println!("skipped: ../shared/corpus is absent");
         return;
@@ -143,7 +168,9 @@ fn selfie_segmentation_matches_mediapipe() {
         return;
     }
     let mut s = Session::load(dir.join("model.tflite")).unwrap();
-    s.load_custom_op_library(plugin()).unwrap();
+    if with_plugin {
+        s.load_custom_op_library(plugin()).unwrap();
+    }
     s.prepare().unwrap();
     let (_, input) = read_npy(&dir.join("input_0.npy"));
     s.set_input(0, &f32_bytes(&input)).unwrap();
@@ -156,4 +183,14 @@ fn selfie_segmentation_matches_mediapipe() {
     // the transposed convolution itself follows TFLite's reference loop. Differences stay in
     // the 1e-5 range; 1e-4 leaves room for that float noise and still catches any wrong pixel.
     assert!(worst < 1e-4, "max abs error {worst}");
+}
+
+#[test]
+fn selfie_segmentation_matches_litert_with_the_plugin() {
+    check_selfie(true);
+}
+
+#[test]
+fn selfie_segmentation_matches_litert_without_a_plugin() {
+    check_selfie(false);
 }
