@@ -1,7 +1,10 @@
 //! TRANSPOSE_CONV (float): every input pixel scatters `filter · pixel` onto a `k_h × k_w` patch
 //! of the output, at stride steps, shifted by the padding a convolution of the output would
 //! use. The optimized path is one GEMM per image (pixels × taps·out_c) followed by a col2im
-//! scatter-add; the reference twin is TFLite's loop.
+//! scatter-add; the reference twin is TFLite's loop. When the strides are at least the kernel
+//! (MediaPipe's and Keras's 2×2 stride-2 upsampling) the taps of different pixels never meet:
+//! the GEMM then adds the bias and clamps, and each pixel's row of a tap row is copied into
+//! place, one contiguous run per (pixel, filter row).
 #![forbid(unsafe_code)]
 
 use super::binary::clamp;
@@ -73,6 +76,8 @@ pub struct TransposeConv {
     bias: Option<Vec<f32>>,
     act: Act,
     col: Vec<f32>,
+    /// Non-overlapping taps: the bias of every GEMM column `(tap, out_c)`, added by the GEMM.
+    tap_bias: Option<Vec<f32>>,
 }
 
 impl TransposeConv {
@@ -94,7 +99,9 @@ impl TransposeConv {
         if let Some(b) = bias {
             assert_eq!(b.len(), g.out_c, "transpose_conv: bias length");
         }
-        TransposeConv { g, packed, bias: bias.map(<[f32]>::to_vec), act, col: Vec::new() }
+        let disjoint = g.stride_h >= g.k_h && g.stride_w >= g.k_w;
+        let tap_bias = disjoint.then(|| (0..g.taps()).flat_map(|_| (0..g.out_c).map(|c| bias.map_or(0.0, |b| b[c]))).collect());
+        TransposeConv { g, packed, bias: bias.map(<[f32]>::to_vec), act, col: Vec::new(), tap_bias }
     }
 
     /// Runs on one input (`[batch, in_h, in_w, in_c]`) into `out` (`[batch, out_h, out_w, out_c]`).
@@ -107,15 +114,62 @@ impl TransposeConv {
         let n = g.taps() * g.out_c;
         assert_eq!(input.len(), g.batch * pixels * g.in_c, "transpose_conv: input length");
         assert_eq!(out.len(), g.batch * g.out_h * g.out_w * g.out_c, "transpose_conv: output length");
-        out.fill(0.0);
-        self.col.resize(pixels * n, 0.0);
         let image = g.out_h * g.out_w * g.out_c;
+        self.col.resize(pixels * n, 0.0);
+        if let Some(tap_bias) = &self.tap_bias {
+            // Output cells no tap reaches (strides above the kernel, or past the last pixel's
+            // patch) hold the activated bias.
+            let covered = g.stride_h == g.k_h && g.stride_w == g.k_w && g.pad_top == 0 && g.pad_left == 0;
+            if !(covered && g.out_h == g.in_h * g.k_h && g.out_w == g.in_w * g.k_w) {
+                for px in out.chunks_exact_mut(g.out_c.max(1)) {
+                    for (c, v) in px.iter_mut().enumerate() {
+                        *v = clamp(self.bias.as_ref().map_or(0.0, |b| b[c]), self.act);
+                    }
+                }
+            }
+            for b in 0..g.batch {
+                let x = &input[b * pixels * g.in_c..(b + 1) * pixels * g.in_c];
+                gemm(pixels, x, g.in_c, &self.packed, Some(tap_bias), self.act, &mut self.col, n);
+                place(&g, &self.col, &mut out[b * image..(b + 1) * image]);
+            }
+            return;
+        }
+        out.fill(0.0);
         for b in 0..g.batch {
             let x = &input[b * pixels * g.in_c..(b + 1) * pixels * g.in_c];
             gemm(pixels, x, g.in_c, &self.packed, None, Act::NONE, &mut self.col, n);
             scatter(&g, &self.col, &mut out[b * image..(b + 1) * image]);
         }
         finish(out, g.out_c, self.bias.as_deref(), self.act);
+    }
+}
+
+/// Copies each pixel's `(tap, out_c)` row of `col` onto the output patch it covers, for taps
+/// that never overlap (strides at least the kernel): one run of `k_w · out_c` values (fewer
+/// where the patch is clipped) per pixel and filter row.
+fn place(g: &TransposeConvGeom, col: &[f32], out: &mut [f32]) {
+    let n = g.taps() * g.out_c;
+    for iy in 0..g.in_h {
+        for fy in 0..g.k_h {
+            let Some(oy) = (iy * g.stride_h + fy).checked_sub(g.pad_top).filter(|&y| y < g.out_h) else { continue };
+            let out_row = &mut out[oy * g.out_w * g.out_c..][..g.out_w * g.out_c];
+            for ix in 0..g.in_w {
+                // Filter columns whose output column lies in [0, out_w).
+                let origin = (ix * g.stride_w) as isize - g.pad_left as isize;
+                let fx0 = (-origin).clamp(0, g.k_w as isize) as usize;
+                let fx1 = (g.out_w as isize - origin).clamp(fx0 as isize, g.k_w as isize) as usize;
+                if fx0 == fx1 {
+                    continue;
+                }
+                let src = &col[(iy * g.in_w + ix) * n + (fy * g.k_w + fx0) * g.out_c..][..(fx1 - fx0) * g.out_c];
+                let ox0 = (origin + fx0 as isize) as usize;
+                // Runs are a few values long (2 for a 2×2 kernel into one channel): an element
+                // loop, not a memmove call per run.
+                for (d, &v) in out_row[ox0 * g.out_c..][..src.len()].iter_mut().zip(src) {
+                    *d = v;
+                }
+            }
+        }
     }
 }
 
