@@ -23,10 +23,10 @@ const MR_PORTABLE: usize = 4;
 /// Columns of the portable register tile (two SSE vectors, one NEON pair).
 const NR_PORTABLE: usize = 8;
 /// Most rows any register tile has (size of stack arrays of row views).
-const MAX_MR: usize = 8;
+const MAX_MR: usize = 16;
 /// Widest panel of any micro-kernel (size of the column-split tile buffer).
 const MAX_NR: usize = 32;
-const _: () = assert!(MAX_MR >= sc::MR_AVX512 && MAX_MR >= sc::MR_AVX2 && MAX_MR >= MR_PORTABLE);
+const _: () = assert!(MAX_MR >= sc::MR_AVX512 && MAX_MR >= sc::MR_AVX512_NARROW && MAX_MR >= sc::MR_AVX2 && MAX_MR >= MR_PORTABLE);
 const _: () = assert!(MAX_NR >= sc::NR_AVX512 && MAX_NR >= sc::NR_AVX2 && MAX_NR >= NR_PORTABLE);
 /// Largest K block: A rows of one tile (`MR × KC` floats) stay in L1 across panels.
 const KC_MAX: usize = 512;
@@ -127,6 +127,7 @@ impl Micro {
     fn for_packed(b: &PackedB) -> (Micro, usize) {
         match b.isa {
             Isa::Avx512 => match Avx512Token::new() {
+                Some(t) if b.nr == sc::NR_AVX512_NARROW => (Micro::Avx512(t), sc::MR_AVX512_NARROW),
                 Some(t) => (Micro::Avx512(t), sc::MR_AVX512),
                 None => (Micro::Portable, MR_PORTABLE),
             },

@@ -53,6 +53,9 @@ pub(crate) const MR_AVX512: usize = 8;
 pub(crate) const NR_AVX512: usize = 32;
 /// Columns of the narrow AVX-512 tile (one vector), used when N ≤ 16 so little is padding.
 pub(crate) const NR_AVX512_NARROW: usize = 16;
+/// Rows of the narrow AVX-512 tile: one accumulator per row, so twice the wide tile's rows fit
+/// the registers and each tile's fixed costs (checks, epilogue, call) cover twice the work.
+pub(crate) const MR_AVX512_NARROW: usize = 16;
 /// Rows of the AVX2 GEMM register tile.
 pub(crate) const MR_AVX2: usize = 6;
 /// Columns of the AVX2 GEMM register tile (two 8-lane vectors); packed B panels match it.
@@ -182,7 +185,8 @@ pub(crate) fn gemm_panels_segs_avx512(
     ep: &Epilogue,
 ) {
     assert!(nr == NR_AVX512 || nr == NR_AVX512_NARROW, "AVX-512 panels are 16 or 32 wide, not {nr}");
-    assert!((1..=MR_AVX512).contains(&rows) && cols > 0 && segs.len() <= MAX_SEGS, "tile row {rows}x{cols}, {} segments", segs.len());
+    let mr = if nr == NR_AVX512 { MR_AVX512 } else { MR_AVX512_NARROW };
+    assert!((1..=mr).contains(&rows) && cols > 0 && segs.len() <= MAX_SEGS, "tile row {rows}x{cols}, {} segments", segs.len());
     let panels = cols.div_ceil(nr);
     assert!(panels == 1 || panel_stride >= kc * nr, "panels overlap");
     assert!(ldc >= cols && c.len() >= (rows - 1) * ldc + cols, "C row too short");
@@ -214,27 +218,43 @@ pub(crate) fn gemm_panels_segs_avx512(
         let segs = &*ptrs;
         let (b, c) = (b.as_ptr(), c.as_mut_ptr());
         macro_rules! go {
-            ($r:literal) => {
-                if nr == NR_AVX512 {
-                    // SAFETY: the token proves AVX-512F/AVX2/FMA; the checks above proved every
-                    // segment's rows × kc values of A, every panel's segment blocks of B, C's
-                    // rows × cols and the bias.
-                    unsafe { panels_avx512::<$r, 2>(panels, cols, kc, segs, b, panel_stride, c, ldc, ep) }
-                } else {
-                    // SAFETY: as above with 16-wide panels.
-                    unsafe { panels_avx512::<$r, 1>(panels, cols, kc, segs, b, panel_stride, c, ldc, ep) }
-                }
+            ($r:literal, $nv:literal) => {
+                // SAFETY: the token proves AVX-512F/AVX2/FMA; the checks above proved every
+                // segment's rows × kc values of A, every panel's segment blocks of B (16·NV
+                // wide), C's rows × cols and the bias.
+                unsafe { panels_avx512::<$r, $nv>(panels, cols, kc, segs, b, panel_stride, c, ldc, ep) }
             };
         }
-        match rows {
-            1 => go!(1),
-            2 => go!(2),
-            3 => go!(3),
-            4 => go!(4),
-            5 => go!(5),
-            6 => go!(6),
-            7 => go!(7),
-            _ => go!(8),
+        if nr == NR_AVX512 {
+            match rows {
+                1 => go!(1, 2),
+                2 => go!(2, 2),
+                3 => go!(3, 2),
+                4 => go!(4, 2),
+                5 => go!(5, 2),
+                6 => go!(6, 2),
+                7 => go!(7, 2),
+                _ => go!(8, 2),
+            }
+        } else {
+            match rows {
+                1 => go!(1, 1),
+                2 => go!(2, 1),
+                3 => go!(3, 1),
+                4 => go!(4, 1),
+                5 => go!(5, 1),
+                6 => go!(6, 1),
+                7 => go!(7, 1),
+                8 => go!(8, 1),
+                9 => go!(9, 1),
+                10 => go!(10, 1),
+                11 => go!(11, 1),
+                12 => go!(12, 1),
+                13 => go!(13, 1),
+                14 => go!(14, 1),
+                15 => go!(15, 1),
+                _ => go!(16, 1),
+            }
         }
     }
     #[cfg(not(target_arch = "x86_64"))]

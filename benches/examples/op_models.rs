@@ -1,0 +1,95 @@
+//! Writes one-op float TFLite models of MobileNetV2's hot shapes (depthwise, 1×1, 3×3, ADD) as
+//! a corpus for `bench.py --corpus DIR`, so single ops can be timed against LiteRT (XNNPACK):
+//! `cargo run --release -p nnrt-benches --example op_models -- /tmp/opbench`, then
+//! `bench.py --cli target/release/nnpackage_run --corpus /tmp/opbench --only .`.
+use nnrt_tests::{npy_f32, Act, BuiltinOperator, ModelBuilder, Options, Padding, TensorType, XorShift};
+
+fn values(n: usize, rng: &mut XorShift) -> Vec<f32> {
+    (0..n).map(|_| (rng.below(2001) as f32 - 1000.0) / 1000.0).collect()
+}
+
+fn dims_i32(d: &[usize]) -> Vec<i32> {
+    d.iter().map(|&v| v as i32).collect()
+}
+
+/// One op on input x; `k` and `stride` describe a convolution (k = 0 for ADD).
+struct Case {
+    name: String,
+    hw: usize,
+    c_in: usize,
+    c_out: usize,
+    k: usize,
+    stride: usize,
+    kind: Kind,
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Conv,
+    Depthwise,
+    Add,
+}
+
+fn write(dir: &std::path::Path, case: &Case, rng: &mut XorShift) -> std::io::Result<()> {
+    let mut b = ModelBuilder::new();
+    let x_dims = [1, case.hw, case.hw, case.c_in];
+    let x = b.input("x", TensorType::FLOAT32, &dims_i32(&x_dims));
+    let out_hw = case.hw.div_ceil(case.stride.max(1));
+    let y = b.tensor("y", TensorType::FLOAT32, &dims_i32(&[1, out_hw, out_hw, case.c_out]));
+    match case.kind {
+        Kind::Conv => {
+            let w = b.constant_f32("w", &dims_i32(&[case.c_out, case.k, case.k, case.c_in]), &values(case.c_out * case.k * case.k * case.c_in, rng));
+            let bias = b.constant_f32("b", &[case.c_out as i32], &values(case.c_out, rng));
+            b.op(BuiltinOperator::CONV_2D, &[x, w, bias], &[y], Options::conv(Padding::SAME, case.stride as i32, Act::RELU6));
+        }
+        Kind::Depthwise => {
+            let w = b.constant_f32("w", &dims_i32(&[1, case.k, case.k, case.c_in]), &values(case.k * case.k * case.c_in, rng));
+            let bias = b.constant_f32("b", &[case.c_in as i32], &values(case.c_in, rng));
+            let options = Options::DepthwiseConv2D {
+                padding: Padding::SAME,
+                stride: [case.stride as i32; 2],
+                dilation: [1, 1],
+                depth_multiplier: 1,
+                act: Act::RELU6,
+            };
+            b.op(BuiltinOperator::DEPTHWISE_CONV_2D, &[x, w, bias], &[y], options);
+        }
+        Kind::Add => {
+            let z = b.input("z", TensorType::FLOAT32, &dims_i32(&x_dims));
+            b.op(BuiltinOperator::ADD, &[x, z], &[y], Options::Add { act: Act::NONE });
+        }
+    }
+    b.output(y);
+    let folder = dir.join(&case.name);
+    std::fs::create_dir_all(&folder)?;
+    std::fs::write(folder.join("model.tflite"), b.finish())?;
+    let n_inputs = if matches!(case.kind, Kind::Add) { 2 } else { 1 };
+    let mut inputs = Vec::new();
+    for i in 0..n_inputs {
+        let file = format!("input_{i}.npy");
+        std::fs::write(folder.join(&file), npy_f32(&x_dims, &values(x_dims.iter().product(), rng)))?;
+        inputs.push(format!(r#"{{"name": "x{i}", "index": {i}, "dtype": "float32", "shape": {x_dims:?}, "file": "{file}"}}"#));
+    }
+    std::fs::write(folder.join("meta.json"), format!(r#"{{"name": "{}", "inputs": [{}]}}"#, case.name, inputs.join(", ")))
+}
+
+fn main() -> std::io::Result<()> {
+    let dir = std::path::PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "/tmp/opbench".into()));
+    let mut cases = Vec::new();
+    for &(hw, c, s) in &[(112, 32, 1), (112, 96, 2), (56, 144, 1), (56, 144, 2), (28, 192, 1), (14, 576, 1), (7, 960, 1)] {
+        cases.push(Case { name: format!("dw_{hw}x{c}_s{s}"), hw, c_in: c, c_out: c, k: 3, stride: s, kind: Kind::Depthwise });
+    }
+    for &(hw, ci, co) in &[(112, 16, 96), (112, 32, 16), (56, 24, 144), (56, 144, 24), (28, 32, 192), (28, 192, 32), (14, 96, 576), (14, 576, 96), (7, 960, 320), (7, 320, 1280)] {
+        cases.push(Case { name: format!("pw_{hw}x{ci}_{co}"), hw, c_in: ci, c_out: co, k: 1, stride: 1, kind: Kind::Conv });
+    }
+    cases.push(Case { name: "conv3_224x3_32_s2".into(), hw: 224, c_in: 3, c_out: 32, k: 3, stride: 2, kind: Kind::Conv });
+    for &(hw, c) in &[(56, 24), (28, 32), (14, 64)] {
+        cases.push(Case { name: format!("add_{hw}x{c}"), hw, c_in: c, c_out: c, k: 0, stride: 1, kind: Kind::Add });
+    }
+    let mut rng = XorShift::new(7);
+    for case in &cases {
+        write(&dir, case, &mut rng)?;
+    }
+    println!("{} one-op models in {}", cases.len(), dir.display());
+    Ok(())
+}
