@@ -86,7 +86,7 @@ impl Backend for CpuBackend {
             k += 1;
             // Pairs with a fused kernel (`ops::fuse_pair`) run as one step at the second op's
             // turn; the first op's output is never written.
-            if let Some(built) = ids.get(k).and_then(|&next| ops::fuse_pair(ctx, id, next)) {
+            if let Some(built) = ids.get(k).and_then(|&next| ops::fuse_pair(ctx, id, next, ids.get(k + 1).copied())) {
                 let (first, second) = (ctx.graph.op(id), ctx.graph.op(ids[k]));
                 let kind = format!("{}+{}", first.kind.name(), second.kind.name());
                 let fused = Fused { first: id, late: first.inputs.iter().flatten().copied().collect(), mid: first.outputs[0] };

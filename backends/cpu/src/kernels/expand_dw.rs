@@ -6,7 +6,8 @@
 //! rows from that window; rows the next step shares with this one move to the window's front
 //! instead of being computed again. Each value goes through the same kernels, in the same
 //! order, as the two ops do alone ([`gemm`], [`depthwise_conv2d`]), so the results are the
-//! same bit for bit.
+//! same bit for bit. [`DepthwiseProject`] is the same idea one op later: a depthwise
+//! convolution and the 1×1 projection that reads it.
 #![forbid(unsafe_code)]
 
 use std::cell::Cell;
@@ -20,6 +21,9 @@ use super::Act;
 /// rows carried to the next step (`k_h − stride`, copied to the window's front) are few.
 /// MobileNetV2, 1 thread: 128 KiB gained nothing, 512 KiB the most (1 MiB less again).
 const WINDOW_BYTES: usize = 512 * 1024;
+/// Bytes of depthwise rows [`DepthwiseProject`] computes per step before projecting them: the
+/// rows and the projection's output rows stay in L1/L2 between the two kernels.
+const PROJECT_WINDOW_BYTES: usize = 128 * 1024;
 /// Bands of output rows per thread: enough to balance, few enough that the rows a band
 /// computes twice at its top edge (`k_h − stride` rows) stay a small share.
 const BANDS_PER_THREAD: usize = 2;
@@ -148,6 +152,102 @@ impl ExpandDepthwise {
     }
 }
 
+/// The fused step: `output = act(depthwise(input) · Wᵀ + b)`, a DEPTHWISE_CONV_2D with
+/// multiplier 1 whose only reader is a 1×1 stride-1 CONV_2D: MobileNet's depthwise convolution
+/// and the projection after it. Each task walks its band of output rows a few rows at a time: the
+/// depthwise rows go into a window in its core's L2, then the projection's GEMM reads them from
+/// there. The depthwise output is never written in full, and each thread's projection reads
+/// only rows its own core computed. Same kernels, same order as the two ops alone: the results
+/// are the same bit for bit.
+pub struct DepthwiseProject {
+    dw: DepthwiseGeom,
+    filter: Vec<f32>,
+    dw_bias: Option<Vec<f32>>,
+    dw_act: Act,
+    /// The 1×1 convolution's weights (`out_c × dw.in_c`), packed.
+    packed: PackedB,
+    bias: Option<Vec<f32>>,
+    act: Act,
+}
+
+impl DepthwiseProject {
+    /// Prepares the pair: `dw` the depthwise geometry (multiplier 1) with its `[1, k_h, k_w, c]`
+    /// `filter`, `w2` the projection filter (`[out_c, 1, 1, c]`, i.e. `out_c × c` row-major).
+    ///
+    /// # Panics
+    /// If the multiplier is not 1 or a slice is shorter than the shapes need.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(dw: DepthwiseGeom, filter: &[f32], b1: Option<&[f32]>, dw_act: Act, out_c: usize, w2: &[f32], b2: Option<&[f32]>, act: Act) -> DepthwiseProject {
+        let c = dw.in_c;
+        assert_eq!(dw.multiplier, 1, "the fused depthwise convolution has multiplier 1");
+        assert!(filter.len() >= dw.k_h * dw.k_w * c, "depthwise filter too short");
+        assert!(w2.len() >= out_c * c, "projection filter holds {} values, needs {}", w2.len(), out_c * c);
+        assert!(b1.is_none_or(|b| b.len() >= c) && b2.is_none_or(|b| b.len() >= out_c), "bias too short");
+        DepthwiseProject {
+            dw,
+            filter: filter[..dw.k_h * dw.k_w * c].to_vec(),
+            dw_bias: b1.map(|b| b[..c].to_vec()),
+            dw_act,
+            packed: PackedB::pack(out_c, c, &w2[..out_c * c]),
+            bias: b2.map(|b| b[..out_c].to_vec()),
+            act,
+        }
+    }
+
+    /// Values of the output (`batch × out_h × out_w × out_c`).
+    pub fn output_len(&self) -> usize {
+        self.dw.batch * self.dw.out_h * self.dw.out_w * self.packed.n()
+    }
+
+    /// Computes `output` from `input` (both NHWC) on the current run's kernel pool.
+    ///
+    /// # Panics
+    /// If `input` or `output` are shorter than the shapes need.
+    pub fn run(&self, input: &[f32], output: &mut [f32]) {
+        let g = self.dw;
+        assert!(input.len() >= g.input_len(), "input holds {} values, needs {}", input.len(), g.input_len());
+        assert!(output.len() >= self.output_len(), "output holds {} values, needs {}", output.len(), self.output_len());
+        let image_in = g.in_h * g.in_w * g.in_c;
+        let row_out = g.out_w * self.packed.n();
+        if image_in == 0 || row_out == 0 || g.out_h == 0 {
+            return;
+        }
+        let threads = nnrt_core::kernel_threads();
+        let bands = if threads > 1 { (threads * BANDS_PER_THREAD).min(g.out_h) } else { 1 };
+        let band_rows = g.out_h.div_ceil(bands);
+        for (x, out) in input.chunks_exact(image_in).zip(output[..self.output_len()].chunks_exact_mut(g.out_h * row_out)) {
+            nnrt_core::par_chunks_mut(out, band_rows * row_out, |t, o| self.band(x, t * band_rows, o));
+        }
+    }
+
+    /// Output rows `oh0..` (as many as `out` holds) of one image `x`.
+    fn band(&self, x: &[f32], oh0: usize, out: &mut [f32]) {
+        let g = self.dw;
+        let (row_in, row_mid, row_out) = (g.in_w * g.in_c, g.out_w * g.in_c, g.out_w * self.packed.n());
+        let oh_end = oh0 + out.len() / row_out;
+        let step = (PROJECT_WINDOW_BYTES / 4 / row_mid.max(1)).max(1);
+        let reach = (g.k_h - 1) * g.dil_h + 1;
+        let mut win = WINDOW.with(Cell::take);
+        let mut oh = oh0;
+        while oh < oh_end {
+            let end = (oh + step).min(oh_end);
+            // Input rows the output rows oh..end read (their taps inside the image).
+            let lo = (oh * g.stride_h).saturating_sub(g.pad_top).min(g.in_h);
+            let hi = ((end - 1) * g.stride_h + reach).saturating_sub(g.pad_top).min(g.in_h).max(lo);
+            let need = (end - oh) * row_mid;
+            if win.len() < need {
+                win.resize(need, 0.0);
+            }
+            let sub = DepthwiseGeom { batch: 1, in_h: hi - lo, out_h: end - oh, pad_top: g.pad_top + lo - oh * g.stride_h, ..g };
+            depthwise_conv2d(&sub, &x[lo * row_in..hi * row_in], &self.filter, self.dw_bias.as_deref(), self.dw_act, &mut win[..need]);
+            let rows = (end - oh) * g.out_w;
+            gemm(rows, &win[..need], g.in_c, &self.packed, self.bias.as_deref(), self.act, &mut out[(oh - oh0) * row_out..(end - oh0) * row_out], self.packed.n());
+            oh = end;
+        }
+        WINDOW.with(|w| w.set(win));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,6 +295,7 @@ mod tests {
             (1, 3, 3, 2, 7, 3, 3, 1, true),
         ];
         for (seed, &(b, h, w, c0, c1, k, s, d, same)) in cases.iter().enumerate() {
+            check_depthwise_project(&pool, seed as u64, b, h, w, c0, c1, k, s, d, same);
             let g = geom(b, h, w, c1, k, s, d, same);
             let w1 = values(c1 * c0, seed as u64 * 7 + 1);
             let b1 = values(c1, seed as u64 * 7 + 2);
@@ -213,6 +314,31 @@ mod tests {
                 let same_bits = got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits());
                 assert!(same_bits, "case {seed} ({b}x{h}x{w}x{c0} -> {c1}, k{k} s{s} d{d} same={same}), {threads} threads");
             }
+        }
+    }
+
+    /// [`DepthwiseProject`] against the depthwise op then the 1×1 GEMM, at 1 and 2 threads: the
+    /// depthwise over `c1` channels, projected to `c0`.
+    #[allow(clippy::too_many_arguments)]
+    fn check_depthwise_project(pool: &nnrt_core::KernelPool, seed: u64, b: usize, h: usize, w: usize, c0: usize, c1: usize, k: usize, s: usize, d: usize, same: bool) {
+        let g = geom(b, h, w, c1, k, s, d, same);
+        let filter = values(k * k * c1, seed * 11 + 1);
+        let (b1, w2, b2) = (values(c1, seed * 11 + 2), values(c0 * c1, seed * 11 + 3), values(c0, seed * 11 + 4));
+        let x = values(b * h * w * c1, seed * 11 + 5);
+        let f = DepthwiseProject::new(g, &filter, Some(&b1), Act::RELU6, c0, &w2, Some(&b2), Act::NONE);
+        let mut mid = vec![0.0; g.output_len()];
+        depthwise_conv2d(&g, &x, &filter, Some(&b1), Act::RELU6, &mut mid);
+        let mut want = vec![0.0; f.output_len()];
+        gemm(b * g.out_h * g.out_w, &mid, c1, &PackedB::pack(c0, c1, &w2), Some(&b2), Act::NONE, &mut want, c0);
+        for threads in [1, 2] {
+            let mut got = vec![f32::NAN; f.output_len()];
+            if threads == 1 {
+                f.run(&x, &mut got);
+            } else {
+                pool.install(|| f.run(&x, &mut got));
+            }
+            let same_bits = got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same_bits, "depthwise+project case {seed} ({b}x{h}x{w}x{c1} -> {c0}, k{k} s{s} d{d} same={same}), {threads} threads");
         }
     }
 }

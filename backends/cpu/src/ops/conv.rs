@@ -7,7 +7,7 @@ use super::{all_f32, built, check_act, const_f32, fused, source};
 use crate::backend::Built;
 use crate::kernels::conv::{Conv2d, ConvGeom};
 use crate::kernels::depthwise::{depthwise_conv2d, DepthwiseGeom};
-use crate::kernels::expand_dw::ExpandDepthwise;
+use crate::kernels::expand_dw::{DepthwiseProject, ExpandDepthwise};
 use crate::kernels::gemm::{gemm, PackedB};
 use crate::kernels::unary::{unary, UnaryOp};
 use crate::kernels::Act;
@@ -169,6 +169,10 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 /// fusing gains nothing there. (MobileNetV2: the 4.8 MB tensor at 112×112 gains at 1 and 2
 /// threads; the 1.8 MB ones at 56×56 gain 2–5 % of the pair at 1 thread, nothing at 2.)
 const FUSE_MIN_BYTES: usize = 1 << 20;
+/// Smallest depthwise output a depthwise + projection step is used for.
+const PROJECT_MIN_BYTES: usize = 1 << 20;
+/// Least ratio of the depthwise output's bytes to the projection weights' for that step.
+const PROJECT_MIN_RATIO: usize = 16;
 
 /// What a fused step needs from its first op: a float CONV_2D (one group, no tanh) with one
 /// output that `next` alone reads, once, and that is not a graph output.
@@ -183,16 +187,22 @@ struct Producer {
     bias: Option<Vec<f32>>,
 }
 
+/// Whether `next` is the only op that reads `t`, once, and `t` is neither a graph output nor a
+/// variable: a fused step may then skip writing it.
+fn read_once_by(ctx: &CompileCtx, t: nnrt_core::OperandId, next: OpId) -> bool {
+    let g = ctx.graph;
+    let reads = g.ops.iter().flat_map(|o| o.inputs.iter().flatten()).filter(|&&i| i == t).count();
+    let next_reads = g.op(next).inputs.iter().flatten().filter(|&&i| i == t).count();
+    reads == 1 && next_reads == 1 && !g.outputs.contains(&t) && !g.operand(t).is_variable
+}
+
 fn producer(ctx: &CompileCtx, conv: OpId, next: OpId) -> Option<Producer> {
     let c = ctx.graph.op(conv);
     let OpKind::Conv2D(p) = &c.kind else { return None };
     all_f32(ctx, conv).ok()?;
     all_f32(ctx, next).ok()?;
     let (input, output, w) = (c.input(0)?, *c.outputs.first()?, c.input(1)?);
-    let g = ctx.graph;
-    let reads = g.ops.iter().flat_map(|o| o.inputs.iter().flatten()).filter(|&&i| i == output).count();
-    let next_reads = g.op(next).inputs.iter().flatten().filter(|&&i| i == output).count();
-    if c.outputs.len() != 1 || reads != 1 || next_reads != 1 || g.outputs.contains(&output) || g.operand(output).is_variable {
+    if c.outputs.len() != 1 || !read_once_by(ctx, output, next) {
         return None;
     }
     let (xd, wd, od) = (ctx.dims(input), ctx.dims(w), ctx.dims(output));
@@ -220,12 +230,26 @@ impl Producer {
     }
 }
 
+/// The cheap part of [`build_expand_depthwise`]'s test (no weights copied): `conv` a CONV_2D
+/// whose output only `dw`, a DEPTHWISE_CONV_2D, reads, and that output large enough.
+pub(crate) fn expand_depthwise_applies(ctx: &CompileCtx, conv: OpId, dw: OpId) -> bool {
+    let (c, d) = (ctx.graph.op(conv), ctx.graph.op(dw));
+    if !matches!(c.kind, OpKind::Conv2D(_)) || !matches!(d.kind, OpKind::DepthwiseConv2D(_)) || c.outputs.len() != 1 {
+        return false;
+    }
+    let out = c.outputs[0];
+    d.input(0) == Some(out) && read_once_by(ctx, out, dw) && ctx.dims(out).iter().product::<usize>() * 4 >= FUSE_MIN_BYTES * ctx.threads.max(1)
+}
+
 /// The fused step for op `conv` followed by op `dw` ([`ExpandDepthwise`]), when `conv` is a
 /// 1×1 stride-1 [`producer`] of `dw`, a DEPTHWISE_CONV_2D with multiplier 1 (no tanh), and the
 /// expanded tensor is large. `None` when they are not. The step reads the block's input at the
 /// depthwise op's turn and never materializes the expanded tensor: the backend tells the memory
 /// planner both (`Executable::plan_hints`).
 pub(crate) fn build_expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId) -> Option<Built> {
+    if !expand_depthwise_applies(ctx, conv, dw) {
+        return None;
+    }
     let d = ctx.graph.op(dw);
     let OpKind::DepthwiseConv2D(p2) = &d.kind else { return None };
     let pr = producer(ctx, conv, dw).filter(Producer::is_1x1)?;
@@ -233,9 +257,6 @@ pub(crate) fn build_expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId) -> 
     let md = ctx.dims(pr.output);
     let (w2d, od) = (ctx.dims(d.input(1)?), ctx.dims(out_t));
     if d.input(0)? != pr.output || d.outputs.len() != 1 || w2d.len() != 4 || od.len() != 4 {
-        return None;
-    }
-    if md.iter().product::<usize>() * 4 < FUSE_MIN_BYTES * ctx.threads.max(1) {
         return None;
     }
     let dg = depthwise_geom(md, w2d, od, p2).ok()?;
@@ -247,6 +268,52 @@ pub(crate) fn build_expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId) -> 
     let b2 = const_bias(ctx, d.input(2))?;
     let fusedk = ExpandDepthwise::new(pr.geom.in_c, &pr.weights, pr.bias.as_deref(), pr.act, dg, &w2, b2.as_deref(), act2);
     Some(built(vec![source(ctx, pr.input)], move |ins, outs| {
+        fusedk.run(cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
+        Ok(())
+    }))
+}
+
+/// The fused step for op `dw` followed by op `conv` ([`DepthwiseProject`]): `dw` a float
+/// DEPTHWISE_CONV_2D with multiplier 1 (no tanh) whose output only `conv` reads, `conv` a 1×1
+/// stride-1 CONV_2D (one group, no tanh) of it. `None` otherwise. The step runs at the
+/// convolution's turn and the depthwise output is never materialized.
+pub(crate) fn build_depthwise_project(ctx: &CompileCtx, dw: OpId, conv: OpId) -> Option<Built> {
+    let d = ctx.graph.op(dw);
+    let OpKind::DepthwiseConv2D(p1) = &d.kind else { return None };
+    let c = ctx.graph.op(conv);
+    let OpKind::Conv2D(p2) = &c.kind else { return None };
+    all_f32(ctx, dw).ok()?;
+    all_f32(ctx, conv).ok()?;
+    let (x, mid) = (d.input(0)?, *d.outputs.first()?);
+    if d.outputs.len() != 1 || c.input(0)? != mid || c.outputs.len() != 1 || !read_once_by(ctx, mid, conv) {
+        return None;
+    }
+    let (xd, w1d, md) = (ctx.dims(x), ctx.dims(d.input(1)?), ctx.dims(mid));
+    let (w2d, od) = (ctx.dims(c.input(1)?), ctx.dims(c.outputs[0]));
+    if xd.len() != 4 || w1d.len() != 4 || md.len() != 4 || w2d.len() != 4 || od.len() != 4 {
+        return None;
+    }
+    // Each step of rows runs its own GEMM over the whole projection matrix: worth it while the
+    // depthwise output is large next to those weights (MobileNetV2's wide maps, not the deep
+    // 14×14 and 7×7 layers).
+    let (mid_bytes, w2_bytes) = (md.iter().product::<usize>() * 4, w2d.iter().product::<usize>() * 4);
+    if mid_bytes < PROJECT_MIN_BYTES || mid_bytes < PROJECT_MIN_RATIO * w2_bytes {
+        return None;
+    }
+    let dg = depthwise_geom(xd, w1d, md, p1).ok()?;
+    let cg = conv_geom(md, w2d, od, p2).ok()?;
+    let one_by_one = cg.k_h == 1 && cg.k_w == 1 && cg.stride_h == 1 && cg.stride_w == 1 && cg.pad_top == 0 && cg.pad_left == 0;
+    let ((act1, tanh1), (act2, tanh2)) = (fused(p1.act), fused(p2.act));
+    if dg.multiplier != 1 || tanh1 || tanh2 || !one_by_one || cg.groups != 1 || cg.out_h != dg.out_h || cg.out_w != dg.out_w || cg.in_c != dg.in_c {
+        return None;
+    }
+    let (w1, w2) = (const_f32(ctx, d.input(1)?)?, const_f32(ctx, c.input(1)?)?);
+    let (b1, b2) = (const_bias(ctx, d.input(2))?, const_bias(ctx, c.input(2))?);
+    if w1.len() < dg.k_h * dg.k_w * dg.in_c || w2.len() < cg.out_c * cg.in_c || b1.as_ref().is_some_and(|b| b.len() < dg.in_c) || b2.as_ref().is_some_and(|b| b.len() < cg.out_c) {
+        return None;
+    }
+    let fusedk = DepthwiseProject::new(dg, &w1, b1.as_deref(), act1, cg.out_c, &w2, b2.as_deref(), act2);
+    Some(built(vec![source(ctx, x)], move |ins, outs| {
         fusedk.run(cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
         Ok(())
     }))

@@ -53,15 +53,31 @@ use crate::backend::{Built, Kernel};
 use crate::kernels::Act;
 
 /// One step for ops `a` then `b` when the backend has a fused kernel for the pair (see
-/// `conv::build_expand_depthwise` and `conv::build_conv_add`), `None` otherwise.
-pub(crate) fn fuse_pair(ctx: &CompileCtx, a: OpId, b: OpId) -> Option<Built> {
+/// `conv::build_expand_depthwise`, `conv::build_depthwise_project` and `conv::build_conv_add`),
+/// `None` otherwise. `after` is the op after `b`, if any: a pair that would take `b` from a
+/// larger saving with `after` is left alone.
+pub(crate) fn fuse_pair(ctx: &CompileCtx, a: OpId, b: OpId, after: Option<OpId>) -> Option<Built> {
     if std::env::var_os("NNRT_NOFUSE").is_some() {
         return None;
     }
     // The convolution + residual pair only with several threads: on one, keeping the
     // projection's input alive one op longer moved the greedy plan's tensors and the fused
-    // expansion steps ran slower (MobileNetV2, 1 thread: +3 %; 2 threads: −1.4 %).
-    conv::build_expand_depthwise(ctx, a, b).or_else(|| if ctx.threads >= 2 { conv::build_conv_add(ctx, a, b) } else { None })
+    // expansion steps ran slower (MobileNetV2, 1 thread: +3 %; 2 threads: −1.4 %). The
+    // depthwise + projection pair only on one thread: there it saves 3.4 % of MobileNetV2
+    // (less memory traffic, and a plan with fewer tensors); on two, its row bands ran each pair
+    // 0–6 % slower than the two ops split across threads, and it took the projections from
+    // the residual fusion (+3 %).
+    conv::build_expand_depthwise(ctx, a, b).or_else(|| {
+        if ctx.threads >= 2 {
+            conv::build_conv_add(ctx, a, b)
+        } else if after.is_some_and(|c| conv::expand_depthwise_applies(ctx, b, c)) {
+            // MobileNetV1's pointwise convolution sits between two depthwise ones: its pair with
+            // the next depthwise (the large expanded tensor never written) saves more.
+            None
+        } else {
+            conv::build_depthwise_project(ctx, a, b)
+        }
+    })
 }
 
 pub(crate) use mediapipe::{is_builtin_custom, output_dims as custom_output_dims};
