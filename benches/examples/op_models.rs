@@ -1,4 +1,5 @@
-//! Writes one-op float TFLite models of MobileNetV2's hot shapes (depthwise, 1×1, 3×3, ADD) as
+//! Writes one-op float TFLite models of MobileNetV2's hot shapes (depthwise, 1×1, 3×3, ADD) and two
+//! CONV_3D volumes as
 //! a corpus for `bench.py --corpus DIR`, so single ops can be timed against LiteRT (XNNPACK):
 //! `cargo run --release -p nnrt-benches --example op_models -- /tmp/opbench`, then
 //! `bench.py --cli target/release/nnpackage_run --corpus /tmp/opbench --only .`.
@@ -26,21 +27,37 @@ struct Case {
 #[derive(Clone, Copy)]
 enum Kind {
     Conv,
+    /// CONV_3D over a `hw`-deep volume.
+    Conv3d,
     Depthwise,
     Add,
 }
 
 fn write(dir: &std::path::Path, case: &Case, rng: &mut XorShift) -> std::io::Result<()> {
     let mut b = ModelBuilder::new();
-    let x_dims = [1, case.hw, case.hw, case.c_in];
+    let x_dims: Vec<usize> = match case.kind {
+        Kind::Conv3d => vec![1, case.hw, case.hw, case.hw, case.c_in],
+        _ => vec![1, case.hw, case.hw, case.c_in],
+    };
     let x = b.input("x", TensorType::FLOAT32, &dims_i32(&x_dims));
     let out_hw = case.hw.div_ceil(case.stride.max(1));
-    let y = b.tensor("y", TensorType::FLOAT32, &dims_i32(&[1, out_hw, out_hw, case.c_out]));
+    let y_dims: Vec<usize> = match case.kind {
+        Kind::Conv3d => vec![1, out_hw, out_hw, out_hw, case.c_out],
+        _ => vec![1, out_hw, out_hw, case.c_out],
+    };
+    let y = b.tensor("y", TensorType::FLOAT32, &dims_i32(&y_dims));
     match case.kind {
         Kind::Conv => {
             let w = b.constant_f32("w", &dims_i32(&[case.c_out, case.k, case.k, case.c_in]), &values(case.c_out * case.k * case.k * case.c_in, rng));
             let bias = b.constant_f32("b", &[case.c_out as i32], &values(case.c_out, rng));
             b.op(BuiltinOperator::CONV_2D, &[x, w, bias], &[y], Options::conv(Padding::SAME, case.stride as i32, Act::RELU6));
+        }
+        Kind::Conv3d => {
+            let k = case.k;
+            let w = b.constant_f32("w", &dims_i32(&[k, k, k, case.c_in, case.c_out]), &values(k * k * k * case.c_in * case.c_out, rng));
+            let bias = b.constant_f32("b", &[case.c_out as i32], &values(case.c_out, rng));
+            let s = case.stride as i32;
+            b.op(BuiltinOperator::CONV_3D, &[x, w, bias], &[y], Options::Conv3D { padding: Padding::SAME, stride: [s; 3], dilation: [1; 3], act: Act::RELU6 });
         }
         Kind::Depthwise => {
             let w = b.constant_f32("w", &dims_i32(&[1, case.k, case.k, case.c_in]), &values(case.k * case.k * case.c_in, rng));
@@ -83,6 +100,9 @@ fn main() -> std::io::Result<()> {
         cases.push(Case { name: format!("pw_{hw}x{ci}_{co}"), hw, c_in: ci, c_out: co, k: 1, stride: 1, kind: Kind::Conv });
     }
     cases.push(Case { name: "conv3_224x3_32_s2".into(), hw: 224, c_in: 3, c_out: 32, k: 3, stride: 2, kind: Kind::Conv });
+    for &(hw, ci, co, s) in &[(16, 8, 16, 1), (12, 16, 32, 2)] {
+        cases.push(Case { name: format!("conv3d_{hw}x{ci}_{co}_s{s}"), hw, c_in: ci, c_out: co, k: 3, stride: s, kind: Kind::Conv3d });
+    }
     for &(hw, c) in &[(56, 24), (28, 32), (14, 64)] {
         cases.push(Case { name: format!("add_{hw}x{c}"), hw, c_in: c, c_out: c, k: 0, stride: 1, kind: Kind::Add });
     }

@@ -46,6 +46,19 @@ pub struct Conv2D {
     pub act: Activation,
 }
 
+/// Parameters of 3-D convolution (CONV_3D: NDHWC input, `[k_d, k_h, k_w, in_c, out_c]` filter).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Conv3D {
+    /// Padding scheme (SAME or VALID).
+    pub padding: Padding,
+    /// Stride along depth, height, width.
+    pub stride: [usize; 3],
+    /// Dilation along depth, height, width.
+    pub dilation: [usize; 3],
+    /// Fused activation.
+    pub act: Activation,
+}
+
 /// Parameters of depthwise 2-D convolution.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DepthwiseConv2D {
@@ -391,6 +404,8 @@ pub struct BidirectionalLstm {
 pub enum OpKind {
     /// 2-D convolution: input NHWC, filter OHWI, optional bias.
     Conv2D(Conv2D),
+    /// 3-D convolution; inputs: input, filter, optional bias.
+    Conv3D(Conv3D),
     /// Depthwise 2-D convolution: input NHWC, filter [1, H, W, C*multiplier], optional bias.
     DepthwiseConv2D(DepthwiseConv2D),
     /// Fully connected: input [.., K], weights [N, K], optional bias [N].
@@ -658,6 +673,7 @@ impl OpKind {
     pub fn name(&self) -> &str {
         match self {
             OpKind::Conv2D(_) => "Conv2D",
+            OpKind::Conv3D(_) => "Conv3D",
             OpKind::DepthwiseConv2D(_) => "DepthwiseConv2D",
             OpKind::FullyConnected(_) => "FullyConnected",
             OpKind::Pool2D(p) => match p.kind {

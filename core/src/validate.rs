@@ -7,7 +7,7 @@ use crate::{CompileError, Model, OpId, OpKind, OperandId, Subgraph, SubgraphId};
 /// Inclusive range of input counts and exact output count an op kind accepts (`None` = any).
 fn arity(kind: &OpKind) -> (usize, Option<usize>, Option<usize>) {
     match kind {
-        OpKind::Conv2D(_) | OpKind::DepthwiseConv2D(_) | OpKind::FullyConnected(_) => (2, Some(3), Some(1)),
+        OpKind::Conv2D(_) | OpKind::Conv3D(_) | OpKind::DepthwiseConv2D(_) | OpKind::FullyConnected(_) => (2, Some(3), Some(1)),
         OpKind::Pool2D(_) | OpKind::Unary(_) | OpKind::Softmax { .. } => (1, Some(1), Some(1)),
         OpKind::Dequantize | OpKind::Quantize => (1, Some(1), Some(1)),
         OpKind::Binary { .. } | OpKind::Reduce { .. } | OpKind::Transpose | OpKind::MirrorPad(_) => (2, Some(2), Some(1)),

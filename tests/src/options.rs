@@ -13,6 +13,8 @@ pub enum Options {
     None,
     /// CONV_2D.
     Conv2D { padding: Padding, stride: [i32; 2], dilation: [i32; 2], act: Act },
+    /// CONV_3D (strides and dilations `[d, h, w]`).
+    Conv3D { padding: Padding, stride: [i32; 3], dilation: [i32; 3], act: Act },
     /// DEPTHWISE_CONV_2D.
     DepthwiseConv2D { padding: Padding, stride: [i32; 2], dilation: [i32; 2], depth_multiplier: i32, act: Act },
     /// FULLY_CONNECTED (default weights format).
@@ -78,6 +80,19 @@ impl Options {
                     fused_activation_function: *act,
                 };
                 (U::DepthwiseConv2DOptions, t::DepthwiseConv2DOptions::create(fbb, &args).as_union_value())
+            }
+            Options::Conv3D { padding, stride, dilation, act } => {
+                let args = t::Conv3DOptionsArgs {
+                    padding: *padding,
+                    stride_d: stride[0],
+                    stride_h: stride[1],
+                    stride_w: stride[2],
+                    dilation_d_factor: dilation[0],
+                    dilation_h_factor: dilation[1],
+                    dilation_w_factor: dilation[2],
+                    fused_activation_function: *act,
+                };
+                (U::Conv3DOptions, t::Conv3DOptions::create(fbb, &args).as_union_value())
             }
             Options::FullyConnected { act, keep_num_dims } => {
                 let args = t::FullyConnectedOptionsArgs { fused_activation_function: *act, keep_num_dims: *keep_num_dims, ..Default::default() };

@@ -2,7 +2,7 @@
 
 use super::Cx;
 use crate::shape::fmt_dims;
-use crate::{CompileError, Conv2D, DType, DepthwiseConv2D, Padding, Pool2D, TransposeConv};
+use crate::{CompileError, Conv2D, Conv3D, DType, DepthwiseConv2D, Padding, Pool2D, TransposeConv};
 
 /// Output size and padding of one spatial dim of a windowed op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +72,26 @@ pub(super) fn conv2d(cx: &Cx, p: &Conv2D) -> Result<Vec<usize>, CompileError> {
     check_bias(cx, w[0])?;
     let [oh, ow] = spatial(cx, x, [w[1], w[2]], p.stride, p.dilation, p.padding)?;
     Ok(vec![x[0], oh, ow, w[0]])
+}
+
+/// CONV_3D: NDHWC input, `[k_d, k_h, k_w, in_c, out_c]` filter whose `in_c` is the input's.
+pub(super) fn conv3d(cx: &Cx, p: &Conv3D) -> Result<Vec<usize>, CompileError> {
+    let x = cx.expect_rank(0, 5)?;
+    let w = cx.expect_rank(1, 5)?;
+    if w[3] != x[4] || w[3] == 0 {
+        return Err(cx.input_err(1, format!("filter {} must have the input's {} channels as its 4th dim", fmt_dims(w), x[4])));
+    }
+    if matches!(p.padding, Padding::Explicit(_)) {
+        return Err(cx.err("CONV_3D takes SAME or VALID padding"));
+    }
+    check_bias(cx, w[4])?;
+    let mut out = vec![x[0], 0, 0, 0, w[4]];
+    for a in 0..3 {
+        out[1 + a] = window_output(x[1 + a], w[a], p.stride[a], p.dilation[a], p.padding, 0)
+            .ok_or_else(|| cx.err(format!("window {:?} with stride {:?} and dilation {:?} is invalid (zero)", &w[..3], p.stride, p.dilation)))?
+            .out;
+    }
+    Ok(out)
 }
 
 pub(super) fn depthwise(cx: &Cx, p: &DepthwiseConv2D) -> Result<Vec<usize>, CompileError> {

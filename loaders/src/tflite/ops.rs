@@ -1,7 +1,7 @@
 //! Builtin operator codes and options tables into typed [`OpKind`]s.
 
 use nnrt_core::{
-    Activation, BidirectionalLstm, BinaryOp, BitwiseOp, CompareOp, LocalResponseNorm, Rnn, SegmentOp, Svdf, Conv2D, DepthwiseConv2D, FullyConnected, LoadError, LogicalOp, MirrorMode, OpKind, Padding, Pool2D,
+    Activation, BidirectionalLstm, BinaryOp, BitwiseOp, CompareOp, LocalResponseNorm, Rnn, SegmentOp, Svdf, Conv2D, Conv3D, DepthwiseConv2D, FullyConnected, LoadError, LogicalOp, MirrorMode, OpKind, Padding, Pool2D,
     PoolKind, ReduceOp, Resize, ResizeMode, SequenceLstm, StridedSlice, SubgraphId, TransposeConv, UnaryOp,
 };
 
@@ -67,6 +67,19 @@ pub(super) fn map(cx: &Loader, si: usize, oi: usize, code: &OpCode, op: &t::Oper
                 padding: o.map(|o| padding(o.padding())).unwrap_or(Padding::Valid),
                 stride: [pos(o.map_or(1, |o| o.stride_h())), pos(o.map_or(1, |o| o.stride_w()))],
                 dilation: [pos(o.map_or(1, |o| o.dilation_h_factor())), pos(o.map_or(1, |o| o.dilation_w_factor()))],
+                act: o.map(|o| act(o.fused_activation_function())).unwrap_or_default(),
+            })
+        }
+        B::CONV_3D => {
+            let o = op.builtin_options_as_conv_3_doptions();
+            OpKind::Conv3D(Conv3D {
+                padding: o.map(|o| padding(o.padding())).unwrap_or(Padding::Valid),
+                stride: [pos(o.map_or(1, |o| o.stride_d())), pos(o.map_or(1, |o| o.stride_h())), pos(o.map_or(1, |o| o.stride_w()))],
+                dilation: [
+                    pos(o.map_or(1, |o| o.dilation_d_factor())),
+                    pos(o.map_or(1, |o| o.dilation_h_factor())),
+                    pos(o.map_or(1, |o| o.dilation_w_factor())),
+                ],
                 act: o.map(|o| act(o.fused_activation_function())).unwrap_or_default(),
             })
         }

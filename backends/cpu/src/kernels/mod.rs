@@ -11,6 +11,7 @@ pub mod binary;
 pub mod cast;
 pub mod compare;
 pub mod conv;
+pub mod conv3d;
 pub mod data;
 pub mod depthwise;
 pub mod expand_dw;

@@ -6,6 +6,7 @@ use nnrt_core::{cast, cast_mut, CompileCtx, OpId, OpKind};
 use super::{all_f32, built, check_act, const_f32, fused, source};
 use crate::backend::Built;
 use crate::kernels::conv::{Conv2d, ConvGeom};
+use crate::kernels::conv3d::{Conv3d, Conv3dGeom};
 use crate::kernels::depthwise::{depthwise_conv2d, DepthwiseGeom};
 use crate::kernels::expand_dw::{DepthwiseProject, ExpandDepthwise};
 use crate::kernels::gemm::{gemm, PackedB};
@@ -17,6 +18,7 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     let act = match &op.kind {
         OpKind::Conv2D(p) => p.act,
+        OpKind::Conv3D(p) => p.act,
         OpKind::DepthwiseConv2D(p) => p.act,
         OpKind::FullyConnected(p) => p.act,
         _ => unreachable!("dispatched by kind"),
@@ -106,6 +108,40 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let geom = conv_geom(&xd, &wd, &od, p)?;
             let (act, tanh) = fused(p.act);
             let mut conv = Conv2d::new(geom, &filter, bias.as_deref(), act);
+            Ok(built(vec![source(ctx, x)], move |ins, outs| {
+                let out = cast_mut::<f32>(outs[0].bytes)?;
+                conv.run(cast::<f32>(ins[0].bytes)?, out);
+                if tanh {
+                    tanh_in_place(out);
+                }
+                Ok(())
+            }))
+        }
+        OpKind::Conv3D(p) => {
+            let filter = const_f32(ctx, w).ok_or("the filter must be a float32 constant")?;
+            if xd.len() != 5 || wd.len() != 5 || od.len() != 5 {
+                return Err(format!("CONV_3D takes 5-D tensors: input {xd:?}, filter {wd:?}, output {od:?}"));
+            }
+            let mut pad = [0; 3];
+            for (a, pad) in pad.iter_mut().enumerate() {
+                *pad = window_output(xd[1 + a], wd[a], p.stride[a], p.dilation[a], p.padding, 0).ok_or("invalid window")?.pad_before;
+            }
+            let geom = Conv3dGeom {
+                batch: xd[0],
+                input: [xd[1], xd[2], xd[3]],
+                in_c: xd[4],
+                output: [od[1], od[2], od[3]],
+                out_c: od[4],
+                k: [wd[0], wd[1], wd[2]],
+                stride: p.stride,
+                dilation: p.dilation,
+                pad,
+            };
+            if filter.len() != wd.iter().product::<usize>() || wd[3] != xd[4] || wd[4] != od[4] || bias.as_ref().is_some_and(|b| b.len() != od[4]) {
+                return Err(format!("filter {wd:?} or bias does not fit input {xd:?} and output {od:?}"));
+            }
+            let (act, tanh) = fused(p.act);
+            let conv = Conv3d::new(geom, &filter, bias.as_deref(), act);
             Ok(built(vec![source(ctx, x)], move |ins, outs| {
                 let out = cast_mut::<f32>(outs[0].bytes)?;
                 conv.run(cast::<f32>(ins[0].bytes)?, out);

@@ -94,7 +94,7 @@ pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
         }
     }
     match &op.kind {
-        OpKind::Conv2D(_) | OpKind::DepthwiseConv2D(_) | OpKind::FullyConnected(_) => conv::supports(ctx, id),
+        OpKind::Conv2D(_) | OpKind::Conv3D(_) | OpKind::DepthwiseConv2D(_) | OpKind::FullyConnected(_) => conv::supports(ctx, id),
         OpKind::Pool2D(_) => pool::supports(ctx, id),
         OpKind::Binary { .. } | OpKind::Unary(_) | OpKind::Softmax { .. } | OpKind::Dequantize => elementwise::supports(ctx, id),
         OpKind::Prelu | OpKind::LogSoftmax | OpKind::L2Normalization { .. } => elementwise::supports(ctx, id),
@@ -134,7 +134,7 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     }
     supports(ctx, id)?;
     match &ctx.graph.op(id).kind {
-        OpKind::Conv2D(_) | OpKind::DepthwiseConv2D(_) | OpKind::FullyConnected(_) => conv::build(ctx, id),
+        OpKind::Conv2D(_) | OpKind::Conv3D(_) | OpKind::DepthwiseConv2D(_) | OpKind::FullyConnected(_) => conv::build(ctx, id),
         OpKind::Pool2D(_) => pool::build(ctx, id),
         OpKind::Binary { .. } | OpKind::Unary(_) | OpKind::Softmax { .. } | OpKind::Dequantize => elementwise::build(ctx, id),
         OpKind::Prelu | OpKind::LogSoftmax | OpKind::L2Normalization { .. } => elementwise::build(ctx, id),

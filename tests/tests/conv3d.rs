@@ -1,0 +1,132 @@
+//! CONV_3D through the TFLite reader: one-op models built in memory, run on the CPU backend and
+//! compared with the definition (TFLite's reference loop, written out here).
+
+use nnrt::Session;
+use nnrt_tests::{Act, BuiltinOperator, ModelBuilder, Options, Padding, TempDir, TensorType, XorShift};
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn floats(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+struct Case {
+    x: [usize; 5],
+    k: [usize; 3],
+    out_c: usize,
+    stride: [usize; 3],
+    dilation: [usize; 3],
+    same: bool,
+    relu6: bool,
+}
+
+/// `out[b, z, y, x, o] = act(bias[o] + Σ in[b, z·s + kd·r − pd, …, c] · w[kd, kh, kw, c, o])`
+/// over taps inside the input, TFLite's SAME padding `max(0, (out − 1)·s + (k − 1)·r + 1 − in) / 2`.
+fn definition(c: &Case, x: &[f32], w: &[f32], bias: &[f32]) -> (Vec<usize>, Vec<f32>) {
+    let [n, d, h, wd, ci] = c.x;
+    let input = [d, h, wd];
+    let mut out = [0; 3];
+    let mut pad = [0; 3];
+    for a in 0..3 {
+        let eff = (c.k[a] - 1) * c.dilation[a] + 1;
+        out[a] = if c.same { input[a].div_ceil(c.stride[a]) } else { (input[a] - eff) / c.stride[a] + 1 };
+        pad[a] = if c.same { ((out[a] - 1) * c.stride[a] + eff).saturating_sub(input[a]) / 2 } else { 0 };
+    }
+    let co = c.out_c;
+    let mut y = vec![0.0f32; n * out.iter().product::<usize>() * co];
+    let at = |a: usize, o: usize, t: usize| (o * c.stride[a] + t * c.dilation[a]).checked_sub(pad[a]).filter(|&i| i < input[a]);
+    for b in 0..n {
+        for z in 0..out[0] {
+            for yy in 0..out[1] {
+                for xx in 0..out[2] {
+                    for o in 0..co {
+                        let mut s = 0.0f32;
+                        for kd in 0..c.k[0] {
+                            for kh in 0..c.k[1] {
+                                for kw in 0..c.k[2] {
+                                    let (Some(p), Some(q), Some(r)) = (at(0, z, kd), at(1, yy, kh), at(2, xx, kw)) else { continue };
+                                    for ch in 0..ci {
+                                        s += x[(((b * d + p) * h + q) * wd + r) * ci + ch] * w[(((kd * c.k[1] + kh) * c.k[2] + kw) * ci + ch) * co + o];
+                                    }
+                                }
+                            }
+                        }
+                        let v = s + bias[o];
+                        y[(((b * out[0] + z) * out[1] + yy) * out[2] + xx) * co + o] = if c.relu6 { v.clamp(0.0, 6.0) } else { v };
+                    }
+                }
+            }
+        }
+    }
+    (vec![n, out[0], out[1], out[2], co], y)
+}
+
+fn check(name: &str, c: Case, seed: u64) {
+    let mut rng = XorShift::new(seed);
+    let mut vals = |n: usize| -> Vec<f32> { (0..n).map(|_| (rng.below(2001) as f32 - 1000.0) / 500.0).collect() };
+    let ci = c.x[4];
+    let (x, w, bias) = (vals(c.x.iter().product()), vals(c.k.iter().product::<usize>() * ci * c.out_c), vals(c.out_c));
+    let (out_dims, want) = definition(&c, &x, &w, &bias);
+    let dims = |d: &[usize]| d.iter().map(|&v| v as i32).collect::<Vec<_>>();
+    let mut b = ModelBuilder::new();
+    let xi = b.input("x", TensorType::FLOAT32, &dims(&c.x));
+    let wi = b.constant_f32("w", &dims(&[c.k[0], c.k[1], c.k[2], ci, c.out_c]), &w);
+    let bi = b.constant_f32("b", &[c.out_c as i32], &bias);
+    let yi = b.tensor("y", TensorType::FLOAT32, &dims(&out_dims));
+    let options = Options::Conv3D {
+        padding: if c.same { Padding::SAME } else { Padding::VALID },
+        stride: c.stride.map(|v| v as i32),
+        dilation: c.dilation.map(|v| v as i32),
+        act: if c.relu6 { Act::RELU6 } else { Act::NONE },
+    };
+    b.op(BuiltinOperator::CONV_3D, &[xi, wi, bi], &[yi], options);
+    b.output(yi);
+    let dir = TempDir::new("conv3d").unwrap();
+    let p = dir.path().join("conv3d.tflite");
+    std::fs::write(&p, b.finish()).unwrap();
+    for threads in [1, 2] {
+        let mut s = Session::load(&p).unwrap();
+        s.set_threads(threads).unwrap();
+        s.prepare().unwrap();
+        assert_eq!(s.output_info(0).unwrap().dims, out_dims, "{name}");
+        s.set_input(0, &f32_bytes(&x)).unwrap();
+        s.run().unwrap();
+        let got = floats(s.output(0).unwrap());
+        for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+            // Up to 3·3·3·3 products of values in [-2, 2], summed in another order.
+            assert!((a - b).abs() <= 1e-4 * (1.0 + b.abs()), "{name}, {threads} threads, element {i}: {a} vs {b}");
+        }
+    }
+}
+
+#[test]
+fn same_padding_stride_one() {
+    check("same", Case { x: [1, 4, 5, 6, 3], k: [3, 3, 3], out_c: 4, stride: [1; 3], dilation: [1; 3], same: true, relu6: false }, 1);
+}
+
+#[test]
+fn valid_padding_with_strides_and_relu6() {
+    check("valid s2", Case { x: [2, 5, 7, 6, 2], k: [2, 3, 2], out_c: 3, stride: [2, 1, 2], dilation: [1; 3], same: false, relu6: true }, 2);
+}
+
+#[test]
+fn same_padding_with_dilation_and_stride() {
+    check("same d2", Case { x: [1, 6, 6, 5, 3], k: [3, 2, 3], out_c: 2, stride: [1, 2, 2], dilation: [2, 1, 2], same: true, relu6: false }, 3);
+}
+
+#[test]
+fn a_filter_with_other_input_channels_fails_at_prepare() {
+    let mut b = ModelBuilder::new();
+    let xi = b.input("x", TensorType::FLOAT32, &[1, 3, 3, 3, 2]);
+    let wi = b.constant_f32("w", &[1, 1, 1, 3, 4], &[0.5; 12]);
+    let yi = b.tensor("y", TensorType::FLOAT32, &[1, 3, 3, 3, 4]);
+    b.op(BuiltinOperator::CONV_3D, &[xi, wi], &[yi], Options::Conv3D { padding: Padding::SAME, stride: [1; 3], dilation: [1; 3], act: Act::NONE });
+    b.output(yi);
+    let dir = TempDir::new("conv3d-bad").unwrap();
+    let p = dir.path().join("bad.tflite");
+    std::fs::write(&p, b.finish()).unwrap();
+    let e = Session::load(&p).unwrap().prepare().unwrap_err().to_string();
+    assert!(e.contains("Conv3D") && e.contains("channels"), "{e}");
+}
