@@ -21,6 +21,8 @@ pub enum DType {
     I64,
     /// Boolean, one byte per element (0 or 1).
     Bool,
+    /// Complex number of two 32-bit floats (real, then imaginary part): RFFT2D's output.
+    C64,
 }
 
 impl DType {
@@ -30,7 +32,7 @@ impl DType {
             DType::I8 | DType::U8 | DType::Bool => 1,
             DType::F16 | DType::I16 => 2,
             DType::F32 | DType::I32 => 4,
-            DType::I64 => 8,
+            DType::I64 | DType::C64 => 8,
         }
     }
 
@@ -45,6 +47,7 @@ impl DType {
             DType::I32 => "int32",
             DType::I64 => "int64",
             DType::Bool => "bool",
+            DType::C64 => "complex64",
         }
     }
 

@@ -645,6 +645,16 @@ pub enum OpKind {
         /// Sorted bucket boundaries.
         boundaries: Vec<f32>,
     },
+    /// RFFT2D: the 2-D discrete Fourier transform of the last two dims of float32 input 0,
+    /// zero-padded or cropped to the int32 `[fft_h, fft_w]` of input 1, keeping the
+    /// `fft_w / 2 + 1` non-negative frequencies of the last dim (complex64 output).
+    Rfft2d,
+    /// COMPLEX_ABS: the magnitude of each complex64 element (float32 output).
+    ComplexAbs,
+    /// REAL: the real part of each complex64 element.
+    Real,
+    /// IMAG: the imaginary part of each complex64 element.
+    Imag,
     /// A custom operator resolved by name at prepare.
     Custom {
         /// The custom code from the model.
@@ -674,6 +684,10 @@ impl OpKind {
         match self {
             OpKind::Conv2D(_) => "Conv2D",
             OpKind::Conv3D(_) => "Conv3D",
+            OpKind::Rfft2d => "Rfft2d",
+            OpKind::ComplexAbs => "ComplexAbs",
+            OpKind::Real => "Real",
+            OpKind::Imag => "Imag",
             OpKind::DepthwiseConv2D(_) => "DepthwiseConv2D",
             OpKind::FullyConnected(_) => "FullyConnected",
             OpKind::Pool2D(p) => match p.kind {

@@ -255,6 +255,7 @@ fn descriptor(dtype: DType, dims: &[usize], q: QuantDesc, data: *mut c_void, siz
         DType::I32 => abi::dtype::INT32,
         DType::I64 => abi::dtype::INT64,
         DType::Bool => abi::dtype::BOOL,
+        DType::C64 => return Err("complex64 tensors cannot cross the plugin ABI (it has no complex type)".into()),
     };
     Ok(nnrt_plugin_tensor { dtype: code, rank: dims.len() as i32, dims: d, scale: q.scale, zero_point: q.zero_point, data, size })
 }

@@ -29,6 +29,7 @@ pub fn nnfw_type(dtype: DType, quant: &Quantization) -> Result<NNFW_TYPE, String
         DType::I8 => NNFW_TYPE_TENSOR_QUANT8_ASYMM_SIGNED,
         DType::I16 => NNFW_TYPE_TENSOR_QUANT16_SYMM_SIGNED,
         DType::F16 => return Err("the tensor is float16, which nnfw.h has no NNFW_TYPE for".into()),
+        DType::C64 => return Err("the tensor is complex64, which nnfw.h has no NNFW_TYPE for".into()),
     })
 }
 

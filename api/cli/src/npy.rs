@@ -24,6 +24,7 @@ fn descr(dtype: DType) -> &'static str {
         DType::I32 => "<i4",
         DType::I64 => "<i8",
         DType::Bool => "|b1",
+        DType::C64 => "<c8",
     }
 }
 
@@ -37,7 +38,8 @@ fn parse_descr(d: &str) -> Result<DType> {
         "<i4" | "=i4" => DType::I32,
         "<i8" | "=i8" => DType::I64,
         "|b1" | "<b1" | "=b1" => DType::Bool,
-        other => bail!("unsupported npy dtype '{other}' (supported: float32/16, int8/16/32/64, uint8, bool, little-endian)"),
+        "<c8" | "=c8" => DType::C64,
+        other => bail!("unsupported npy dtype '{other}' (supported: float32/16, int8/16/32/64, uint8, bool, complex64, little-endian)"),
     })
 }
 

@@ -112,6 +112,36 @@ pub(super) fn softmax(cx: &Cx) -> Result<Vec<usize>, CompileError> {
     Ok(x.to_vec())
 }
 
+/// RFFT2D: float32 input of rank >= 2, constant int32 `[fft_h, fft_w]` (powers of two, as
+/// TFLite requires); complex64 output `[..., fft_h, fft_w / 2 + 1]`.
+pub(super) fn rfft2d(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let x = cx.input(0)?;
+    cx.expect_dtype(0, &[DType::F32])?;
+    cx.expect_dtype(1, &[DType::I32])?;
+    if x.len() < 2 {
+        return Err(cx.input_err(0, format!("shape {} must have rank 2 or more", fmt_dims(x))));
+    }
+    let len = cx.const_ints(1)?;
+    if len.len() != 2 || len.iter().any(|&v| v <= 0 || (v & (v - 1)) != 0) {
+        return Err(cx.input_err(1, format!("fft_length {len:?} must be two powers of two")));
+    }
+    if cx.out_dtype(0)? != DType::C64 {
+        return Err(cx.out_err(0, format!("has type {}; RFFT2D writes complex64", cx.out_dtype(0)?)));
+    }
+    let mut out = x[..x.len() - 2].to_vec();
+    out.extend([len[0] as usize, len[1] as usize / 2 + 1]);
+    Ok(out)
+}
+
+/// COMPLEX_ABS, REAL, IMAG: complex64 input, float32 output of the same shape.
+pub(super) fn complex_part(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    cx.expect_dtype(0, &[DType::C64])?;
+    if cx.out_dtype(0)? != DType::F32 {
+        return Err(cx.out_err(0, format!("has type {}; the parts of complex64 values are float32", cx.out_dtype(0)?)));
+    }
+    Ok(cx.input(0)?.to_vec())
+}
+
 #[cfg(test)]
 mod tests {
     use super::broadcast_shapes;

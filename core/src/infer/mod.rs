@@ -282,6 +282,8 @@ fn rule(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
         OpKind::UnsortedSegment(_) => one(scatter::unsorted_segment(cx)?),
         OpKind::Where => one(select::where_(cx)?),
         OpKind::Unique => select::unique(cx),
+        OpKind::Rfft2d => one(elementwise::rfft2d(cx)?),
+        OpKind::ComplexAbs | OpKind::Real | OpKind::Imag => one(elementwise::complex_part(cx)?),
         OpKind::NonMaxSuppression { v5 } => select::nms(cx, *v5),
         OpKind::MatrixDiag => one(matrix::matrix_diag(cx)?),
         OpKind::MatrixSetDiag => one(matrix::matrix_set_diag(cx)?),

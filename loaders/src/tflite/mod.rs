@@ -199,6 +199,7 @@ impl Loader<'_> {
             t::TensorType::BOOL => DType::Bool,
             t::TensorType::INT16 => DType::I16,
             t::TensorType::INT8 => DType::I8,
+            t::TensorType::COMPLEX64 => DType::C64,
             other => {
                 return Err(LoadError::UnsupportedType {
                     path: self.path.to_string(),

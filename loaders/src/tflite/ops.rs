@@ -249,6 +249,10 @@ pub(super) fn map(cx: &Loader, si: usize, oi: usize, code: &OpCode, op: &t::Oper
             OpKind::Cumsum { exclusive: o.is_some_and(|o| o.exclusive()), reverse: o.is_some_and(|o| o.reverse()) }
         }
         B::REVERSE_V2 => OpKind::ReverseV2,
+        B::RFFT2D => OpKind::Rfft2d,
+        B::COMPLEX_ABS => OpKind::ComplexAbs,
+        B::REAL => OpKind::Real,
+        B::IMAG => OpKind::Imag,
         // CastOptions, ArgMaxOptions.output_type and ShapeOptions.out_type repeat the output
         // tensor's type, which is what the IR and the kernels use.
         B::CAST => OpKind::Cast,

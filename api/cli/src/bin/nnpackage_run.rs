@@ -68,6 +68,11 @@ fn random_bytes(dtype: DType, n: usize, seed: &mut u64) -> Vec<u8> {
             DType::I32 => out.extend_from_slice(&((r % 8) as i32).to_le_bytes()),
             DType::I64 => out.extend_from_slice(&((r % 8) as i64).to_le_bytes()),
             DType::Bool => out.push((r & 1) as u8),
+            DType::C64 => {
+                for part in [r >> 40, (r >> 16) & 0xff_ffff] {
+                    out.extend_from_slice(&((part as f32 / (1u64 << 24) as f32) * 2.0 - 1.0).to_le_bytes());
+                }
+            }
         }
     }
     out

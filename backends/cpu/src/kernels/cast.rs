@@ -6,7 +6,9 @@
 //! - other float → integer casts truncate toward zero; out of range or NaN gives the x86
 //!   "integer indefinite" (`0x80…0`, low bits kept for the narrow types, so 0 for i8);
 //! - integer → integer wraps (two's complement), integer → float rounds to nearest;
-//! - anything → bool is `x != 0` (NaN is true), bool → number is 0 or 1.
+//! - anything → bool is `x != 0` (NaN is true), bool → number is 0 or 1;
+//! - a real number → complex64 is `(x as f32, 0)`, complex64 → complex64 a copy (TFLite casts
+//!   complex values to no other type; the CPU backend refuses those at prepare).
 #![forbid(unsafe_code)]
 
 use half::f16;
@@ -93,6 +95,8 @@ fn read(dtype: DType, b: &[u8], i: usize) -> Num {
         DType::I16 => Num::Int(i16::from_le_bytes([c[0], c[1]]) as i64),
         DType::I32 => Num::Int(i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as i64),
         DType::I64 => Num::Int(i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])),
+        // The real part (complex sources are only copied; see `cast`).
+        DType::C64 => Num::F32(f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
     }
 }
 
@@ -114,6 +118,10 @@ fn write(dtype: DType, n: Num, out: &mut [u8]) {
             out.copy_from_slice(&v.to_le_bytes())
         }
         DType::I64 => out.copy_from_slice(&n.to_i64().to_le_bytes()),
+        DType::C64 => {
+            out[..4].copy_from_slice(&n.to_f32().to_le_bytes());
+            out[4..].copy_from_slice(&0f32.to_le_bytes());
+        }
     }
 }
 
@@ -124,6 +132,10 @@ fn write(dtype: DType, n: Num, out: &mut [u8]) {
 pub fn cast(from: DType, input: &[u8], to: DType, out: &mut [u8]) {
     let n = input.len() / from.size();
     assert_eq!(out.len(), n * to.size(), "cast: output length");
+    if from == to {
+        out.copy_from_slice(input);
+        return;
+    }
     let w = to.size();
     for (i, o) in out.chunks_exact_mut(w).enumerate() {
         write(to, read(from, input, i), o);

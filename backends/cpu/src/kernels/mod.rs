@@ -15,6 +15,7 @@ pub mod conv3d;
 pub mod data;
 pub mod depthwise;
 pub mod expand_dw;
+pub mod fft;
 pub mod gemm;
 pub mod lstm;
 pub mod matrix;

@@ -35,6 +35,7 @@ fn one(dtype: DType) -> Vec<u8> {
         DType::I32 => 1i32.to_le_bytes().to_vec(),
         DType::I64 => 1i64.to_le_bytes().to_vec(),
         DType::I8 | DType::U8 | DType::Bool => vec![1],
+        DType::C64 => [1f32.to_le_bytes(), 0f32.to_le_bytes()].concat(),
     }
 }
 

@@ -34,6 +34,10 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
             if operand(0)?.quant.is_quantized() || ctx.graph.operand(op.outputs[0]).quant.is_quantized() {
                 return Err("CAST of quantized tensors is not supported (use DEQUANTIZE / QUANTIZE)".into());
             }
+            let out_t = ctx.graph.operand(op.outputs[0]).dtype;
+            if operand(0)?.dtype == nnrt_core::DType::C64 && out_t != nnrt_core::DType::C64 {
+                return Err(format!("CAST from complex64 to {out_t} is not defined (take REAL, IMAG or COMPLEX_ABS)"));
+            }
             Ok(())
         }
         _ => Err("not a logic op".into()),

@@ -27,6 +27,7 @@ mod arith;
 mod conv;
 mod data;
 mod elementwise;
+mod fft;
 mod generate;
 mod logic;
 mod lstm;
@@ -101,6 +102,7 @@ pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
         OpKind::Reduce { .. } => reduce::supports(ctx, id),
         OpKind::Concatenation { .. } | OpKind::Reshape { .. } | OpKind::Transpose | OpKind::Pad | OpKind::MirrorPad(_) => data::supports(ctx, id),
         OpKind::Quantize => Err("quantized inference is not implemented yet".into()),
+        OpKind::Rfft2d | OpKind::ComplexAbs | OpKind::Real | OpKind::Imag => fft::supports(ctx, id),
         OpKind::Custom { name, .. } if mediapipe::is_builtin_custom(name) => mediapipe::supports(ctx, id),
         OpKind::Custom { name, .. } => Err(format!("no kernel is registered for custom op '{name}'")),
         OpKind::If { .. } | OpKind::While { .. } => Err("control flow is not implemented yet".into()),
@@ -140,6 +142,7 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         OpKind::Prelu | OpKind::LogSoftmax | OpKind::L2Normalization { .. } => elementwise::build(ctx, id),
         OpKind::Reduce { .. } => reduce::build(ctx, id),
         OpKind::Concatenation { .. } | OpKind::Reshape { .. } | OpKind::Transpose | OpKind::Pad | OpKind::MirrorPad(_) => data::build(ctx, id),
+        OpKind::Rfft2d | OpKind::ComplexAbs | OpKind::Real | OpKind::Imag => fft::build(ctx, id),
         OpKind::Custom { .. } => mediapipe::build(ctx, id),
         kind => family(kind).build(ctx, id),
     }

@@ -1,0 +1,221 @@
+//! RFFT2D and the complex64 parts (COMPLEX_ABS, REAL, IMAG). Complex64 values are stored as
+//! (real, imaginary) f32 pairs.
+//!
+//! RFFT2D works in f64 as TFLite does (it runs Ooura's double-precision `rdft2d` and rounds the
+//! result to float): each matrix of the input, zero-padded or cropped to `fft_h × fft_w`, gets a
+//! radix-2 FFT along its rows (keeping the `fft_w / 2 + 1` non-negative frequencies), then along
+//! its columns. `X[k1, k2] = Σ x[n1, n2] · e^(−2πi (k1·n1 / fft_h + k2·n2 / fft_w))`.
+#![forbid(unsafe_code)]
+
+use std::f64::consts::PI;
+
+/// A radix-2 FFT plan for one power-of-two length: bit-reversal order and twiddles.
+#[derive(Debug)]
+struct Plan {
+    n: usize,
+    /// `rev[i]`: the bit-reversed index of i.
+    rev: Vec<usize>,
+    /// `e^(−2πi k / n)` for `k < n / 2`, as (cos, −sin).
+    twiddle: Vec<(f64, f64)>,
+}
+
+impl Plan {
+    fn new(n: usize) -> Plan {
+        assert!(n.is_power_of_two(), "fft length {n} is not a power of two");
+        let bits = n.trailing_zeros();
+        let rev = (0..n).map(|i| if bits == 0 { 0 } else { i.reverse_bits() >> (usize::BITS - bits) }).collect();
+        let twiddle = (0..n / 2).map(|k| {
+            let a = 2.0 * PI * k as f64 / n as f64;
+            (a.cos(), -a.sin())
+        });
+        Plan { n, rev, twiddle: twiddle.collect() }
+    }
+
+    /// Transforms `(re, im)` in place (forward, unscaled).
+    fn run(&self, re: &mut [f64], im: &mut [f64]) {
+        let n = self.n;
+        for i in 0..n {
+            let j = self.rev[i];
+            if i < j {
+                re.swap(i, j);
+                im.swap(i, j);
+            }
+        }
+        let mut len = 2;
+        while len <= n {
+            let step = n / len;
+            for start in (0..n).step_by(len) {
+                for k in 0..len / 2 {
+                    let (wr, wi) = self.twiddle[k * step];
+                    let (a, b) = (start + k, start + k + len / 2);
+                    let tr = re[b] * wr - im[b] * wi;
+                    let ti = re[b] * wi + im[b] * wr;
+                    re[b] = re[a] - tr;
+                    im[b] = im[a] - ti;
+                    re[a] += tr;
+                    im[a] += ti;
+                }
+            }
+            len *= 2;
+        }
+    }
+}
+
+/// RFFT2D of `matrices` inputs of `rows × cols` float32 each (`x`), into complex64 `out`
+/// (`matrices × fft_h × (fft_w / 2 + 1)` pairs).
+#[derive(Debug)]
+pub struct Rfft2d {
+    rows: usize,
+    cols: usize,
+    row_plan: Plan,
+    col_plan: Plan,
+}
+
+impl Rfft2d {
+    /// A transform of `rows × cols` matrices with lengths `fft_h × fft_w` (powers of two).
+    ///
+    /// # Panics
+    /// If a length is not a power of two.
+    pub fn new(rows: usize, cols: usize, fft_h: usize, fft_w: usize) -> Rfft2d {
+        Rfft2d { rows, cols, row_plan: Plan::new(fft_w), col_plan: Plan::new(fft_h) }
+    }
+
+    /// Complex values per matrix in the output.
+    pub fn out_len(&self) -> usize {
+        self.col_plan.n * (self.row_plan.n / 2 + 1)
+    }
+
+    /// Transforms every matrix of `x` into `out` (interleaved real, imaginary).
+    ///
+    /// # Panics
+    /// If the lengths do not match.
+    pub fn run(&self, x: &[f32], out: &mut [f32]) {
+        let (fh, fw) = (self.col_plan.n, self.row_plan.n);
+        let half = fw / 2 + 1;
+        let image = self.rows * self.cols;
+        let matrices = x.len().checked_div(image).unwrap_or(out.len() / (2 * self.out_len()).max(1));
+        assert_eq!(out.len(), matrices * 2 * self.out_len(), "rfft2d: output length");
+        // Row spectra, [fh][half] complex, then the column transforms in place.
+        let (mut sr, mut si) = (vec![0f64; fh * half], vec![0f64; fh * half]);
+        let (mut re, mut im) = (vec![0f64; fw.max(fh)], vec![0f64; fw.max(fh)]);
+        for (m, o) in out.chunks_exact_mut(2 * self.out_len()).enumerate() {
+            for r in 0..fh {
+                re[..fw].fill(0.0);
+                im[..fw].fill(0.0);
+                if r < self.rows {
+                    let row = &x[m * image + r * self.cols..][..self.cols];
+                    for (d, &v) in re[..fw].iter_mut().zip(row) {
+                        *d = v as f64;
+                    }
+                }
+                self.row_plan.run(&mut re[..fw], &mut im[..fw]);
+                sr[r * half..(r + 1) * half].copy_from_slice(&re[..half]);
+                si[r * half..(r + 1) * half].copy_from_slice(&im[..half]);
+            }
+            for c in 0..half {
+                for r in 0..fh {
+                    re[r] = sr[r * half + c];
+                    im[r] = si[r * half + c];
+                }
+                self.col_plan.run(&mut re[..fh], &mut im[..fh]);
+                for r in 0..fh {
+                    o[2 * (r * half + c)] = re[r] as f32;
+                    o[2 * (r * half + c) + 1] = im[r] as f32;
+                }
+            }
+        }
+    }
+}
+
+/// Reference twin of [`Rfft2d::run`] for one matrix: the definition summed directly in f64.
+pub fn rfft2d_ref(x: &[f32], rows: usize, cols: usize, fft_h: usize, fft_w: usize) -> Vec<f32> {
+    let half = fft_w / 2 + 1;
+    let mut out = vec![0f32; 2 * fft_h * half];
+    for k1 in 0..fft_h {
+        for k2 in 0..half {
+            let (mut sr, mut si) = (0f64, 0f64);
+            for n1 in 0..rows.min(fft_h) {
+                for n2 in 0..cols.min(fft_w) {
+                    let a = -2.0 * PI * ((k1 * n1) as f64 / fft_h as f64 + (k2 * n2) as f64 / fft_w as f64);
+                    let v = x[n1 * cols + n2] as f64;
+                    sr += v * a.cos();
+                    si += v * a.sin();
+                }
+            }
+            out[2 * (k1 * half + k2)] = sr as f32;
+            out[2 * (k1 * half + k2) + 1] = si as f32;
+        }
+    }
+    out
+}
+
+/// Which part of complex64 values [`complex_part`] takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// `|z|` (`hypot(re, im)`, as `std::abs` of `std::complex<float>`).
+    Abs,
+    /// The real part.
+    Real,
+    /// The imaginary part.
+    Imag,
+}
+
+/// One float32 per complex64 pair of `z`.
+///
+/// # Panics
+/// If `out` does not hold one value per pair.
+pub fn complex_part(part: Part, z: &[f32], out: &mut [f32]) {
+    assert_eq!(z.len(), 2 * out.len(), "complex part: output length");
+    for (o, c) in out.iter_mut().zip(z.chunks_exact(2)) {
+        *o = match part {
+            Part::Abs => c[0].hypot(c[1]),
+            Part::Real => c[0],
+            Part::Imag => c[1],
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::gemm::tests::values;
+
+    #[test]
+    fn matches_the_definition() {
+        // Cropped, padded and exact sizes; 1 × N and N × 1 lengths.
+        for (seed, &(rows, cols, fh, fw)) in [(4, 8, 4, 8), (3, 5, 4, 8), (6, 10, 4, 8), (1, 16, 1, 16), (5, 1, 8, 1), (7, 9, 16, 2)].iter().enumerate() {
+            let x = values(2 * rows * cols, seed as u64 + 1);
+            let f = Rfft2d::new(rows, cols, fh, fw);
+            let mut got = vec![0f32; 2 * 2 * f.out_len()];
+            f.run(&x, &mut got);
+            for m in 0..2 {
+                let want = rfft2d_ref(&x[m * rows * cols..][..rows * cols], rows, cols, fh, fw);
+                for (i, (a, b)) in got[m * 2 * f.out_len()..][..want.len()].iter().zip(&want).enumerate() {
+                    // Both in f64, rounded once to f32: at most one float ulp apart.
+                    assert!((a - b).abs() <= 1e-6 * (1.0 + b.abs()), "{rows}x{cols} -> {fh}x{fw}, matrix {m}, value {i}: {a} vs {b}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_constant_has_only_a_dc_term() {
+        let f = Rfft2d::new(2, 4, 2, 4);
+        let mut out = vec![1f32; 2 * f.out_len()];
+        f.run(&[1.0; 8], &mut out);
+        assert_eq!(out[..2], [8.0, 0.0]);
+        assert!(out[2..].iter().all(|&v| v.abs() < 1e-12), "{out:?}");
+    }
+
+    #[test]
+    fn parts() {
+        let z = [3.0, -4.0, 0.0, 2.5];
+        let mut o = [0.0; 2];
+        complex_part(Part::Abs, &z, &mut o);
+        assert_eq!(o, [5.0, 2.5]);
+        complex_part(Part::Real, &z, &mut o);
+        assert_eq!(o, [3.0, 0.0]);
+        complex_part(Part::Imag, &z, &mut o);
+        assert_eq!(o, [-4.0, 2.5]);
+    }
+}

@@ -1,0 +1,48 @@
+//! RFFT2D, COMPLEX_ABS, REAL, IMAG (complex64 as f32 pairs).
+
+use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind};
+
+use super::{built, source};
+use crate::backend::Built;
+use crate::kernels::fft::{complex_part, Part, Rfft2d};
+
+pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    let op = ctx.graph.op(id);
+    let x = op.input(0).ok_or("input 0 is absent")?;
+    let (tx, to) = (ctx.graph.operand(x).dtype, ctx.graph.operand(op.outputs[0]).dtype);
+    let want = if matches!(op.kind, OpKind::Rfft2d) { (DType::F32, DType::C64) } else { (DType::C64, DType::F32) };
+    if (tx, to) != want {
+        return Err(format!("{} maps {} to {}, got {tx} to {to}", op.kind.name(), want.0, want.1));
+    }
+    if matches!(op.kind, OpKind::Rfft2d) && !op.input(1).is_some_and(|l| ctx.graph.operand(l).is_const()) {
+        return Err("fft_length must be a constant tensor".into());
+    }
+    Ok(())
+}
+
+pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let op = ctx.graph.op(id);
+    let x = op.input(0).ok_or("input 0 is absent")?;
+    let part = match op.kind {
+        OpKind::ComplexAbs => Part::Abs,
+        OpKind::Real => Part::Real,
+        OpKind::Imag => Part::Imag,
+        _ => {
+            let (xd, od) = (ctx.dims(x), ctx.dims(op.outputs[0]));
+            let (r, c) = (xd.len().checked_sub(2).ok_or("RFFT2D input has rank < 2")?, od.len() - 2);
+            let (fh, fw) = (od[c], od[c + 1].saturating_sub(1) * 2);
+            if !fh.is_power_of_two() || !fw.is_power_of_two() {
+                return Err(format!("output {od:?} does not come from power-of-two fft lengths"));
+            }
+            let f = Rfft2d::new(xd[r], xd[r + 1], fh, fw);
+            return Ok(built(vec![source(ctx, x)], move |ins, outs| {
+                f.run(cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
+                Ok(())
+            }));
+        }
+    };
+    Ok(built(vec![source(ctx, x)], move |ins, outs| {
+        complex_part(part, cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
+        Ok(())
+    }))
+}
