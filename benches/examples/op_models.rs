@@ -110,6 +110,27 @@ fn write_spectrum(dir: &std::path::Path, rows: usize, cols: usize, fft: [usize; 
     std::fs::write(folder.join("meta.json"), format!(r#"{{"name": "{name}", "inputs": [{input}]}}"#))
 }
 
+/// CONV_3D_TRANSPOSE of a `[1, n, n, n, c_in]` volume to `n · stride` per axis (SAME).
+fn write_conv3d_transpose(dir: &std::path::Path, n: usize, c_in: usize, c_out: usize, k: usize, stride: usize, rng: &mut XorShift) -> std::io::Result<()> {
+    let name = format!("conv3d_transpose_{n}x{c_in}_{c_out}_k{k}_s{stride}");
+    let m = n * stride;
+    let mut b = ModelBuilder::new();
+    let shape = b.constant_i32("output_shape", &[5], &[1, m as i32, m as i32, m as i32, c_out as i32]);
+    let w = b.constant_f32("w", &dims_i32(&[k, k, k, c_out, c_in]), &values(k * k * k * c_out * c_in, rng));
+    let x = b.input("x", TensorType::FLOAT32, &dims_i32(&[1, n, n, n, c_in]));
+    let bias = b.constant_f32("b", &[c_out as i32], &values(c_out, rng));
+    let y = b.tensor("y", TensorType::FLOAT32, &dims_i32(&[1, m, m, m, c_out]));
+    let s = stride as i32;
+    b.op(BuiltinOperator::CONV_3D_TRANSPOSE, &[shape, w, x, bias], &[y], Options::Conv3D { padding: Padding::SAME, stride: [s; 3], dilation: [1; 3], act: Act::NONE });
+    b.output(y);
+    let folder = dir.join(&name);
+    std::fs::create_dir_all(&folder)?;
+    std::fs::write(folder.join("model.tflite"), b.finish())?;
+    std::fs::write(folder.join("input_0.npy"), npy_f32(&[1, n, n, n, c_in], &values(n * n * n * c_in, rng)))?;
+    let input = format!(r#"{{"name": "x", "index": 0, "dtype": "float32", "shape": [1, {n}, {n}, {n}, {c_in}], "file": "input_0.npy"}}"#);
+    std::fs::write(folder.join("meta.json"), format!(r#"{{"name": "{name}", "inputs": [{input}]}}"#))
+}
+
 fn main() -> std::io::Result<()> {
     let dir = std::path::PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "/tmp/opbench".into()));
     let mut cases = Vec::new();
@@ -132,6 +153,8 @@ fn main() -> std::io::Result<()> {
     }
     write_spectrum(&dir, 96, 400, [1, 512], &mut rng)?;
     write_spectrum(&dir, 30, 50, [32, 64], &mut rng)?;
-    println!("{} one-op models and two spectra in {}", cases.len(), dir.display());
+    write_conv3d_transpose(&dir, 6, 8, 4, 3, 2, &mut rng)?;
+    write_conv3d_transpose(&dir, 8, 16, 8, 2, 2, &mut rng)?;
+    println!("{} one-op models, two spectra and two transposed 3-D convolutions in {}", cases.len(), dir.display());
     Ok(())
 }

@@ -406,6 +406,10 @@ pub enum OpKind {
     Conv2D(Conv2D),
     /// 3-D convolution; inputs: input, filter, optional bias.
     Conv3D(Conv3D),
+    /// Transposed 3-D convolution (CONV_3D_TRANSPOSE); inputs: int32 output shape, filter
+    /// `[k_d, k_h, k_w, out_c, in_c]`, input, optional bias. The padding is that of a
+    /// convolution from the output back to the input.
+    Conv3DTranspose(Conv3D),
     /// Depthwise 2-D convolution: input NHWC, filter [1, H, W, C*multiplier], optional bias.
     DepthwiseConv2D(DepthwiseConv2D),
     /// Fully connected: input [.., K], weights [N, K], optional bias [N].
@@ -684,6 +688,7 @@ impl OpKind {
         match self {
             OpKind::Conv2D(_) => "Conv2D",
             OpKind::Conv3D(_) => "Conv3D",
+            OpKind::Conv3DTranspose(_) => "Conv3DTranspose",
             OpKind::Rfft2d => "Rfft2d",
             OpKind::ComplexAbs => "ComplexAbs",
             OpKind::Real => "Real",

@@ -1,4 +1,4 @@
-//! CONV_3D through the TFLite reader: one-op models built in memory, run on the CPU backend and
+//! CONV_3D and CONV_3D_TRANSPOSE through the TFLite reader: one-op models built in memory, run on the CPU backend and
 //! compared with the definition (TFLite's reference loop, written out here).
 
 use nnrt::Session;
@@ -129,4 +129,87 @@ fn a_filter_with_other_input_channels_fails_at_prepare() {
     std::fs::write(&p, b.finish()).unwrap();
     let e = Session::load(&p).unwrap().prepare().unwrap_err().to_string();
     assert!(e.contains("Conv3D") && e.contains("channels"), "{e}");
+}
+
+/// CONV_3D_TRANSPOSE on `x` `[n, d, h, w, ci]` into `out` dims, by the definition: each input
+/// value times each filter tap `[kd, kh, kw, co, ci]` lands on output
+/// `(z·s + kd·r − pad, …)`, with the padding of a convolution from the output back to the input.
+#[allow(clippy::too_many_arguments)]
+fn transpose_definition(x: &[f32], xd: [usize; 5], w: &[f32], k: [usize; 3], bias: &[f32], out: [usize; 5], stride: [usize; 3], dil: [usize; 3], same: bool) -> Vec<f32> {
+    let co = out[4];
+    let mut pad = [0usize; 3];
+    for a in 0..3 {
+        if same {
+            let eff = (k[a] - 1) * dil[a] + 1;
+            let o = out[1 + a].div_ceil(stride[a]);
+            pad[a] = ((o - 1) * stride[a] + eff).saturating_sub(out[1 + a]) / 2;
+        }
+    }
+    let mut y = vec![0.0f32; out.iter().product()];
+    for b in 0..xd[0] {
+        for z in 0..xd[1] {
+            for yy in 0..xd[2] {
+                for xx in 0..xd[3] {
+                    for c in 0..xd[4] {
+                        let v = x[(((b * xd[1] + z) * xd[2] + yy) * xd[3] + xx) * xd[4] + c];
+                        for kd in 0..k[0] {
+                            for kh in 0..k[1] {
+                                for kw in 0..k[2] {
+                                    let pos = [z * stride[0] + kd * dil[0], yy * stride[1] + kh * dil[1], xx * stride[2] + kw * dil[2]];
+                                    let p: Vec<Option<usize>> = (0..3).map(|a| pos[a].checked_sub(pad[a]).filter(|&q| q < out[1 + a])).collect();
+                                    let (Some(d), Some(h), Some(ww)) = (p[0], p[1], p[2]) else { continue };
+                                    for o in 0..co {
+                                        y[(((b * out[1] + d) * out[2] + h) * out[3] + ww) * co + o] += v * w[(((kd * k[1] + kh) * k[2] + kw) * co + o) * xd[4] + c];
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for px in y.chunks_exact_mut(co) {
+        for (o, v) in px.iter_mut().enumerate() {
+            *v += bias[o];
+        }
+    }
+    y
+}
+
+#[test]
+fn transposed_3d_convolution_matches_the_definition() {
+    // (input, kernel, output, stride, dilation, SAME)
+    type Case = ([usize; 5], [usize; 3], [usize; 5], [usize; 3], [usize; 3], bool);
+    let cases: [Case; 2] = [
+        ([1, 3, 4, 2, 3], [3, 3, 2], [1, 6, 8, 4, 2], [2, 2, 2], [1, 1, 1], true),
+        ([2, 2, 3, 3, 2], [2, 2, 2], [2, 4, 5, 5, 3], [1, 1, 1], [2, 2, 2], false),
+    ];
+    for (i, (xd, k, od, stride, dil, same)) in cases.into_iter().enumerate() {
+        let mut rng = XorShift::new(i as u64 + 9);
+        let mut vals = |n: usize| -> Vec<f32> { (0..n).map(|_| (rng.below(2001) as f32 - 1000.0) / 500.0).collect() };
+        let (x, w, bias) = (vals(xd.iter().product()), vals(k.iter().product::<usize>() * od[4] * xd[4]), vals(od[4]));
+        let want = transpose_definition(&x, xd, &w, k, &bias, od, stride, dil, same);
+        let dims = |d: &[usize]| d.iter().map(|&v| v as i32).collect::<Vec<_>>();
+        let mut b = ModelBuilder::new();
+        let shape = b.constant_i32("output_shape", &[5], &dims(&od));
+        let wi = b.constant_f32("w", &dims(&[k[0], k[1], k[2], od[4], xd[4]]), &w);
+        let xi = b.input("x", TensorType::FLOAT32, &dims(&xd));
+        let bi = b.constant_f32("b", &[od[4] as i32], &bias);
+        let yi = b.tensor("y", TensorType::FLOAT32, &dims(&od));
+        let options = Options::Conv3D { padding: if same { Padding::SAME } else { Padding::VALID }, stride: stride.map(|v| v as i32), dilation: dil.map(|v| v as i32), act: Act::NONE };
+        b.op(BuiltinOperator::CONV_3D_TRANSPOSE, &[shape, wi, xi, bi], &[yi], options);
+        b.output(yi);
+        let dir = TempDir::new("conv3d-transpose").unwrap();
+        let p = dir.path().join("t.tflite");
+        std::fs::write(&p, b.finish()).unwrap();
+        let mut s = Session::load(&p).unwrap();
+        s.prepare().unwrap();
+        assert_eq!(s.output_info(0).unwrap().dims, od.to_vec());
+        s.set_input(0, &f32_bytes(&x)).unwrap();
+        s.run().unwrap();
+        for (j, (a, b)) in floats(s.output(0).unwrap()).iter().zip(&want).enumerate() {
+            assert!((a - b).abs() <= 1e-4 * (1.0 + b.abs()), "case {i}, element {j}: {a} vs {b}");
+        }
+    }
 }

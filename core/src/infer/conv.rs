@@ -94,6 +94,38 @@ pub(super) fn conv3d(cx: &Cx, p: &Conv3D) -> Result<Vec<usize>, CompileError> {
     Ok(out)
 }
 
+/// CONV_3D_TRANSPOSE: the output shape is input 0's values (`[n, d, h, w, out_c]`); filter
+/// `[k_d, k_h, k_w, out_c, in_c]`; NDHWC input with `in_c` channels; bias per output channel.
+pub(super) fn conv3d_transpose(cx: &Cx, p: &Conv3D) -> Result<Vec<usize>, CompileError> {
+    cx.expect_dtype(0, &[DType::I32, DType::I64])?;
+    let shape = cx.const_ints(0)?;
+    let w = cx.expect_rank(1, 5)?;
+    let x = cx.expect_rank(2, 5)?;
+    if shape.len() != 5 || shape.iter().any(|&d| d < 0) {
+        return Err(cx.input_err(0, format!("output shape {shape:?} must hold 5 dims >= 0")));
+    }
+    let out: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+    if out[0] != x[0] || out[4] != w[3] || w[4] != x[4] {
+        return Err(cx.input_err(
+            1,
+            format!("filter {} must be [k_d, k_h, k_w, {}, {}] for input {} and output shape {shape:?}", fmt_dims(w), out[4], x[4], fmt_dims(x)),
+        ));
+    }
+    if matches!(p.padding, Padding::Explicit(_)) {
+        return Err(cx.err("CONV_3D_TRANSPOSE takes SAME or VALID padding"));
+    }
+    if let Some(b) = cx.opt_input(3)? {
+        if b.iter().product::<usize>() != w[3] {
+            return Err(cx.input_err(3, format!("bias {} must have {} elements, one per output channel", fmt_dims(b), w[3])));
+        }
+    }
+    for a in 0..3 {
+        window_output(out[1 + a], w[a], p.stride[a], p.dilation[a], p.padding, 0)
+            .ok_or_else(|| cx.err(format!("window {:?} with stride {:?} and dilation {:?} is invalid (zero)", &w[..3], p.stride, p.dilation)))?;
+    }
+    Ok(out)
+}
+
 pub(super) fn depthwise(cx: &Cx, p: &DepthwiseConv2D) -> Result<Vec<usize>, CompileError> {
     let x = cx.expect_rank(0, 4)?;
     let w = cx.expect_rank(1, 4)?;

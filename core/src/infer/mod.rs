@@ -220,6 +220,7 @@ fn rule(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
     match &op.kind {
         OpKind::Conv2D(p) => one(conv::conv2d(cx, p)?),
         OpKind::Conv3D(p) => one(conv::conv3d(cx, p)?),
+        OpKind::Conv3DTranspose(p) => one(conv::conv3d_transpose(cx, p)?),
         OpKind::DepthwiseConv2D(p) => one(conv::depthwise(cx, p)?),
         OpKind::Pool2D(p) => one(conv::pool(cx, p)?),
         OpKind::FullyConnected(p) => one(shape_ops::fully_connected(cx, p)?),

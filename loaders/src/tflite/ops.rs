@@ -28,6 +28,17 @@ fn padding(p: t::Padding) -> Padding {
     }
 }
 
+/// CONV_3D's and CONV_3D_TRANSPOSE's options (both use Conv3DOptions).
+fn conv3d_options(op: &t::Operator<'_>) -> Conv3D {
+    let o = op.builtin_options_as_conv_3_doptions();
+    Conv3D {
+        padding: o.map(|o| padding(o.padding())).unwrap_or(Padding::Valid),
+        stride: [pos(o.map_or(1, |o| o.stride_d())), pos(o.map_or(1, |o| o.stride_h())), pos(o.map_or(1, |o| o.stride_w()))],
+        dilation: [pos(o.map_or(1, |o| o.dilation_d_factor())), pos(o.map_or(1, |o| o.dilation_h_factor())), pos(o.map_or(1, |o| o.dilation_w_factor()))],
+        act: o.map(|o| act(o.fused_activation_function())).unwrap_or_default(),
+    }
+}
+
 /// Strides and dilations of 0 (absent options) mean 1, as TFLite's defaults.
 fn pos(v: i32) -> usize {
     if v <= 0 {
@@ -70,19 +81,8 @@ pub(super) fn map(cx: &Loader, si: usize, oi: usize, code: &OpCode, op: &t::Oper
                 act: o.map(|o| act(o.fused_activation_function())).unwrap_or_default(),
             })
         }
-        B::CONV_3D => {
-            let o = op.builtin_options_as_conv_3_doptions();
-            OpKind::Conv3D(Conv3D {
-                padding: o.map(|o| padding(o.padding())).unwrap_or(Padding::Valid),
-                stride: [pos(o.map_or(1, |o| o.stride_d())), pos(o.map_or(1, |o| o.stride_h())), pos(o.map_or(1, |o| o.stride_w()))],
-                dilation: [
-                    pos(o.map_or(1, |o| o.dilation_d_factor())),
-                    pos(o.map_or(1, |o| o.dilation_h_factor())),
-                    pos(o.map_or(1, |o| o.dilation_w_factor())),
-                ],
-                act: o.map(|o| act(o.fused_activation_function())).unwrap_or_default(),
-            })
-        }
+        B::CONV_3D => OpKind::Conv3D(conv3d_options(op)),
+        B::CONV_3D_TRANSPOSE => OpKind::Conv3DTranspose(conv3d_options(op)),
         B::DEPTHWISE_CONV_2D => {
             let o = op.builtin_options_as_depthwise_conv_2_doptions();
             OpKind::DepthwiseConv2D(DepthwiseConv2D {

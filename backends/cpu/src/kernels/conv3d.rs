@@ -144,6 +144,113 @@ thread_local! {
     static PATCHES: Cell<Vec<f32>> = const { Cell::new(Vec::new()) };
 }
 
+/// A transposed 3-D convolution (CONV_3D_TRANSPOSE): every input voxel scatters
+/// `filter · voxel` onto a `k_d × k_h × k_w` patch of the output, at stride steps and dilated,
+/// shifted by `pad`. [`Conv3dGeom`] describes the convolution that maps the output back onto the
+/// input: its `input` is this op's output and its `output` this op's input. One GEMM per input
+/// depth slice (pixels × taps·out_c), scatter-added; bias and activation at the end.
+#[derive(Debug)]
+pub struct Conv3dTranspose {
+    g: Conv3dGeom,
+    packed: PackedB,
+    bias: Option<Vec<f32>>,
+    act: Act,
+    col: Vec<f32>,
+}
+
+impl Conv3dTranspose {
+    /// Packs `filter` (`[k_d, k_h, k_w, out_c, in_c]`: already rows `(tap, out_c)` of `in_c`
+    /// weights). In `g`, `in_c` is this op's output channels and `out_c` its input channels.
+    ///
+    /// # Panics
+    /// When `filter` or `bias` are shorter than `g` needs.
+    pub fn new(g: Conv3dGeom, filter: &[f32], bias: Option<&[f32]>, act: Act) -> Conv3dTranspose {
+        let taps = g.k.iter().product::<usize>();
+        assert!(filter.len() >= taps * g.in_c * g.out_c, "conv3d_transpose: filter length");
+        assert!(bias.is_none_or(|b| b.len() >= g.in_c), "conv3d_transpose: bias length");
+        let packed = PackedB::pack(taps * g.in_c, g.out_c, &filter[..taps * g.in_c * g.out_c]);
+        Conv3dTranspose { g, packed, bias: bias.map(|b| b[..g.in_c].to_vec()), act, col: Vec::new() }
+    }
+
+    /// Runs on `input` (`[batch, od, oh, ow, out_c]` of `g`) into `out` (`[batch, d, h, w, in_c]`).
+    ///
+    /// # Panics
+    /// When the slice lengths do not match the geometry.
+    pub fn run(&mut self, input: &[f32], out: &mut [f32]) {
+        let g = self.g;
+        let (oc, ic) = (g.in_c, g.out_c);
+        assert_eq!(input.len(), g.batch * g.output.iter().product::<usize>() * ic, "conv3d_transpose: input length");
+        assert_eq!(out.len(), g.batch * g.input.iter().product::<usize>() * oc, "conv3d_transpose: output length");
+        let [d_in, h_in, w_in] = g.output;
+        let [d_out, h_out, w_out] = g.input;
+        let n = g.k.iter().product::<usize>() * oc;
+        let pixels = h_in * w_in;
+        out.fill(0.0);
+        self.col.resize(pixels * n, 0.0);
+        for b in 0..g.batch {
+            let image = &mut out[b * d_out * h_out * w_out * oc..][..d_out * h_out * w_out * oc];
+            for z in 0..d_in {
+                let x = &input[((b * d_in + z) * pixels) * ic..][..pixels * ic];
+                gemm(pixels, x, ic, &self.packed, None, Act::NONE, &mut self.col, n);
+                for (p, row) in self.col.chunks_exact(n).enumerate() {
+                    let (y, xx) = (p / w_in, p % w_in);
+                    for (t, vals) in row.chunks_exact(oc).enumerate() {
+                        let (kd, kh, kw) = (t / (g.k[1] * g.k[2]), t / g.k[2] % g.k[1], t % g.k[2]);
+                        let (Some(d), Some(h), Some(w)) = (g.at(0, z, kd), g.at(1, y, kh), g.at(2, xx, kw)) else { continue };
+                        for (o, &v) in image[((d * h_out + h) * w_out + w) * oc..][..oc].iter_mut().zip(vals) {
+                            *o += v;
+                        }
+                    }
+                }
+            }
+        }
+        for px in out.chunks_exact_mut(oc.max(1)) {
+            for (c, v) in px.iter_mut().enumerate() {
+                *v = clamp(*v + self.bias.as_ref().map_or(0.0, |b| b[c]), self.act);
+            }
+        }
+    }
+}
+
+/// Reference twin of [`Conv3dTranspose::run`]: TFLite's loop (each input value times each
+/// filter tap, added to the output; then bias and clamp). `g` as for [`Conv3dTranspose::new`].
+///
+/// # Panics
+/// When the slice lengths do not match the geometry.
+pub fn conv3d_transpose_ref(g: &Conv3dGeom, input: &[f32], filter: &[f32], bias: Option<&[f32]>, act: Act, out: &mut [f32]) {
+    let (oc, ic) = (g.in_c, g.out_c);
+    let [d_in, h_in, w_in] = g.output;
+    let [d_out, h_out, w_out] = g.input;
+    out.fill(0.0);
+    for b in 0..g.batch {
+        for z in 0..d_in {
+            for y in 0..h_in {
+                for x in 0..w_in {
+                    for c in 0..ic {
+                        let v = input[(((b * d_in + z) * h_in + y) * w_in + x) * ic + c];
+                        for kd in 0..g.k[0] {
+                            for kh in 0..g.k[1] {
+                                for kw in 0..g.k[2] {
+                                    let (Some(d), Some(h), Some(w)) = (g.at(0, z, kd), g.at(1, y, kh), g.at(2, x, kw)) else { continue };
+                                    for o in 0..oc {
+                                        let f = filter[(((kd * g.k[1] + kh) * g.k[2] + kw) * oc + o) * ic + c];
+                                        out[(((b * d_out + d) * h_out + h) * w_out + w) * oc + o] += v * f;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for px in out.chunks_exact_mut(oc.max(1)) {
+        for (c, v) in px.iter_mut().enumerate() {
+            *v = clamp(*v + bias.map_or(0.0, |b| b[c]), act);
+        }
+    }
+}
+
 /// Reference twin of [`Conv3d::run`]: TFLite's reference loop (taps in `(kd, kh, kw, in_c)`
 /// order, then the bias, then the clamp).
 ///
@@ -199,6 +306,26 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn transpose_matches_reference(batch in 1usize..3, d in 1usize..4, h in 1usize..5, w in 1usize..5, in_c in 1usize..4, out_c in 1usize..4,
+                                       k in 1usize..4, s in 1usize..3, dil in 1usize..3, pad in 0usize..2, seed in any::<u64>()) {
+            // This op's input is d × h × w; its output the size a convolution would map back.
+            let eff = (k - 1) * dil + 1;
+            let full = |n: usize| ((n - 1) * s + eff).checked_sub(2 * pad).filter(|&v| v > 0);
+            let (Some(fd), Some(fh), Some(fw)) = (full(d), full(h), full(w)) else { return Ok(()) };
+            let g = Conv3dGeom { batch, input: [fd, fh, fw], in_c: out_c, output: [d, h, w], out_c: in_c, k: [k; 3], stride: [s; 3], dilation: [dil; 3], pad: [pad; 3] };
+            let x = values(batch * d * h * w * in_c, seed);
+            let f = values(k * k * k * out_c * in_c, seed ^ 3);
+            let bias = values(out_c, seed ^ 5);
+            let n = batch * fd * fh * fw * out_c;
+            let (mut o1, mut o2) = (vec![0.0; n], vec![0.0; n]);
+            Conv3dTranspose::new(g, &f, Some(&bias), Act::RELU6).run(&x, &mut o1);
+            conv3d_transpose_ref(&g, &x, &f, Some(&bias), Act::RELU6, &mut o2);
+            for (a, b) in o1.iter().zip(&o2) {
+                prop_assert!((a - b).abs() <= 1e-4, "{a} vs {b}");
+            }
+        }
 
         // Sums over at most 2·3·3·3 products of values in [-1, 1], in another order: 1e-4.
         #[test]

@@ -1,19 +1,20 @@
 //! TRANSPOSE_CONV and BATCH_MATMUL (float32): right-hand sides packed at compile when constant.
 
 use nnrt_core::infer::window_output;
-use nnrt_core::{cast, cast_mut, CompileCtx, OpId, OpKind};
+use nnrt_core::{cast, cast_mut, CompileCtx, Conv3D as Conv3DParams, OpId, OpKind, TransposeConv as TransposeConvParams};
 
 use super::{all_f32, built, check_act, const_f32, fused, source};
 use crate::backend::Built;
 use crate::kernels::batch_matmul::{batch_matmul, MatMulGeom, PackedY};
+use crate::kernels::conv3d::{Conv3dGeom, Conv3dTranspose};
 use crate::kernels::transpose_conv::{TransposeConv, TransposeConvGeom};
 use crate::kernels::unary::{unary, UnaryOp};
 
 pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     match &op.kind {
-        OpKind::TransposeConv(p) => {
-            check_act(p.act)?;
+        OpKind::TransposeConv(TransposeConvParams { act, .. }) | OpKind::Conv3DTranspose(Conv3DParams { act, .. }) => {
+            check_act(*act)?;
             for &o in op.inputs.iter().skip(1).flatten().chain(&op.outputs) {
                 let t = ctx.graph.operand(o).dtype;
                 if t != nnrt_core::DType::F32 {
@@ -64,6 +65,48 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             }
             let (act, tanh) = fused(p.act);
             let mut conv = TransposeConv::new(g, &filter, bias.as_deref(), act);
+            Ok(built(vec![source(ctx, x)], move |ins, outs| {
+                let out = cast_mut::<f32>(outs[0].bytes)?;
+                conv.run(cast::<f32>(ins[0].bytes)?, out);
+                if tanh {
+                    let tmp = out.to_vec();
+                    unary(UnaryOp::Tanh, &tmp, out);
+                }
+                Ok(())
+            }))
+        }
+        OpKind::Conv3DTranspose(p) => {
+            let (w, x) = (op.input(1).ok_or("input 1 (filter) is absent")?, op.input(2).ok_or("input 2 (input) is absent")?);
+            let (wd, xd, od) = (ctx.dims(w), ctx.dims(x), ctx.dims(op.outputs[0]));
+            if wd.len() != 5 || xd.len() != 5 || od.len() != 5 || wd[3] != od[4] || wd[4] != xd[4] || xd[0] != od[0] {
+                return Err(format!("CONV_3D_TRANSPOSE shapes do not fit: input {xd:?}, filter {wd:?}, output {od:?}"));
+            }
+            let filter = const_f32(ctx, w).ok_or("the filter must be a float32 constant")?;
+            let bias = match op.input(3) {
+                Some(b) => Some(const_f32(ctx, b).ok_or("the bias must be a float32 constant")?),
+                None => None,
+            };
+            if filter.len() != wd.iter().product::<usize>() || bias.as_ref().is_some_and(|b| b.len() != od[4]) {
+                return Err(format!("the filter ({} values) or bias does not fit {wd:?}", filter.len()));
+            }
+            // The convolution from this op's output back to its input.
+            let mut pad = [0; 3];
+            for (a, pad) in pad.iter_mut().enumerate() {
+                *pad = window_output(od[1 + a], wd[a], p.stride[a], p.dilation[a], p.padding, 0).ok_or("invalid window")?.pad_before;
+            }
+            let g = Conv3dGeom {
+                batch: xd[0],
+                input: [od[1], od[2], od[3]],
+                in_c: od[4],
+                output: [xd[1], xd[2], xd[3]],
+                out_c: xd[4],
+                k: [wd[0], wd[1], wd[2]],
+                stride: p.stride,
+                dilation: p.dilation,
+                pad,
+            };
+            let (act, tanh) = fused(p.act);
+            let mut conv = Conv3dTranspose::new(g, &filter, bias.as_deref(), act);
             Ok(built(vec![source(ctx, x)], move |ins, outs| {
                 let out = cast_mut::<f32>(outs[0].bytes)?;
                 conv.run(cast::<f32>(ins[0].bytes)?, out);

@@ -168,7 +168,7 @@ enum Family {
 
 fn family(kind: &OpKind) -> Family {
     match kind {
-        OpKind::TransposeConv(_) | OpKind::BatchMatMul { .. } => Family::MatMul,
+        OpKind::TransposeConv(_) | OpKind::Conv3DTranspose(_) | OpKind::BatchMatMul { .. } => Family::MatMul,
         OpKind::Compare(_) | OpKind::Logical(_) | OpKind::Select { .. } | OpKind::Cast => Family::Logic,
         OpKind::Split { .. }
         | OpKind::SplitV { .. }
