@@ -131,6 +131,23 @@ fn write_conv3d_transpose(dir: &std::path::Path, n: usize, c_in: usize, c_out: u
     std::fs::write(folder.join("meta.json"), format!(r#"{{"name": "{name}", "inputs": [{input}]}}"#))
 }
 
+/// FAKE_QUANT of a `[1, 64, 64]` tensor over `[min, max]`.
+fn write_fake_quant(dir: &std::path::Path, min: f32, max: f32, num_bits: i32, narrow_range: bool, rng: &mut XorShift) -> std::io::Result<()> {
+    let name = format!("fake_quant_{num_bits}bit{}_{min}_{max}", if narrow_range { "_narrow" } else { "" });
+    let mut b = ModelBuilder::new();
+    let x = b.input("x", TensorType::FLOAT32, &[1, 64, 64]);
+    let y = b.tensor("y", TensorType::FLOAT32, &[1, 64, 64]);
+    b.op(BuiltinOperator::FAKE_QUANT, &[x], &[y], Options::FakeQuant { min, max, num_bits, narrow_range });
+    b.output(y);
+    let folder = dir.join(&name);
+    std::fs::create_dir_all(&folder)?;
+    std::fs::write(folder.join("model.tflite"), b.finish())?;
+    let v: Vec<f32> = values(64 * 64, rng).iter().map(|v| v * 2.0 * (max - min)).collect();
+    std::fs::write(folder.join("input_0.npy"), npy_f32(&[1, 64, 64], &v))?;
+    let input = r#"{"name": "x", "index": 0, "dtype": "float32", "shape": [1, 64, 64], "file": "input_0.npy"}"#;
+    std::fs::write(folder.join("meta.json"), format!(r#"{{"name": "{name}", "inputs": [{input}]}}"#))
+}
+
 fn main() -> std::io::Result<()> {
     let dir = std::path::PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "/tmp/opbench".into()));
     let mut cases = Vec::new();
@@ -155,6 +172,8 @@ fn main() -> std::io::Result<()> {
     write_spectrum(&dir, 30, 50, [32, 64], &mut rng)?;
     write_conv3d_transpose(&dir, 6, 8, 4, 3, 2, &mut rng)?;
     write_conv3d_transpose(&dir, 8, 16, 8, 2, 2, &mut rng)?;
-    println!("{} one-op models, two spectra and two transposed 3-D convolutions in {}", cases.len(), dir.display());
+    write_fake_quant(&dir, -1.0, 1.0, 8, false, &mut rng)?;
+    write_fake_quant(&dir, -0.37, 5.9, 4, false, &mut rng)?;
+    println!("{} one-op models, two spectra, two transposed 3-D convolutions and two fake quantizations in {}", cases.len(), dir.display());
     Ok(())
 }

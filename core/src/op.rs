@@ -649,6 +649,18 @@ pub enum OpKind {
         /// Sorted bucket boundaries.
         boundaries: Vec<f32>,
     },
+    /// FAKE_QUANT: float32 values rounded to the grid of `num_bits`-bit quantization over the
+    /// nudged `[min, max]` range (TensorFlow's FakeQuantWithMinMaxArgs), still float32.
+    FakeQuant {
+        /// Range minimum.
+        min: f32,
+        /// Range maximum.
+        max: f32,
+        /// Bits of the grid (2^num_bits levels, one less when `narrow_range`).
+        num_bits: u32,
+        /// The lowest level is 1 instead of 0.
+        narrow_range: bool,
+    },
     /// RFFT2D: the 2-D discrete Fourier transform of the last two dims of float32 input 0,
     /// zero-padded or cropped to the int32 `[fft_h, fft_w]` of input 1, keeping the
     /// `fft_w / 2 + 1` non-negative frequencies of the last dim (complex64 output).
@@ -690,6 +702,7 @@ impl OpKind {
             OpKind::Conv3D(_) => "Conv3D",
             OpKind::Conv3DTranspose(_) => "Conv3DTranspose",
             OpKind::Rfft2d => "Rfft2d",
+            OpKind::FakeQuant { .. } => "FakeQuant",
             OpKind::ComplexAbs => "ComplexAbs",
             OpKind::Real => "Real",
             OpKind::Imag => "Imag",

@@ -41,7 +41,7 @@ fn arity(kind: &OpKind) -> (usize, Option<usize>, Option<usize>) {
         OpKind::Unique => (1, Some(1), Some(2)),
         OpKind::Rfft2d => (2, Some(2), Some(1)),
         OpKind::Conv3DTranspose(_) => (3, Some(4), Some(1)),
-        OpKind::ComplexAbs | OpKind::Real | OpKind::Imag => (1, Some(1), Some(1)),
+        OpKind::ComplexAbs | OpKind::Real | OpKind::Imag | OpKind::FakeQuant { .. } => (1, Some(1), Some(1)),
         // The bias of SVDF is optional; RNN's hidden state and SVDF's activation state are variables.
         OpKind::Rnn(_) | OpKind::SequenceRnn(_) => (5, Some(5), Some(1)),
         OpKind::Svdf(_) => (3, Some(5), Some(1)),

@@ -17,6 +17,8 @@ pub enum Options {
     Conv3D { padding: Padding, stride: [i32; 3], dilation: [i32; 3], act: Act },
     /// DEPTHWISE_CONV_2D.
     DepthwiseConv2D { padding: Padding, stride: [i32; 2], dilation: [i32; 2], depth_multiplier: i32, act: Act },
+    /// FAKE_QUANT.
+    FakeQuant { min: f32, max: f32, num_bits: i32, narrow_range: bool },
     /// FULLY_CONNECTED (default weights format).
     FullyConnected { act: Act, keep_num_dims: bool },
     /// AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D.
@@ -93,6 +95,10 @@ impl Options {
                     fused_activation_function: *act,
                 };
                 (U::Conv3DOptions, t::Conv3DOptions::create(fbb, &args).as_union_value())
+            }
+            Options::FakeQuant { min, max, num_bits, narrow_range } => {
+                let args = t::FakeQuantOptionsArgs { min: *min, max: *max, num_bits: *num_bits, narrow_range: *narrow_range };
+                (U::FakeQuantOptions, t::FakeQuantOptions::create(fbb, &args).as_union_value())
             }
             Options::FullyConnected { act, keep_num_dims } => {
                 let args = t::FullyConnectedOptionsArgs { fused_activation_function: *act, keep_num_dims: *keep_num_dims, ..Default::default() };

@@ -67,6 +67,20 @@ pub(super) fn bucketize(cx: &Cx, boundaries: &[f32]) -> Result<Vec<usize>, Compi
     Ok(cx.input(0)?.to_vec())
 }
 
+/// FAKE_QUANT: float32 in and out, a range `min < max` and 2 to 16 bits (TFLite's limits). Like
+/// TFLite, a narrow range is refused: it only applies to weights, which converters fold.
+pub(super) fn fake_quant(cx: &Cx, min: f32, max: f32, num_bits: u32, narrow_range: bool) -> Result<Vec<usize>, CompileError> {
+    cx.expect_dtype(0, &[DType::F32])?;
+    cx.expect_out_dtype(0, DType::F32)?;
+    if narrow_range {
+        return Err(cx.err("narrow_range FAKE_QUANT is not supported at run time (it only applies to weights, as in TFLite)"));
+    }
+    if min.partial_cmp(&max) != Some(std::cmp::Ordering::Less) || !(2..=16).contains(&num_bits) {
+        return Err(cx.err(format!("needs min < max and 2..=16 bits, got [{min}, {max}] with {num_bits} bits")));
+    }
+    Ok(cx.input(0)?.to_vec())
+}
+
 /// LOCAL_RESPONSE_NORMALIZATION: a 4-D float32 tensor, normalized over its last dim.
 pub(super) fn lrn(cx: &Cx, p: &LocalResponseNorm) -> Result<Vec<usize>, CompileError> {
     let x = cx.expect_rank(0, 4)?;

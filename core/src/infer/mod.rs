@@ -272,6 +272,7 @@ fn rule(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
         OpKind::Atan2 => one(arith::atan2(cx)?),
         OpKind::Bitwise(_) => one(arith::bitwise(cx)?),
         OpKind::Bucketize { boundaries } => one(arith::bucketize(cx, boundaries)?),
+        OpKind::FakeQuant { min, max, num_bits, narrow_range } => one(arith::fake_quant(cx, *min, *max, *num_bits, *narrow_range)?),
         OpKind::LocalResponseNorm(p) => one(arith::lrn(cx, p)?),
         OpKind::BroadcastTo => one(arith::broadcast_to(cx)?),
         OpKind::BroadcastArgs => one(arith::broadcast_args(cx)?),

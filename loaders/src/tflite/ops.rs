@@ -250,6 +250,15 @@ pub(super) fn map(cx: &Loader, si: usize, oi: usize, code: &OpCode, op: &t::Oper
         }
         B::REVERSE_V2 => OpKind::ReverseV2,
         B::RFFT2D => OpKind::Rfft2d,
+        B::FAKE_QUANT => {
+            let o = op.builtin_options_as_fake_quant_options();
+            OpKind::FakeQuant {
+                min: o.map_or(0.0, |o| o.min()),
+                max: o.map_or(0.0, |o| o.max()),
+                num_bits: o.map_or(0, |o| o.num_bits()).max(0) as u32,
+                narrow_range: o.is_some_and(|o| o.narrow_range()),
+            }
+        }
         B::COMPLEX_ABS => OpKind::ComplexAbs,
         B::REAL => OpKind::Real,
         B::IMAG => OpKind::Imag,

@@ -81,6 +81,31 @@ pub fn local_response_norm(input: &[f32], depth: usize, radius: usize, bias: f32
     }
 }
 
+/// FAKE_QUANT with TFLite's reference arithmetic: the range nudged so that 0 is a level
+/// (`NudgeQuantizationRange`), then each value clamped to it and rounded (half away from zero) to
+/// the nearest level.
+pub fn fake_quant(min: f32, max: f32, num_bits: u32, narrow_range: bool, x: &[f32], out: &mut [f32]) {
+    let quant_min = if narrow_range { 1 } else { 0 };
+    let quant_max = (1u32 << num_bits) - 1;
+    let (qmin, qmax) = (quant_min as f32, quant_max as f32);
+    let scale = (max - min) / (qmax - qmin);
+    let zero_from_min = qmin - min / scale;
+    let zero = if zero_from_min < qmin {
+        quant_min as f32
+    } else if zero_from_min > qmax {
+        quant_max as f32
+    } else {
+        // TFLite stores the rounded zero point in a uint16.
+        (zero_from_min.round() as u32 & 0xffff) as f32
+    };
+    let (nudged_min, nudged_max) = ((qmin - zero) * scale, (qmax - zero) * scale);
+    let inv = 1.0 / scale;
+    for (o, &v) in out.iter_mut().zip(x) {
+        let shifted = nudged_max.min(nudged_min.max(v)) - nudged_min;
+        *o = (shifted * inv).round() * scale + nudged_min;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +124,25 @@ mod tests {
         let mut out = [0; 5];
         bucketize([-1.0, 0.0, 0.5, 10.0, 11.0].into_iter(), &[0.0, 10.0], &mut out);
         assert_eq!(out, [0, 1, 1, 2, 2]);
+    }
+
+    #[test]
+    fn fake_quant_clamps_and_rounds_half_away() {
+        // [0, 2.55] over 8 bits: levels 0.01 apart from 0 (no nudge).
+        let mut o = [0.0; 4];
+        fake_quant(0.0, 2.55, 8, false, &[-1.0, 3.0, 0.005, 1.234], &mut o);
+        for (got, want) in o.iter().zip([0.0, 2.55, 0.01, 1.23]) {
+            assert!((got - want).abs() < 1e-6, "{o:?}");
+        }
+        // [-0.3, 2.25]: the zero point (-(-0.3) / 0.01 = 30) is a level; -0.35 clamps to -0.3.
+        fake_quant(-0.3, 2.25, 8, false, &[0.0, -0.35, 0.004, 2.5], &mut o);
+        for (got, want) in o.iter().zip([0.0, -0.3, 0.0, 2.25]) {
+            assert!((got - want).abs() < 1e-6, "{o:?}");
+        }
+        // Narrow range: 254 steps over [-1.27, 1.27].
+        fake_quant(-1.27, 1.27, 8, true, &[1.0, -2.0, 0.0, 0.015], &mut o);
+        for (got, want) in o.iter().zip([1.0, -1.27, 0.0, 0.02]) {
+            assert!((got - want).abs() < 1e-6, "{o:?}");
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! Builders of ADD_N, ATAN2, BITWISE_XOR / RIGHT_SHIFT, BUCKETIZE, LOCAL_RESPONSE_NORMALIZATION,
+//! Builders of ADD_N, ATAN2, BITWISE_XOR / RIGHT_SHIFT, BUCKETIZE, FAKE_QUANT, LOCAL_RESPONSE_NORMALIZATION,
 //! BROADCAST_TO and BROADCAST_ARGS. Kernels read the run-time dims of their tensors, so the same
 //! builder serves static and dynamic shapes.
 
@@ -7,7 +7,7 @@ use nnrt_core::{cast, cast_mut, BitwiseOp, CompileCtx, DType, OpId, OpKind, Tens
 use super::movement::by_size;
 use super::{built, sources};
 use crate::backend::Built;
-use crate::kernels::arith::{add_n, atan2, bitwise, bucketize, local_response_norm};
+use crate::kernels::arith::{add_n, atan2, bitwise, bucketize, fake_quant, local_response_norm};
 use crate::kernels::matrix::broadcast_to;
 
 pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
@@ -89,6 +89,10 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                 Ok(())
             }))
         }
+        &OpKind::FakeQuant { min, max, num_bits, narrow_range } => Ok(built(ins, move |ins, outs| {
+            fake_quant(min, max, num_bits, narrow_range, cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
+            Ok(())
+        })),
         OpKind::LocalResponseNorm(p) => {
             let p = *p;
             Ok(built(ins, move |ins, outs| {

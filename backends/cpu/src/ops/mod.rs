@@ -196,6 +196,7 @@ fn family(kind: &OpKind) -> Family {
         | OpKind::Atan2
         | OpKind::Bitwise(_)
         | OpKind::Bucketize { .. }
+        | OpKind::FakeQuant { .. }
         | OpKind::LocalResponseNorm(_)
         | OpKind::BroadcastTo
         | OpKind::BroadcastArgs => Family::Arith,
