@@ -186,3 +186,29 @@ fn corpus_models_survive_corruption() {
     assert_no_failures(&failures);
 }
 
+
+/// A panic inside a kernel (here a registered custom op's) comes back from `run` as
+/// `Error::Internal` naming the call, and the session keeps working.
+#[test]
+fn a_panicking_kernel_is_an_internal_error_not_a_crash() {
+    use nnrt_tests::{ModelBuilder, TempDir, TensorType};
+    let mut b = ModelBuilder::new();
+    let x = b.input("x", TensorType::FLOAT32, &[4]);
+    let y = b.tensor("y", TensorType::FLOAT32, &[4]);
+    b.custom_op("Explode", &[x], &[y], &[]);
+    b.output(y);
+    let dir = TempDir::new("panicking-kernel").unwrap();
+    let p = dir.path().join("explode.tflite");
+    std::fs::write(&p, b.finish()).unwrap();
+    let mut s = nnrt::Session::load(&p).unwrap();
+    s.register_custom_op("Explode", std::sync::Arc::new(|_: &[nnrt_core::TensorRef<'_>], _: &mut [nnrt_core::TensorMut<'_>], _: &[u8]| -> Result<(), String> { panic!("kernel bug") }))
+        .unwrap();
+    s.prepare().unwrap();
+    s.set_input(0, &[0u8; 16]).unwrap();
+    for _ in 0..2 {
+        match s.run() {
+            Err(nnrt::Error::Internal { call, message }) => assert!(call == "run" && message.contains("kernel bug"), "{call}: {message}"),
+            other => panic!("expected an internal error, got {other:?}"),
+        }
+    }
+}

@@ -32,6 +32,30 @@ pub enum Error {
         /// What to do instead.
         hint: &'static str,
     },
+    /// A check inside nnrt failed (a panic, caught here): a bug to report with the model. The
+    /// session stays usable in the state it was in before the call.
+    #[error("internal error in {call}: {message} (please report it with the model)")]
+    Internal {
+        /// The call made.
+        call: &'static str,
+        /// The panic's message.
+        message: String,
+    },
+}
+
+/// Runs `body`, turning a panic inside it into [`Error::Internal`], so no panic leaves the API.
+fn guarded<T>(call: &'static str, body: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "a panic without a message".into());
+            Err(Error::Internal { call, message })
+        }
+    }
 }
 
 /// Where a session is in its life.
@@ -326,6 +350,10 @@ impl Session {
     /// Validates, partitions over the configured backends, compiles kernels (packing weights)
     /// and plans memory. Only from [`State::Loaded`].
     pub fn prepare(&mut self) -> Result<(), Error> {
+        guarded("prepare", || self.prepare_unguarded())
+    }
+
+    fn prepare_unguarded(&mut self) -> Result<(), Error> {
         self.require_loaded("prepare")?;
         let mut names = self.config.backends();
         if names.is_empty() {
@@ -390,7 +418,7 @@ impl Session {
 
     /// Runs the model on the inputs set. Repeatable.
     pub fn run(&mut self) -> Result<(), Error> {
-        self.prepared_mut("run")?.run()?;
+        guarded("run", || self.prepared_mut("run")?.run().map_err(Error::from))?;
         self.state = State::FinishedRun;
         Ok(())
     }
