@@ -90,23 +90,23 @@ fn write(dir: &std::path::Path, case: &Case, rng: &mut XorShift) -> std::io::Res
     std::fs::write(folder.join("meta.json"), format!(r#"{{"name": "{}", "inputs": [{}]}}"#, case.name, inputs.join(", ")))
 }
 
-/// RFFT2D of a `[1, rows, cols]` signal to `[fft_h, fft_w]`, then COMPLEX_ABS (a
-/// spectrogram's magnitudes, as audio front ends compute them).
-fn write_spectrum(dir: &std::path::Path, rows: usize, cols: usize, fft: [usize; 2], rng: &mut XorShift) -> std::io::Result<()> {
-    let name = format!("rfft2d_abs_{rows}x{cols}_{}x{}", fft[0], fft[1]);
+/// RFFT2D of a `[batch, rows, cols]` signal to `[fft_h, fft_w]`, then COMPLEX_ABS (a
+/// spectrogram's magnitudes, as audio front ends compute them: frames × 1 × frame length).
+fn write_spectrum(dir: &std::path::Path, batch: usize, rows: usize, cols: usize, fft: [usize; 2], rng: &mut XorShift) -> std::io::Result<()> {
+    let name = format!("rfft2d_abs_{batch}x{rows}x{cols}_{}x{}", fft[0], fft[1]);
     let mut b = ModelBuilder::new();
-    let x = b.input("x", TensorType::FLOAT32, &dims_i32(&[1, rows, cols]));
+    let x = b.input("x", TensorType::FLOAT32, &dims_i32(&[batch, rows, cols]));
     let len = b.constant_i32("fft_length", &[2], &[fft[0] as i32, fft[1] as i32]);
-    let z = b.tensor("spectrum", TensorType::COMPLEX64, &dims_i32(&[1, fft[0], fft[1] / 2 + 1]));
-    let y = b.tensor("magnitude", TensorType::FLOAT32, &dims_i32(&[1, fft[0], fft[1] / 2 + 1]));
+    let z = b.tensor("spectrum", TensorType::COMPLEX64, &dims_i32(&[batch, fft[0], fft[1] / 2 + 1]));
+    let y = b.tensor("magnitude", TensorType::FLOAT32, &dims_i32(&[batch, fft[0], fft[1] / 2 + 1]));
     b.op(BuiltinOperator::RFFT2D, &[x, len], &[z], Options::None);
     b.op(BuiltinOperator::COMPLEX_ABS, &[z], &[y], Options::None);
     b.output(y);
     let folder = dir.join(&name);
     std::fs::create_dir_all(&folder)?;
     std::fs::write(folder.join("model.tflite"), b.finish())?;
-    std::fs::write(folder.join("input_0.npy"), npy_f32(&[1, rows, cols], &values(rows * cols, rng)))?;
-    let input = format!(r#"{{"name": "x", "index": 0, "dtype": "float32", "shape": [1, {rows}, {cols}], "file": "input_0.npy"}}"#);
+    std::fs::write(folder.join("input_0.npy"), npy_f32(&[batch, rows, cols], &values(batch * rows * cols, rng)))?;
+    let input = format!(r#"{{"name": "x", "index": 0, "dtype": "float32", "shape": [{batch}, {rows}, {cols}], "file": "input_0.npy"}}"#);
     std::fs::write(folder.join("meta.json"), format!(r#"{{"name": "{name}", "inputs": [{input}]}}"#))
 }
 
@@ -168,8 +168,8 @@ fn main() -> std::io::Result<()> {
     for case in &cases {
         write(&dir, case, &mut rng)?;
     }
-    write_spectrum(&dir, 96, 400, [1, 512], &mut rng)?;
-    write_spectrum(&dir, 30, 50, [32, 64], &mut rng)?;
+    write_spectrum(&dir, 96, 1, 400, [1, 512], &mut rng)?;
+    write_spectrum(&dir, 1, 30, 50, [32, 64], &mut rng)?;
     write_conv3d_transpose(&dir, 6, 8, 4, 3, 2, &mut rng)?;
     write_conv3d_transpose(&dir, 8, 16, 8, 2, 2, &mut rng)?;
     write_fake_quant(&dir, -1.0, 1.0, 8, false, &mut rng)?;

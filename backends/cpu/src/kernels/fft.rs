@@ -3,8 +3,8 @@
 //!
 //! RFFT2D works in f64 as TFLite does (it runs Ooura's double-precision `rdft2d` and rounds the
 //! result to float): each matrix of the input, zero-padded or cropped to `fft_h × fft_w`, gets a
-//! radix-2 FFT along its rows (keeping the `fft_w / 2 + 1` non-negative frequencies), then along
-//! its columns. `X[k1, k2] = Σ x[n1, n2] · e^(−2πi (k1·n1 / fft_h + k2·n2 / fft_w))`.
+//! real FFT along its rows (one complex radix-2 FFT of half the length; the `fft_w / 2 + 1`
+//! non-negative frequencies), then a complex one along its columns. `X[k1, k2] = Σ x[n1, n2] · e^(−2πi (k1·n1 / fft_h + k2·n2 / fft_w))`.
 #![forbid(unsafe_code)]
 
 use std::f64::consts::PI;
@@ -61,14 +61,68 @@ impl Plan {
     }
 }
 
+/// The spectrum of a real signal of power-of-two length `n` through one complex FFT of half the
+/// length: even samples as real parts, odd ones as imaginary parts, then the two interleaved
+/// spectra separated and combined (`X[k] = E[k] + e^(−2πi k / n) · O[k]`).
+#[derive(Debug)]
+struct RealPlan {
+    n: usize,
+    /// The half-length complex transform (absent for n = 1).
+    half: Option<Plan>,
+    /// `e^(−2πi k / n)` for `k ≤ n / 2`, as (cos, −sin).
+    twiddle: Vec<(f64, f64)>,
+}
+
+impl RealPlan {
+    fn new(n: usize) -> RealPlan {
+        assert!(n.is_power_of_two(), "fft length {n} is not a power of two");
+        let twiddle = (0..=n / 2).map(|k| {
+            let a = 2.0 * PI * k as f64 / n as f64;
+            (a.cos(), -a.sin())
+        });
+        RealPlan { n, half: (n >= 2).then(|| Plan::new(n / 2)), twiddle: twiddle.collect() }
+    }
+
+    /// The `n / 2 + 1` bins of `x` (zero-padded or cropped to n) into `(re, im)`; `zr`, `zi`
+    /// are scratch of n / 2 values.
+    fn run(&self, x: &[f32], re: &mut [f64], im: &mut [f64], zr: &mut [f64], zi: &mut [f64]) {
+        let n = self.n;
+        let at = |i: usize| x.get(i).map_or(0.0, |&v| v as f64);
+        let Some(half) = &self.half else {
+            re[0] = at(0);
+            im[0] = 0.0;
+            return;
+        };
+        let m = n / 2;
+        for j in 0..m {
+            zr[j] = at(2 * j);
+            zi[j] = at(2 * j + 1);
+        }
+        half.run(&mut zr[..m], &mut zi[..m]);
+        for k in 0..=m {
+            let (ar, ai) = (zr[k % m], zi[k % m]);
+            let (br, bi) = (zr[(m - k) % m], -zi[(m - k) % m]);
+            // Even part E = (Z[k] + conj Z[m−k]) / 2, odd part O = (Z[k] − conj Z[m−k]) / 2i.
+            let (er, ei) = (0.5 * (ar + br), 0.5 * (ai + bi));
+            let (or, oi) = (0.5 * (ai - bi), -0.5 * (ar - br));
+            let (wr, wi) = self.twiddle[k];
+            re[k] = er + wr * or - wi * oi;
+            im[k] = ei + wr * oi + wi * or;
+        }
+    }
+}
+
 /// RFFT2D of `matrices` inputs of `rows × cols` float32 each (`x`), into complex64 `out`
 /// (`matrices × fft_h × (fft_w / 2 + 1)` pairs).
 #[derive(Debug)]
 pub struct Rfft2d {
     rows: usize,
     cols: usize,
-    row_plan: Plan,
+    fft_h: usize,
+    row_plan: RealPlan,
     col_plan: Plan,
+    /// Row spectra and FFT scratch, kept between runs.
+    scratch: Vec<f64>,
 }
 
 impl Rfft2d {
@@ -77,51 +131,58 @@ impl Rfft2d {
     /// # Panics
     /// If a length is not a power of two.
     pub fn new(rows: usize, cols: usize, fft_h: usize, fft_w: usize) -> Rfft2d {
-        Rfft2d { rows, cols, row_plan: Plan::new(fft_w), col_plan: Plan::new(fft_h) }
+        Rfft2d { rows, cols, fft_h, row_plan: RealPlan::new(fft_w), col_plan: Plan::new(fft_h), scratch: Vec::new() }
     }
 
     /// Complex values per matrix in the output.
     pub fn out_len(&self) -> usize {
-        self.col_plan.n * (self.row_plan.n / 2 + 1)
+        self.fft_h * (self.row_plan.n / 2 + 1)
     }
 
     /// Transforms every matrix of `x` into `out` (interleaved real, imaginary).
     ///
     /// # Panics
     /// If the lengths do not match.
-    pub fn run(&self, x: &[f32], out: &mut [f32]) {
-        let (fh, fw) = (self.col_plan.n, self.row_plan.n);
+    pub fn run(&mut self, x: &[f32], out: &mut [f32]) {
+        let (fh, fw) = (self.fft_h, self.row_plan.n);
         let half = fw / 2 + 1;
         let image = self.rows * self.cols;
         let matrices = x.len().checked_div(image).unwrap_or(out.len() / (2 * self.out_len()).max(1));
         assert_eq!(out.len(), matrices * 2 * self.out_len(), "rfft2d: output length");
-        // Row spectra, [fh][half] complex, then the column transforms in place.
-        let (mut sr, mut si) = (vec![0f64; fh * half], vec![0f64; fh * half]);
-        let (mut re, mut im) = (vec![0f64; fw.max(fh)], vec![0f64; fw.max(fh)]);
-        for (m, o) in out.chunks_exact_mut(2 * self.out_len()).enumerate() {
+        let per = 2 * self.out_len();
+        let line = half.max(fh);
+        let Rfft2d { rows, cols, row_plan, col_plan, scratch, .. } = self;
+        let (rows, cols) = (*rows, *cols);
+        scratch.resize(2 * fh * half + 4 * line, 0.0);
+        let (spectra, rest) = scratch.split_at_mut(2 * fh * half);
+        let (sr, si) = spectra.split_at_mut(fh * half);
+        let (re, rest) = rest.split_at_mut(line);
+        let (im, rest) = rest.split_at_mut(line);
+        let (zr, zi) = rest.split_at_mut(line);
+        for (m, o) in out.chunks_exact_mut(per).enumerate() {
+            // Row spectra [fh][half]; rows past the input are zero.
             for r in 0..fh {
-                re[..fw].fill(0.0);
-                im[..fw].fill(0.0);
-                if r < self.rows {
-                    let row = &x[m * image + r * self.cols..][..self.cols];
-                    for (d, &v) in re[..fw].iter_mut().zip(row) {
-                        *d = v as f64;
-                    }
-                }
-                self.row_plan.run(&mut re[..fw], &mut im[..fw]);
+                let row: &[f32] = if r < rows { &x[m * image + r * cols..][..cols] } else { &[] };
+                row_plan.run(row, &mut re[..half], &mut im[..half], zr, zi);
                 sr[r * half..(r + 1) * half].copy_from_slice(&re[..half]);
                 si[r * half..(r + 1) * half].copy_from_slice(&im[..half]);
             }
-            for c in 0..half {
-                for r in 0..fh {
-                    re[r] = sr[r * half + c];
-                    im[r] = si[r * half + c];
+            if fh > 1 {
+                for c in 0..half {
+                    for r in 0..fh {
+                        re[r] = sr[r * half + c];
+                        im[r] = si[r * half + c];
+                    }
+                    col_plan.run(&mut re[..fh], &mut im[..fh]);
+                    for r in 0..fh {
+                        sr[r * half + c] = re[r];
+                        si[r * half + c] = im[r];
+                    }
                 }
-                self.col_plan.run(&mut re[..fh], &mut im[..fh]);
-                for r in 0..fh {
-                    o[2 * (r * half + c)] = re[r] as f32;
-                    o[2 * (r * half + c) + 1] = im[r] as f32;
-                }
+            }
+            for (pair, (&r, &i)) in o.chunks_exact_mut(2).zip(sr.iter().zip(si.iter())) {
+                pair[0] = r as f32;
+                pair[1] = i as f32;
             }
         }
     }
@@ -185,7 +246,7 @@ mod tests {
         // Cropped, padded and exact sizes; 1 × N and N × 1 lengths.
         for (seed, &(rows, cols, fh, fw)) in [(4, 8, 4, 8), (3, 5, 4, 8), (6, 10, 4, 8), (1, 16, 1, 16), (5, 1, 8, 1), (7, 9, 16, 2)].iter().enumerate() {
             let x = values(2 * rows * cols, seed as u64 + 1);
-            let f = Rfft2d::new(rows, cols, fh, fw);
+            let mut f = Rfft2d::new(rows, cols, fh, fw);
             let mut got = vec![0f32; 2 * 2 * f.out_len()];
             f.run(&x, &mut got);
             for m in 0..2 {
@@ -200,7 +261,7 @@ mod tests {
 
     #[test]
     fn a_constant_has_only_a_dc_term() {
-        let f = Rfft2d::new(2, 4, 2, 4);
+        let mut f = Rfft2d::new(2, 4, 2, 4);
         let mut out = vec![1f32; 2 * f.out_len()];
         f.run(&[1.0; 8], &mut out);
         assert_eq!(out[..2], [8.0, 0.0]);

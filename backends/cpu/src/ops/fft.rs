@@ -34,7 +34,7 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             if !fh.is_power_of_two() || !fw.is_power_of_two() {
                 return Err(format!("output {od:?} does not come from power-of-two fft lengths"));
             }
-            let f = Rfft2d::new(xd[r], xd[r + 1], fh, fw);
+            let mut f = Rfft2d::new(xd[r], xd[r + 1], fh, fw);
             return Ok(built(vec![source(ctx, x)], move |ins, outs| {
                 f.run(cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
                 Ok(())
