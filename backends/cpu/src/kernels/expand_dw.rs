@@ -33,6 +33,21 @@ thread_local! {
     static WINDOW: Cell<Vec<f32>> = const { Cell::new(Vec::new()) };
 }
 
+/// Runs `band(image, oh0, rows)` over every image of `input` (`image_in` values each) and its
+/// `out_h` output rows of `row_out` values in `output`: one band on one thread (a band boundary
+/// may recompute rows), else [`BANDS_PER_THREAD`] per thread, split across the run's pool.
+fn in_bands(input: &[f32], image_in: usize, output: &mut [f32], out_h: usize, row_out: usize, band: impl Fn(&[f32], usize, &mut [f32]) + Sync) {
+    if image_in == 0 || row_out == 0 || out_h == 0 {
+        return;
+    }
+    let threads = nnrt_core::kernel_threads();
+    let bands = if threads > 1 { (threads * BANDS_PER_THREAD).min(out_h) } else { 1 };
+    let band_rows = out_h.div_ceil(bands);
+    for (x, out) in input.chunks_exact(image_in).zip(output.chunks_exact_mut(out_h * row_out)) {
+        nnrt_core::par_chunks_mut(out, band_rows * row_out, |t, o| band(x, t * band_rows, o));
+    }
+}
+
 /// The fused step: `output = depthwise(act1(input · W1ᵀ + b1))` with the 1×1 weights packed.
 pub struct ExpandDepthwise {
     /// Channels of the block's input (K of the expansion).
@@ -93,18 +108,8 @@ impl ExpandDepthwise {
         let g = self.dw;
         assert!(input.len() >= self.input_len(), "input holds {} values, needs {}", input.len(), self.input_len());
         assert!(output.len() >= self.output_len(), "output holds {} values, needs {}", output.len(), self.output_len());
-        let image_in = g.in_h * g.in_w * self.in_c;
-        let row_out = g.out_w * g.in_c;
-        if image_in == 0 || row_out == 0 || g.out_h == 0 {
-            return;
-        }
-        // One band on one thread (a band boundary recomputes rows), else a few per thread.
-        let threads = nnrt_core::kernel_threads();
-        let bands = if threads > 1 { (threads * BANDS_PER_THREAD).min(g.out_h) } else { 1 };
-        let band_rows = g.out_h.div_ceil(bands);
-        for (x, out) in input.chunks_exact(image_in).zip(output[..self.output_len()].chunks_exact_mut(g.out_h * row_out)) {
-            nnrt_core::par_chunks_mut(out, band_rows * row_out, |t, o| self.band(x, t * band_rows, o));
-        }
+        let out = &mut output[..self.output_len()];
+        in_bands(input, g.in_h * g.in_w * self.in_c, out, g.out_h, g.out_w * g.in_c, |x, oh0, o| self.band(x, oh0, o));
     }
 
     /// Output rows `oh0..` (as many as `out` holds) of one image `x`.
@@ -207,17 +212,8 @@ impl DepthwiseProject {
         let g = self.dw;
         assert!(input.len() >= g.input_len(), "input holds {} values, needs {}", input.len(), g.input_len());
         assert!(output.len() >= self.output_len(), "output holds {} values, needs {}", output.len(), self.output_len());
-        let image_in = g.in_h * g.in_w * g.in_c;
-        let row_out = g.out_w * self.packed.n();
-        if image_in == 0 || row_out == 0 || g.out_h == 0 {
-            return;
-        }
-        let threads = nnrt_core::kernel_threads();
-        let bands = if threads > 1 { (threads * BANDS_PER_THREAD).min(g.out_h) } else { 1 };
-        let band_rows = g.out_h.div_ceil(bands);
-        for (x, out) in input.chunks_exact(image_in).zip(output[..self.output_len()].chunks_exact_mut(g.out_h * row_out)) {
-            nnrt_core::par_chunks_mut(out, band_rows * row_out, |t, o| self.band(x, t * band_rows, o));
-        }
+        let out = &mut output[..self.output_len()];
+        in_bands(input, g.in_h * g.in_w * g.in_c, out, g.out_h, g.out_w * self.packed.n(), |x, oh0, o| self.band(x, oh0, o));
     }
 
     /// Output rows `oh0..` (as many as `out` holds) of one image `x`.

@@ -433,6 +433,10 @@ pub(crate) fn gemm_with<S: ASource>(
     gemm_with_then(m, src, b, bias, act, c, ldc, None);
 }
 
+/// Work run on each band of C's rows once computed: `(r0, r1, c_rows)`, `c_rows` starting at
+/// row `r0` (see [`gemm_with_then`]).
+pub(crate) type Then<'a> = Option<&'a (dyn Fn(usize, usize, &mut [f32]) + Sync)>;
+
 /// [`gemm_with`], then `then(r0, r1, c_rows)` on each band of rows `r0..r1` once computed
 /// (`c_rows` starts at C's row `r0`), by the thread that computed it, while the band is still
 /// in its cache (on one thread, or for a small product, once over all rows).
@@ -445,7 +449,7 @@ pub(crate) fn gemm_with_then<S: ASource>(
     act: Act,
     c: &mut [f32],
     ldc: usize,
-    then: Option<&(dyn Fn(usize, usize, &mut [f32]) + Sync)>,
+    then: Then<'_>,
 ) {
     let Some((plan, c)) = Plan::checked(m, b, bias, act, c, ldc) else { return };
     let n = b.n;
@@ -555,7 +559,7 @@ pub(crate) fn gemm_segmented_then<S: SegmentSource>(
     act: Act,
     c: &mut [f32],
     ldc: usize,
-    then: Option<&(dyn Fn(usize, usize, &mut [f32]) + Sync)>,
+    then: Then<'_>,
 ) {
     let Some((plan, c)) = Plan::checked(m, b, bias, act, c, ldc) else { return };
     assert_eq!(src.segments() * src.segment_len(), b.k, "segments do not cover K");

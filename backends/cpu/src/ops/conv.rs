@@ -3,14 +3,13 @@
 use nnrt_core::infer::window_output;
 use nnrt_core::{cast, cast_mut, CompileCtx, OpId, OpKind};
 
-use super::{all_f32, built, check_act, const_f32, fused, source};
+use super::{all_f32, built, check_act, const_f32, fused, source, tanh_in_place};
 use crate::backend::Built;
 use crate::kernels::conv::{Conv2d, ConvGeom};
 use crate::kernels::conv3d::{Conv3d, Conv3dGeom};
 use crate::kernels::depthwise::{depthwise_conv2d, DepthwiseGeom};
 use crate::kernels::expand_dw::{DepthwiseProject, ExpandDepthwise};
 use crate::kernels::gemm::{gemm, PackedB};
-use crate::kernels::unary::{unary, UnaryOp};
 use crate::kernels::Act;
 
 pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
@@ -32,9 +31,26 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     Ok(())
 }
 
-fn tanh_in_place(out: &mut [f32]) {
-    let tmp = out.to_vec();
-    unary(UnaryOp::Tanh, &tmp, out);
+
+/// The geometry of the 3-D convolution from NDHWC `big` to NDHWC `small` with filter dims `wd`
+/// (their first three are the window): a CONV_3D's (input, output), or a CONV_3D_TRANSPOSE's
+/// (output, input), whose padding is that of the convolution back onto its input.
+pub(super) fn conv3d_geom(big: &[usize], wd: &[usize], small: &[usize], p: &nnrt_core::Conv3D) -> Result<Conv3dGeom, String> {
+    let mut pad = [0; 3];
+    for (a, pad) in pad.iter_mut().enumerate() {
+        *pad = window_output(big[1 + a], wd[a], p.stride[a], p.dilation[a], p.padding, 0).ok_or("invalid window")?.pad_before;
+    }
+    Ok(Conv3dGeom {
+        batch: big[0],
+        input: [big[1], big[2], big[3]],
+        in_c: big[4],
+        output: [small[1], small[2], small[3]],
+        out_c: small[4],
+        k: [wd[0], wd[1], wd[2]],
+        stride: p.stride,
+        dilation: p.dilation,
+        pad,
+    })
 }
 
 /// The kernel geometry of a CONV_2D from its input, filter (OHWI) and output dims: TFLite's
@@ -122,21 +138,7 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             if xd.len() != 5 || wd.len() != 5 || od.len() != 5 {
                 return Err(format!("CONV_3D takes 5-D tensors: input {xd:?}, filter {wd:?}, output {od:?}"));
             }
-            let mut pad = [0; 3];
-            for (a, pad) in pad.iter_mut().enumerate() {
-                *pad = window_output(xd[1 + a], wd[a], p.stride[a], p.dilation[a], p.padding, 0).ok_or("invalid window")?.pad_before;
-            }
-            let geom = Conv3dGeom {
-                batch: xd[0],
-                input: [xd[1], xd[2], xd[3]],
-                in_c: xd[4],
-                output: [od[1], od[2], od[3]],
-                out_c: od[4],
-                k: [wd[0], wd[1], wd[2]],
-                stride: p.stride,
-                dilation: p.dilation,
-                pad,
-            };
+            let geom = conv3d_geom(&xd, &wd, &od, p)?;
             if filter.len() != wd.iter().product::<usize>() || wd[3] != xd[4] || wd[4] != od[4] || bias.as_ref().is_some_and(|b| b.len() != od[4]) {
                 return Err(format!("filter {wd:?} or bias does not fit input {xd:?} and output {od:?}"));
             }

@@ -3,12 +3,12 @@
 use nnrt_core::infer::window_output;
 use nnrt_core::{cast, cast_mut, CompileCtx, Conv3D as Conv3DParams, OpId, OpKind, TransposeConv as TransposeConvParams};
 
-use super::{all_f32, built, check_act, const_f32, fused, source};
+use super::conv::conv3d_geom;
+use super::{all_f32, built, check_act, const_f32, fused, source, tanh_in_place};
 use crate::backend::Built;
 use crate::kernels::batch_matmul::{batch_matmul, MatMulGeom, PackedY};
-use crate::kernels::conv3d::{Conv3dGeom, Conv3dTranspose};
+use crate::kernels::conv3d::Conv3dTranspose;
 use crate::kernels::transpose_conv::{TransposeConv, TransposeConvGeom};
-use crate::kernels::unary::{unary, UnaryOp};
 
 pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
@@ -69,8 +69,7 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                 let out = cast_mut::<f32>(outs[0].bytes)?;
                 conv.run(cast::<f32>(ins[0].bytes)?, out);
                 if tanh {
-                    let tmp = out.to_vec();
-                    unary(UnaryOp::Tanh, &tmp, out);
+                    tanh_in_place(out);
                 }
                 Ok(())
             }))
@@ -90,29 +89,14 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                 return Err(format!("the filter ({} values) or bias does not fit {wd:?}", filter.len()));
             }
             // The convolution from this op's output back to its input.
-            let mut pad = [0; 3];
-            for (a, pad) in pad.iter_mut().enumerate() {
-                *pad = window_output(od[1 + a], wd[a], p.stride[a], p.dilation[a], p.padding, 0).ok_or("invalid window")?.pad_before;
-            }
-            let g = Conv3dGeom {
-                batch: xd[0],
-                input: [od[1], od[2], od[3]],
-                in_c: od[4],
-                output: [xd[1], xd[2], xd[3]],
-                out_c: xd[4],
-                k: [wd[0], wd[1], wd[2]],
-                stride: p.stride,
-                dilation: p.dilation,
-                pad,
-            };
+            let g = conv3d_geom(od, wd, xd, p)?;
             let (act, tanh) = fused(p.act);
             let mut conv = Conv3dTranspose::new(g, &filter, bias.as_deref(), act);
             Ok(built(vec![source(ctx, x)], move |ins, outs| {
                 let out = cast_mut::<f32>(outs[0].bytes)?;
                 conv.run(cast::<f32>(ins[0].bytes)?, out);
                 if tanh {
-                    let tmp = out.to_vec();
-                    unary(UnaryOp::Tanh, &tmp, out);
+                    tanh_in_place(out);
                 }
                 Ok(())
             }))

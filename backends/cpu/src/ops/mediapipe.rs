@@ -149,8 +149,8 @@ impl PoolParams {
     }
 }
 
-fn name_and_options(ctx_graph: &Subgraph, id: OpId) -> Option<(&str, &[u8])> {
-    match &ctx_graph.op(id).kind {
+fn name_and_options(graph: &Subgraph, id: OpId) -> Option<(&str, &[u8])> {
+    match &graph.op(id).kind {
         OpKind::Custom { name, options } if is_builtin_custom(name) => Some((name.as_str(), options.as_slice())),
         _ => None,
     }

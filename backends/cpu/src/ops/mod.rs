@@ -276,6 +276,11 @@ pub(crate) fn fused(a: Activation) -> (Act, bool) {
     }
 }
 
+/// Applies a fused TANH to a kernel's output in place (no allocation).
+pub(crate) fn tanh_in_place(out: &mut [f32]) {
+    crate::kernels::unary::unary_in_place(crate::kernels::unary::UnaryOp::Tanh, out);
+}
+
 /// Rejects the fused activations nnrt does not implement.
 pub(crate) fn check_act(a: Activation) -> Result<(), String> {
     if a == Activation::SignBit {
