@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use crate::{DType, OpId, OperandId, RunError};
+use crate::{CompileError, DType, OpId, OperandId, RunError};
 
 /// A read-only view of a tensor.
 #[derive(Clone, Copy, Debug)]
@@ -68,6 +68,8 @@ pub struct TensorArena {
     dyn_index: Vec<u32>,
     /// Storage of the dynamic tensors.
     owned: Vec<Owned>,
+    /// The most bytes the buffer and the dynamic tensors may hold together (`MEMORY_LIMIT`).
+    limit: u64,
 }
 
 const NOT_DYNAMIC: u32 = u32::MAX;
@@ -98,15 +100,35 @@ impl Owned {
 }
 
 impl TensorArena {
-    /// An arena of `size` bytes with a byte range per planned operand (None for constants).
+    /// An arena of `size` bytes with a byte range per planned operand (None for constants), with
+    /// no memory limit. Aborts the process if the memory cannot be had: for tests and tools whose
+    /// sizes are fixed; sessions use [`TensorArena::try_new`].
     pub fn new(size: usize, slots: Vec<Option<Range<usize>>>, dims: Vec<Vec<usize>>, dtypes: Vec<DType>) -> TensorArena {
+        let buf = vec![0u64; size.div_ceil(8) + 8];
+        TensorArena::with_buffer(buf, slots, dims, dtypes, u64::MAX)
+    }
+
+    /// An arena of `size` bytes whose buffer and dynamic tensors together may hold at most
+    /// `limit` bytes: an error (never an abort) when `size` is over it or the host cannot give it.
+    pub fn try_new(size: usize, slots: Vec<Option<Range<usize>>>, dims: Vec<Vec<usize>>, dtypes: Vec<DType>, limit: u64) -> Result<TensorArena, CompileError> {
+        let words = size.div_ceil(8) + 8;
+        let what = || "the tensor arena".to_string();
+        if words as u64 * 8 > limit {
+            return Err(CompileError::OutOfMemory { what: what(), bytes: size as u64, reason: over_limit(limit) });
+        }
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(words).map_err(|e| CompileError::OutOfMemory { what: what(), bytes: size as u64, reason: format!("the allocation failed: {e}") })?;
+        buf.resize(words, 0);
+        Ok(TensorArena::with_buffer(buf, slots, dims, dtypes, limit))
+    }
+
+    fn with_buffer(buf: Vec<u64>, slots: Vec<Option<Range<usize>>>, dims: Vec<Vec<usize>>, dtypes: Vec<DType>, limit: u64) -> TensorArena {
         let dyn_index = vec![NOT_DYNAMIC; dims.len()];
         // 64 bytes more than planned, and every slot moved to start from the first line boundary
         // (the buffer is never reallocated).
-        let buf = vec![0u64; size.div_ceil(8) + 8];
         let off = line_offset(&buf);
         let slots = slots.into_iter().map(|s| s.map(|r| r.start + off..r.end + off)).collect();
-        TensorArena { buf, slots, dims, dtypes, dyn_index, owned: Vec::new() }
+        TensorArena { buf, slots, dims, dtypes, dyn_index, owned: Vec::new(), limit }
     }
 
     /// Makes operand `id` dynamic: it gets storage of its own (sized for its current dims) and
@@ -138,17 +160,24 @@ impl TensorArena {
             Some(&d) if d != NOT_DYNAMIC => d as usize,
             _ => return Err(fail(format!("operand {id} has a static shape and cannot be resized to {}", crate::shape::fmt_dims(dims)))),
         };
+        let oom = |bytes: u64, reason: String| RunError::OutOfMemory { op, operand: id, shape: crate::shape::fmt_dims(dims), bytes, reason };
         let len = crate::shape::num_elements(dims)
             .and_then(|n| n.checked_mul(self.dtypes[id.index()].size()))
-            .ok_or_else(|| fail(format!("operand {id}: shape {} is too large", crate::shape::fmt_dims(dims))))?;
-        let o = &mut self.owned[d];
+            .ok_or_else(|| oom(u64::MAX, "more than this machine can address".into()))?;
         let words = len.div_ceil(8) + 8;
-        if o.words.len() < words {
+        let held = self.owned[d].words.len();
+        if held < words {
             // Sizes come from run-time values: fail with an error, not an abort, when the
-            // memory cannot be had.
-            o.words.try_reserve_exact(words - o.words.len()).map_err(|e| fail(format!("operand {id}: cannot allocate {len} bytes for shape {}: {e}", crate::shape::fmt_dims(dims))))?;
+            // memory cannot be had or is over the session's limit.
+            let total = (self.size() + self.dynamic_size()) as u64 + (words - held) as u64 * 8;
+            if total > self.limit {
+                return Err(oom(len as u64, over_limit(self.limit)));
+            }
+            let o = &mut self.owned[d];
+            o.words.try_reserve_exact(words - held).map_err(|e| oom(len as u64, format!("the allocation failed: {e}")))?;
             o.words.resize(words, 0);
         }
+        let o = &mut self.owned[d];
         o.len = len;
         if self.dims[id.index()] != dims {
             self.dims[id.index()] = dims.to_vec();
@@ -204,7 +233,7 @@ impl TensorArena {
     /// Fails if an output overlaps an input or another output (the planner never does that).
     pub fn split(&mut self, op: OpId, inputs: &[OperandId], outputs: &[OperandId]) -> Result<(Vec<TensorRef<'_>>, Vec<TensorMut<'_>>), RunError> {
         let fail = |reason: String| RunError::Kernel { op, kind: "arena".into(), reason };
-        let TensorArena { buf, slots, dims, dtypes, dyn_index, owned } = self;
+        let TensorArena { buf, slots, dims, dtypes, dyn_index, owned, .. } = self;
         let has_dynamic = !owned.is_empty();
         let dynamic = |id: OperandId| -> Option<usize> {
             if !has_dynamic {
@@ -301,6 +330,29 @@ impl TensorArena {
             .collect();
         Ok((ins, outs))
     }
+}
+
+/// The reason given when a size is over the session's memory limit.
+pub(crate) fn over_limit(limit: u64) -> String {
+    format!("over the session's memory limit of {limit} bytes (raise MEMORY_LIMIT if the host has the memory)")
+}
+
+/// Checks, before anything is allocated for them, that every tensor of `dims` has a size that
+/// fits in memory and that they add up to at most `limit` bytes (the arena may overlap them,
+/// but no plan is smaller than the largest one, and kernels size their scratch from them).
+pub fn check_tensor_sizes(dims: &[Vec<usize>], dtypes: &[DType], limit: u64) -> Result<(), CompileError> {
+    for (i, (d, t)) in dims.iter().zip(dtypes).enumerate() {
+        let bytes = crate::shape::num_elements(d).and_then(|n| n.checked_mul(t.size())).map(|b| b as u64);
+        if bytes.is_none_or(|b| b > limit) {
+            let reason = match bytes {
+                None => "more than this machine can address".to_string(),
+                Some(_) => over_limit(limit),
+            };
+            let what = format!("tensor {} of shape {}", OperandId::new(i), crate::shape::fmt_dims(d));
+            return Err(CompileError::OutOfMemory { what, bytes: bytes.unwrap_or(u64::MAX), reason });
+        }
+    }
+    Ok(())
 }
 
 /// A constant copied once, at compile, to a 64-byte boundary so kernels can view it as typed

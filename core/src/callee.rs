@@ -22,6 +22,7 @@ pub(crate) struct RunEnv {
     pub config: Arc<Config>,
     pub pool: SharedPool,
     pub threads: usize,
+    pub cancel: crate::CancelToken,
 }
 
 /// One subgraph called by a control-flow op.

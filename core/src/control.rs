@@ -75,6 +75,51 @@ pub fn infer_model(model: &Model, sub: SubgraphId, input_dims: &[Vec<usize>], de
     })
 }
 
+/// Checks that the subgraphs control-flow op `op` (index `id`) calls take and give what the op
+/// passes and expects: as many inputs and outputs, of the same types (WHILE: the condition takes
+/// the carried tensors and gives one bool, the body takes and gives the carried tensors). Called
+/// when the model is validated, so a mismatch is a typed error at prepare, never a run-time
+/// surprise. Other ops pass.
+pub(crate) fn check_signature(model: &Model, g: &crate::Subgraph, id: OpId, op: &crate::Operation) -> Result<(), CompileError> {
+    let fail = |reason: String| CompileError::InvalidOp { op: id, kind: op.kind.name().into(), reason };
+    let dtypes = |ids: &mut dyn Iterator<Item = crate::OperandId>, sg: &crate::Subgraph| -> Vec<crate::DType> { ids.map(|i| sg.operand(i).dtype).collect() };
+    let op_ins = |from: usize| dtypes(&mut op.inputs.iter().skip(from).flatten().copied(), g);
+    let op_outs = dtypes(&mut op.outputs.iter().copied(), g);
+    let check = |role: &str, sub: SubgraphId, ins: &[crate::DType], outs: Option<&[crate::DType]>| -> Result<(), CompileError> {
+        let sg = model.subgraph(sub).ok_or_else(|| fail(format!("names subgraph {sub}, but the model has {}", model.subgraphs.len())))?;
+        for (what, want, got) in [("inputs", Some(ins), dtypes(&mut sg.inputs.iter().copied(), sg)), ("outputs", outs, dtypes(&mut sg.outputs.iter().copied(), sg))] {
+            let Some(want) = want else { continue };
+            if want.len() != got.len() {
+                return Err(fail(format!("the {role} subgraph {sub} has {} {what}, the op passes {}", got.len(), want.len())));
+            }
+            if let Some(k) = (0..want.len()).find(|&k| want[k] != got[k]) {
+                return Err(fail(format!("{what} {k} of the {role} subgraph {sub} is {}, the op's is {}", got[k], want[k])));
+            }
+        }
+        Ok(())
+    };
+    match &op.kind {
+        OpKind::If { then_branch, else_branch } => {
+            let ins = op_ins(1);
+            check("then", *then_branch, &ins, Some(&op_outs))?;
+            check("else", *else_branch, &ins, Some(&op_outs))
+        }
+        OpKind::While { cond, body } => {
+            let ins = op_ins(0);
+            if ins != op_outs {
+                return Err(fail(format!("its outputs ({}) are not of its loop-carried inputs' types ({})", fmt_types(&op_outs), fmt_types(&ins))));
+            }
+            check("condition", *cond, &ins, Some(&[crate::DType::Bool]))?;
+            check("body", *body, &ins, Some(&ins))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn fmt_types(t: &[crate::DType]) -> String {
+    t.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+}
+
 /// One IF or WHILE op, with the subgraphs it calls.
 pub(crate) enum ControlStep {
     If {
@@ -95,6 +140,9 @@ pub(crate) enum ControlStep {
         /// `check[k]`: the body's output k is known only at run time and is checked against the
         /// carried shape after each iteration (loops whose carried shapes are static).
         check: Vec<bool>,
+        /// The most iterations per call (`WHILE_MAX_ITERATIONS`).
+        limit: u64,
+        cancel: crate::CancelToken,
         /// The carried shapes may change (dynamic inputs, or a body that changes them): cond and
         /// body are looked up by the carried shapes of each iteration, and the outputs sized at
         /// the end.
@@ -139,7 +187,13 @@ pub(crate) fn prepare_step(
             let body = Callee::new(*body, d, by_shape, env, depth + 1)?;
             let cond = Callee::new(*cond, d, by_shape, env, depth + 1)?;
             let check = (0..op.outputs.len()).map(|k| !by_shape && body.output_is_dynamic(k)).collect();
-            Ok(ControlStep::While { io, cond, body, state: Vec::new(), check, by_shape, shapes: Vec::new() })
+            let limit = env.config.while_max_iterations().map_err(|reason| CompileError::Config {
+                key: "WHILE_MAX_ITERATIONS".into(),
+                value: env.config.get("WHILE_MAX_ITERATIONS").unwrap_or_default().into(),
+                reason,
+            })?;
+            let cancel = env.cancel.clone();
+            Ok(ControlStep::While { io, cond, body, state: Vec::new(), check, limit, cancel, by_shape, shapes: Vec::new() })
         }
         other => Err(CompileError::InvalidOp { op: id, kind: other.name().into(), reason: "not a control-flow op".into() }),
     }
@@ -193,7 +247,7 @@ impl ControlStep {
                 }
                 Ok(())
             }
-            ControlStep::While { io, cond, body, state, check, by_shape: false, .. } => {
+            ControlStep::While { io, cond, body, state, check, limit, cancel, by_shape: false, .. } => {
                 let (ins, mut outs) = io.views(arena)?;
                 let (cond, body) = (cond.fixed(io.op, "While")?, body.fixed(io.op, "While")?);
                 state.resize(ins.len(), Vec::new());
@@ -201,7 +255,8 @@ impl ControlStep {
                     s.clear();
                     s.extend_from_slice(t.bytes);
                 }
-                loop {
+                for n in 0.. {
+                    next_iteration(io.op, n, *limit, cancel)?;
                     let args: Vec<&[u8]> = state.iter().map(Vec::as_slice).collect();
                     call(cond, &args, io.op, "While")?;
                     if cond.output(0)?.first().copied().unwrap_or(0) == 0 {
@@ -229,7 +284,7 @@ impl ControlStep {
                 }
                 Ok(())
             }
-            ControlStep::While { io, cond, body, state, shapes, .. } => {
+            ControlStep::While { io, cond, body, state, shapes, limit, cancel, .. } => {
                 {
                     let (ins, _) = io.views(arena)?;
                     state.resize(ins.len(), Vec::new());
@@ -241,7 +296,8 @@ impl ControlStep {
                         d.extend_from_slice(t.dims);
                     }
                 }
-                loop {
+                for n in 0.. {
+                    next_iteration(io.op, n, *limit, cancel)?;
                     let dims: Vec<&[usize]> = shapes.iter().map(Vec::as_slice).collect();
                     let args: Vec<&[u8]> = state.iter().map(Vec::as_slice).collect();
                     let c = cond.for_dims(&dims, io.op, "While")?;
@@ -279,6 +335,20 @@ impl ControlStep {
             }
         }
     }
+}
+
+/// Before WHILE op `op` starts iteration `n` (from 0): stops on a pending cancel, or when the
+/// loop has run its `limit` of iterations.
+fn next_iteration(op: OpId, n: u64, limit: u64, cancel: &crate::CancelToken) -> Result<(), RunError> {
+    cancel.check(|| format!(" in op {op} (While) after {n} iterations"))?;
+    if n >= limit {
+        return Err(RunError::Kernel {
+            op,
+            kind: "While".into(),
+            reason: format!("the loop ran {limit} iterations without its condition turning false (WHILE_MAX_ITERATIONS; 0 removes the limit)"),
+        });
+    }
+    Ok(())
 }
 
 /// Keeps the pool alive for callees sharing the caller's threads.

@@ -207,6 +207,17 @@ pub enum CompileError {
         /// What is expected.
         reason: String,
     },
+    /// Preparing would need more memory than the session may use (`MEMORY_LIMIT`) or than the
+    /// host could give.
+    #[error("{what}: needs {bytes} bytes, {reason}")]
+    OutOfMemory {
+        /// What needed the memory (a tensor with its shape, or the arena).
+        what: String,
+        /// How many bytes (saturated at `u64::MAX` when the size overflows).
+        bytes: u64,
+        /// Over the limit, or the allocation failed.
+        reason: String,
+    },
     /// An input shape set by the caller does not fit the model.
     #[error("input {index} ('{name}'): shape {got} does not fit the model's {expected}")]
     InputShape {
@@ -251,6 +262,27 @@ pub enum RunError {
         index: usize,
         /// How many exist.
         count: usize,
+    },
+    /// A tensor sized at run time would need more memory than the session may use
+    /// (`MEMORY_LIMIT`) or than the host could give.
+    #[error("op {op}: output {operand} of shape {shape} needs {bytes} bytes, {reason}")]
+    OutOfMemory {
+        /// The op whose output it is.
+        op: OpId,
+        /// The tensor.
+        operand: crate::OperandId,
+        /// Its shape.
+        shape: String,
+        /// How many bytes (saturated at `u64::MAX` when the size overflows).
+        bytes: u64,
+        /// Over the limit, or the allocation failed.
+        reason: String,
+    },
+    /// A run was cancelled from another thread ([`crate::CancelToken::cancel`]).
+    #[error("run cancelled{detail}")]
+    Cancelled {
+        /// Where it stopped (e.g. " in op @3 (While) after 12 iterations"), or empty.
+        detail: String,
     },
     /// A kernel failed.
     #[error("op {op} ({kind}): {reason}")]

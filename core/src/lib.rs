@@ -16,6 +16,7 @@
 #![forbid(unsafe_code)]
 
 mod arena;
+mod cancel;
 mod backend;
 mod callee;
 mod config;
@@ -36,9 +37,10 @@ mod quant;
 pub mod shape;
 mod validate;
 
+pub use cancel::CancelToken;
 pub use arena::{cast, cast_mut, AlignedConst, InputSource, OpIo, TensorArena, TensorMut, TensorRef};
 pub use backend::{Backend, CompileCtx, Executable, PlanHints, Support};
-pub use config::Config;
+pub use config::{default_memory_limit, parse_bytes, parse_threads, Config, MAX_THREADS};
 pub use dtype::DType;
 pub use error::{CompileError, LoadError, RunError};
 pub use graph::{Model, Signature, Subgraph};

@@ -12,7 +12,7 @@ use crate::plan::plan_for_threads;
 use crate::shape::fmt_dims;
 use crate::{
     passes, validate, Backend, CompileCtx, CompileError, Config, Executable, Inferred, MemoryPlan, Model, OpId, OperandId, RunError,
-    Subgraph, SubgraphId, TensorArena,
+    CancelToken, Subgraph, SubgraphId, TensorArena,
 };
 
 /// Everything `prepare` computed for one subgraph.
@@ -32,6 +32,9 @@ pub struct Prepared {
     threads: usize,
     profiling: bool,
     exe_times: Vec<std::time::Duration>,
+    /// Checked before each step of the entry subgraph (callees are checked by the WHILE loops
+    /// that call them, at each iteration).
+    cancel: Option<CancelToken>,
 }
 
 /// A compiled partition, a control-flow op, or an op compiled at run time.
@@ -51,6 +54,8 @@ pub(crate) struct Env<'a> {
     pub config: Arc<Config>,
     pub pool: SharedPool,
     pub threads: usize,
+    /// Shared by the entry subgraph and every callee.
+    pub cancel: CancelToken,
 }
 
 impl Env<'_> {
@@ -62,6 +67,7 @@ impl Env<'_> {
             config: self.config.clone(),
             pool: self.pool.clone(),
             threads: self.threads,
+            cancel: self.cancel.clone(),
         }
     }
 }
@@ -76,6 +82,7 @@ impl RunEnv {
             config: self.config.clone(),
             pool: self.pool.clone(),
             threads: self.threads,
+            cancel: self.cancel.clone(),
         }
     }
 }
@@ -92,6 +99,19 @@ impl Prepared {
         config: &Config,
         threads: usize,
     ) -> Result<Prepared, CompileError> {
+        Prepared::with_cancel(model, subgraph, input_dims, backends, config, threads, CancelToken::default())
+    }
+
+    /// [`Prepared::new`] whose runs `cancel` stops (the caller keeps a clone to cancel with).
+    pub fn with_cancel(
+        model: &Model,
+        subgraph: SubgraphId,
+        input_dims: &[Vec<usize>],
+        backends: impl Into<Arc<[Box<dyn Backend>]>>,
+        config: &Config,
+        threads: usize,
+        cancel: CancelToken,
+    ) -> Result<Prepared, CompileError> {
         let threads = threads.max(1);
         let pool = nnrt_threads::KernelPool::new(threads)
             .map_err(|e| CompileError::Config { key: "NUM_THREADS".into(), value: threads.to_string(), reason: e.to_string() })?;
@@ -102,6 +122,7 @@ impl Prepared {
             config: Arc::new(config.clone()),
             pool: Arc::new(pool),
             threads,
+            cancel,
         };
         Prepared::build(subgraph, input_dims, &env, 0)
     }
@@ -130,6 +151,13 @@ impl Prepared {
         // Folding turns ops into constants of the same dims, so shapes are inferred on the model
         // as loaded (which also follows IF/WHILE into their subgraphs).
         let Inferred { dims, dynamic } = control::infer_model(model, subgraph, input_dims, depth, &env.backends)?;
+        let limit = env.config.memory_limit().map_err(|reason| CompileError::Config {
+            key: "MEMORY_LIMIT".into(),
+            value: env.config.get("MEMORY_LIMIT").unwrap_or_default().into(),
+            reason,
+        })?;
+        let dtypes: Vec<crate::DType> = g0.operands.iter().map(|o| o.dtype).collect();
+        crate::arena::check_tensor_sizes(&dims, &dtypes, limit)?;
         let (graph, origin) = passes::fold_constants(g0);
         let (graph, origin) = passes::fuse_activations(graph, origin);
         let ctx = CompileCtx { graph: &graph, shapes: &dims, threads: env.threads, config: &env.config, origin: &origin };
@@ -176,7 +204,7 @@ impl Prepared {
         }
         let MemoryPlan { slots, size } = plan_for_threads(&graph, &dims, &dynamic, &hints, env.threads)?;
         let dtypes = graph.operands.iter().map(|o| o.dtype).collect();
-        let mut arena = TensorArena::new(size, slots, dims, dtypes);
+        let mut arena = TensorArena::try_new(size, slots, dims, dtypes, limit)?;
         let mut runtime = None;
         if dynamic.iter().any(|&d| d) {
             for (i, _) in dynamic.iter().enumerate().filter(|(_, &d)| d) {
@@ -207,6 +235,7 @@ impl Prepared {
             threads: env.threads,
             profiling: false,
             exe_times: Vec::new(),
+            cancel: (depth == 0).then(|| env.cancel.clone()),
         })
     }
 
@@ -288,6 +317,9 @@ impl Prepared {
     /// Runs on the current thread (already inside the pool: control-flow callees).
     pub(crate) fn run_here(&mut self) -> Result<(), RunError> {
         for (k, exe) in self.exes.iter_mut().enumerate() {
+            if let Some(c) = &self.cancel {
+                c.check(|| format!(" before op {}", self.exe_parts[k].ops[0]))?;
+            }
             let start = self.profiling.then(std::time::Instant::now);
             match exe {
                 Exe::Backend(e) => e.run(&mut self.arena)?,
@@ -302,6 +334,11 @@ impl Prepared {
             }
         }
         Ok(())
+    }
+
+    /// The handle that cancels this model's runs from another thread.
+    pub fn cancel_token(&self) -> CancelToken {
+        self.cancel.clone().unwrap_or_default()
     }
 
     /// Switches per-op timing on (clearing earlier measurements) or off.

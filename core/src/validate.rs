@@ -71,6 +71,7 @@ pub fn validate_model(model: &Model) -> Result<(), CompileError> {
                     });
                 }
             }
+            crate::control::check_signature(model, g, OpId::new(i), op)?;
         }
     }
     Ok(())

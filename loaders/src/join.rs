@@ -51,9 +51,20 @@ pub fn join(pkg: &Package) -> Result<Model, LoadError> {
     }
     let all_refs = m.pkg_inputs.iter().chain(&m.pkg_outputs).chain(m.model_connect.iter().flat_map(|(f, t)| std::iter::once(f).chain(t)));
     for r in all_refs {
+        if r.model >= pkg.models.len() {
+            return Err(err(pkg, format!("MANIFEST refers to model {} ({}:{}:{}), but the package has {} models", r.model, r.model, r.subgraph, r.io, pkg.models.len())));
+        }
         if r.subgraph != 0 {
             return Err(err(pkg, format!("MANIFEST refers to subgraph {} of model {}; only the entry subgraph (0) of each model can be joined", r.subgraph, r.model)));
         }
+    }
+    // Each input of a model is fed once: by the caller (pkg-inputs) or by one model-connect.
+    let mut fed: Vec<(usize, usize, &str)> = m.pkg_inputs.iter().map(|r| (r.model, r.io, "pkg-inputs")).collect();
+    for t in m.model_connect.iter().flat_map(|(_, to)| to) {
+        if let Some(&(_, _, by)) = fed.iter().find(|&&(mm, i, _)| (mm, i) == (t.model, t.io)) {
+            return Err(err(pkg, format!("MANIFEST feeds input {} of model {} twice: by {by} and by model-connect", t.io, t.model)));
+        }
+        fed.push((t.model, t.io, "model-connect"));
     }
     // Offsets of each model's operands in the joined entry graph and of its other subgraphs.
     let order = order(pkg)?;

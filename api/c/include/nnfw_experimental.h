@@ -56,6 +56,12 @@ typedef struct
 NNFW_STATUS nnfw_register_custom_op_info(nnfw_session *session, const char *id,
                                          custom_kernel_registration_info *info);
 
+/** nnrt extension: stops the session's run in progress, from any thread; that nnfw_run (or
+ * nnfw_await) returns ERROR with "run cancelled" as its message, and the session stays usable.
+ * Without a run in progress, the next run stops at its start. Any state with a model:
+ * INVALID_STATE before a model is loaded. Never waits for the running call. */
+NNFW_STATUS nnfw_cancel(nnfw_session *session);
+
 /** Stores in *index the index of the input named tensorname (the first one if several share the
  * name). ERROR if none has that name (index untouched) or the name is 64 bytes or longer. */
 NNFW_STATUS nnfw_input_tensorindex(nnfw_session *session, const char *tensorname, uint32_t *index);

@@ -42,7 +42,9 @@ impl ApiError {
     /// the Rust API's `InvalidState` (a shape change that left the session unprepared) is an
     /// `NNFW_STATUS_ERROR` here.
     pub fn from_nnrt(call: &str, e: nnrt::Error) -> ApiError {
-        ApiError::error(format!("{call}: {e}"))
+        let out_of_memory = matches!(e, nnrt::Error::Compile(nnrt_core::CompileError::OutOfMemory { .. }) | nnrt::Error::Run(nnrt_core::RunError::OutOfMemory { .. }));
+        let status = if out_of_memory { NNFW_STATUS_OUT_OF_MEMORY } else { NNFW_STATUS_ERROR };
+        ApiError { status, message: format!("{call}: {e}") }
     }
 }
 

@@ -10,7 +10,6 @@
 #![allow(non_camel_case_types)]
 
 use std::ffi::{c_char, c_void};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::abi::*;
 use crate::custom;
@@ -24,7 +23,7 @@ pub type nnfw_session = CSession;
 /// Runs `body` on the session behind `session`, turning errors and panics into a status.
 fn with_session(session: *mut nnfw_session, call: &str, body: impl FnOnce(&CSession) -> Result<(), ApiError>) -> NNFW_STATUS {
     let Some(s) = ffi::session_ref(session) else { return NNFW_STATUS_UNEXPECTED_NULL };
-    match catch_unwind(AssertUnwindSafe(|| body(s))) {
+    match nnrt::catch_quietly(|| body(s)) {
         Ok(Ok(())) => NNFW_STATUS_NO_ERROR,
         Ok(Err(e)) => s.fail(e),
         Err(p) => s.fail(ApiError::error(format!("{call}: internal error (please report): {}", crate::panic_message(&p)))),
@@ -33,7 +32,7 @@ fn with_session(session: *mut nnfw_session, call: &str, body: impl FnOnce(&CSess
 
 /// Runs `body` where there is no session to keep a message in.
 fn guarded(body: impl FnOnce() -> NNFW_STATUS) -> NNFW_STATUS {
-    catch_unwind(AssertUnwindSafe(body)).unwrap_or(NNFW_STATUS_ERROR)
+    nnrt::catch_quietly(body).unwrap_or(NNFW_STATUS_ERROR)
 }
 
 /// A string argument of `call`, or the error onert gives for it.
@@ -152,6 +151,12 @@ pub extern "C" fn nnfw_run_async(session: *mut nnfw_session) -> NNFW_STATUS {
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_await(session: *mut nnfw_session) -> NNFW_STATUS {
     with_session(session, "nnfw_await", |s| s.await_run())
+}
+
+/// Stops the session's run in progress from another thread (`nnfw_experimental.h`).
+#[unsafe(no_mangle)]
+pub extern "C" fn nnfw_cancel(session: *mut nnfw_session) -> NNFW_STATUS {
+    with_session(session, "nnfw_cancel", |s| s.cancel())
 }
 
 /// Lends an input buffer, read at each run (`nnfw.h`).

@@ -53,7 +53,7 @@ pub const LOADED: &[Phase] = &[Phase::ModelLoaded, Phase::Prepared, Phase::Runni
 
 /// Configuration keys `nnfw_set_config` accepts besides `OP_BACKEND_<Op>`.
 const CONFIG_KEYS: &[&str] =
-    &["BACKENDS", "NUM_THREADS", "EXECUTOR", "OP_BACKEND_ALLOPS", "OP_BACKEND_MAP", "GRAPH_DOT_DUMP", "USE_SCHEDULER", "PROFILING_MODE", "ENABLE_LOG", "GPU_ADAPTER", "GPU_PRECISION"];
+    &["BACKENDS", "NUM_THREADS", "MEMORY_LIMIT", "WHILE_MAX_ITERATIONS", "EXECUTOR", "OP_BACKEND_ALLOPS", "OP_BACKEND_MAP", "GRAPH_DOT_DUMP", "USE_SCHEDULER", "PROFILING_MODE", "ENABLE_LOG", "GPU_ADAPTER", "GPU_PRECISION"];
 
 /// A model and what the caller set about its inputs and outputs.
 struct Loaded {
@@ -82,6 +82,9 @@ struct Inner {
 pub struct CSession {
     inner: Arc<Mutex<Inner>>,
     last_error: Mutex<String>,
+    /// The loaded model's cancel handle, outside `inner` so another thread can use it while a
+    /// run holds the session's lock.
+    cancel: Mutex<Option<nnrt::CancelToken>>,
 }
 
 /// Locks, recovering from a poisoned lock: a panic is caught at the boundary and reported, and the
@@ -136,6 +139,7 @@ impl CSession {
         let mut g = lock(&self.inner);
         g.require(CALL, &[Phase::Initialized], "a session holds one model; create another session")?;
         let session = nnrt::Session::load(path).during(CALL)?;
+        *lock(&self.cancel) = Some(session.cancel_handle());
         let (n_in, n_out) = (session.input_count(), session.output_count());
         g.model = Some(Loaded {
             session,
@@ -185,7 +189,7 @@ impl CSession {
             .spawn(move || {
                 let mut g = lock(&inner);
                 let m = g.loaded(CALL)?;
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| m.execute(CALL)))
+                nnrt::catch_quietly(|| m.execute(CALL))
                     .unwrap_or_else(|p| Err(ApiError::error(format!("{CALL}: internal error: {}", crate::panic_message(&p)))))
             })
             .map_err(|e| ApiError::error(format!("{CALL}: cannot start a thread: {e}")))?;
@@ -193,6 +197,18 @@ impl CSession {
         g.phase_before_async = g.phase;
         g.phase = Phase::Running;
         Ok(())
+    }
+
+    /// `nnfw_cancel`: stops the run in progress on another thread (it returns ERROR, "run
+    /// cancelled"), or else the session's next run. Never waits for the session's lock.
+    pub fn cancel(&self) -> Result<(), ApiError> {
+        match lock(&self.cancel).as_ref() {
+            Some(t) => {
+                t.cancel();
+                Ok(())
+            }
+            None => Err(ApiError::state("nnfw_cancel", lock(&self.inner).phase, "load a model first")),
+        }
     }
 
     /// `nnfw_await`: ERROR (not INVALID_STATE, as onert) when no asynchronous run is in flight.

@@ -21,6 +21,6 @@
 mod plugins;
 mod session;
 
-pub use nnrt_core::{CompileError, Config, DType, LoadError, Quantization, RunError};
+pub use nnrt_core::{CancelToken, CompileError, Config, DType, LoadError, Quantization, RunError};
 pub use nnrt_custom_ops::{EvalFn, PluginError, ALLOW_PACKAGE_PLUGINS};
-pub use session::{available_backends, Error, OpPlacement, Session, State, TensorInfo};
+pub use session::{available_backends, catch_quietly, Error, OpPlacement, Session, State, TensorInfo};

@@ -44,8 +44,10 @@ pub enum Error {
 }
 
 /// Runs `body`, turning a panic inside it into [`Error::Internal`], so no panic leaves the API.
+/// The panic is reported once, as that error: the host's stderr gets no panic message or
+/// backtrace for it (see [`quiet_panics`]).
 fn guarded<T>(call: &'static str, body: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+    match catch_quietly(body) {
         Ok(r) => r,
         Err(payload) => {
             let message = payload
@@ -56,6 +58,40 @@ fn guarded<T>(call: &'static str, body: impl FnOnce() -> Result<T, Error>) -> Re
             Err(Error::Internal { call, message })
         }
     }
+}
+
+/// `catch_unwind` for API layers over nnrt (the C ABI): a panic inside `body` comes back as the
+/// payload, and the host's stderr gets no panic message or backtrace for it.
+pub fn catch_quietly<R>(body: impl FnOnce() -> R) -> std::thread::Result<R> {
+    quiet_panics();
+    let outer = GUARDED.with(|g| g.replace(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+    GUARDED.with(|g| g.set(outer));
+    result
+}
+
+std::thread_local! {
+    /// Whether this thread is inside a [`guarded`] call.
+    static GUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Installs, once, a panic hook that keeps quiet about panics nnrt catches and reports as
+/// [`Error::Internal`]: those on a thread inside a [`guarded`] call and on nnrt's kernel threads
+/// (named `nnrt-N`), which it logs at debug level instead. Every other panic goes to the hook
+/// that was installed before (by default, the message and backtrace on stderr).
+fn quiet_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let ours = GUARDED.with(|g| g.get()) || std::thread::current().name().is_some_and(|n| n.starts_with("nnrt-"));
+            if ours {
+                log::debug!("caught inside nnrt: {info}");
+            } else {
+                previous(info);
+            }
+        }));
+    });
 }
 
 /// Where a session is in its life.
@@ -138,6 +174,8 @@ pub struct Session {
     package_dir: Option<std::path::PathBuf>,
     /// Whether the package's plugins were loaded (once allowed, at the first prepare).
     package_plugins_loaded: bool,
+    /// Stops this session's runs from another thread.
+    cancel: nnrt_core::CancelToken,
 }
 
 impl Session {
@@ -174,7 +212,7 @@ impl Session {
 
     fn from_parts(model: Model, package: Package, config: Config) -> Session {
         let input_dims = model.entry().inputs.iter().map(|&i| model.entry().operand(i).default_dims.clone()).collect();
-        Session { model, package, config, input_dims, entry: SubgraphId(0), prepared: None, shape_cache: Vec::new(), state: State::Loaded, custom_ops: Default::default(), package_dir: None, package_plugins_loaded: false }
+        Session { model, package, config, input_dims, entry: SubgraphId(0), prepared: None, shape_cache: Vec::new(), state: State::Loaded, custom_ops: Default::default(), package_dir: None, package_plugins_loaded: false, cancel: Default::default() }
     }
 
     /// The subgraph that runs: the model's entry, or the one a signature selected.
@@ -241,6 +279,9 @@ impl Session {
     /// the shared libraries in the package's `custom_op/` folder). Only before [`Session::prepare`].
     pub fn set_config(&mut self, key: &str, value: &str) -> Result<(), Error> {
         self.require_loaded("set_config")?;
+        if key == "NUM_THREADS" {
+            nnrt_core::parse_threads(value).map_err(|reason| CompileError::Config { key: key.into(), value: value.into(), reason })?;
+        }
         self.config.set(key, value);
         Ok(())
     }
@@ -267,9 +308,10 @@ impl Session {
         self.set_config("BACKENDS", list)
     }
 
-    /// Sets how many threads kernels may use (1 = the calling thread's pool of one).
+    /// Sets how many threads kernels may use (1 = the calling thread's pool of one), at most
+    /// [`nnrt_core::MAX_THREADS`]; 0 or more is an error.
     pub fn set_threads(&mut self, n: usize) -> Result<(), Error> {
-        self.set_config("NUM_THREADS", &n.max(1).to_string())
+        self.set_config("NUM_THREADS", &n.to_string())
     }
 
     /// Number of graph inputs.
@@ -342,9 +384,12 @@ impl Session {
         Ok(())
     }
 
-    /// Thread count from the configuration, else the machine's cores.
+    /// Thread count from the configuration, else the machine's cores (at most
+    /// [`nnrt_core::MAX_THREADS`]). A configured count that is not valid reads as the default
+    /// here; [`Session::prepare`] refuses it.
     pub fn threads(&self) -> usize {
-        self.config.threads().unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+        let cores = || std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(nnrt_core::MAX_THREADS);
+        self.config.threads().ok().flatten().unwrap_or_else(cores)
     }
 
     /// Validates, partitions over the configured backends, compiles kernels (packing weights)
@@ -355,6 +400,10 @@ impl Session {
 
     fn prepare_unguarded(&mut self) -> Result<(), Error> {
         self.require_loaded("prepare")?;
+        if let Err(reason) = self.config.threads() {
+            let value = self.config.get("NUM_THREADS").unwrap_or_default().to_string();
+            return Err(Error::Compile(CompileError::Config { key: "NUM_THREADS".into(), value, reason }));
+        }
         let mut names = self.config.backends();
         if names.is_empty() {
             names = vec!["cpu".to_string()];
@@ -386,7 +435,7 @@ impl Session {
             backends.push(Box::new(nnrt_custom_ops::CustomOpBackend::new(self.custom_ops.clone())));
         }
         nnrt_core::validate_model(&self.model)?;
-        let prepared = Prepared::new(&self.model, self.entry, &self.input_dims, backends, &self.config, self.threads())?;
+        let prepared = Prepared::with_cancel(&self.model, self.entry, &self.input_dims, backends, &self.config, self.threads(), self.cancel.clone())?;
         self.prepared = Some(prepared);
         self.state = State::Prepared;
         Ok(())
@@ -414,6 +463,13 @@ impl Session {
         }
         dst.copy_from_slice(bytes);
         Ok(())
+    }
+
+    /// A handle that cancels this session's runs from any thread ([`nnrt_core::CancelToken::cancel`]):
+    /// the run in progress, or else the next one, stops with `RunError::Cancelled`, and the session
+    /// stays usable. Valid for the session's whole life, across prepares.
+    pub fn cancel_handle(&self) -> nnrt_core::CancelToken {
+        self.cancel.clone()
     }
 
     /// Runs the model on the inputs set. Repeatable.
