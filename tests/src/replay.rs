@@ -198,32 +198,38 @@ pub fn dump(case: &Case) {
     write("expected_0.npy", crate::npy_f32(dims, want));
 }
 
-/// Defines the four replay tests of a family module over its `cases()`: `cpu_1_thread`,
-/// `cpu_2_threads`, `gpu` and `gpu_cpu` (burn's backend test suite is the model: one case list,
-/// run per backend).
+/// Defines the four replay tests of a family module over the cases its functions return:
+/// `cpu_1_thread`, `cpu_2_threads`, `gpu` and `gpu_cpu` (burn's backend test suite is the model:
+/// one case list, run per backend).
 #[macro_export]
 macro_rules! replay_on_every_target {
-    ($cases:path) => {
+    ($($cases:path),+ $(,)?) => {
+        fn cases() -> Vec<$crate::Case> {
+            let mut all = Vec::new();
+            $(all.extend($cases());)+
+            all
+        }
+
         #[test]
         fn cpu_1_thread() {
-            let cases = $cases();
+            let cases = cases();
             cases.iter().for_each($crate::dump);
             $crate::replay(module_path!(), cases, $crate::Target::Cpu1);
         }
 
         #[test]
         fn cpu_2_threads() {
-            $crate::replay(module_path!(), $cases(), $crate::Target::Cpu2);
+            $crate::replay(module_path!(), cases(), $crate::Target::Cpu2);
         }
 
         #[test]
         fn gpu() {
-            $crate::replay(module_path!(), $cases(), $crate::Target::Gpu);
+            $crate::replay(module_path!(), cases(), $crate::Target::Gpu);
         }
 
         #[test]
         fn gpu_cpu() {
-            $crate::replay(module_path!(), $cases(), $crate::Target::GpuCpu);
+            $crate::replay(module_path!(), cases(), $crate::Target::GpuCpu);
         }
     };
 }

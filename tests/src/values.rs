@@ -114,13 +114,13 @@ pub fn seq(n: usize) -> Vec<f32> {
 /// `n` seeded values in `[lo, hi)` from a seed-mixed xorshift (13, 7, 17); the IR op cases'
 /// data (the TFLite ones use [`crate::XorShift`]).
 pub fn rand(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            lo + (hi - lo) * ((s >> 40) as f32 / (1u64 << 24) as f32)
-        })
+    let step = |s: u64| {
+        let s = s ^ (s << 13);
+        let s = s ^ (s >> 7);
+        s ^ (s << 17)
+    };
+    std::iter::successors(Some(step(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)), |&s| Some(step(s)))
+        .take(n)
+        .map(|s| lo + (hi - lo) * ((s >> 40) as f32 / (1u64 << 24) as f32))
         .collect()
 }

@@ -6,14 +6,7 @@ use nnrt_tests::{f, rand, BuiltinOperator as Op, Case, Graph, Options, Tol, XorS
 
 use crate::{tflite_unary, GPU_MATH};
 
-nnrt_tests::replay_on_every_target!(cases);
-
-fn cases() -> Vec<Case> {
-    let mut cases = ir_cases();
-    cases.extend(prelu_cases());
-    cases.extend(tflite_cases());
-    cases
-}
+nnrt_tests::replay_on_every_target!(ir_cases, prelu_cases, tflite_cases);
 
 /// erf by its series (|x| < 3) or continued fraction: Abramowitz-Stegun 7.1.26 is not precise
 /// enough for GELU's reference.

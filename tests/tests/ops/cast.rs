@@ -6,13 +6,13 @@ use nnrt_tests::{b, f, i, i64s, Act, BuiltinOperator as Op, Case, Graph, Options
 
 use crate::{random, tflite_unary};
 
-nnrt_tests::replay_on_every_target!(cases);
+nnrt_tests::replay_on_every_target!(cast_cases);
 
 fn cast(name: &str, x: V, to: DType, want: V) -> Case {
     Case::new(format!("cast {name}"), &Graph::unary(OpKind::Cast, &[x.len()], x, to)).out(0, want)
 }
 
-fn cases() -> Vec<Case> {
+fn cast_cases() -> Vec<Case> {
     let xf = f(&[-3.7, -0.5, 0.0, 2.5, 300.0, f32::NAN]);
     let mut cases = vec![
         cast("f32 to i32", xf.clone(), DType::I32, i(&[-3, 0, 0, 2, 300, i32::MAX])),

@@ -7,16 +7,7 @@ use nnrt_tests::{Act, BuiltinOperator as Op, Padding as TflPadding};
 
 use crate::{dims_i32, noise, random, tflite_unary, GPU_SUMS, SUMS};
 
-nnrt_tests::replay_on_every_target!(cases);
-
-fn cases() -> Vec<Case> {
-    let mut cases = tflite_conv_cases();
-    cases.extend(tflite_depthwise_cases());
-    cases.extend(gpu_conv_cases());
-    cases.extend(gpu_depthwise_cases());
-    cases.extend(transpose_conv_cases());
-    cases
-}
+nnrt_tests::replay_on_every_target!(tflite_conv_cases, tflite_depthwise_cases, gpu_conv_cases, gpu_depthwise_cases, transpose_conv_cases);
 
 fn ident(v: f32) -> f32 {
     v

@@ -7,20 +7,9 @@ use nnrt_tests::{Act, BuiltinOperator as Op, ModelBuilder, TensorType};
 
 use crate::{dims_i32, random, GPU_MATH, GPU_SUMS, ULPS};
 
-nnrt_tests::replay_on_every_target!(cases);
+nnrt_tests::replay_on_every_target!(unary_cases, binary_cases, integer_binary_cases, compare_and_logical_cases, tflite_binary_cases, gpu_binary_cases, gpu_unary_cases);
 
 const NO_INT: &str = "no int or bool kernels (gpu kernels compute in float32)";
-
-fn cases() -> Vec<Case> {
-    let mut cases = unary_cases();
-    cases.extend(binary_cases());
-    cases.extend(integer_binary_cases());
-    cases.extend(compare_and_logical_cases());
-    cases.extend(tflite_binary_cases());
-    cases.extend(gpu_binary_cases());
-    cases.extend(gpu_unary_cases());
-    cases
-}
 
 fn unary(op: UnaryOp, dims: &[usize], x: V, out: DType) -> Graph {
     Graph::unary(OpKind::Unary(op), dims, x, out)

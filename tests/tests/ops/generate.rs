@@ -3,7 +3,7 @@
 use nnrt_core::{DType, OpKind};
 use nnrt_tests::{f, i, i64s, Case, Graph, V};
 
-nnrt_tests::replay_on_every_target!(cases);
+nnrt_tests::replay_on_every_target!(generate_cases);
 
 fn range(s: V, l: V, d: V, n: usize) -> Graph {
     let mut g = Graph::new();
@@ -22,7 +22,7 @@ fn shape_of(kind: OpKind, x: &[usize], dtype: DType, od: &[usize]) -> Graph {
     g
 }
 
-fn cases() -> Vec<Case> {
+fn generate_cases() -> Vec<Case> {
     let mut g = Graph::new();
     let dims = g.ints(&[2, 3]);
     let v = g.input(&[], i64s(&[7]));

@@ -4,14 +4,7 @@
 use nnrt_core::{DType, OpKind};
 use nnrt_tests::{b, f, i, i64s, seq, Case, Graph, V};
 
-nnrt_tests::replay_on_every_target!(cases);
-
-fn cases() -> Vec<Case> {
-    let mut cases = gather_cases();
-    cases.extend(one_hot_top_k_cases());
-    cases.extend(select_cases());
-    cases
-}
+nnrt_tests::replay_on_every_target!(gather_cases, one_hot_top_k_cases, select_cases);
 
 /// `kind(x, index)` with both graph inputs (or the index a constant).
 fn indexed(kind: OpKind, x: (&[usize], V), idx: (&[usize], V), const_idx: bool, out: (DType, &[usize])) -> Graph {

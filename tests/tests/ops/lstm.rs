@@ -8,7 +8,7 @@ use nnrt_tests::Graph;
 
 use crate::SUMS;
 
-nnrt_tests::replay_on_every_target!(cases);
+nnrt_tests::replay_on_every_target!(lstm_cases);
 
 /// Which optional parts an LSTM case has.
 #[derive(Clone, Copy, Debug)]
@@ -179,7 +179,7 @@ fn to_time_major(c: &LstmCase, y: &[f32], out: usize) -> Vec<f32> {
     (0..c.time).flat_map(|t| (0..c.batch).flat_map(move |bi| (0..out).map(move |k| (bi, t, k)))).map(|(bi, t, k)| y[(bi * c.time + t) * out + k]).collect()
 }
 
-fn cases() -> Vec<Case> {
+fn lstm_cases() -> Vec<Case> {
     let base = LstmCase { batch: 2, time: 5, input: 3, cell: 4, proj: None, cifg: false, peephole: false, layer_norm: false, time_major: false, cell_clip: 0.0, proj_clip: 0.0 };
     let variants = [
         base,

@@ -6,14 +6,7 @@ use nnrt_tests::{f, rand, Act, BuiltinOperator as Op, Case, Graph, Options, Tens
 
 use crate::{dims_i32, noise, random, tflite_unary, GPU_SUMS, SUMS};
 
-nnrt_tests::replay_on_every_target!(cases);
-
-fn cases() -> Vec<Case> {
-    let mut cases = batch_matmul_cases();
-    cases.extend(fully_connected_cases());
-    cases.extend(gpu_cases());
-    cases
-}
+nnrt_tests::replay_on_every_target!(batch_matmul_cases, fully_connected_cases, gpu_cases);
 
 /// BATCH_MATMUL by the definition, with broadcast batch dims: (output dims, values).
 fn matmul_ref(x: &[f32], xd: &[usize], y: &[f32], yd: &[usize], adj_x: bool, adj_y: bool) -> (Vec<usize>, Vec<f32>) {

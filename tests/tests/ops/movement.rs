@@ -9,17 +9,7 @@ use nnrt_tests::{Act, BuiltinOperator as Op, MirrorPadMode, ModelBuilder, Option
 
 use crate::{noise, random, tflite_unary};
 
-nnrt_tests::replay_on_every_target!(cases);
-
-fn cases() -> Vec<Case> {
-    let mut cases = shape_cases();
-    cases.extend(pad_cases());
-    cases.extend(tile_reverse_cumsum_cases());
-    cases.extend(space_cases());
-    cases.extend(tflite_cases());
-    cases.extend(gpu_cases());
-    cases
-}
+nnrt_tests::replay_on_every_target!(shape_cases, pad_cases, tile_reverse_cumsum_cases, space_cases, tflite_cases, gpu_cases);
 
 fn one_op(kind: OpKind, x: (&[usize], nnrt_tests::V), consts: &[(&[usize], nnrt_tests::V)], out: (DType, &[usize])) -> Graph {
     let mut g = Graph::new();

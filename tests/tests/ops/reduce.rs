@@ -7,16 +7,7 @@ use nnrt_tests::{b, f, i, i64s, rand, BuiltinOperator as Op, Case, Graph, Option
 
 use crate::{random, tflite_unary, GPU_MATH, GPU_SUMS, SUMS, ULPS};
 
-nnrt_tests::replay_on_every_target!(cases);
-
-fn cases() -> Vec<Case> {
-    let mut cases = reduce_cases();
-    cases.extend(arg_cases());
-    cases.extend(softmax_cases());
-    cases.extend(tflite_cases());
-    cases.extend(gpu_cases());
-    cases
-}
+nnrt_tests::replay_on_every_target!(reduce_cases, arg_cases, softmax_cases, tflite_cases, gpu_cases);
 
 fn reduce_model(op: ReduceOp, x: (&[usize], V), axes: &[i32], keep: bool, out: (DType, &[usize])) -> Graph {
     let mut g = Graph::new();

@@ -5,7 +5,7 @@ use nnrt_tests::{f, i, Case, Graph, Tol, V};
 
 use crate::{noise, GPU_SUMS};
 
-nnrt_tests::replay_on_every_target!(cases);
+nnrt_tests::replay_on_every_target!(resize_cases);
 
 fn resize_model(mode: ResizeMode, align_corners: bool, half_pixel_centers: bool, x: (&[usize], V), size: [i32; 2]) -> Graph {
     let mut g = Graph::new();
@@ -18,7 +18,7 @@ fn resize_model(mode: ResizeMode, align_corners: bool, half_pixel_centers: bool,
     g
 }
 
-fn cases() -> Vec<Case> {
+fn resize_cases() -> Vec<Case> {
     let tol = Tol::new(1e-6, 0.0, "an interpolation of values below 16 rounds twice");
     let x = || (&[1usize, 2, 2, 1][..], f(&[3.0, 6.0, 9.0, 12.0]));
     // TFLite resize_bilinear_test: 2x2 -> 3x3.

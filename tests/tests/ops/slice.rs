@@ -3,15 +3,7 @@
 use nnrt_core::{CompareOp, DType, OpKind, StridedSlice};
 use nnrt_tests::{b, f, i, seq, Case, Graph, V};
 
-nnrt_tests::replay_on_every_target!(cases);
-
-fn cases() -> Vec<Case> {
-    let mut cases = split_pack_cases();
-    cases.extend(slice_cases());
-    cases.extend(strided_slice_cases());
-    cases.extend(empty_cases());
-    cases
-}
+nnrt_tests::replay_on_every_target!(split_pack_cases, slice_cases, strided_slice_cases, empty_cases);
 
 fn split_pack_cases() -> Vec<Case> {
     let x = seq(24); // [2, 3, 4]
