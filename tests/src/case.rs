@@ -106,8 +106,8 @@ pub(crate) enum Expect {
     Cpu { reference: Option<Box<Graph>>, tol: Tol },
     /// Prepare fails with a compile error mentioning every needle.
     Prepare(Vec<&'static str>),
-    /// Prepare succeeds; run fails with a run error mentioning the needle.
-    Run(&'static str),
+    /// Prepare succeeds; run fails with a run error mentioning every needle.
+    Run(Vec<&'static str>),
 }
 
 /// Where the model comes from.
@@ -190,9 +190,9 @@ impl Case {
         self
     }
 
-    /// Prepare must succeed and run fail with a run error mentioning `needle`.
-    pub fn run_error(mut self, needle: &'static str) -> Case {
-        self.expect = Expect::Run(needle);
+    /// Prepare must succeed and run fail with a run error mentioning every needle.
+    pub fn run_error(mut self, needles: &[&'static str]) -> Case {
+        self.expect = Expect::Run(needles.to_vec());
         self
     }
 

@@ -4,6 +4,17 @@ use nnrt_core::{ConstData, DType, Model, OpKind, Operand, OperandId, Operation, 
 
 use crate::values::V;
 
+/// One input of [`Graph::one_op`].
+#[derive(Clone, Debug)]
+pub enum Arg<'a> {
+    /// A graph input of these dims, fed with the values.
+    In(&'a [usize], V),
+    /// A constant of these dims.
+    Const(&'a [usize], V),
+    /// An optional input left out.
+    Absent,
+}
+
 /// A one-subgraph model under construction, with the values fed to each graph input.
 ///
 /// Inputs, constants and outputs are added in order; `op` wires them. Nothing is checked: an
@@ -79,6 +90,22 @@ impl Graph {
     /// The model around the subgraph.
     pub fn model(&self) -> Model {
         Model { subgraphs: vec![self.sub.clone()], source: "nnrt-tests Graph".into(), ..Model::default() }
+    }
+
+    /// `kind` over `args` in order, with outputs of the given types and dims.
+    pub fn one_op(kind: OpKind, args: &[Arg], outs: &[(DType, &[usize])]) -> Graph {
+        let mut g = Graph::new();
+        let inputs: Vec<Option<OperandId>> = args
+            .iter()
+            .map(|a| match a {
+                Arg::In(dims, v) => Some(g.input(dims, v.clone())),
+                Arg::Const(dims, v) => Some(g.konst(dims, v.clone())),
+                Arg::Absent => None,
+            })
+            .collect();
+        let outputs: Vec<OperandId> = outs.iter().map(|(t, d)| g.out(*t, d)).collect();
+        g.op(kind, &inputs, &outputs);
+        g
     }
 
     /// `y = kind(x)`: one input fed with `x`, one output of type `out` and the same dims.

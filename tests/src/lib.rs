@@ -40,13 +40,13 @@ mod values;
 
 pub use builder::{BuiltinOperator, ModelBuilder, TensorIdx, TensorType};
 pub use case::{Case, Target, Tol};
-pub use graph::Graph;
+pub use graph::{Arg, Graph};
 pub use npy::{model_cases, npy_f32, npy_file, numbered_npys, read_npy_f32, read_npy_raw, RawNpy};
 pub use options::{Act, MirrorPadMode, Options, Padding};
 pub use package::{manifest, NnPackage, TempDir, ZipMethod};
 pub use replay::{dump, gpu_adapter, replay};
 pub use rng::XorShift;
-pub use values::{b, f, i, i64s, rand, seq, V};
+pub use values::{b, f, i, i64s, rand, seq, zeros, V};
 
 /// The repository root (the folder holding the workspace `Cargo.toml`).
 pub fn repo_root() -> std::path::PathBuf {

@@ -99,10 +99,10 @@ fn check(case: &Case, target: Target) -> Result<(), String> {
                 Ok(()) => Err(format!("prepare succeeded; expected an error mentioning {needles:?}")),
             }
         }
-        Expect::Run(needle) => match execute(&case.source, &case.feeds, case.runs, target) {
-            Err(e @ Error::Run(_)) => contains_all(&e.to_string(), &[needle]),
+        Expect::Run(needles) => match execute(&case.source, &case.feeds, case.runs, target) {
+            Err(e @ Error::Run(_)) => contains_all(&e.to_string(), needles),
             Err(e) => Err(format!("expected a run error, got {e:?}")),
-            Ok(_) => Err(format!("run succeeded; expected an error mentioning {needle:?}")),
+            Ok(_) => Err(format!("run succeeded; expected an error mentioning {needles:?}")),
         },
         Expect::Outputs(wants) => {
             if wants.is_empty() {

@@ -106,6 +106,11 @@ pub fn b(v: &[bool]) -> V {
     V::Bool(v.to_vec())
 }
 
+/// `n` zeros of `dtype` (not complex64).
+pub fn zeros(dtype: DType, n: usize) -> V {
+    V::from_bytes(dtype, &vec![0; n * dtype.size()]).expect("a real element type")
+}
+
 /// `0, 1, …, n-1` as floats.
 pub fn seq(n: usize) -> Vec<f32> {
     (0..n).map(|v| v as f32).collect()

@@ -1,12 +1,13 @@
-//! CAST between every supported type, and DEQUANTIZE of float16 constants.
+//! Type and grid conversions: CAST between every supported type, DEQUANTIZE of float16
+//! constants, FAKE_QUANT.
 
 use nnrt_core::{DType, OpKind};
 use nnrt_tests::reference::{self as r, T};
-use nnrt_tests::{b, f, i, i64s, Act, BuiltinOperator as Op, Case, Graph, Options, TensorType, Tol, V};
+use nnrt_tests::{b, f, i, i64s, Act, BuiltinOperator as Op, Case, Graph, ModelBuilder, Options, TensorType, Tol, V};
 
 use crate::{random, tflite_unary};
 
-nnrt_tests::replay_on_every_target!(cast_cases);
+nnrt_tests::replay_on_every_target!(cast_cases, fake_quant_cases);
 
 fn cast(name: &str, x: V, to: DType, want: V) -> Case {
     Case::new(format!("cast {name}"), &Graph::unary(OpKind::Cast, &[x.len()], x, to)).out(0, want)
@@ -54,4 +55,24 @@ fn cast_cases() -> Vec<Case> {
     });
     cases.push(dequantize.no_gpu("no Dequantize kernel"));
     cases
+}
+
+/// FAKE_QUANT through the TFLite reader on `[6]`.
+fn fake_quant(name: &str, min: f32, max: f32, num_bits: i32, narrow_range: bool, x: &[f32]) -> Case {
+    let mut b = ModelBuilder::new();
+    let xi = b.input("x", TensorType::FLOAT32, &[6]);
+    let y = b.tensor("y", TensorType::FLOAT32, &[6]);
+    b.op(Op::FAKE_QUANT, &[xi], &[y], Options::FakeQuant { min, max, num_bits, narrow_range });
+    b.output(y);
+    Case::tflite(name, &b, vec![f(x)]).no_gpu("no FakeQuant kernel")
+}
+
+fn fake_quant_cases() -> Vec<Case> {
+    // [-0.4, 1.1] over 4 bits: 15 steps of 0.1, and 0 is level 4, so nothing is nudged. Rounding
+    // is on the distance from the range's minimum, half away from zero: -0.05 is 3.5 steps up
+    // and goes to step 4 (0.0). The ends clamp.
+    let tol = Tol::new(1e-6, 0.0, "grid levels min + k·step are rounded once in f32");
+    let snap = fake_quant("values snap to the grid", -0.4, 1.1, 4, false, &[-3.0, -0.05, 0.0, 0.26, 0.349, 7.0]);
+    let narrow = fake_quant("neg_a_narrow_range_is_refused_at_prepare", -1.0, 1.0, 8, true, &[0.0; 6]);
+    vec![snap.out_close(0, f(&[-0.4, 0.0, 0.0, 0.3, 0.3, 1.1]), tol), narrow.prepare_error(&["FakeQuant", "narrow_range"])]
 }

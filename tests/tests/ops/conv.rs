@@ -7,7 +7,7 @@ use nnrt_tests::{Act, BuiltinOperator as Op, Padding as TflPadding};
 
 use crate::{dims_i32, noise, random, tflite_unary, GPU_SUMS, SUMS};
 
-nnrt_tests::replay_on_every_target!(tflite_conv_cases, tflite_depthwise_cases, gpu_conv_cases, gpu_depthwise_cases, transpose_conv_cases);
+nnrt_tests::replay_on_every_target!(tflite_conv_cases, tflite_depthwise_cases, gpu_conv_cases, gpu_depthwise_cases, transpose_conv_cases, tflite_neg_cases);
 
 fn ident(v: f32) -> f32 {
     v
@@ -218,4 +218,16 @@ fn transpose_conv_cases() -> Vec<Case> {
     g.op(OpKind::TransposeConv(TransposeConv { padding: Padding::Same, stride: [1, 1], act: Activation::None }), &[Some(shape), Some(w), Some(x), None], &[y]);
     cases.push(Case::new("neg_transpose_conv_channel_mismatch", &g).prepare_error(&["TransposeConv", "channels"]));
     cases
+}
+
+/// CONV_2D through the TFLite reader (which must load it): 3 input channels, a filter for 2
+/// (and 2 does not divide 3, so not grouped).
+fn tflite_neg_cases() -> Vec<Case> {
+    let x = nnrt_tests::reference::T::new(&[1, 5, 5, 3], vec![0.0; 75]);
+    let y = nnrt_tests::reference::T::new(&[1, 5, 5, 4], vec![0.0; 100]);
+    let case = tflite_unary("neg_prepare_conv_filter_channel_mismatch", &x, &y, SUMS, |b, xi, yi| {
+        let w = b.constant_f32("w", &[4, 3, 3, 2], &[0.5; 72]);
+        b.op(Op::CONV_2D, &[xi, w, TensorIdx::ABSENT], &[yi], Options::conv(TflPadding::SAME, 1, Act::NONE));
+    });
+    vec![case.prepare_error(&["Conv2D", "input channels"])]
 }

@@ -1,13 +1,13 @@
 //! Element-wise unary math, binary arithmetic with broadcasting, comparisons and logical ops.
 
-use nnrt_core::{Activation, BinaryOp, CompareOp, DType, LogicalOp, OpKind, UnaryOp};
+use nnrt_core::{Activation, BinaryOp, BitwiseOp, CompareOp, DType, LogicalOp, OpKind, UnaryOp};
 use nnrt_tests::reference as r;
 use nnrt_tests::{b, f, i, i64s, rand, Case, Graph, Options, Tol, XorShift, V};
 use nnrt_tests::{Act, BuiltinOperator as Op, ModelBuilder, TensorType};
 
-use crate::{dims_i32, random, GPU_MATH, GPU_SUMS, ULPS};
+use crate::{dims_i32, random, zero_input as z, F, GPU_MATH, GPU_SUMS, ULPS};
 
-nnrt_tests::replay_on_every_target!(unary_cases, binary_cases, integer_binary_cases, compare_and_logical_cases, tflite_binary_cases, gpu_binary_cases, gpu_unary_cases);
+nnrt_tests::replay_on_every_target!(unary_cases, binary_cases, integer_binary_cases, compare_and_logical_cases, tflite_binary_cases, gpu_binary_cases, gpu_unary_cases, later_builtin_neg_cases, tflite_neg_cases);
 
 const NO_INT: &str = "no int or bool kernels (gpu kernels compute in float32)";
 
@@ -117,12 +117,12 @@ fn integer_binary_cases() -> Vec<Case> {
     let g = binary(BinaryOp::Mul, Activation::Relu, (&[2, 2], i64s(&[3, -4, 5_000_000_000, 1])), (&[2], i64s(&[2, 3])), (DType::I64, &[2, 2]));
     cases.push(Case::new("mul int64 broadcast relu", &g).out(0, i64s(&[6, 0, 10_000_000_000, 3])));
     let g = binary(BinaryOp::Pow, Activation::None, (&[2], i(&[2, 3])), (&[2], i(&[3, -1])), (DType::I32, &[2]));
-    cases.push(Case::new("neg_integer_pow_with_negative_exponent_fails_at_run", &g).run_error("negative exponent"));
+    cases.push(Case::new("neg_integer_pow_with_negative_exponent_fails_at_run", &g).run_error(&["negative exponent"]));
     let g = binary(BinaryOp::Pow, Activation::None, (&[2], i(&[2, -3])), (&[], i(&[3])), (DType::I32, &[2]));
     cases.push(Case::new("integer pow", &g).out(0, i(&[8, -27])));
     for op in [BinaryOp::Div, BinaryOp::FloorDiv, BinaryOp::FloorMod] {
         let g = binary(op, Activation::None, (&[2], i(&[4, 5])), (&[2], i(&[1, 0])), (DType::I32, &[2]));
-        cases.push(Case::new(format!("neg_integer_division_by_zero_fails_at_run {op:?}"), &g).run_error("division by zero"));
+        cases.push(Case::new(format!("neg_integer_division_by_zero_fails_at_run {op:?}"), &g).run_error(&["division by zero"]));
     }
     let cases = cases.into_iter().map(|c| c.no_gpu(NO_INT));
     let g = binary(BinaryOp::Pow, Activation::None, (&[2], f(&[1.0, 2.0])), (&[2], i(&[1, 2])), (DType::F32, &[2]));
@@ -298,4 +298,36 @@ fn gpu_unary_cases() -> Vec<Case> {
         cases.push(Case::new(format!("gpu {op:?}"), &unary(op, &[257], f(&v), DType::F32)).same_as_cpu(tol));
     }
     cases
+}
+
+/// `neg_` cases of the builtins added after the first op set (their values are checked against
+/// LiteRT by `tests/builtin_oneop.rs`): bad options, shapes or types fail at prepare naming the
+/// op and the rule.
+fn later_builtin_neg_cases() -> Vec<Case> {
+    let i32s = DType::I32;
+    let rows = [
+        ("neg_add_n_inputs_of_different_shapes", OpKind::AddN, vec![z(F, &[2, 3]), z(F, &[3, 2])], (F, &[2, 3][..]), ["AddN", "every input must match"]),
+        ("neg_atan2_does_not_broadcast", OpKind::Atan2, vec![z(F, &[2, 3]), z(F, &[1, 3])], (F, &[2, 3]), ["Atan2", "does not broadcast"]),
+        ("neg_bitwise_xor_of_floats", OpKind::Bitwise(BitwiseOp::Xor), vec![z(F, &[4]), z(F, &[4])], (F, &[4]), ["BitwiseXor", "expected"]),
+        ("neg_right_shift_shapes_not_broadcastable", OpKind::Bitwise(BitwiseOp::RightShift), vec![z(i32s, &[4]), z(i32s, &[3])], (i32s, &[4]), ["RightShift", "cannot be broadcast"]),
+        ("neg_bucketize_unsorted_boundaries", OpKind::Bucketize { boundaries: vec![1.0, 0.0] }, vec![z(F, &[4])], (i32s, &[4]), ["Bucketize", "sorted"]),
+    ];
+    rows.into_iter().map(|(name, kind, args, out, needles)| Case::new(name, &Graph::one_op(kind, &args, &[out])).prepare_error(&needles)).collect()
+}
+
+/// ADD's `neg_` cases through the TFLite reader (which must load them): shapes that do not
+/// broadcast, operands of different types.
+fn tflite_neg_cases() -> Vec<Case> {
+    [(TensorType::FLOAT32, [1, 4, 5, 2], ["Add", "[1,4,5,3] and [1,4,5,2]", "cannot be broadcast"]), (TensorType::INT32, [1, 4, 5, 3], ["Add", "int32", "must match"])]
+        .into_iter()
+        .map(|(c_type, c_dims, needles)| {
+            let mut mb = ModelBuilder::new();
+            let a = mb.input("a", TensorType::FLOAT32, &[1, 4, 5, 3]);
+            let c = mb.input("c", c_type, &c_dims);
+            let y = mb.tensor("y", TensorType::FLOAT32, &[1, 4, 5, 3]);
+            mb.op(Op::ADD, &[a, c], &[y], Options::Add { act: Act::NONE });
+            mb.output(y);
+            Case::tflite(format!("neg_prepare_add {}", needles[2]), &mb, vec![]).prepare_error(&needles)
+        })
+        .collect()
 }

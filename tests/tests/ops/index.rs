@@ -2,9 +2,12 @@
 //! SELECT_V2.
 
 use nnrt_core::{DType, OpKind};
+use nnrt_tests::Arg;
+
+use crate::{ints, zero_input as z, F};
 use nnrt_tests::{b, f, i, i64s, seq, Case, Graph, V};
 
-nnrt_tests::replay_on_every_target!(gather_cases, one_hot_top_k_cases, select_cases);
+nnrt_tests::replay_on_every_target!(gather_cases, one_hot_top_k_cases, select_cases, later_builtin_neg_cases);
 
 /// `kind(x, index)` with both graph inputs (or the index a constant).
 fn indexed(kind: OpKind, x: (&[usize], V), idx: (&[usize], V), const_idx: bool, out: (DType, &[usize])) -> Graph {
@@ -29,7 +32,7 @@ fn gather_cases() -> Vec<Case> {
     let g = indexed(gather(0, 0), (&[3], b(&[true, false, true])), (&[2, 2], i(&[1, 1, 0, 2])), true, (DType::Bool, &[2, 2]));
     cases.push(Case::new("gather bools", &g).out(0, b(&[false, false, true, true])));
     let g = indexed(gather(0, 0), (&[3, 2], f(&[0.0; 6])), (&[1], i(&[3])), false, (DType::F32, &[1, 2]));
-    cases.push(Case::new("neg_gather_index_out_of_range_fails_at_run", &g).run_error("out of range"));
+    cases.push(Case::new("neg_gather_index_out_of_range_fails_at_run", &g).run_error(&["out of range"]));
     let g = indexed(gather(0, 0), (&[3, 2], f(&[0.0; 6])), (&[1], f(&[0.0])), false, (DType::F32, &[1, 2]));
     cases.push(Case::new("neg_gather_float_indices", &g).prepare_error(&["Gather", "float32"]));
     let g = indexed(OpKind::GatherNd, x3(), (&[2, 2], i(&[1, 2, 0, 1])), false, (DType::F32, &[2, 4]));
@@ -92,4 +95,52 @@ fn select_cases() -> Vec<Case> {
     let g = select(false, (&[2, 3], b(&[true; 6])), (&[2, 3], f(&x)), (&[3], f(&y[..3])), (DType::F32, &[2, 3]));
     cases.push(Case::new("neg_select_v1_does_not_broadcast", &g).prepare_error(&["Select", "does not broadcast"]));
     cases.into_iter().map(|c| c.no_gpu("no Select kernel")).collect()
+}
+
+/// `neg_` cases of the builtins added after the first op set (their values are checked against
+/// LiteRT by `tests/builtin_oneop.rs`): bad options, shapes or types fail at prepare naming the
+/// op and the rule.
+fn later_builtin_neg_cases() -> Vec<Case> {
+    let i32s = DType::I32;
+    let rows = [
+        ("neg_scatter_nd_updates_do_not_fit", OpKind::ScatterNd, vec![z(i32s, &[2, 1]), z(F, &[2, 4]), ints(&[2], &[5, 3])], vec![(F, &[5, 3][..])], ["ScatterNd", "do not fit"]),
+        (
+            "neg_sparse_to_dense_indices_of_rank_3",
+            OpKind::SparseToDense { validate_indices: false },
+            vec![z(i32s, &[1, 1, 2]), ints(&[2], &[3, 3]), z(F, &[1]), z(F, &[])],
+            vec![(F, &[3, 3][..])],
+            ["SparseToDense", "rank <= 2"],
+        ),
+        (
+            "neg_nms_boxes_not_four_wide",
+            OpKind::NonMaxSuppression { v5: false },
+            vec![z(F, &[5, 3]), z(F, &[5]), ints(&[], &[2]), z(F, &[]), z(F, &[])],
+            vec![(i32s, &[2][..]), (i32s, &[])],
+            ["NonMaxSuppressionV4", "[n, 4]"],
+        ),
+        ("neg_unique_of_a_matrix", OpKind::Unique, vec![z(i32s, &[2, 2])], vec![(i32s, &[4][..]), (i32s, &[4])], ["Unique", "rank 1"]),
+        ("neg_embedding_lookup_table_of_rank_1", OpKind::EmbeddingLookup, vec![z(i32s, &[2]), z(F, &[5])], vec![(F, &[2][..])], ["EmbeddingLookup", "rank >= 2"]),
+    ];
+    let mut cases: Vec<Case> = rows.into_iter().map(|(name, kind, args, outs, needles)| Case::new(name, &Graph::one_op(kind, &args, &outs)).prepare_error(&needles)).collect();
+    let lookup = embedding_lookup(&[0, 3]);
+    cases.push(Case::new("neg_embedding_lookup_index_out_of_range_fails_at_run", &lookup).run_error(&["EmbeddingLookup", "out of bounds"]).no_gpu("no EmbeddingLookup kernel"));
+    cases
+}
+
+/// EMBEDDING_LOOKUP of `ids` in a zero table of 3 rows of 2.
+fn embedding_lookup(ids: &[i32]) -> Graph {
+    Graph::one_op(OpKind::EmbeddingLookup, &[Arg::In(&[2], i(ids)), Arg::Const(&[3, 2], f(&[0.0; 6]))], &[(F, &[2, 2])])
+}
+
+/// A run error leaves the session usable: valid indices run afterwards.
+#[test]
+fn embedding_lookup_session_stays_usable_after_a_run_error() {
+    let g = embedding_lookup(&[0, 3]);
+    let mut s = nnrt::Session::from_model(g.model()).expect("model");
+    s.set_backends("cpu").expect("backends");
+    s.prepare().expect("prepare");
+    s.set_input(0, &i(&[0, 3]).bytes()).expect("input");
+    assert!(matches!(s.run(), Err(nnrt::Error::Run(_))), "index 3 of 3 rows must fail at run");
+    s.set_input(0, &i(&[2, 1]).bytes()).expect("input");
+    s.run().expect("valid indices run after the error");
 }

@@ -2,13 +2,14 @@
 //! layer norm, time-major) against a plain LSTM, the state carried into a second run, and
 //! missing or inconsistent inputs refused at prepare.
 
-use nnrt_core::{Activation, DType, OpKind, OperandId, SequenceLstm};
+use nnrt_core::{Activation, DType, OpKind, OperandId, Rnn, SequenceLstm, Svdf};
+use nnrt_tests::Arg;
 use nnrt_tests::{f, rand, Case};
 use nnrt_tests::Graph;
 
-use crate::SUMS;
+use crate::{zero_input as z, F, SUMS};
 
-nnrt_tests::replay_on_every_target!(lstm_cases);
+nnrt_tests::replay_on_every_target!(lstm_cases, later_builtin_neg_cases);
 
 /// Which optional parts an LSTM case has.
 #[derive(Clone, Copy, Debug)]
@@ -215,4 +216,16 @@ fn lstm_cases() -> Vec<Case> {
     p[5] = None; // recurrent-to-input without input-to-input
     cases.push(Case::new("neg_lstm_recurrent_without_input_weights", &lstm_model(&c, &p, &x)).prepare_error(&["both present or both absent"]));
     cases.into_iter().map(|c| c.no_gpu("no UnidirectionalSequenceLstm kernel")).collect()
+}
+
+/// `neg_` cases of the builtins added after the first op set (their values are checked against
+/// LiteRT by `tests/builtin_oneop.rs`): bad options, shapes or types fail at prepare naming the
+/// op and the rule.
+fn later_builtin_neg_cases() -> Vec<Case> {
+    let svdf = OpKind::Svdf(Svdf { rank: 2, act: Activation::None, asymmetric_quantize_inputs: false });
+    let g = Graph::one_op(svdf, &[z(F, &[1, 3]), z(F, &[5, 3]), z(F, &[5, 2]), Arg::Absent, z(F, &[1, 10])], &[(F, &[1, 2])]);
+    let svdf = Case::new("neg_svdf_rank_not_dividing_the_filters", &g).prepare_error(&["Svdf", "divide"]);
+    let rnn = OpKind::Rnn(Rnn { act: Activation::Tanh, time_major: false, asymmetric_quantize_inputs: false });
+    let g = Graph::one_op(rnn, &[z(F, &[2, 3]), z(F, &[4, 3]), z(F, &[4, 3]), z(F, &[4]), z(F, &[2, 4])], &[(F, &[2, 4])]);
+    vec![svdf, Case::new("neg_rnn_recurrent_weights_of_the_wrong_size", &g).prepare_error(&["Rnn", "recurrent weights"])]
 }

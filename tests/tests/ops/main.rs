@@ -19,6 +19,7 @@ use nnrt_tests::Tol;
 mod activation;
 mod cast;
 mod conv;
+mod conv3d;
 mod elementwise;
 mod generate;
 mod index;
@@ -40,8 +41,21 @@ const GPU_SUMS: Tol = Tol::new(1e-5, 1e-5, "the gpu sums in another order and ma
 /// The GPU's exp/log/tanh/pow come from the driver's math library.
 const GPU_MATH: Tol = Tol::new(2e-5, 2e-5, "the gpu's transcendental functions come from the driver's math library");
 
+use nnrt_core::DType;
 use nnrt_tests::reference::T;
-use nnrt_tests::{f, Case, ModelBuilder, TensorIdx, TensorType, XorShift, V};
+use nnrt_tests::{f, zeros, Arg, Case, ModelBuilder, TensorIdx, TensorType, XorShift, V};
+
+const F: DType = DType::F32;
+
+/// A graph input of `dtype` and `dims` fed with zeros (for `neg_` cases, which fail before).
+fn zero_input(dtype: DType, dims: &[usize]) -> Arg<'_> {
+    Arg::In(dims, zeros(dtype, dims.iter().product()))
+}
+
+/// A constant int32 argument.
+fn ints<'a>(dims: &'a [usize], v: &[i32]) -> Arg<'a> {
+    Arg::Const(dims, nnrt_tests::i(v))
+}
 
 /// `XorShift` values in [-1, 1) of `dims`' size, seeded per case so failures reproduce.
 fn noise(dims: &[usize], seed: u64) -> V {

@@ -7,9 +7,9 @@ use nnrt_tests::reference::{self as r, Fill, T};
 use nnrt_tests::{f, i, i64s, seq, Case, Graph, Tol};
 use nnrt_tests::{Act, BuiltinOperator as Op, MirrorPadMode, ModelBuilder, Options, TensorType};
 
-use crate::{noise, random, tflite_unary};
+use crate::{ints, noise, random, tflite_unary, zero_input as z, F};
 
-nnrt_tests::replay_on_every_target!(shape_cases, pad_cases, tile_reverse_cumsum_cases, space_cases, tflite_cases, gpu_cases);
+nnrt_tests::replay_on_every_target!(shape_cases, pad_cases, tile_reverse_cumsum_cases, space_cases, tflite_cases, gpu_cases, later_builtin_neg_cases, tflite_neg_cases);
 
 fn one_op(kind: OpKind, x: (&[usize], nnrt_tests::V), consts: &[(&[usize], nnrt_tests::V)], out: (DType, &[usize])) -> Graph {
     let mut g = Graph::new();
@@ -192,4 +192,38 @@ fn gpu_cases() -> Vec<Case> {
     g.op(OpKind::Unary(UnaryOp::Neg), &[Some(r)], &[s]);
     cases.push(Case::new("gpu reshape alias", &g).same_as_cpu(Tol::EXACT));
     cases
+}
+
+/// `neg_` cases of the builtins added after the first op set (their values are checked against
+/// LiteRT by `tests/builtin_oneop.rs`): bad options, shapes or types fail at prepare naming the
+/// op and the rule.
+fn later_builtin_neg_cases() -> Vec<Case> {
+    let rows = [
+        ("neg_broadcast_to_incompatible_shape", OpKind::BroadcastTo, vec![z(F, &[3, 2]), ints(&[2], &[3, 4])], (F, &[3, 4][..]), ["BroadcastTo", "does not broadcast"]),
+        ("neg_reverse_sequence_same_seq_and_batch_dim", OpKind::ReverseSequence { seq_dim: 0, batch_dim: 0 }, vec![z(F, &[2, 3]), ints(&[2], &[1, 2])], (F, &[2, 3]), ["ReverseSequence", "distinct"]),
+        ("neg_matrix_set_diag_wrong_diagonal", OpKind::MatrixSetDiag, vec![z(F, &[2, 3, 4]), z(F, &[2, 4])], (F, &[2, 3, 4]), ["MatrixSetDiag", "expected"]),
+    ];
+    rows.into_iter().map(|(name, kind, args, out, needles)| Case::new(name, &Graph::one_op(kind, &args, &[out])).prepare_error(&needles)).collect()
+}
+
+/// `neg_` cases through the TFLite reader (which must load them): a permutation that is not
+/// one, an axis out of range, a reshape to another element count.
+fn tflite_neg_cases() -> Vec<Case> {
+    let mut b = ModelBuilder::new();
+    let a = b.input("a", TensorType::FLOAT32, &[1, 2, 3, 4]);
+    let c = b.input("c", TensorType::FLOAT32, &[1, 2, 3, 4]);
+    let y = b.tensor("y", TensorType::FLOAT32, &[1, 2, 3, 8]);
+    b.op(Op::CONCATENATION, &[a, c], &[y], Options::Concatenation { axis: 4, act: Act::NONE });
+    b.output(y);
+    let concat = Case::tflite("neg_prepare_concat_bad_axis", &b, vec![]).prepare_error(&["Concatenation", "axis 4 is out of range"]);
+    let x = T::new(&[1, 4, 5, 3], vec![0.0; 60]);
+    let transpose = tflite_unary("neg_prepare_transpose_bad_perm", &x, &T::new(&[1, 4, 4, 3], vec![0.0; 48]), Tol::EXACT, |b, xi, y| {
+        let perm = b.constant_i32("perm", &[4], &[0, 1, 1, 3]);
+        b.op(Op::TRANSPOSE, &[xi, perm], &[y], Options::None);
+    });
+    let reshape = tflite_unary("neg_prepare_reshape_wrong_count", &x, &T::new(&[7, 9], vec![0.0; 63]), Tol::EXACT, |b, xi, y| {
+        let shape = b.constant_i32("shape", &[2], &[7, 9]);
+        b.op(Op::RESHAPE, &[xi, shape], &[y], Options::None);
+    });
+    vec![concat, transpose.prepare_error(&["Transpose", "not a permutation"]), reshape.prepare_error(&["Reshape", "cannot reshape", "60 elements"])]
 }

@@ -1,13 +1,13 @@
 //! Reductions (SUM, PROD, MAX, MIN, MEAN, ANY, ALL), ARG_MIN/ARG_MAX, and the softmax family
 //! (SOFTMAX, LOG_SOFTMAX, L2_NORMALIZATION).
 
-use nnrt_core::{Activation, DType, OpKind, ReduceOp};
-use nnrt_tests::reference as r;
+use nnrt_core::{Activation, DType, LocalResponseNorm, OpKind, ReduceOp, SegmentOp};
+use nnrt_tests::reference::{self as r, T};
 use nnrt_tests::{b, f, i, i64s, rand, BuiltinOperator as Op, Case, Graph, Options, Tol, XorShift, V};
 
-use crate::{random, tflite_unary, GPU_MATH, GPU_SUMS, SUMS, ULPS};
+use crate::{ints, random, tflite_unary, zero_input as z, F, GPU_MATH, GPU_SUMS, SUMS, ULPS};
 
-nnrt_tests::replay_on_every_target!(reduce_cases, arg_cases, softmax_cases, tflite_cases, gpu_cases);
+nnrt_tests::replay_on_every_target!(reduce_cases, arg_cases, softmax_cases, tflite_cases, gpu_cases, later_builtin_neg_cases);
 
 fn reduce_model(op: ReduceOp, x: (&[usize], V), axes: &[i32], keep: bool, out: (DType, &[usize])) -> Graph {
     let mut g = Graph::new();
@@ -156,5 +156,31 @@ fn gpu_cases() -> Vec<Case> {
     cases.push(Case::new("gpu softmax beta 0.5", &g).same_as_cpu(GPU_MATH));
     let g = Graph::unary(OpKind::LogSoftmax, &[2, 3, 7], f(&XorShift::new(121).fill(42, -5.0, 5.0)), DType::F32);
     cases.push(Case::new("gpu log softmax", &g).same_as_cpu(GPU_MATH));
+    cases
+}
+
+/// `neg_` cases of the builtins added after the first op set (their values are checked against
+/// LiteRT by `tests/builtin_oneop.rs`): bad options, shapes or types fail at prepare naming the
+/// op and the rule.
+fn later_builtin_neg_cases() -> Vec<Case> {
+    let lrn = LocalResponseNorm { radius: -1, bias: 1.0, alpha: 1.0, beta: 0.5 };
+    let rows = [
+        ("neg_segment_sum_ids_not_sorted", OpKind::SegmentSum, vec![z(F, &[3, 2]), ints(&[3], &[0, 2, 1])], (F, &[3, 2][..]), ["SegmentSum", "rise by 0 or 1"]),
+        (
+            "neg_unsorted_segment_id_past_num_segments",
+            OpKind::UnsortedSegment(SegmentOp::Max),
+            vec![z(F, &[3, 2]), ints(&[3], &[0, 4, 1]), ints(&[], &[3])],
+            (F, &[3, 2]),
+            ["UnsortedSegmentMax", "not below num_segments"],
+        ),
+        ("neg_lrn_negative_radius", OpKind::LocalResponseNorm(lrn), vec![z(F, &[1, 2, 2, 4])], (F, &[1, 2, 2, 4]), ["LocalResponseNormalization", "radius"]),
+    ];
+    let mut cases: Vec<Case> = rows.into_iter().map(|(name, kind, args, out, needles)| Case::new(name, &Graph::one_op(kind, &args, &[out])).prepare_error(&needles)).collect();
+    let x = T::new(&[1, 4, 5, 3], vec![0.0; 60]);
+    let mean = tflite_unary("neg_prepare_mean_axis_out_of_range", &x, &T::new(&[1, 3], vec![0.0; 3]), Tol::EXACT, |b, xi, y| {
+        let axes = b.constant_i32("axes", &[2], &[1, 5]);
+        b.op(Op::MEAN, &[xi, axes], &[y], Options::Reducer { keep_dims: false });
+    });
+    cases.push(mean.prepare_error(&["Mean", "axis 5 is out of range"]));
     cases
 }

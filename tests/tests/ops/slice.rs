@@ -3,7 +3,9 @@
 use nnrt_core::{CompareOp, DType, OpKind, StridedSlice};
 use nnrt_tests::{b, f, i, seq, Case, Graph, V};
 
-nnrt_tests::replay_on_every_target!(split_pack_cases, slice_cases, strided_slice_cases, empty_cases);
+use crate::{zero_input as z, F};
+
+nnrt_tests::replay_on_every_target!(split_pack_cases, slice_cases, strided_slice_cases, empty_cases, later_builtin_neg_cases);
 
 fn split_pack_cases() -> Vec<Case> {
     let x = seq(24); // [2, 3, 4]
@@ -133,4 +135,12 @@ fn empty_cases() -> Vec<Case> {
     g.op(OpKind::SplitV { num_splits: 2 }, &[Some(xi), Some(sizes), Some(ax)], &[o0, o1]);
     let split = Case::new("empty split part", &g).dims(0, &[2, 0]).out(0, f(&[])).out(1, f(&seq(6))).no_gpu("no SplitV kernel");
     vec![gather, compare, split]
+}
+
+/// `neg_` cases of the builtins added after the first op set (their values are checked against
+/// LiteRT by `tests/builtin_oneop.rs`): bad options, shapes or types fail at prepare naming the
+/// op and the rule.
+fn later_builtin_neg_cases() -> Vec<Case> {
+    let g = Graph::one_op(OpKind::DynamicUpdateSlice, &[z(F, &[2, 2]), z(F, &[3, 1]), z(DType::I32, &[2])], &[(F, &[2, 2])]);
+    vec![Case::new("neg_dynamic_update_slice_update_larger_than_operand", &g).prepare_error(&["DynamicUpdateSlice", "fit"])]
 }
