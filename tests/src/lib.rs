@@ -59,3 +59,33 @@ pub fn corpus_dir() -> Option<std::path::PathBuf> {
     let p = repo_root().join("../shared/corpus");
     p.is_dir().then_some(p)
 }
+
+/// `rel` inside the corpus; when the corpus is absent, prints that the calling test is skipped.
+pub fn corpus_model_or_skip(rel: &str) -> Option<std::path::PathBuf> {
+    let found = corpus_dir().map(|c| c.join(rel));
+    if found.is_none() {
+        eprintln!("skipped: ../shared/corpus is absent (wanted {rel})");
+    }
+    found
+}
+
+/// Calls `run(i)` 1000 times and asserts the resident memory after the 100th call grows by at
+/// most 1 MiB of allocator noise by the end (state reused, not leaked); prints why the check is
+/// skipped where `/proc/self/status` is unreadable.
+pub fn assert_memory_flat(mut run: impl FnMut(usize)) {
+    fn rss_kb() -> Option<u64> {
+        let s = std::fs::read_to_string("/proc/self/status").ok()?;
+        s.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()
+    }
+    let mut after_warmup = None;
+    for i in 0..1000 {
+        run(i);
+        if i == 99 {
+            after_warmup = rss_kb();
+        }
+    }
+    match (after_warmup, rss_kb()) {
+        (Some(before), Some(after)) => assert!(after <= before + 1024, "RSS grew from {before} KB to {after} KB over 900 runs"),
+        _ => eprintln!("skipped the RSS check: /proc/self/status not readable"),
+    }
+}

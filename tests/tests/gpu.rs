@@ -66,6 +66,20 @@ fn run_on(g: &Graph, backends: &str, config: &[(&str, &str)]) -> (Vec<Vec<u8>>, 
     (outs, s.placements().expect("placements"))
 }
 
+/// `mean over h, w of relu(conv 3x3 SAME(x))`, with x `[1, hw, hw, c]` and `oc` filters (seeds
+/// `seed`, `seed + 1`); the mean is a graph output, returned for ops added after it.
+fn conv_mean(hw: usize, c: usize, oc: usize, seed: u64) -> (Graph, OperandId) {
+    let mut g = Graph::new();
+    let x = input(&mut g, &[1, hw, hw, c], seed);
+    let w = weights(&mut g, &[oc, 3, 3, c], seed + 1);
+    let t = g.tensor(DType::F32, &[1, hw, hw, oc]);
+    g.op(OpKind::Conv2D(Conv2D { padding: Padding::Same, stride: [1, 1], dilation: [1, 1], act: Activation::Relu }), &[Some(x), Some(w), None], &[t]);
+    let axes = g.ints(&[1, 2]);
+    let m = g.out(DType::F32, &[1, oc]);
+    g.op(OpKind::Reduce { op: ReduceOp::Mean, keep_dims: false }, &[Some(t), Some(axes)], &[m]);
+    (g, m)
+}
+
 fn compare(what: &str, got: &[Vec<u8>], want: &[Vec<u8>], tol: Tol) {
     assert_eq!(got.len(), want.len(), "{what}: output count");
     for (k, (g, w)) in got.iter().zip(want).enumerate() {
@@ -84,14 +98,7 @@ fn refused_op_falls_back_with_its_reason() {
     if !gpu_or_skip("refused_op_falls_back_with_its_reason") {
         return;
     }
-    let mut g = Graph::new();
-    let x = input(&mut g, &[1, 6, 6, 3], 150);
-    let w = weights(&mut g, &[4, 3, 3, 3], 151);
-    let c = g.tensor(DType::F32, &[1, 6, 6, 4]);
-    g.op(OpKind::Conv2D(Conv2D { padding: Padding::Same, stride: [1, 1], dilation: [1, 1], act: Activation::Relu }), &[Some(x), Some(w), None], &[c]);
-    let axes = g.ints(&[1, 2]);
-    let m = g.out(DType::F32, &[1, 4]);
-    g.op(OpKind::Reduce { op: ReduceOp::Mean, keep_dims: false }, &[Some(c), Some(axes)], &[m]);
+    let (mut g, m) = conv_mean(6, 3, 4, 150);
     let ax = g.ints(&[1]);
     let am = g.out(DType::I32, &[1]);
     g.op(OpKind::ArgMinMax { max: true }, &[Some(m), Some(ax)], &[am]);
@@ -146,11 +153,7 @@ fn mobilenet_v2_alternating_backends_matches_reference() {
     if !gpu_or_skip("mobilenet_v2_alternating_backends_matches_reference") {
         return;
     }
-    let Some(corpus) = nnrt_tests::corpus_dir() else {
-        eprintln!("SKIPPED: ../shared/corpus is not present");
-        return;
-    };
-    let dir = corpus.join("tflite/keras_mobilenet_v2_224_float");
+    let Some(dir) = nnrt_tests::corpus_model_or_skip("tflite/keras_mobilenet_v2_224_float") else { return };
     let read = |name: &str| nnrt_tests::read_npy_f32(&std::fs::read(dir.join(name)).expect("npy")).expect("f32 npy");
     let (_, input) = read("input_0.npy");
     let (_, expected) = read("expected_0.npy");
@@ -219,14 +222,7 @@ fn sessions_on_threads_share_the_device() {
     if !gpu_or_skip("sessions_on_threads_share_the_device") {
         return;
     }
-    let mut g = Graph::new();
-    let x = input(&mut g, &[1, 12, 12, 8], 180);
-    let w = weights(&mut g, &[16, 3, 3, 8], 181);
-    let c = g.tensor(DType::F32, &[1, 12, 12, 16]);
-    g.op(OpKind::Conv2D(Conv2D { padding: Padding::Same, stride: [1, 1], dilation: [1, 1], act: Activation::Relu }), &[Some(x), Some(w), None], &[c]);
-    let axes = g.ints(&[1, 2]);
-    let o = g.out(DType::F32, &[1, 16]);
-    g.op(OpKind::Reduce { op: ReduceOp::Mean, keep_dims: false }, &[Some(c), Some(axes)], &[o]);
+    let (g, _) = conv_mean(12, 8, 16, 180);
     let (want, _) = run_on(&g, "cpu", &[]);
     let g = std::sync::Arc::new(g);
     let threads: Vec<_> = (0..4)
