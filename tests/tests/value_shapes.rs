@@ -199,14 +199,9 @@ fn reshape_to_a_computed_shape_then_an_op_on_the_result() {
     }
 }
 
-/// Keras' LSTM-in-a-WHILE pattern without the loop: SLICE x[0:n] and x[n:] by a computed n and
-/// CONCATENATE them around a new row, so intermediate shapes change while the output's does not.
-#[test]
-fn slices_sized_by_a_computed_tensor_and_their_concatenation() {
-    let mut g = G::default();
-    let x = g.input(DType::F32, &[4, 2]);
-    let size = g.input(DType::I32, &[2]);
-    let begin = g.input(DType::I32, &[2]);
+/// `concat(x[0:size], [[-1, -2]], x[begin:])` over a [?, 2] tensor: the rows before `size`, a
+/// new row, the rows from `begin`.
+fn splice_row(g: &mut G, x: OperandId, size: OperandId, begin: OperandId) -> OperandId {
     let zero = g.konst(DType::I32, &[2], i32_bytes(&[0, 0]));
     let rest = g.konst(DType::I32, &[2], i32_bytes(&[-1, -1]));
     let head = g.unknown(DType::F32, 2);
@@ -216,6 +211,18 @@ fn slices_sized_by_a_computed_tensor_and_their_concatenation() {
     let row = g.konst(DType::F32, &[1, 2], f32_bytes(&[-1.0, -2.0]));
     let y = g.unknown(DType::F32, 2);
     g.op(OpKind::Concatenation { axis: 0, act: Activation::None }, &[head, row, tail], &[y]);
+    y
+}
+
+/// Keras' LSTM-in-a-WHILE pattern without the loop: SLICE x[0:n] and x[n:] by a computed n and
+/// CONCATENATE them around a new row, so intermediate shapes change while the output's does not.
+#[test]
+fn slices_sized_by_a_computed_tensor_and_their_concatenation() {
+    let mut g = G::default();
+    let x = g.input(DType::F32, &[4, 2]);
+    let size = g.input(DType::I32, &[2]);
+    let begin = g.input(DType::I32, &[2]);
+    let y = splice_row(&mut g, x, size, begin);
     g.g.outputs.push(y);
     let mut s = g.session(1);
     let xs = f32_bytes(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]);
@@ -308,25 +315,63 @@ fn if_branches_of_different_shapes_give_a_dynamic_output() {
     }
 }
 
+/// A WHILE cond over carried `(i, acc)`, acc of `acc_dims` (rows unknown when `rows_unknown`):
+/// `i < n`.
+fn count_below(n: i32, acc_dims: &[usize], rows_unknown: bool) -> Subgraph {
+    let mut cond = G::default();
+    let ci = cond.input(DType::I32, &[]);
+    let ca = cond.input(DType::F32, acc_dims);
+    if rows_unknown {
+        unknown_rows(&mut cond, ca);
+    }
+    let n = cond.konst(DType::I32, &[], i32_bytes(&[n]));
+    let go = cond.g.add_operand(Operand::new("go", DType::Bool, &[]));
+    cond.op(OpKind::Compare(CompareOp::Less), &[ci, n], &[go]);
+    cond.g.outputs.push(go);
+    cond.g
+}
+
+/// A WHILE body's start over carried `(i, acc)` like [`count_below`]'s: (body, i, acc, i + 1).
+fn counting_body(acc_dims: &[usize], rows_unknown: bool) -> (G, OperandId, OperandId, OperandId) {
+    let mut body = G::default();
+    let i = body.input(DType::I32, &[]);
+    let acc = body.input(DType::F32, acc_dims);
+    if rows_unknown {
+        unknown_rows(&mut body, acc);
+    }
+    let one = body.konst(DType::I32, &[], i32_bytes(&[1]));
+    let next = body.g.add_operand(Operand::new("next", DType::I32, &[]));
+    body.op(OpKind::Binary { op: BinaryOp::Add, act: Activation::None }, &[i, one], &[next]);
+    (body, i, acc, next)
+}
+
+/// The main graph `(i, y) = WHILE(cond 1, body 2)(i0, x)` with x and y of `acc_dims`; outputs
+/// `(i, y)` when `counter`, else `y`.
+fn while_main(acc_dims: &[usize], counter: bool) -> Subgraph {
+    let mut main = G::default();
+    let i0 = main.input(DType::I32, &[]);
+    let x = main.input(DType::F32, acc_dims);
+    let (i_out, y) = (main.g.add_operand(Operand::new("i", DType::I32, &[])), main.g.add_operand(Operand::new("y", DType::F32, acc_dims)));
+    main.op(OpKind::While { cond: SubgraphId(1), body: SubgraphId(2) }, &[i0, x], &[i_out, y]);
+    if counter {
+        main.g.outputs.push(i_out);
+    }
+    main.g.outputs.push(y);
+    main.g
+}
+
+/// Marks a `[_, 2]` operand's rows unknown.
+fn unknown_rows(g: &mut G, id: OperandId) {
+    g.g.operands[id.index()].shape = Shape(vec![Dim::Unknown, Dim::Known(2)]);
+}
+
 /// Keras' LSTM loop in miniature: a WHILE whose body replaces row `i` of a [4,2] accumulator by
 /// slicing around it with sizes computed from the loop counter, as `op_lstm_keras3_while` does.
 /// The body's intermediate shapes change every iteration; the carried shapes do not.
 #[test]
 fn while_body_slicing_by_the_loop_counter() {
-    let mut cond = G::default();
-    let ci = cond.input(DType::I32, &[]);
-    cond.input(DType::F32, &[4, 2]);
-    let four = cond.konst(DType::I32, &[], i32_bytes(&[4]));
-    let go = cond.g.add_operand(Operand::new("go", DType::Bool, &[]));
-    cond.op(OpKind::Compare(CompareOp::Less), &[ci, four], &[go]);
-    cond.g.outputs.push(go);
-
-    let mut body = G::default();
-    let i = body.input(DType::I32, &[]);
-    let acc = body.input(DType::F32, &[4, 2]);
-    let one = body.konst(DType::I32, &[], i32_bytes(&[1]));
-    let next = body.g.add_operand(Operand::new("next", DType::I32, &[]));
-    body.op(OpKind::Binary { op: BinaryOp::Add, act: Activation::None }, &[i, one], &[next]);
+    let cond = count_below(4, &[4, 2], false);
+    let (mut body, i, acc, next) = counting_body(&[4, 2], false);
     let as_vec = |g: &mut G, s: OperandId, tail: i32| {
         let shape = g.konst(DType::I32, &[1], i32_bytes(&[1]));
         let v = g.g.add_operand(Operand::new("v", DType::I32, &[1]));
@@ -338,24 +383,10 @@ fn while_body_slicing_by_the_loop_counter() {
     };
     let size = as_vec(&mut body, i, -1);
     let begin = as_vec(&mut body, next, 0);
-    let zero = body.konst(DType::I32, &[2], i32_bytes(&[0, 0]));
-    let rest = body.konst(DType::I32, &[2], i32_bytes(&[-1, -1]));
-    let head = body.unknown(DType::F32, 2);
-    body.op(OpKind::Slice, &[acc, zero, size], &[head]);
-    let tail = body.unknown(DType::F32, 2);
-    body.op(OpKind::Slice, &[acc, begin, rest], &[tail]);
-    let row = body.konst(DType::F32, &[1, 2], f32_bytes(&[-1.0, -2.0]));
-    let acc2 = body.unknown(DType::F32, 2);
-    body.op(OpKind::Concatenation { axis: 0, act: Activation::None }, &[head, row, tail], &[acc2]);
+    let acc2 = splice_row(&mut body, acc, size, begin);
     body.g.outputs.extend([next, acc2]);
 
-    let mut main = G::default();
-    let i0 = main.input(DType::I32, &[]);
-    let x = main.input(DType::F32, &[4, 2]);
-    let (i_out, y) = (main.g.add_operand(Operand::new("i", DType::I32, &[])), main.g.add_operand(Operand::new("y", DType::F32, &[4, 2])));
-    main.op(OpKind::While { cond: SubgraphId(1), body: SubgraphId(2) }, &[i0, x], &[i_out, y]);
-    main.g.outputs.extend([i_out, y]);
-    let mut s = session(vec![main.g, cond.g, body.g], 1);
+    let mut s = session(vec![while_main(&[4, 2], true), cond, body.g], 1);
     let xs: Vec<f32> = (0..8).map(|v| v as f32).collect();
     for start in [1, 3, 0, 4] {
         let (dims, bytes) = run(&mut s, &[i32_bytes(&[start]), f32_bytes(&xs)], 1).unwrap();
@@ -372,23 +403,8 @@ fn while_body_slicing_by_the_loop_counter() {
 /// Cond `i < 3`, body `(i + 1, concat(acc, [[7, 8]]))` growing the carried [?, 2] tensor, and IF
 /// branches `t + t` and `t + 0`: subgraphs 1 to 4 of the models below.
 fn growing_loop_subgraphs() -> Vec<Subgraph> {
-    let rows_unknown = |g: &mut G, id: OperandId| g.g.operands[id.index()].shape = Shape(vec![Dim::Unknown, Dim::Known(2)]);
-    let mut cond = G::default();
-    let ci = cond.input(DType::I32, &[]);
-    let ca = cond.input(DType::F32, &[1, 2]);
-    rows_unknown(&mut cond, ca);
-    let n = cond.konst(DType::I32, &[], i32_bytes(&[3]));
-    let go = cond.g.add_operand(Operand::new("go", DType::Bool, &[]));
-    cond.op(OpKind::Compare(CompareOp::Less), &[ci, n], &[go]);
-    cond.g.outputs.push(go);
-
-    let mut body = G::default();
-    let i = body.input(DType::I32, &[]);
-    let acc = body.input(DType::F32, &[1, 2]);
-    rows_unknown(&mut body, acc);
-    let one = body.konst(DType::I32, &[], i32_bytes(&[1]));
-    let next = body.g.add_operand(Operand::new("next", DType::I32, &[]));
-    body.op(OpKind::Binary { op: BinaryOp::Add, act: Activation::None }, &[i, one], &[next]);
+    let cond = count_below(3, &[1, 2], true);
+    let (mut body, _, acc, next) = counting_body(&[1, 2], true);
     let row = body.konst(DType::F32, &[1, 2], f32_bytes(&[7.0, 8.0]));
     let grown = body.unknown(DType::F32, 2);
     body.op(OpKind::Concatenation { axis: 0, act: Activation::None }, &[acc, row], &[grown]);
@@ -397,7 +413,7 @@ fn growing_loop_subgraphs() -> Vec<Subgraph> {
     let branch = |addend: Option<f32>| {
         let mut g = G::default();
         let t = g.input(DType::F32, &[1, 2]);
-        rows_unknown(&mut g, t);
+        unknown_rows(&mut g, t);
         let other = match addend {
             Some(v) => g.konst(DType::F32, &[], f32_bytes(&[v])),
             None => t,
@@ -407,7 +423,7 @@ fn growing_loop_subgraphs() -> Vec<Subgraph> {
         g.g.outputs.push(out);
         g.g
     };
-    vec![cond.g, body.g, branch(None), branch(Some(0.0))]
+    vec![cond, body.g, branch(None), branch(Some(0.0))]
 }
 
 /// `rows` rows of `fill` followed by the rows the loop appends when it counts from `from`.
@@ -475,20 +491,9 @@ fn while_growing_a_static_input() {
 /// (as Keras' loops do); one that does not fails at run time with an error naming the WHILE.
 #[test]
 fn neg_while_body_changing_a_shape_it_was_trusted_to_keep() {
-    let mut cond = G::default();
-    let ci = cond.input(DType::I32, &[]);
-    cond.input(DType::F32, &[3, 2]);
-    let n = cond.konst(DType::I32, &[], i32_bytes(&[3]));
-    let go = cond.g.add_operand(Operand::new("go", DType::Bool, &[]));
-    cond.op(OpKind::Compare(CompareOp::Less), &[ci, n], &[go]);
-    cond.g.outputs.push(go);
+    let cond = count_below(3, &[3, 2], false);
     // Body: (i + 1, acc[0:size]) with size an input of the body computed from i: [3 - i, 2].
-    let mut body = G::default();
-    let i = body.input(DType::I32, &[]);
-    let acc = body.input(DType::F32, &[3, 2]);
-    let one = body.konst(DType::I32, &[], i32_bytes(&[1]));
-    let next = body.g.add_operand(Operand::new("next", DType::I32, &[]));
-    body.op(OpKind::Binary { op: BinaryOp::Add, act: Activation::None }, &[i, one], &[next]);
+    let (mut body, i, acc, next) = counting_body(&[3, 2], false);
     let three = body.konst(DType::I32, &[], i32_bytes(&[3]));
     let rows = body.g.add_operand(Operand::new("rows", DType::I32, &[]));
     body.op(OpKind::Binary { op: BinaryOp::Sub, act: Activation::None }, &[three, i], &[rows]);
@@ -502,13 +507,7 @@ fn neg_while_body_changing_a_shape_it_was_trusted_to_keep() {
     let cut = body.unknown(DType::F32, 2);
     body.op(OpKind::Slice, &[acc, zero, size], &[cut]);
     body.g.outputs.extend([next, cut]);
-    let mut main = G::default();
-    let i0 = main.input(DType::I32, &[]);
-    let x = main.input(DType::F32, &[3, 2]);
-    let (i_out, y) = (main.g.add_operand(Operand::new("i", DType::I32, &[])), main.g.add_operand(Operand::new("y", DType::F32, &[3, 2])));
-    main.op(OpKind::While { cond: SubgraphId(1), body: SubgraphId(2) }, &[i0, x], &[i_out, y]);
-    main.g.outputs.push(y);
-    let mut s = session(vec![main.g, cond.g, body.g], 1);
+    let mut s = session(vec![while_main(&[3, 2], false), cond, body.g], 1);
     // Counting from 3 the body never runs; from 0 its first iteration keeps [3,2], its second
     // cuts a row.
     assert_eq!(run(&mut s, &[i32_bytes(&[3]), f32_bytes(&[1.0; 6])], 0).unwrap().0, vec![3, 2]);
