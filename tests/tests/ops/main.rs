@@ -13,6 +13,12 @@
 //!
 //! Tolerances, and why: data movement, comparisons, casts and single IEEE operations are
 //! bit-exact; the others state their reason where they are used (below, or in the family).
+//!
+//! Adding an op's tests: in its family's file (or a new `ops/<family>.rs`, named below), a
+//! function returning its cases, listed in the file's `replay_on_every_target!`; a case is
+//! `Case::new(name, &graph)` with `.out(k, values)` / `.out_close(k, values, tol)`, or
+//! `.prepare_error(&[...])` / `.run_error(&[...])` for a `neg_` case, and `.no_gpu(why)` while
+//! the gpu has no kernel for it.
 
 use nnrt_tests::Tol;
 
