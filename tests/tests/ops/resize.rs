@@ -50,7 +50,7 @@ fn resize_cases() -> Vec<Case> {
     ];
     for (k, (mode, align_corners, half_pixel_centers)) in modes.into_iter().enumerate() {
         for (x, out) in [([1, 4, 5, 3], [7, 9]), ([2, 6, 6, 2], [3, 4])] {
-            let g = resize_model(mode, align_corners, half_pixel_centers, (&x, noise(&x, 140 + k as u64)), [out[0] as i32, out[1] as i32]);
+            let g = resize_model(mode, align_corners, half_pixel_centers, (&x, noise(&x, 140 + k as u64)), out);
             let tol = if mode == ResizeMode::Nearest { Tol::EXACT } else { GPU_SUMS };
             cases.push(Case::new(format!("gpu {mode:?} align {align_corners} half {half_pixel_centers} to {out:?}"), &g).same_as_cpu(tol));
         }
