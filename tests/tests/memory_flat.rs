@@ -1,7 +1,8 @@
-//! Memory stays flat over many runs whose shapes change at run time. Its own test binary with a
-//! counting allocator: it measures the bytes this process holds through the allocator, not the
-//! process's RSS, which other tests running beside it (and the allocator's caching) move at
-//! random.
+//! Memory stays flat over many runs whose shapes change: at run time (a FILL sized by an input)
+//! and by the caller (`set_input_shape` alternating between sizes). Its own test binary with a
+//! counting allocator and one test: it measures the bytes this process holds through the
+//! allocator, not the process's RSS, which other tests running beside it (and the allocator's
+//! caching) move at random.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -65,23 +66,62 @@ fn fill_session() -> Session {
     s
 }
 
-#[test]
-fn alternating_run_time_shapes_for_a_thousand_runs_keeps_memory_flat() {
-    let mut s = fill_session();
-    let sizes = [[256i32, 256], [1, 3], [64, 100]];
+/// Calls `run(i)` 1000 times; the bytes held after the 100th call may not grow by the end.
+fn assert_flat(what: &str, mut run: impl FnMut(usize)) {
     let mut after_warmup = 0;
     for i in 0..1000 {
-        let dims = sizes[i % 3];
-        s.set_input(0, &dims.iter().flat_map(|d| d.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
-        s.run().unwrap();
-        assert_eq!(s.output_info(0).unwrap().dims, vec![dims[0] as usize, dims[1] as usize]);
-        assert_eq!(s.output(0).unwrap().len(), 4 * (dims[0] * dims[1]) as usize);
+        run(i);
         if i == 99 {
             after_warmup = HELD.load(Ordering::Relaxed);
         }
     }
     let after = HELD.load(Ordering::Relaxed);
-    // Dynamic storage grows to the largest shape once and is reused; kernels are cached per
-    // shape. Nothing may grow per run: 900 runs leaking even 64 bytes each would pass 56 KiB.
-    assert!(after <= after_warmup + 16 * 1024, "held bytes grew from {after_warmup} to {after} over 900 runs");
+    assert!(after_warmup > 0, "the counting allocator is not installed");
+    // Nothing may grow per run: 900 runs leaking even 32 bytes each would pass this slack.
+    assert!(after <= after_warmup + 16 * 1024, "{what}: held bytes grew from {after_warmup} to {after} over 900 runs");
+}
+
+/// x[?,12] -> RELU, on one thread.
+fn relu_session() -> Session {
+    let mut g = Subgraph::default();
+    let mut x = Operand::new("x", DType::F32, &[1, 12]);
+    x.shape = Shape(vec![Dim::Unknown, Dim::Known(12)]);
+    let x = g.add_operand(x);
+    let mut y = Operand::new("y", DType::F32, &[1, 12]);
+    y.shape = Shape(vec![Dim::Unknown, Dim::Known(12)]);
+    let y = g.add_operand(y);
+    g.add_op(Operation { kind: OpKind::Unary(nnrt_core::UnaryOp::Relu), inputs: vec![Some(x)], outputs: vec![y] });
+    g.inputs.push(x);
+    g.outputs.push(y);
+    let mut s = Session::from_model(Model { subgraphs: vec![g], source: "memory_flat".into(), ..Model::default() }).unwrap();
+    s.set_backends("cpu").unwrap();
+    s.set_threads(1).unwrap();
+    s.prepare().unwrap();
+    s
+}
+
+/// One test, so that nothing else allocates while it measures.
+#[test]
+fn alternating_shapes_for_a_thousand_runs_keeps_memory_flat() {
+    // Run-time shapes: dynamic storage grows to the largest shape once and is reused; kernels
+    // are cached per shape.
+    let mut s = fill_session();
+    let sizes = [[256i32, 256], [1, 3], [64, 100]];
+    assert_flat("FILL sized at run time", |i| {
+        let dims = sizes[i % 3];
+        s.set_input(0, &dims.iter().flat_map(|d| d.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        s.run().unwrap();
+        assert_eq!(s.output_info(0).unwrap().dims, vec![dims[0] as usize, dims[1] as usize]);
+        assert_eq!(s.output(0).unwrap().len(), 4 * (dims[0] * dims[1]) as usize);
+    });
+    // Caller's shapes: the plans for the three sizes are kept and reused.
+    let mut s = relu_session();
+    let inputs: Vec<Vec<u8>> = [2usize, 5, 9].iter().map(|&b| (0..b * 12).flat_map(|v| (v as f32 - 20.0).to_le_bytes()).collect()).collect();
+    assert_flat("input resized by the caller", |i| {
+        let b = [2usize, 5, 9][i % 3];
+        s.set_input_shape(0, &[b, 12]).unwrap();
+        s.set_input(0, &inputs[i % 3]).unwrap();
+        s.run().unwrap();
+        assert_eq!(s.output(0).unwrap().len(), b * 48);
+    });
 }

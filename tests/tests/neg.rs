@@ -1,10 +1,9 @@
-//! `neg_` cases: models or calls that must fail at a named phase (load, prepare, run, or the
-//! session's state rules) with the typed error of that phase and a message naming the problem.
-
-mod common;
+//! `neg_` cases beyond single ops (those are in `tests/ops/`, replayed on every backend): models
+//! or calls that must fail at a named phase (load, prepare, run, or the session's state rules)
+//! with the typed error of that phase and a message naming the problem.
 
 use nnrt::{Error, LoadError, Session};
-use nnrt_tests::{Act, BuiltinOperator as Op, ModelBuilder, Options, Padding, TensorIdx, TensorType};
+use nnrt_tests::{BuiltinOperator as Op, ModelBuilder, Options, TensorType};
 
 const F32: TensorType = TensorType::FLOAT32;
 
@@ -29,80 +28,6 @@ fn expect_prepare_error(b: &ModelBuilder, needles: &[&str]) {
         Err(e) => panic!("expected a compile (prepare) error, got {e:?}"),
         Ok(()) => panic!("prepare succeeded; expected an error mentioning {needles:?}"),
     }
-}
-
-/// `y = code(x, c)` with x [1,4,5,3] input and `c` a constant made by `constant`.
-fn unary_with_const(code: Op, y_dims: &[i32], options: Options, constant: impl FnOnce(&mut ModelBuilder) -> TensorIdx) -> ModelBuilder {
-    let mut b = ModelBuilder::new();
-    let x = b.input("x", F32, &[1, 4, 5, 3]);
-    let c = constant(&mut b);
-    let y = b.tensor("y", F32, y_dims);
-    b.op(code, &[x, c], &[y], options);
-    b.output(y);
-    b
-}
-
-#[test]
-fn neg_prepare_conv_filter_channel_mismatch() {
-    // Input has 3 channels, the filter expects 2 (and 2 does not divide 3, so not grouped).
-    let mut b = ModelBuilder::new();
-    let x = b.input("x", F32, &[1, 5, 5, 3]);
-    let w = b.constant_f32("w", &[4, 3, 3, 2], &[0.5; 72]);
-    let y = b.tensor("y", F32, &[1, 5, 5, 4]);
-    b.op(Op::CONV_2D, &[x, w, TensorIdx::ABSENT], &[y], Options::conv(Padding::SAME, 1, Act::NONE));
-    b.output(y);
-    expect_prepare_error(&b, &["Conv2D", "input channels"]);
-}
-
-#[test]
-fn neg_prepare_add_shapes_not_broadcastable() {
-    let mut b = ModelBuilder::new();
-    let a = b.input("a", F32, &[1, 4, 5, 3]);
-    let c = b.input("c", F32, &[1, 4, 5, 2]);
-    let y = b.tensor("y", F32, &[1, 4, 5, 3]);
-    b.op(Op::ADD, &[a, c], &[y], Options::Add { act: Act::NONE });
-    b.output(y);
-    expect_prepare_error(&b, &["Add", "[1,4,5,3] and [1,4,5,2]", "cannot be broadcast"]);
-}
-
-#[test]
-fn neg_prepare_transpose_bad_perm() {
-    let b = unary_with_const(Op::TRANSPOSE, &[1, 4, 4, 3], Options::None, |b| b.constant_i32("perm", &[4], &[0, 1, 1, 3]));
-    expect_prepare_error(&b, &["Transpose", "not a permutation"]);
-}
-
-#[test]
-fn neg_prepare_concat_bad_axis() {
-    let mut b = ModelBuilder::new();
-    let a = b.input("a", F32, &[1, 2, 3, 4]);
-    let c = b.input("c", F32, &[1, 2, 3, 4]);
-    let y = b.tensor("y", F32, &[1, 2, 3, 8]);
-    b.op(Op::CONCATENATION, &[a, c], &[y], Options::Concatenation { axis: 4, act: Act::NONE });
-    b.output(y);
-    expect_prepare_error(&b, &["Concatenation", "axis 4 is out of range"]);
-}
-
-#[test]
-fn neg_prepare_reshape_wrong_count() {
-    let b = unary_with_const(Op::RESHAPE, &[7, 9], Options::None, |b| b.constant_i32("shape", &[2], &[7, 9]));
-    expect_prepare_error(&b, &["Reshape", "cannot reshape", "60 elements"]);
-}
-
-#[test]
-fn neg_prepare_mean_axis_out_of_range() {
-    let b = unary_with_const(Op::MEAN, &[1, 3], Options::Reducer { keep_dims: false }, |b| b.constant_i32("axes", &[2], &[1, 5]));
-    expect_prepare_error(&b, &["Mean", "axis 5 is out of range"]);
-}
-
-#[test]
-fn neg_prepare_wrong_dtype() {
-    let mut b = ModelBuilder::new();
-    let a = b.input("a", F32, &[2, 3]);
-    let c = b.input("c", TensorType::INT32, &[2, 3]);
-    let y = b.tensor("y", F32, &[2, 3]);
-    b.op(Op::ADD, &[a, c], &[y], Options::Add { act: Act::NONE });
-    b.output(y);
-    expect_prepare_error(&b, &["Add", "int32", "must match"]);
 }
 
 #[test]

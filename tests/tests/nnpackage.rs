@@ -133,11 +133,7 @@ fn broken_zips_name_the_problem() {
 
 #[test]
 fn corpus_zip_variants_load() {
-    let Some(corpus) = nnrt_tests::corpus_dir() else {
-        println!("skipped: ../shared/corpus not found");
-        return;
-    };
-    let dir = corpus.join("tflite/_nnpkg_variants");
+    let Some(dir) = nnrt_tests::corpus_model_or_skip("tflite/_nnpkg_variants") else { return };
     let mut zips: Vec<_> = std::fs::read_dir(&dir).expect("variants dir").flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "zip")).collect();
     zips.sort();
     assert!(!zips.is_empty(), "{} holds no zips", dir.display());

@@ -1,18 +1,21 @@
-//! CONV_3D and CONV_3D_TRANSPOSE through the TFLite reader: one-op models built in memory, run on the CPU backend and
-//! compared with the definition (TFLite's reference loop, written out here).
+//! CONV_3D and CONV_3D_TRANSPOSE through the TFLite reader against their definitions (TFLite's
+//! reference loops, written out here).
 
-use nnrt::Session;
-use nnrt_tests::{Act, BuiltinOperator, ModelBuilder, Options, Padding, TempDir, TensorType, XorShift};
+use nnrt_tests::{f, Act, BuiltinOperator as Op, Case, ModelBuilder, Options, Padding, TensorType, Tol, XorShift};
 
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+use crate::dims_i32;
+
+nnrt_tests::replay_on_every_target!(conv3d_cases, transpose_cases);
+
+/// Up to 3·3·3·3 products of values in [-2, 2], summed in another order.
+const SUMS_3D: Tol = Tol::new(1e-4, 1e-4, "up to 81 products of values in [-2, 2], summed in another order");
+
+/// `n` seeded values in [-2, 2] on a grid of 1/500.
+fn vals(rng: &mut XorShift, n: usize) -> Vec<f32> {
+    (0..n).map(|_| (rng.below(2001) as f32 - 1000.0) / 500.0).collect()
 }
 
-fn floats(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
-}
-
-struct Case {
+struct Conv3d {
     x: [usize; 5],
     k: [usize; 3],
     out_c: usize,
@@ -24,7 +27,7 @@ struct Case {
 
 /// `out[b, z, y, x, o] = act(bias[o] + Σ in[b, z·s + kd·r − pd, …, c] · w[kd, kh, kw, c, o])`
 /// over taps inside the input, TFLite's SAME padding `max(0, (out − 1)·s + (k − 1)·r + 1 − in) / 2`.
-fn definition(c: &Case, x: &[f32], w: &[f32], bias: &[f32]) -> (Vec<usize>, Vec<f32>) {
+fn definition(c: &Conv3d, x: &[f32], w: &[f32], bias: &[f32]) -> (Vec<usize>, Vec<f32>) {
     let [n, d, h, wd, ci] = c.x;
     let input = [d, h, wd];
     let mut out = [0; 3];
@@ -63,72 +66,40 @@ fn definition(c: &Case, x: &[f32], w: &[f32], bias: &[f32]) -> (Vec<usize>, Vec<
     (vec![n, out[0], out[1], out[2], co], y)
 }
 
-fn check(name: &str, c: Case, seed: u64) {
+fn options(same: bool, stride: [usize; 3], dilation: [usize; 3], act: Act) -> Options {
+    Options::Conv3D { padding: if same { Padding::SAME } else { Padding::VALID }, stride: stride.map(|v| v as i32), dilation: dilation.map(|v| v as i32), act }
+}
+
+fn conv3d(name: &str, c: Conv3d, seed: u64) -> Case {
     let mut rng = XorShift::new(seed);
-    let mut vals = |n: usize| -> Vec<f32> { (0..n).map(|_| (rng.below(2001) as f32 - 1000.0) / 500.0).collect() };
     let ci = c.x[4];
-    let (x, w, bias) = (vals(c.x.iter().product()), vals(c.k.iter().product::<usize>() * ci * c.out_c), vals(c.out_c));
+    let x = vals(&mut rng, c.x.iter().product());
+    let w = vals(&mut rng, c.k.iter().product::<usize>() * ci * c.out_c);
+    let bias = vals(&mut rng, c.out_c);
     let (out_dims, want) = definition(&c, &x, &w, &bias);
-    let dims = |d: &[usize]| d.iter().map(|&v| v as i32).collect::<Vec<_>>();
     let mut b = ModelBuilder::new();
-    let xi = b.input("x", TensorType::FLOAT32, &dims(&c.x));
-    let wi = b.constant_f32("w", &dims(&[c.k[0], c.k[1], c.k[2], ci, c.out_c]), &w);
+    let xi = b.input("x", TensorType::FLOAT32, &dims_i32(&c.x));
+    let wi = b.constant_f32("w", &dims_i32(&[c.k[0], c.k[1], c.k[2], ci, c.out_c]), &w);
     let bi = b.constant_f32("b", &[c.out_c as i32], &bias);
-    let yi = b.tensor("y", TensorType::FLOAT32, &dims(&out_dims));
-    let options = Options::Conv3D {
-        padding: if c.same { Padding::SAME } else { Padding::VALID },
-        stride: c.stride.map(|v| v as i32),
-        dilation: c.dilation.map(|v| v as i32),
-        act: if c.relu6 { Act::RELU6 } else { Act::NONE },
-    };
-    b.op(BuiltinOperator::CONV_3D, &[xi, wi, bi], &[yi], options);
+    let yi = b.tensor("y", TensorType::FLOAT32, &dims_i32(&out_dims));
+    b.op(Op::CONV_3D, &[xi, wi, bi], &[yi], options(c.same, c.stride, c.dilation, if c.relu6 { Act::RELU6 } else { Act::NONE }));
     b.output(yi);
-    let dir = TempDir::new("conv3d").unwrap();
-    let p = dir.path().join("conv3d.tflite");
-    std::fs::write(&p, b.finish()).unwrap();
-    for threads in [1, 2] {
-        let mut s = Session::load(&p).unwrap();
-        s.set_threads(threads).unwrap();
-        s.prepare().unwrap();
-        assert_eq!(s.output_info(0).unwrap().dims, out_dims, "{name}");
-        s.set_input(0, &f32_bytes(&x)).unwrap();
-        s.run().unwrap();
-        let got = floats(s.output(0).unwrap());
-        for (i, (a, b)) in got.iter().zip(&want).enumerate() {
-            // Up to 3·3·3·3 products of values in [-2, 2], summed in another order.
-            assert!((a - b).abs() <= 1e-4 * (1.0 + b.abs()), "{name}, {threads} threads, element {i}: {a} vs {b}");
-        }
-    }
+    Case::tflite(name, &b, vec![f(&x)]).dims(0, &out_dims).out_close(0, f(&want), SUMS_3D).no_gpu("no Conv3D kernel")
 }
 
-#[test]
-fn same_padding_stride_one() {
-    check("same", Case { x: [1, 4, 5, 6, 3], k: [3, 3, 3], out_c: 4, stride: [1; 3], dilation: [1; 3], same: true, relu6: false }, 1);
-}
-
-#[test]
-fn valid_padding_with_strides_and_relu6() {
-    check("valid s2", Case { x: [2, 5, 7, 6, 2], k: [2, 3, 2], out_c: 3, stride: [2, 1, 2], dilation: [1; 3], same: false, relu6: true }, 2);
-}
-
-#[test]
-fn same_padding_with_dilation_and_stride() {
-    check("same d2", Case { x: [1, 6, 6, 5, 3], k: [3, 2, 3], out_c: 2, stride: [1, 2, 2], dilation: [2, 1, 2], same: true, relu6: false }, 3);
-}
-
-#[test]
-fn a_filter_with_other_input_channels_fails_at_prepare() {
+fn conv3d_cases() -> Vec<Case> {
     let mut b = ModelBuilder::new();
     let xi = b.input("x", TensorType::FLOAT32, &[1, 3, 3, 3, 2]);
     let wi = b.constant_f32("w", &[1, 1, 1, 3, 4], &[0.5; 12]);
     let yi = b.tensor("y", TensorType::FLOAT32, &[1, 3, 3, 3, 4]);
-    b.op(BuiltinOperator::CONV_3D, &[xi, wi], &[yi], Options::Conv3D { padding: Padding::SAME, stride: [1; 3], dilation: [1; 3], act: Act::NONE });
+    b.op(Op::CONV_3D, &[xi, wi], &[yi], options(true, [1; 3], [1; 3], Act::NONE));
     b.output(yi);
-    let dir = TempDir::new("conv3d-bad").unwrap();
-    let p = dir.path().join("bad.tflite");
-    std::fs::write(&p, b.finish()).unwrap();
-    let e = Session::load(&p).unwrap().prepare().unwrap_err().to_string();
-    assert!(e.contains("Conv3D") && e.contains("channels"), "{e}");
+    vec![
+        conv3d("same padding stride one", Conv3d { x: [1, 4, 5, 6, 3], k: [3, 3, 3], out_c: 4, stride: [1; 3], dilation: [1; 3], same: true, relu6: false }, 1),
+        conv3d("valid padding with strides and relu6", Conv3d { x: [2, 5, 7, 6, 2], k: [2, 3, 2], out_c: 3, stride: [2, 1, 2], dilation: [1; 3], same: false, relu6: true }, 2),
+        conv3d("same padding with dilation and stride", Conv3d { x: [1, 6, 6, 5, 3], k: [3, 2, 3], out_c: 2, stride: [1, 2, 2], dilation: [2, 1, 2], same: true, relu6: false }, 3),
+        Case::tflite("neg_a_filter_with_other_input_channels", &b, vec![]).prepare_error(&["Conv3D", "channels"]),
+    ]
 }
 
 /// CONV_3D_TRANSPOSE on `x` `[n, d, h, w, ci]` into `out` dims, by the definition: each input
@@ -177,39 +148,30 @@ fn transpose_definition(x: &[f32], xd: [usize; 5], w: &[f32], k: [usize; 3], bia
     y
 }
 
-#[test]
-fn transposed_3d_convolution_matches_the_definition() {
+fn transpose_cases() -> Vec<Case> {
     // (input, kernel, output, stride, dilation, SAME)
-    type Case = ([usize; 5], [usize; 3], [usize; 5], [usize; 3], [usize; 3], bool);
-    let cases: [Case; 2] = [
+    type Row = ([usize; 5], [usize; 3], [usize; 5], [usize; 3], [usize; 3], bool);
+    let rows: [Row; 2] = [
         ([1, 3, 4, 2, 3], [3, 3, 2], [1, 6, 8, 4, 2], [2, 2, 2], [1, 1, 1], true),
         ([2, 2, 3, 3, 2], [2, 2, 2], [2, 4, 5, 5, 3], [1, 1, 1], [2, 2, 2], false),
     ];
-    for (i, (xd, k, od, stride, dil, same)) in cases.into_iter().enumerate() {
-        let mut rng = XorShift::new(i as u64 + 9);
-        let mut vals = |n: usize| -> Vec<f32> { (0..n).map(|_| (rng.below(2001) as f32 - 1000.0) / 500.0).collect() };
-        let (x, w, bias) = (vals(xd.iter().product()), vals(k.iter().product::<usize>() * od[4] * xd[4]), vals(od[4]));
+    let mut cases = Vec::new();
+    for (k_case, (xd, k, od, stride, dil, same)) in rows.into_iter().enumerate() {
+        let mut rng = XorShift::new(k_case as u64 + 9);
+        let x = vals(&mut rng, xd.iter().product());
+        let w = vals(&mut rng, k.iter().product::<usize>() * od[4] * xd[4]);
+        let bias = vals(&mut rng, od[4]);
         let want = transpose_definition(&x, xd, &w, k, &bias, od, stride, dil, same);
-        let dims = |d: &[usize]| d.iter().map(|&v| v as i32).collect::<Vec<_>>();
         let mut b = ModelBuilder::new();
-        let shape = b.constant_i32("output_shape", &[5], &dims(&od));
-        let wi = b.constant_f32("w", &dims(&[k[0], k[1], k[2], od[4], xd[4]]), &w);
-        let xi = b.input("x", TensorType::FLOAT32, &dims(&xd));
+        let shape = b.constant_i32("output_shape", &[5], &dims_i32(&od));
+        let wi = b.constant_f32("w", &dims_i32(&[k[0], k[1], k[2], od[4], xd[4]]), &w);
+        let xi = b.input("x", TensorType::FLOAT32, &dims_i32(&xd));
         let bi = b.constant_f32("b", &[od[4] as i32], &bias);
-        let yi = b.tensor("y", TensorType::FLOAT32, &dims(&od));
-        let options = Options::Conv3D { padding: if same { Padding::SAME } else { Padding::VALID }, stride: stride.map(|v| v as i32), dilation: dil.map(|v| v as i32), act: Act::NONE };
-        b.op(BuiltinOperator::CONV_3D_TRANSPOSE, &[shape, wi, xi, bi], &[yi], options);
+        let yi = b.tensor("y", TensorType::FLOAT32, &dims_i32(&od));
+        b.op(Op::CONV_3D_TRANSPOSE, &[shape, wi, xi, bi], &[yi], options(same, stride, dil, Act::NONE));
         b.output(yi);
-        let dir = TempDir::new("conv3d-transpose").unwrap();
-        let p = dir.path().join("t.tflite");
-        std::fs::write(&p, b.finish()).unwrap();
-        let mut s = Session::load(&p).unwrap();
-        s.prepare().unwrap();
-        assert_eq!(s.output_info(0).unwrap().dims, od.to_vec());
-        s.set_input(0, &f32_bytes(&x)).unwrap();
-        s.run().unwrap();
-        for (j, (a, b)) in floats(s.output(0).unwrap()).iter().zip(&want).enumerate() {
-            assert!((a - b).abs() <= 1e-4 * (1.0 + b.abs()), "case {i}, element {j}: {a} vs {b}");
-        }
+        let case = Case::tflite(format!("transposed 3d convolution case {k_case}"), &b, vec![f(&x)]).dims(0, &od).out_close(0, f(&want), SUMS_3D);
+        cases.push(case.no_gpu("no Conv3DTranspose kernel"));
     }
+    cases
 }

@@ -72,66 +72,53 @@ pub struct Geom {
     pub same: bool,
 }
 
-/// CONV_2D: input NHWC, filter OHWI, optional bias, then `act`.
-pub fn conv2d(x: &T, w: &T, bias: Option<&[f32]>, g: Geom, act: fn(f32) -> f32) -> T {
-    let (n, ih, iw, ic) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
-    let (oc, kh, kw) = (w.dims[0], w.dims[1], w.dims[2]);
-    let (oh, pt) = window(ih, kh, g.stride[0], g.dilation[0], g.same);
-    let (ow, pl) = window(iw, kw, g.stride[1], g.dilation[1], g.same);
-    let mut out = Vec::with_capacity(n * oh * ow * oc);
+/// A window op over NHWC `x` with a `k` window and `out_c` output channels: `cell(b, o, taps)`
+/// gives output channel `o` of each output cell from its in-bounds taps `(ky, kx, y, x)`.
+fn windowed(x: &T, k: [usize; 2], g: Geom, out_c: usize, mut cell: impl FnMut(usize, usize, &[(usize, usize, usize, usize)]) -> f32) -> T {
+    let (n, ih, iw) = (x.dims[0], x.dims[1], x.dims[2]);
+    let (oh, pt) = window(ih, k[0], g.stride[0], g.dilation[0], g.same);
+    let (ow, pl) = window(iw, k[1], g.stride[1], g.dilation[1], g.same);
+    let mut out = Vec::with_capacity(n * oh * ow * out_c);
+    let mut taps = Vec::with_capacity(k[0] * k[1]);
     for b in 0..n {
         for oy in 0..oh {
             for ox in 0..ow {
-                for o in 0..oc {
-                    let mut acc = bias.map_or(0.0, |v| v[o]);
-                    for ky in 0..kh {
-                        for kx in 0..kw {
-                            let y = (oy * g.stride[0] + ky * g.dilation[0]) as isize - pt as isize;
-                            let xx = (ox * g.stride[1] + kx * g.dilation[1]) as isize - pl as isize;
-                            if y < 0 || xx < 0 || y >= ih as isize || xx >= iw as isize {
-                                continue;
-                            }
-                            for c in 0..ic {
-                                acc += x.at4(b, y as usize, xx as usize, c) * w.at4(o, ky, kx, c);
-                            }
+                taps.clear();
+                for ky in 0..k[0] {
+                    for kx in 0..k[1] {
+                        let y = (oy * g.stride[0] + ky * g.dilation[0]).checked_sub(pt).filter(|&y| y < ih);
+                        let xx = (ox * g.stride[1] + kx * g.dilation[1]).checked_sub(pl).filter(|&xx| xx < iw);
+                        if let (Some(y), Some(xx)) = (y, xx) {
+                            taps.push((ky, kx, y, xx));
                         }
                     }
-                    out.push(act(acc));
                 }
+                out.extend((0..out_c).map(|o| cell(b, o, &taps)));
             }
         }
     }
-    T::new(&[n, oh, ow, oc], out)
+    T::new(&[n, oh, ow, out_c], out)
+}
+
+/// CONV_2D: input NHWC, filter OHWI, optional bias, then `act`.
+pub fn conv2d(x: &T, w: &T, bias: Option<&[f32]>, g: Geom, act: fn(f32) -> f32) -> T {
+    windowed(x, [w.dims[1], w.dims[2]], g, w.dims[0], |b, o, taps| {
+        let mut acc = bias.map_or(0.0, |v| v[o]);
+        for &(ky, kx, y, xx) in taps {
+            for c in 0..x.dims[3] {
+                acc += x.at4(b, y, xx, c) * w.at4(o, ky, kx, c);
+            }
+        }
+        act(acc)
+    })
 }
 
 /// DEPTHWISE_CONV_2D: filter [1, KH, KW, C*M]; output channel `c*M + m` reads input channel `c`.
 pub fn depthwise(x: &T, w: &T, bias: Option<&[f32]>, g: Geom, act: fn(f32) -> f32) -> T {
-    let (n, ih, iw, ic) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
-    let (kh, kw, oc) = (w.dims[1], w.dims[2], w.dims[3]);
-    let m = oc / ic;
-    let (oh, pt) = window(ih, kh, g.stride[0], g.dilation[0], g.same);
-    let (ow, pl) = window(iw, kw, g.stride[1], g.dilation[1], g.same);
-    let mut out = Vec::with_capacity(n * oh * ow * oc);
-    for b in 0..n {
-        for oy in 0..oh {
-            for ox in 0..ow {
-                for o in 0..oc {
-                    let mut acc = bias.map_or(0.0, |v| v[o]);
-                    for ky in 0..kh {
-                        for kx in 0..kw {
-                            let y = (oy * g.stride[0] + ky * g.dilation[0]) as isize - pt as isize;
-                            let xx = (ox * g.stride[1] + kx * g.dilation[1]) as isize - pl as isize;
-                            if y >= 0 && xx >= 0 && y < ih as isize && xx < iw as isize {
-                                acc += x.at4(b, y as usize, xx as usize, o / m) * w.at4(0, ky, kx, o);
-                            }
-                        }
-                    }
-                    out.push(act(acc));
-                }
-            }
-        }
-    }
-    T::new(&[n, oh, ow, oc], out)
+    let m = w.dims[3] / x.dims[3];
+    windowed(x, [w.dims[1], w.dims[2]], g, w.dims[3], |b, o, taps| {
+        act(taps.iter().fold(bias.map_or(0.0, |v| v[o]), |acc, &(ky, kx, y, xx)| acc + x.at4(b, y, xx, o / m) * w.at4(0, ky, kx, o)))
+    })
 }
 
 /// FULLY_CONNECTED: rows of K from the input times weights [N, K]ᵀ plus bias. The output is
@@ -152,32 +139,14 @@ pub fn fully_connected(x: &T, w: &T, bias: Option<&[f32]>, keep_num_dims: bool) 
 
 /// AVERAGE_POOL_2D (mean of the in-bounds cells) or MAX_POOL_2D.
 pub fn pool(x: &T, filter: [usize; 2], g: Geom, max: bool) -> T {
-    let (n, ih, iw, c) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
-    let (oh, pt) = window(ih, filter[0], g.stride[0], 1, g.same);
-    let (ow, pl) = window(iw, filter[1], g.stride[1], 1, g.same);
-    let mut out = Vec::with_capacity(n * oh * ow * c);
-    for b in 0..n {
-        for oy in 0..oh {
-            for ox in 0..ow {
-                for ch in 0..c {
-                    let (mut acc, mut count) = (if max { f32::NEG_INFINITY } else { 0.0 }, 0);
-                    for ky in 0..filter[0] {
-                        for kx in 0..filter[1] {
-                            let y = (oy * g.stride[0] + ky) as isize - pt as isize;
-                            let xx = (ox * g.stride[1] + kx) as isize - pl as isize;
-                            if y >= 0 && xx >= 0 && y < ih as isize && xx < iw as isize {
-                                let v = x.at4(b, y as usize, xx as usize, ch);
-                                acc = if max { acc.max(v) } else { acc + v };
-                                count += 1;
-                            }
-                        }
-                    }
-                    out.push(if max { acc } else { acc / count as f32 });
-                }
-            }
+    windowed(x, filter, Geom { dilation: [1, 1], ..g }, x.dims[3], |b, ch, taps| {
+        let values = taps.iter().map(|&(_, _, y, xx)| x.at4(b, y, xx, ch));
+        if max {
+            values.fold(f32::NEG_INFINITY, f32::max)
+        } else {
+            values.sum::<f32>() / taps.len() as f32
         }
-    }
-    T::new(&[n, oh, ow, c], out)
+    })
 }
 
 /// NumPy-broadcast binary op.
