@@ -21,10 +21,7 @@ pub(super) fn register(r: &mut Registry) {
 
 fn binary(cx: &mut Cx, kind: &OpKind) -> R<Lowered> {
     let &OpKind::Binary { op, act } = kind else { return no_kernel(kind) };
-    let (a, b, o) = (cx.input(0)?, cx.input(1)?, cx.output()?);
-    cx.expect_f32(a, "input 0")?;
-    cx.expect_f32(b, "input 1")?;
-    cx.expect_f32(o, "the output")?;
+    let (a, b, o) = cx.f32_pair(["input 0", "input 1"])?;
     let code = match op {
         BinaryOp::Add => 0,
         BinaryOp::Sub => 1,

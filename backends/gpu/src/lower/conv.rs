@@ -27,10 +27,7 @@ struct Windowed {
 /// Input, filter and output of a windowed op (conv, depthwise) checked to be 4-D float32, with
 /// the padding before each spatial dim.
 fn windowed(cx: &Cx, what: &str, stride: [usize; 2], dilation: [usize; 2], padding: Padding) -> R<Windowed> {
-    let (x, w, o) = (cx.input(0)?, cx.input(1)?, cx.output()?);
-    cx.expect_f32(x, "the input")?;
-    cx.expect_f32(w, "the filter")?;
-    cx.expect_f32(o, "the output")?;
+    let (x, w, o) = cx.f32_pair(["the input", "the filter"])?;
     let (xd, wd, od) = (cx.dims(x).to_vec(), cx.dims(w).to_vec(), cx.dims(o).to_vec());
     if xd.len() != 4 || wd.len() != 4 || od.len() != 4 {
         return Err(format!("{what} tensors must be 4-D"));

@@ -94,6 +94,15 @@ impl Cx<'_, '_> {
         Ok((x, o))
     }
 
+    /// Inputs 0 and 1 and the output, checked to be float32; `what` names the inputs in errors.
+    pub(super) fn f32_pair(&self, what: [&str; 2]) -> R<(OperandId, OperandId, OperandId)> {
+        let (a, b, o) = (self.input(0)?, self.input(1)?, self.output()?);
+        self.expect_f32(a, what[0])?;
+        self.expect_f32(b, what[1])?;
+        self.expect_f32(o, "the output")?;
+        Ok((a, b, o))
+    }
+
     /// Input 0 and the output of an NHWC op, checked to be 4-D float32, with their dims.
     pub(super) fn nhwc_f32(&self, what: &str) -> R<(OperandId, OperandId, Vec<usize>, Vec<usize>)> {
         let (x, o) = self.f32_in_out()?;

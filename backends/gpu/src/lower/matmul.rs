@@ -21,10 +21,7 @@ pub(super) fn matmul(cx: &Cx, shader: &'static str, a: Buf, b: Buf, bias: Buf, o
 
 fn fully_connected(cx: &mut Cx, kind: &OpKind) -> R<Lowered> {
     let OpKind::FullyConnected(p) = kind else { return no_kernel(kind) };
-    let (x, w, o) = (cx.input(0)?, cx.input(1)?, cx.output()?);
-    cx.expect_f32(x, "the input")?;
-    cx.expect_f32(w, "the weights")?;
-    cx.expect_f32(o, "the output")?;
+    let (x, w, o) = cx.f32_pair(["the input", "the weights"])?;
     let wd = cx.dims(w).to_vec();
     if wd.len() != 2 || wd[1] == 0 {
         return Err("the weights must be [units, depth]".into());
@@ -45,10 +42,7 @@ fn fully_connected(cx: &mut Cx, kind: &OpKind) -> R<Lowered> {
 
 fn batch_matmul(cx: &mut Cx, kind: &OpKind) -> R<Lowered> {
     let &OpKind::BatchMatMul { adj_x, adj_y } = kind else { return no_kernel(kind) };
-    let (x, y, o) = (cx.input(0)?, cx.input(1)?, cx.output()?);
-    cx.expect_f32(x, "x")?;
-    cx.expect_f32(y, "y")?;
-    cx.expect_f32(o, "the output")?;
+    let (x, y, o) = cx.f32_pair(["x", "y"])?;
     let (xd, yd, od) = (cx.dims(x).to_vec(), cx.dims(y).to_vec(), cx.dims(o).to_vec());
     if xd.len() < 2 || yd.len() < 2 || od.len() < 2 || od.len() > 4 {
         return Err("batch matmul needs inputs of rank 2 or more and an output of rank 4 or less".into());
