@@ -43,25 +43,13 @@ fn apply(a: f32, b: f32) -> f32 {
     }
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let i = linear(gid, groups);
-    if (i >= pu(0u)) {
-        return;
-    }
+fn item(i: u32) {
     var ia = i;
     var ib = i;
     if (SAME == 0u) {
-        ia = 0u;
-        ib = 0u;
-        var rest = i;
-        for (var d = 5i; d >= 0i; d--) {
-            let k = u32(d);
-            let c = rest % pu(1u + k);
-            rest = rest / pu(1u + k);
-            ia += c * pu(7u + k);
-            ib += c * pu(13u + k);
-        }
+        let o = offsets6(i, 1u, 7u, 13u);
+        ia = o.x;
+        ib = o.y;
     }
     O[i] = act(apply(A[ia], B[ib]));
 }

@@ -2,15 +2,7 @@
 // axis (one CONCATENATION input per dispatch). 4-byte elements; ACT applies to f32 data.
 // Params: 0 elements of the input; 1 a; 2 inner; 3 a_out; 4 at.
 
-@group(0) @binding(1) var<storage, read> X: array<u32>;
-@group(0) @binding(2) var<storage, read_write> O: array<u32>;
-
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let i = linear(gid, groups);
-    if (i >= pu(0u)) {
-        return;
-    }
+fn item(i: u32) {
     let a = pu(1u);
     let inner = pu(2u);
     let j = i % inner;

@@ -1,17 +1,8 @@
-// Batched matrix product with bias and fused activation: C[b, m, n] = act(sum_k A[b, m, k] * B[b, k, n] + bias[n]).
-// Serves FULLY_CONNECTED, BATCH_MATMUL and 1x1 convolutions. Each thread computes a 4x4 block of C
+// Batched matrix product with bias and fused activation: O[b, m, n] = act(sum_k X[b, m, k] * W[b, k, n] + bias[n]).
+// Serves FULLY_CONNECTED, BATCH_MATMUL and 1x1 convolutions. Each thread computes a 4x4 block of O
 // (register blocking, no workgroup memory: barriers are slow on software adapters).
-// Params: 0 M; 1 N; 2 K; 3 batch dim 0; 4 batch dim 1; 5,6 A strides of the batch dims; 7 A row
-// stride; 8 A k stride; 9,10 B strides of the batch dims; 11 B k stride; 12 B column stride.
-
-// The weights' storage type: f32, or f16 where the adapter has it and the session asks for it
-// (GPU_PRECISION=f16); the sums stay in f32.
-alias WT = f32;
-
-@group(0) @binding(1) var<storage, read> A: array<f32>;
-@group(0) @binding(2) var<storage, read> B: array<WT>;
-@group(0) @binding(3) var<storage, read> BIAS: array<f32>;
-@group(0) @binding(4) var<storage, read_write> C: array<f32>;
+// Params: 0 M; 1 N; 2 K; 3 batch dim 0; 4 batch dim 1; 5,6 X strides of the batch dims; 7 X row
+// stride; 8 X k stride; 9,10 W strides of the batch dims; 11 W k stride; 12 W column stride.
 
 @compute @workgroup_size(8, 8, 1)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -47,12 +38,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     var acc3 = vec4<f32>(0.0);
     for (var k = 0u; k < K; k++) {
         let ko = k * bk;
-        let b = vec4<f32>(f32(B[c0 + ko]), f32(B[c1 + ko]), f32(B[c2 + ko]), f32(B[c3 + ko]));
+        let b = vec4<f32>(f32(W[c0 + ko]), f32(W[c1 + ko]), f32(W[c2 + ko]), f32(W[c3 + ko]));
         let ak = k * sk;
-        acc0 += A[r0 + ak] * b;
-        acc1 += A[r1 + ak] * b;
-        acc2 += A[r2 + ak] * b;
-        acc3 += A[r3 + ak] * b;
+        acc0 += X[r0 + ak] * b;
+        acc1 += X[r1 + ak] * b;
+        acc2 += X[r2 + ak] * b;
+        acc3 += X[r3 + ak] * b;
     }
     let bias = vec4<f32>(BIAS[min(n0, N - 1u)], BIAS[min(n0 + 1u, N - 1u)], BIAS[min(n0 + 2u, N - 1u)], BIAS[min(n0 + 3u, N - 1u)]);
     let cb = bat * M * N;
@@ -62,7 +53,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         if (m < M) {
             for (var j = 0u; j < 4u; j++) {
                 if (n0 + j < N) {
-                    C[cb + m * N + n0 + j] = act(accs[i][j]);
+                    O[cb + m * N + n0 + j] = act(accs[i][j]);
                 }
             }
         }

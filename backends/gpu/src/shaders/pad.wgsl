@@ -1,15 +1,7 @@
 // Constant padding of up to 6 dims, 4-byte elements. Params: 0 outputs; 1..7 output dims;
 // 7..13 input dims; 13..19 cells before, per dim; 19 the pad value (bits).
 
-@group(0) @binding(1) var<storage, read> X: array<u32>;
-@group(0) @binding(2) var<storage, read_write> O: array<u32>;
-
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let t = linear(gid, groups);
-    if (t >= pu(0u)) {
-        return;
-    }
+fn item(t: u32) {
     var rest = t;
     var src = 0u;
     var stride = 1u;

@@ -2,23 +2,12 @@
 // KIND: 0 average, 1 max, 2 L2. Params: 0 threads; 1 N; 2 H; 3 W; 4 C; 5 OH; 6 OW; 7 FH; 8 FW;
 // 9 SH; 10 SW; 11 pad top; 12 pad left.
 
-@group(0) @binding(1) var<storage, read> X: array<f32>;
-@group(0) @binding(2) var<storage, read_write> O: array<f32>;
-
 override KIND: u32 = 0u;
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let t = linear(gid, groups);
-    if (t >= pu(0u)) {
-        return;
-    }
+fn item(t: u32) {
     let H = i32(pu(2u));
     let Wd = i32(pu(3u));
-    let C = pu(4u);
-    let OH = pu(5u);
-    let OW = pu(6u);
-    let pos = nhwc(t, OH, OW, C);
+    let pos = out_pos(t, pu(4u));
     let n = pos.x;
     let oy = pos.y;
     let ox = pos.z;
@@ -35,7 +24,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     for (var y = ys; y < ye; y++) {
         for (var x = xs; x < xe; x++) {
-            let v = X[((n * u32(H) + u32(y)) * u32(Wd) + u32(x)) * C + c];
+            let v = X[in_pixel(n, u32(y), u32(x)) + c];
             if (KIND == 1u) {
                 acc = select(acc, v, v > acc);
             } else if (KIND == 2u) {

@@ -1,4 +1,4 @@
-// Shared by every nnrt shader: the parameter block, the 1-D thread index and fused activations.
+// Shared by every nnrt shader: the parameter block and fused activations.
 
 // Up to 64 parameters (u32, or f32 as bits) per dispatch, in one uniform block.
 struct Params {
@@ -13,18 +13,6 @@ fn pu(i: u32) -> u32 {
 
 fn pf(i: u32) -> f32 {
     return bitcast<f32>(pu(i));
-}
-
-// Linear thread index of a 1-D kernel dispatched as a 2-D grid of 64-wide workgroups.
-fn linear(gid: vec3<u32>, groups: vec3<u32>) -> u32 {
-    return gid.x + gid.y * groups.x * 64u;
-}
-
-// Position of NHWC element `t` of a [N, OH, OW, C] tensor as (n, y, x, c).
-fn nhwc(t: u32, OH: u32, OW: u32, C: u32) -> vec4<u32> {
-    let c = t % C;
-    let r = t / C;
-    return vec4<u32>(r / (OW * OH), (r / OW) % OH, r % OW, c);
 }
 
 // Fused activation (TFLite's ActivationFunctionType): 0 none, 1 relu, 2 relu_n1_to_1, 3 relu6,

@@ -2,27 +2,25 @@
 // OP: 0 mean, 1 sum, 2 max, 3 min, 4 product. Params: 0 outputs; 1 reduced elements per output;
 // 2..8 input dims; 8..14 input strides; 14..20 1 where the axis is reduced.
 
-@group(0) @binding(1) var<storage, read> X: array<f32>;
-@group(0) @binding(2) var<storage, read_write> O: array<f32>;
-
 override OP: u32 = 0u;
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let t = linear(gid, groups);
-    if (t >= pu(0u)) {
-        return;
-    }
-    // Offset of the first input element of this output: kept dims from t, reduced dims at 0.
-    var base = 0u;
-    var rest = t;
+// Offset of index `i` over the dims whose reduced flag is `reduced` (the other dims at 0).
+fn offset_over(i: u32, reduced: u32) -> u32 {
+    var off = 0u;
+    var rest = i;
     for (var d = 5i; d >= 0i; d--) {
         let k = u32(d);
-        if (pu(14u + k) == 0u) {
-            base += (rest % pu(2u + k)) * pu(8u + k);
+        if (pu(14u + k) == reduced) {
+            off += (rest % pu(2u + k)) * pu(8u + k);
             rest = rest / pu(2u + k);
         }
     }
+    return off;
+}
+
+fn item(t: u32) {
+    // Offset of the first input element of this output: kept dims from t, reduced dims at 0.
+    let base = offset_over(t, 0u);
     let R = pu(1u);
     var acc = 0.0;
     if (OP == 2u) {
@@ -33,16 +31,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         acc = 1.0;
     }
     for (var r = 0u; r < R; r++) {
-        var off = base;
-        var q = r;
-        for (var d = 5i; d >= 0i; d--) {
-            let k = u32(d);
-            if (pu(14u + k) == 1u) {
-                off += (q % pu(2u + k)) * pu(8u + k);
-                q = q / pu(2u + k);
-            }
-        }
-        let v = X[off];
+        let v = X[base + offset_over(r, 1u)];
         switch OP {
             case 2u: { acc = select(acc, v, v > acc); }
             case 3u: { acc = select(acc, v, v < acc); }

@@ -2,9 +2,6 @@
 // for half-pixel centres; ALIGN = 1 for aligned corners. Params: 0 outputs; 1 N; 2 H; 3 W; 4 C;
 // 5 OH; 6 OW; 7 height scale (f32 bits); 8 width scale (f32 bits).
 
-@group(0) @binding(1) var<storage, read> X: array<f32>;
-@group(0) @binding(2) var<storage, read_write> O: array<f32>;
-
 override MODE: u32 = 0u;
 override HALF: u32 = 0u;
 override ALIGN: u32 = 0u;
@@ -24,18 +21,10 @@ fn nearest(v: u32, scale: f32, size: u32) -> u32 {
     return u32(r);
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let t = linear(gid, groups);
-    if (t >= pu(0u)) {
-        return;
-    }
+fn item(t: u32) {
     let H = pu(2u);
     let Wd = pu(3u);
-    let C = pu(4u);
-    let OH = pu(5u);
-    let OW = pu(6u);
-    let pos = nhwc(t, OH, OW, C);
+    let pos = out_pos(t, pu(4u));
     let n = pos.x;
     let oy = pos.y;
     let ox = pos.z;
@@ -45,7 +34,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (MODE == 1u) {
         let y = nearest(oy, hs, H);
         let x = nearest(ox, ws, Wd);
-        O[t] = X[((n * H + y) * Wd + x) * C + c];
+        O[t] = X[in_pixel(n, y, x) + c];
         return;
     }
     var iy = f32(oy) * hs;
@@ -60,10 +49,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let x1 = min(i32(ceil(ix)), i32(Wd) - 1i);
     let dy = iy - f32(y0);
     let dx = ix - f32(x0);
-    let base = n * H;
-    let v00 = X[((base + u32(y0)) * Wd + u32(x0)) * C + c];
-    let v10 = X[((base + u32(y1)) * Wd + u32(x0)) * C + c];
-    let v01 = X[((base + u32(y0)) * Wd + u32(x1)) * C + c];
-    let v11 = X[((base + u32(y1)) * Wd + u32(x1)) * C + c];
+    let v00 = X[in_pixel(n, u32(y0), u32(x0)) + c];
+    let v10 = X[in_pixel(n, u32(y1), u32(x0)) + c];
+    let v01 = X[in_pixel(n, u32(y0), u32(x1)) + c];
+    let v11 = X[in_pixel(n, u32(y1), u32(x1)) + c];
     O[t] = v00 * (1.0 - dy) * (1.0 - dx) + v10 * dy * (1.0 - dx) + v01 * (1.0 - dy) * dx + v11 * dy * dx;
 }

@@ -1,8 +1,5 @@
 // Element-wise unary ops and activations. Params: 0 n; 1 alpha (LeakyRelu, f32 bits).
 
-@group(0) @binding(1) var<storage, read> X: array<f32>;
-@group(0) @binding(2) var<storage, read_write> O: array<f32>;
-
 override OP: u32 = 0u;
 
 // erf with |error| < 1.2e-7 (Numerical Recipes' erfc Chebyshev fit).
@@ -45,11 +42,6 @@ fn apply(x: f32) -> f32 {
     }
 }
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let i = linear(gid, groups);
-    if (i >= pu(0u)) {
-        return;
-    }
+fn item(i: u32) {
     O[i] = apply(X[i]);
 }

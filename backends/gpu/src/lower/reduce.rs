@@ -1,0 +1,74 @@
+//! Reductions: MEAN/SUM/REDUCE_MAX/MIN/PROD over any axes, and SOFTMAX/LOG_SOFTMAX over the last.
+
+use nnrt_core::{OpKind, ReduceOp};
+
+use super::cx::{no_kernel, numel, pad6, strides, u, words, Cx, R};
+use super::{Lowered, Registry};
+
+/// The family's ops.
+pub(super) fn register(r: &mut Registry) {
+    r.op("Mean", reduce);
+    r.op("Sum", reduce);
+    r.op("ReduceMax", reduce);
+    r.op("ReduceMin", reduce);
+    r.op("ReduceProd", reduce);
+    r.op("ReduceAny", reduce);
+    r.op("ReduceAll", reduce);
+    r.op("Softmax", softmax);
+    r.op("LogSoftmax", softmax);
+}
+
+fn reduce(cx: &mut Cx, kind: &OpKind) -> R<Lowered> {
+    let &OpKind::Reduce { op, .. } = kind else { return no_kernel(kind) };
+    let (x, axes, o) = (cx.input(0)?, cx.input(1)?, cx.output()?);
+    cx.expect_f32(x, "the input")?;
+    cx.expect_f32(o, "the output")?;
+    let code = match op {
+        ReduceOp::Mean => 0,
+        ReduceOp::Sum => 1,
+        ReduceOp::Max => 2,
+        ReduceOp::Min => 3,
+        ReduceOp::Prod => 4,
+        ReduceOp::Any | ReduceOp::All => return Err("Any/All work on bools; gpu kernels compute in float32".into()),
+    };
+    let xd = cx.dims(x).to_vec();
+    let rank = xd.len();
+    let d6 = pad6(&xd)?;
+    let mut reduced = [0u32; 6];
+    for a in cx.const_ints(axes, "the axes")? {
+        let a = if a < 0 { a + rank as i64 } else { a };
+        if a < 0 || a >= rank as i64 {
+            return Err(format!("axis {a} is out of range for rank {rank}"));
+        }
+        reduced[6 - rank + a as usize] = 1;
+    }
+    let r: usize = (0..6).filter(|&i| reduced[i] == 1).map(|i| d6[i]).product();
+    let outs = numel(&xd) / r.max(1);
+    if r == 0 {
+        return Err("reducing an empty axis".into());
+    }
+    let s = strides(&d6);
+    let mut params = vec![u(outs)?, u(r)?];
+    params.extend(words(&d6)?);
+    params.extend(words(&s)?);
+    params.extend(reduced);
+    let (xb, ob) = (cx.buf(x)?, cx.buf(o)?);
+    let groups = cx.grid(outs)?;
+    Ok(Lowered::Dispatches(vec![cx.dispatch("reduce", vec![("OP", code)], params, vec![xb, ob], groups)?]))
+}
+
+fn softmax(cx: &mut Cx, kind: &OpKind) -> R<Lowered> {
+    let (beta, log) = match *kind {
+        OpKind::Softmax { beta } => (beta, false),
+        OpKind::LogSoftmax => (1.0, true),
+        _ => return no_kernel(kind),
+    };
+    let (x, o) = cx.f32_in_out()?;
+    let xd = cx.dims(x).to_vec();
+    let len = *xd.last().ok_or("softmax of a scalar")?;
+    let rows = numel(&xd) / len.max(1);
+    let (xb, ob) = (cx.buf(x)?, cx.buf(o)?);
+    let groups = cx.grid(rows)?;
+    let params = vec![u(rows)?, u(len)?, beta.to_bits()];
+    Ok(Lowered::Dispatches(vec![cx.dispatch("softmax", vec![("LOG", u32::from(log))], params, vec![xb, ob], groups)?]))
+}
