@@ -28,6 +28,7 @@ mod ids;
 pub mod infer;
 mod op;
 mod operand;
+pub mod ops;
 pub mod partition;
 pub mod passes;
 mod plan;
