@@ -334,16 +334,8 @@ impl OpKind {
             OpKind::Softmax { .. } | OpKind::LogSoftmax | OpKind::L2Normalization { .. } | OpKind::LocalResponseNorm(_) => Family::Normalize,
             OpKind::Reduce { .. } | OpKind::ArgMinMax { .. } | OpKind::Cumsum { .. } | OpKind::TopKV2 => Family::Reduce,
             OpKind::Concatenation { .. } | OpKind::Reshape { .. } | OpKind::Transpose | OpKind::Pad | OpKind::MirrorPad(_) => Family::Data,
-            OpKind::Split { .. }
-            | OpKind::SplitV { .. }
-            | OpKind::Pack { .. }
-            | OpKind::Unpack { .. }
-            | OpKind::Squeeze { .. }
-            | OpKind::ExpandDims
-            | OpKind::Gather { .. }
-            | OpKind::GatherNd
-            | OpKind::Tile
-            | OpKind::ReverseV2 => Family::Movement,
+            OpKind::Split { .. } | OpKind::SplitV { .. } | OpKind::Pack { .. } | OpKind::Unpack { .. } | OpKind::Squeeze { .. } => Family::Movement,
+            OpKind::ExpandDims | OpKind::Gather { .. } | OpKind::GatherNd | OpKind::Tile | OpKind::ReverseV2 => Family::Movement,
             OpKind::Slice | OpKind::StridedSlice(_) => Family::Slice,
             OpKind::Fill | OpKind::Range | OpKind::Shape | OpKind::Rank | OpKind::ZerosLike | OpKind::OnesLike | OpKind::OneHot { .. } => {
                 Family::Generate
@@ -351,12 +343,8 @@ impl OpKind {
             OpKind::AddN | OpKind::Atan2 | OpKind::Bitwise(_) | OpKind::Bucketize { .. } | OpKind::BroadcastTo | OpKind::BroadcastArgs => {
                 Family::Arith
             }
-            OpKind::ScatterNd
-            | OpKind::SparseToDense { .. }
-            | OpKind::DynamicUpdateSlice
-            | OpKind::EmbeddingLookup
-            | OpKind::SegmentSum
-            | OpKind::UnsortedSegment(_) => Family::Scatter,
+            OpKind::ScatterNd | OpKind::SparseToDense { .. } | OpKind::DynamicUpdateSlice => Family::Scatter,
+            OpKind::EmbeddingLookup | OpKind::SegmentSum | OpKind::UnsortedSegment(_) => Family::Scatter,
             OpKind::Where | OpKind::Unique | OpKind::NonMaxSuppression { .. } => Family::Select,
             OpKind::MatrixDiag | OpKind::MatrixSetDiag | OpKind::ReverseSequence { .. } => Family::Matrix,
             OpKind::UnidirectionalSequenceLstm(_) | OpKind::BidirectionalSequenceLstm(_) => Family::Lstm,
@@ -369,7 +357,13 @@ impl OpKind {
 
     /// The op's name as users spell it in `OP_BACKEND_<Name>` and as errors print it.
     pub fn name(&self) -> &str {
-        (self.family().rules().spec)(self).map_or(crate::ops::UNLISTED, |s| s.name)
+        self.spec().map_or(crate::ops::UNLISTED, |s| s.name)
+    }
+
+    /// The op's name, arity and shape rule, from its family's list (`None` only if that list
+    /// and [`OpKind::family`] disagree, a bug inside nnrt).
+    pub(crate) fn spec(&self) -> Option<crate::ops::Spec<'_>> {
+        (self.family().ops())(self)
     }
 }
 

@@ -94,7 +94,7 @@ pub fn validate(g: &Subgraph) -> Result<(), CompileError> {
                 return Err(CompileError::BadOperandIndex { op: id, kind: kind(), operand, count });
             }
         }
-        let Some(spec) = (op.kind.family().rules().spec)(&op.kind) else {
+        let Some(spec) = op.kind.spec() else {
             return Err(CompileError::InvalidOp { op: id, kind: kind(), reason: format!("internal error: the {:?} family does not list this op", op.kind.family()) });
         };
         let (min, max, outs) = (spec.min_inputs, spec.max_inputs, spec.outputs);

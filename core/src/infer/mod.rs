@@ -37,7 +37,7 @@ pub fn infer_op_at_run(g: &Subgraph, id: OpId, arena: &TensorArena) -> Result<(V
 
 /// The op's rule, found through its family.
 fn rule(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    (cx.op.kind.family().rules().infer)(cx)
+    cx.op.kind.spec().ok_or_else(|| cx.unlisted())?.infer(cx)
 }
 
 /// Every operand's dims after prepare-time inference. Dynamic operands (shapes that depend on

@@ -1,26 +1,22 @@
 //! Element-wise and broadcasting builtins added after the first op set: ADD_N, ATAN2,
 //! BITWISE_XOR / RIGHT_SHIFT, BUCKETIZE, BROADCAST_TO, BROADCAST_ARGS.
 
-use super::{fixed, one, spec, Rules, Spec};
+use super::Shapes::One;
+use super::{fixed, spec, Spec};
 use crate::infer::Cx;
 use crate::shape::fmt_dims;
 use crate::{CompileError, DType, OpKind};
 
-/// Input slot of the values (ADD_N's first addend, BUCKETIZE's values, BROADCAST_TO's input).
-pub const INPUT: usize = 0;
-/// Input slot of BROADCAST_TO's 1-D target shape.
-pub const SHAPE: usize = 1;
-/// Input slot of a bitwise op's left operand, or BROADCAST_ARGS's first shape.
-pub const LHS: usize = 0;
-/// Input slot of a bitwise op's right operand, or BROADCAST_ARGS's second shape.
-pub const RHS: usize = 1;
+slots!(
+    INPUT = 0: "Input slot of the values (ADD_N's first addend, BUCKETIZE's values, BROADCAST_TO's input).",
+    SHAPE = 1: "Input slot of BROADCAST_TO's 1-D target shape.",
+    LHS = 0: "Input slot of a bitwise op's left operand, or BROADCAST_ARGS's first shape.",
+    RHS = 1: "Input slot of a bitwise op's right operand, or BROADCAST_ARGS's second shape."
+);
 
-/// Input slots of ATAN2.
-pub mod atan2 {
-    /// The ordinate.
-    pub const Y: usize = 0;
-    /// The abscissa.
-    pub const X: usize = 1;
+slots! {
+    /// Input slots of ATAN2.
+    mod atan2: Y = 0: "The ordinate.", X = 1: "The abscissa.";
 }
 
 /// Bitwise binary ops on integers (NumPy broadcasting).
@@ -32,31 +28,18 @@ pub enum BitwiseOp {
     RightShift,
 }
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
-        OpKind::AddN => spec("AddN", 2, None, Some(1)),
-        OpKind::Atan2 => fixed("Atan2", 2, 1),
-        OpKind::Bitwise(BitwiseOp::Xor) => fixed("BitwiseXor", 2, 1),
-        OpKind::Bitwise(BitwiseOp::RightShift) => fixed("RightShift", 2, 1),
-        OpKind::Bucketize { .. } => fixed("Bucketize", 1, 1),
-        OpKind::BroadcastTo => fixed("BroadcastTo", 2, 1),
-        OpKind::BroadcastArgs => fixed("BroadcastArgs", 2, 1),
+        OpKind::AddN => spec("AddN", 2, None, Some(1), One(add_n)),
+        OpKind::Atan2 => fixed("Atan2", 2, 1, One(atan2)),
+        OpKind::Bitwise(BitwiseOp::Xor) => fixed("BitwiseXor", 2, 1, One(bitwise)),
+        OpKind::Bitwise(BitwiseOp::RightShift) => fixed("RightShift", 2, 1, One(bitwise)),
+        OpKind::Bucketize { .. } => fixed("Bucketize", 1, 1, One(bucketize)),
+        OpKind::BroadcastTo => fixed("BroadcastTo", 2, 1, One(broadcast_to)),
+        OpKind::BroadcastArgs => fixed("BroadcastArgs", 2, 1, One(broadcast_args)),
         _ => return None,
     })
-}
-
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::AddN => one(add_n(cx)),
-        OpKind::Atan2 => one(atan2(cx)),
-        OpKind::Bitwise(_) => one(bitwise(cx)),
-        OpKind::Bucketize { boundaries } => one(bucketize(cx, boundaries)),
-        OpKind::BroadcastTo => one(broadcast_to(cx)),
-        OpKind::BroadcastArgs => one(broadcast_args(cx)),
-        _ => Err(cx.unlisted()),
-    }
 }
 
 /// Checks that output 0 has the type of input `i`.
@@ -110,7 +93,8 @@ fn bitwise(cx: &Cx) -> Result<Vec<usize>, CompileError> {
 }
 
 /// BUCKETIZE: int32 bucket indices of float32 / int32 / int64 values; boundaries sorted.
-fn bucketize(cx: &Cx, boundaries: &[f32]) -> Result<Vec<usize>, CompileError> {
+fn bucketize(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::Bucketize { boundaries } = &cx.op.kind else { return Err(cx.unlisted()) };
     cx.expect_dtype(INPUT, &[DType::F32, DType::I32, DType::I64])?;
     cx.expect_out_dtype(0, DType::I32)?;
     if let Some(w) = boundaries.windows(2).find(|w| w[1] < w[0]) {

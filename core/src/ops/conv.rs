@@ -1,28 +1,23 @@
 //! Convolutions: CONV_2D, DEPTHWISE_CONV_2D, CONV_3D, TRANSPOSE_CONV, CONV_3D_TRANSPOSE, and
 //! the window rule (output size and padding of one spatial dim) pooling shares.
 
-use super::{one, spec, Activation, Rules, Spec};
+use super::Shapes::One;
+use super::{spec, Activation, Spec};
 use crate::infer::Cx;
 use crate::shape::fmt_dims;
 use crate::{CompileError, DType, OpKind};
 
-/// Input slot of the image (NHWC, or NDHWC for CONV_3D) of CONV_2D, DEPTHWISE_CONV_2D and CONV_3D.
-pub const INPUT: usize = 0;
-/// Input slot of the filter (OHWI; `[1, H, W, C*multiplier]` depthwise; `[D, H, W, I, O]` 3-D).
-pub const FILTER: usize = 1;
-/// Input slot of the optional bias, one value per output channel.
-pub const BIAS: usize = 2;
+slots!(
+    INPUT = 0: "Input slot of the image (NHWC, or NDHWC for CONV_3D) of CONV_2D, DEPTHWISE_CONV_2D and CONV_3D.",
+    FILTER = 1: "Input slot of the filter (OHWI; `[1, H, W, C*multiplier]` depthwise; `[D, H, W, I, O]` 3-D).",
+    BIAS = 2: "Input slot of the optional bias, one value per output channel."
+);
 
-/// Input slots of TRANSPOSE_CONV and CONV_3D_TRANSPOSE.
-pub mod transpose {
-    /// The output shape (int32 values).
-    pub const OUTPUT_SHAPE: usize = 0;
-    /// The filter (`[out_c, kh, kw, in_c]`; 3-D: `[k_d, k_h, k_w, out_c, in_c]`).
-    pub const FILTER: usize = 1;
-    /// The image.
-    pub const INPUT: usize = 2;
-    /// The optional bias.
-    pub const BIAS: usize = 3;
+slots! {
+    /// Input slots of TRANSPOSE_CONV and CONV_3D_TRANSPOSE.
+    mod transpose: OUTPUT_SHAPE = 0: "The output shape (int32 values).",
+        FILTER = 1: "The filter (`[out_c, kh, kw, in_c]`; 3-D: `[k_d, k_h, k_w, out_c, in_c]`).", INPUT = 2: "The image.",
+        BIAS = 3: "The optional bias.";
 }
 
 /// How a windowed op pads its input.
@@ -88,28 +83,16 @@ pub struct TransposeConv {
     pub act: Activation,
 }
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
-        OpKind::Conv2D(_) => spec("Conv2D", 2, Some(3), Some(1)),
-        OpKind::Conv3D(_) => spec("Conv3D", 2, Some(3), Some(1)),
-        OpKind::DepthwiseConv2D(_) => spec("DepthwiseConv2D", 2, Some(3), Some(1)),
-        OpKind::TransposeConv(_) => spec("TransposeConv", 3, Some(4), Some(1)),
-        OpKind::Conv3DTranspose(_) => spec("Conv3DTranspose", 3, Some(4), Some(1)),
+        OpKind::Conv2D(_) => spec("Conv2D", 2, Some(3), Some(1), One(conv2d)),
+        OpKind::Conv3D(_) => spec("Conv3D", 2, Some(3), Some(1), One(conv3d)),
+        OpKind::DepthwiseConv2D(_) => spec("DepthwiseConv2D", 2, Some(3), Some(1), One(depthwise)),
+        OpKind::TransposeConv(_) => spec("TransposeConv", 3, Some(4), Some(1), One(transpose_conv)),
+        OpKind::Conv3DTranspose(_) => spec("Conv3DTranspose", 3, Some(4), Some(1), One(conv3d_transpose)),
         _ => return None,
     })
-}
-
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::Conv2D(p) => one(conv2d(cx, p)),
-        OpKind::Conv3D(p) => one(conv3d(cx, p)),
-        OpKind::DepthwiseConv2D(p) => one(depthwise(cx, p)),
-        OpKind::TransposeConv(p) => one(transpose_conv(cx, p)),
-        OpKind::Conv3DTranspose(p) => one(conv3d_transpose(cx, p)),
-        _ => Err(cx.unlisted()),
-    }
 }
 
 /// Output size and padding of one spatial dim of a windowed op.
@@ -164,7 +147,8 @@ pub(super) fn spatial(cx: &Cx, input: &[usize], k: [usize; 2], stride: [usize; 2
     Ok(out)
 }
 
-fn conv2d(cx: &Cx, p: &Conv2D) -> Result<Vec<usize>, CompileError> {
+fn conv2d(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::Conv2D(p) = cx.op.kind else { return Err(cx.unlisted()) };
     let x = cx.expect_rank(INPUT, 4)?;
     let w = cx.expect_rank(FILTER, 4)?;
     // x[3] == 0 would make zero groups: a filter needs at least one input channel to read.
@@ -184,7 +168,8 @@ fn conv2d(cx: &Cx, p: &Conv2D) -> Result<Vec<usize>, CompileError> {
 }
 
 /// CONV_3D: NDHWC input, `[k_d, k_h, k_w, in_c, out_c]` filter whose `in_c` is the input's.
-fn conv3d(cx: &Cx, p: &Conv3D) -> Result<Vec<usize>, CompileError> {
+fn conv3d(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::Conv3D(p) = &cx.op.kind else { return Err(cx.unlisted()) };
     let x = cx.expect_rank(INPUT, 5)?;
     let w = cx.expect_rank(FILTER, 5)?;
     if w[3] != x[4] || w[3] == 0 {
@@ -210,7 +195,8 @@ fn window_3d(cx: &Cx, w: &[usize], p: &Conv3D, size: usize, a: usize) -> Result<
 
 /// CONV_3D_TRANSPOSE: the output shape is input 0's values (`[n, d, h, w, out_c]`); filter
 /// `[k_d, k_h, k_w, out_c, in_c]`; NDHWC input with `in_c` channels; bias per output channel.
-fn conv3d_transpose(cx: &Cx, p: &Conv3D) -> Result<Vec<usize>, CompileError> {
+fn conv3d_transpose(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::Conv3DTranspose(p) = &cx.op.kind else { return Err(cx.unlisted()) };
     use transpose::{BIAS, FILTER, INPUT, OUTPUT_SHAPE};
     cx.expect_dtype(OUTPUT_SHAPE, &[DType::I32, DType::I64])?;
     let shape = cx.const_ints(OUTPUT_SHAPE)?;
@@ -233,7 +219,8 @@ fn conv3d_transpose(cx: &Cx, p: &Conv3D) -> Result<Vec<usize>, CompileError> {
     Ok(out)
 }
 
-fn depthwise(cx: &Cx, p: &DepthwiseConv2D) -> Result<Vec<usize>, CompileError> {
+fn depthwise(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::DepthwiseConv2D(p) = cx.op.kind else { return Err(cx.unlisted()) };
     let x = cx.expect_rank(INPUT, 4)?;
     let w = cx.expect_rank(FILTER, 4)?;
     if w[0] != 1 {
@@ -255,7 +242,8 @@ fn depthwise(cx: &Cx, p: &DepthwiseConv2D) -> Result<Vec<usize>, CompileError> {
 }
 
 /// TRANSPOSE_CONV: the output shape is input 0's values; the filter is `[out_c, kh, kw, in_c]`.
-fn transpose_conv(cx: &Cx, p: &TransposeConv) -> Result<Vec<usize>, CompileError> {
+fn transpose_conv(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::TransposeConv(p) = cx.op.kind else { return Err(cx.unlisted()) };
     use transpose::{BIAS, FILTER, INPUT, OUTPUT_SHAPE};
     cx.expect_dtype(OUTPUT_SHAPE, &[DType::I32, DType::I64])?;
     let shape = cx.const_ints(OUTPUT_SHAPE)?;

@@ -1,36 +1,33 @@
 //! Element type conversions, which keep the shape: CAST, QUANTIZE, DEQUANTIZE, FAKE_QUANT.
 
-use super::{fixed, one, Rules, Spec};
+use super::Shapes::One;
+use super::{fixed, Spec};
 use crate::infer::Cx;
 use crate::{CompileError, DType, OpKind};
 
-/// Input slot of the values converted.
-pub const INPUT: usize = 0;
+slots!(INPUT = 0: "Input slot of the values converted.");
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     let name = match kind {
         OpKind::Cast => "Cast",
         OpKind::Quantize => "Quantize",
         OpKind::Dequantize => "Dequantize",
-        OpKind::FakeQuant { .. } => "FakeQuant",
+        OpKind::FakeQuant { .. } => return Some(fixed("FakeQuant", 1, 1, One(fake_quant))),
         _ => return None,
     };
-    Some(fixed(name, 1, 1))
+    Some(fixed(name, 1, 1, One(same_shape)))
 }
 
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::Cast | OpKind::Quantize | OpKind::Dequantize => one(Ok(cx.input(INPUT)?.to_vec())),
-        OpKind::FakeQuant { min, max, num_bits, narrow_range } => one(fake_quant(cx, *min, *max, *num_bits, *narrow_range)),
-        _ => Err(cx.unlisted()),
-    }
+/// CAST, QUANTIZE and DEQUANTIZE keep the shape.
+fn same_shape(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    Ok(cx.input(INPUT)?.to_vec())
 }
 
 /// FAKE_QUANT: float32 in and out, a range `min < max` and 2 to 16 bits (TFLite's limits). Like
 /// TFLite, a narrow range is refused: it only applies to weights, which converters fold.
-fn fake_quant(cx: &Cx, min: f32, max: f32, num_bits: u32, narrow_range: bool) -> Result<Vec<usize>, CompileError> {
+fn fake_quant(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::FakeQuant { min, max, num_bits, narrow_range } = cx.op.kind else { return Err(cx.unlisted()) };
     cx.expect_dtype(INPUT, &[DType::F32])?;
     cx.expect_out_dtype(0, DType::F32)?;
     if narrow_range {

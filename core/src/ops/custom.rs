@@ -2,22 +2,15 @@
 //! their custom code. Their output shapes come from the backend that runs them (see
 //! [`crate::Backend::output_shapes`]); without one, from the shapes the model declares.
 
-use super::{spec, Rules, Spec};
-use crate::infer::Cx;
-use crate::{CompileError, OpKind};
+use super::Shapes::Many;
+use super::{spec, Spec};
+use crate::OpKind;
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's op: its custom name, any number of inputs and outputs, the declared shapes.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     match kind {
-        OpKind::Custom { name, .. } => Some(spec(name, 0, None, None)),
+        OpKind::Custom { name, .. } => Some(spec(name, 0, None, None, Many(|cx| cx.declared_outputs()))),
         _ => None,
     }
 }
 
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::Custom { .. } => cx.declared_outputs(),
-        _ => Err(cx.unlisted()),
-    }
-}

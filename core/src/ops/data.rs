@@ -1,20 +1,16 @@
 //! Ops that rearrange a whole tensor: CONCATENATION, RESHAPE, TRANSPOSE, PAD, MIRROR_PAD.
 
-use super::{fixed, one, spec, Rules, Spec};
+use super::Shapes::One;
+use super::{fixed, spec, Spec};
 use crate::infer::Cx;
 use crate::shape::{fmt_dims, num_elements};
 use crate::{CompileError, OpKind};
 
-/// Input slot of the data (the first of CONCATENATION's inputs).
-pub const INPUT: usize = 0;
-/// Input slot of RESHAPE's optional 1-D target shape.
-pub const SHAPE: usize = 1;
-/// Input slot of TRANSPOSE's permutation.
-pub const PERM: usize = 1;
-/// Input slot of PAD's and MIRROR_PAD's `[rank, 2]` paddings.
-pub const PADDINGS: usize = 1;
-/// Input slot of PAD's optional pad value.
-pub const PAD_VALUE: usize = 2;
+slots!(
+    INPUT = 0: "Input slot of the data (the first of CONCATENATION's inputs).", SHAPE = 1: "Input slot of RESHAPE's optional 1-D target shape.",
+    PERM = 1: "Input slot of TRANSPOSE's permutation.", PADDINGS = 1: "Input slot of PAD's and MIRROR_PAD's `[rank, 2]` paddings.",
+    PAD_VALUE = 2: "Input slot of PAD's optional pad value."
+);
 
 /// How MIRROR_PAD mirrors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -25,32 +21,21 @@ pub enum MirrorMode {
     Symmetric,
 }
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
-        OpKind::Concatenation { .. } => spec("Concatenation", 1, None, Some(1)),
-        OpKind::Reshape { .. } => spec("Reshape", 1, Some(2), Some(1)),
-        OpKind::Transpose => fixed("Transpose", 2, 1),
-        OpKind::Pad => spec("Pad", 2, Some(3), Some(1)),
-        OpKind::MirrorPad(_) => fixed("MirrorPad", 2, 1),
+        OpKind::Concatenation { .. } => spec("Concatenation", 1, None, Some(1), One(concat)),
+        OpKind::Reshape { .. } => spec("Reshape", 1, Some(2), Some(1), One(reshape)),
+        OpKind::Transpose => fixed("Transpose", 2, 1, One(transpose)),
+        OpKind::Pad => spec("Pad", 2, Some(3), Some(1), One(pad)),
+        OpKind::MirrorPad(_) => fixed("MirrorPad", 2, 1, One(pad)),
         _ => return None,
     })
 }
 
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::Concatenation { axis, .. } => one(concat(cx, *axis)),
-        OpKind::Reshape { new_shape } => one(reshape(cx, new_shape.as_deref())),
-        OpKind::Transpose => one(transpose(cx)),
-        OpKind::Pad => one(pad(cx, None)),
-        OpKind::MirrorPad(m) => one(pad(cx, Some(*m))),
-        _ => Err(cx.unlisted()),
-    }
-}
-
 /// CONCATENATION joins inputs of one type that agree outside the axis.
-fn concat(cx: &Cx, axis: i32) -> Result<Vec<usize>, CompileError> {
+fn concat(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::Concatenation { axis, .. } = cx.op.kind else { return Err(cx.unlisted()) };
     let first = cx.input(INPUT)?;
     let t0 = cx.dtype(INPUT)?;
     let axis = cx.axis(axis as i64, first.len())?;
@@ -74,7 +59,9 @@ fn concat(cx: &Cx, axis: i32) -> Result<Vec<usize>, CompileError> {
 }
 
 /// RESHAPE keeps the element count; one target dim may be -1.
-fn reshape(cx: &Cx, new_shape: Option<&[i32]>) -> Result<Vec<usize>, CompileError> {
+fn reshape(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::Reshape { new_shape } = &cx.op.kind else { return Err(cx.unlisted()) };
+    let new_shape = new_shape.as_deref();
     let x = cx.input(INPUT)?;
     let total = num_elements(x).ok_or_else(|| cx.input_err(INPUT, "too many elements"))?;
     // TFLite takes the target from the 1-D shape input when there is one, else from the options.
@@ -138,9 +125,14 @@ fn transpose(cx: &Cx) -> Result<Vec<usize>, CompileError> {
     Ok(out)
 }
 
-/// PAD and MIRROR_PAD (`mode` set) add the paddings to each dim; a mirror reaches at most the
+/// PAD and MIRROR_PAD (a mirror `mode`) add the paddings to each dim; a mirror reaches at most the
 /// dim's size (less one for REFLECT).
-fn pad(cx: &Cx, mode: Option<MirrorMode>) -> Result<Vec<usize>, CompileError> {
+fn pad(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let mode = match cx.op.kind {
+        OpKind::Pad => None,
+        OpKind::MirrorPad(m) => Some(m),
+        _ => return Err(cx.unlisted()),
+    };
     let x = cx.input(INPUT)?;
     let pads = cx.const_ints(PADDINGS)?;
     let ps = cx.input(PADDINGS)?;

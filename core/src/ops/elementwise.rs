@@ -1,18 +1,14 @@
 //! Element-wise ops: broadcasting binary ops (ADD, MUL, …), unary ops and parameterless
 //! activations (RELU, EXP, …), PRELU.
 
-use super::{fixed, one, Rules, Spec};
+use super::Shapes::One;
+use super::{fixed, Spec};
 use crate::infer::Cx;
 use crate::{CompileError, DType, OpKind};
 
-/// Input slot of a unary op's operand and of PRELU's input.
-pub const INPUT: usize = 0;
-/// Input slot of a binary op's left operand.
-pub const LHS: usize = 0;
-/// Input slot of a binary op's right operand.
-pub const RHS: usize = 1;
-/// Input slot of PRELU's slopes, broadcast against the input.
-pub const ALPHA: usize = 1;
+slots!(INPUT = 0: "Input slot of a unary op's operand and of PRELU's input.");
+slots!(LHS = 0: "Input slot of a binary op's left operand.", RHS = 1: "Input slot of a binary op's right operand.");
+slots!(ALPHA = 1: "Input slot of PRELU's slopes, broadcast against the input.");
 
 /// Element-wise binary operations (NumPy broadcasting).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -95,13 +91,12 @@ pub enum UnaryOp {
     LogicalNot,
 }
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
-        OpKind::Binary { op, .. } => fixed(binary_name(*op), 2, 1),
-        OpKind::Unary(u) => fixed(unary_name(*u), 1, 1),
-        OpKind::Prelu => fixed("Prelu", 2, 1),
+        OpKind::Binary { op, .. } => fixed(binary_name(*op), 2, 1, One(binary)),
+        OpKind::Unary(u) => fixed(unary_name(*u), 1, 1, One(unary)),
+        OpKind::Prelu => fixed("Prelu", 2, 1, One(prelu)),
         _ => return None,
     })
 }
@@ -150,15 +145,6 @@ fn unary_name(op: UnaryOp) -> &'static str {
     }
 }
 
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::Binary { .. } => one(binary(cx)),
-        OpKind::Unary(u) => one(unary(cx, *u)),
-        OpKind::Prelu => one(prelu(cx)),
-        _ => Err(cx.unlisted()),
-    }
-}
-
 /// NumPy broadcasting of two shapes (right-aligned; a dim of 1 stretches). `None` if incompatible.
 pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     let rank = a.len().max(b.len());
@@ -197,7 +183,8 @@ fn prelu(cx: &Cx) -> Result<Vec<usize>, CompileError> {
 }
 
 /// Unary ops keep the shape; the output type must be the input's (bool for LOGICAL_NOT).
-fn unary(cx: &Cx, op: UnaryOp) -> Result<Vec<usize>, CompileError> {
+fn unary(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::Unary(op) = cx.op.kind else { return Err(cx.unlisted()) };
     let t = cx.dtype(INPUT)?;
     if op == UnaryOp::LogicalNot {
         cx.expect_dtype(INPUT, &[DType::Bool])?;

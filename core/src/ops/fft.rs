@@ -1,33 +1,23 @@
 //! Fourier transforms and complex numbers: RFFT2D, COMPLEX_ABS, REAL, IMAG.
 
-use super::{fixed, one, Rules, Spec};
+use super::Shapes::One;
+use super::{fixed, Spec};
 use crate::infer::Cx;
 use crate::shape::fmt_dims;
 use crate::{CompileError, DType, OpKind};
 
-/// Input slot of the values transformed (or taken apart).
-pub const INPUT: usize = 0;
-/// Input slot of RFFT2D's int32 `[fft_h, fft_w]`.
-pub const FFT_LENGTH: usize = 1;
+slots!(INPUT = 0: "Input slot of the values transformed (or taken apart).", FFT_LENGTH = 1: "Input slot of RFFT2D's int32 `[fft_h, fft_w]`.");
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
-    Some(match kind {
-        OpKind::Rfft2d => fixed("Rfft2d", 2, 1),
-        OpKind::ComplexAbs => fixed("ComplexAbs", 1, 1),
-        OpKind::Real => fixed("Real", 1, 1),
-        OpKind::Imag => fixed("Imag", 1, 1),
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
+    let part = match kind {
+        OpKind::Rfft2d => return Some(fixed("Rfft2d", 2, 1, One(rfft2d))),
+        OpKind::ComplexAbs => "ComplexAbs",
+        OpKind::Real => "Real",
+        OpKind::Imag => "Imag",
         _ => return None,
-    })
-}
-
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::Rfft2d => one(rfft2d(cx)),
-        OpKind::ComplexAbs | OpKind::Real | OpKind::Imag => one(complex_part(cx)),
-        _ => Err(cx.unlisted()),
-    }
+    };
+    Some(fixed(part, 1, 1, One(complex_part)))
 }
 
 /// RFFT2D: float32 input of rank >= 2, constant int32 `[fft_h, fft_w]` (powers of two, as

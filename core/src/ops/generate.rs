@@ -2,69 +2,36 @@
 //! ONE_HOT. Where the output shape depends on a tensor's values, a computed tensor makes the
 //! output dynamic.
 
-use super::{fixed, one, Rules, Spec};
+use super::Shapes::One;
+use super::{fixed, Spec};
 use crate::infer::Cx;
 use crate::shape::fmt_dims;
 use crate::{CompileError, DType, OpKind};
 
-/// Input slot of the tensor SHAPE, RANK, ZEROS_LIKE and ONES_LIKE describe.
-pub const INPUT: usize = 0;
+slots!(INPUT = 0: "Input slot of the tensor SHAPE, RANK, ZEROS_LIKE and ONES_LIKE describe.");
 
-/// Input slots of FILL.
-pub mod fill {
-    /// The output's dims (1-D int32 / int64).
-    pub const DIMS: usize = 0;
-    /// The scalar value.
-    pub const VALUE: usize = 1;
+slots! {
+    /// Input slots of FILL.
+    mod fill: DIMS = 0: "The output's dims (1-D int32 / int64).", VALUE = 1: "The scalar value.";
+    /// Input slots of RANGE (scalars of one type).
+    mod range: START = 0: "The first value.", LIMIT = 1: "The bound, not included.", DELTA = 2: "The step.";
+    /// Input slots of ONE_HOT.
+    mod one_hot: INDICES = 0: "The indices.", DEPTH = 1: "The size of the new dim (a constant scalar).", ON_VALUE = 2: "The value at each index.",
+        OFF_VALUE = 3: "The value elsewhere.";
 }
 
-/// Input slots of RANGE (scalars of one type).
-pub mod range {
-    /// The first value.
-    pub const START: usize = 0;
-    /// The bound, not included.
-    pub const LIMIT: usize = 1;
-    /// The step.
-    pub const DELTA: usize = 2;
-}
-
-/// Input slots of ONE_HOT.
-pub mod one_hot {
-    /// The indices.
-    pub const INDICES: usize = 0;
-    /// The size of the new dim (a constant scalar).
-    pub const DEPTH: usize = 1;
-    /// The value at each index.
-    pub const ON_VALUE: usize = 2;
-    /// The value elsewhere.
-    pub const OFF_VALUE: usize = 3;
-}
-
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
-        OpKind::Fill => fixed("Fill", 2, 1),
-        OpKind::Range => fixed("Range", 3, 1),
-        OpKind::Shape => fixed("Shape", 1, 1),
-        OpKind::Rank => fixed("Rank", 1, 1),
-        OpKind::ZerosLike => fixed("ZerosLike", 1, 1),
-        OpKind::OnesLike => fixed("OnesLike", 1, 1),
-        OpKind::OneHot { .. } => fixed("OneHot", 4, 1),
+        OpKind::Fill => fixed("Fill", 2, 1, One(fill)),
+        OpKind::Range => fixed("Range", 3, 1, One(range)),
+        OpKind::Shape => fixed("Shape", 1, 1, One(shape)),
+        OpKind::Rank => fixed("Rank", 1, 1, One(rank)),
+        OpKind::ZerosLike => fixed("ZerosLike", 1, 1, One(like)),
+        OpKind::OnesLike => fixed("OnesLike", 1, 1, One(like)),
+        OpKind::OneHot { .. } => fixed("OneHot", 4, 1, One(one_hot)),
         _ => return None,
     })
-}
-
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::Fill => one(fill(cx)),
-        OpKind::Range => one(range(cx)),
-        OpKind::Shape => one(shape(cx)),
-        OpKind::Rank => one(rank(cx)),
-        OpKind::ZerosLike | OpKind::OnesLike => one(like(cx)),
-        OpKind::OneHot { axis } => one(one_hot(cx, *axis)),
-        _ => Err(cx.unlisted()),
-    }
 }
 
 /// FILL: the dims in input 0 (checked >= 0), of the scalar value's type.
@@ -144,7 +111,8 @@ fn like(cx: &Cx) -> Result<Vec<usize>, CompileError> {
 
 /// ONE_HOT: inputs indices, depth (constant scalar), on value, off value; the new dim of size
 /// depth goes at `axis` (-1: last).
-fn one_hot(cx: &Cx, axis: i32) -> Result<Vec<usize>, CompileError> {
+fn one_hot(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::OneHot { axis } = cx.op.kind else { return Err(cx.unlisted()) };
     use one_hot::{DEPTH, INDICES, OFF_VALUE, ON_VALUE};
     let idx = cx.input(INDICES)?;
     cx.expect_dtype(INDICES, &[DType::I32, DType::I64, DType::U8, DType::I8])?;

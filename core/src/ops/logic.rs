@@ -1,23 +1,16 @@
 //! Comparisons (EQUAL, LESS, …), LOGICAL_AND / LOGICAL_OR, and SELECT / SELECT_V2.
 
-use super::{fixed, one, Rules, Spec};
+use super::Shapes::One;
+use super::{fixed, Spec};
 use crate::infer::Cx;
 use crate::shape::fmt_dims;
 use crate::{CompileError, DType, OpKind};
 
-/// Input slot of a comparison's or logical op's left operand.
-pub const LHS: usize = 0;
-/// Input slot of a comparison's or logical op's right operand.
-pub const RHS: usize = 1;
+slots!(LHS = 0: "Input slot of a comparison's or logical op's left operand.", RHS = 1: "Input slot of a comparison's or logical op's right operand.");
 
-/// Input slots of SELECT and SELECT_V2.
-pub mod select {
-    /// The bool condition.
-    pub const CONDITION: usize = 0;
-    /// Values where the condition holds.
-    pub const X: usize = 1;
-    /// Values where it does not.
-    pub const Y: usize = 2;
+slots! {
+    /// Input slots of SELECT and SELECT_V2.
+    mod select: CONDITION = 0: "The bool condition.", X = 1: "Values where the condition holds.", Y = 2: "Values where it does not.";
 }
 
 /// Element-wise comparisons (NumPy broadcasting), producing bools.
@@ -46,9 +39,8 @@ pub enum LogicalOp {
     Or,
 }
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     let name = match kind {
         OpKind::Compare(c) => match c {
             CompareOp::Equal => "Equal",
@@ -58,22 +50,13 @@ fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
             CompareOp::Greater => "Greater",
             CompareOp::GreaterEqual => "GreaterEqual",
         },
-        OpKind::Logical(LogicalOp::And) => "LogicalAnd",
-        OpKind::Logical(LogicalOp::Or) => "LogicalOr",
-        OpKind::Select { v2: false } => return Some(fixed("Select", 3, 1)),
-        OpKind::Select { v2: true } => return Some(fixed("SelectV2", 3, 1)),
+        OpKind::Logical(LogicalOp::And) => return Some(fixed("LogicalAnd", 2, 1, One(logical))),
+        OpKind::Logical(LogicalOp::Or) => return Some(fixed("LogicalOr", 2, 1, One(logical))),
+        OpKind::Select { v2: false } => return Some(fixed("Select", 3, 1, One(select))),
+        OpKind::Select { v2: true } => return Some(fixed("SelectV2", 3, 1, One(select))),
         _ => return None,
     };
-    Some(fixed(name, 2, 1))
-}
-
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::Compare(_) => one(compare(cx)),
-        OpKind::Logical(_) => one(logical(cx)),
-        OpKind::Select { v2 } => one(select(cx, *v2)),
-        _ => Err(cx.unlisted()),
-    }
+    Some(fixed(name, 2, 1, One(compare)))
 }
 
 /// Comparisons take two operands of one type and write bools.
@@ -96,7 +79,8 @@ fn logical(cx: &Cx) -> Result<Vec<usize>, CompileError> {
 
 /// SELECT needs equal shapes, or a rank-1 condition that picks rows of x/y; SELECT_V2
 /// broadcasts condition, x and y together.
-fn select(cx: &Cx, v2: bool) -> Result<Vec<usize>, CompileError> {
+fn select(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::Select { v2 } = cx.op.kind else { return Err(cx.unlisted()) };
     use select::{CONDITION, X, Y};
     cx.expect_dtype(CONDITION, &[DType::Bool])?;
     let (tx, ty) = (cx.dtype(X)?, cx.dtype(Y)?);

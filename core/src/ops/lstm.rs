@@ -2,86 +2,39 @@
 //! sizes they agree on) and BIDIRECTIONAL_SEQUENCE_LSTM (two of them over one sequence).
 
 use super::rnn::{all_f32, check_act};
-use super::{one, spec, Activation, Rules, Spec};
+use super::Shapes::{Many, One};
+use super::{spec, Activation, Spec};
 use crate::infer::Cx;
 use crate::shape::fmt_dims;
 use crate::{CompileError, DType, OpKind};
 
-/// Input slots of UNIDIRECTIONAL_SEQUENCE_LSTM (TFLite's order; optional ones may be absent).
-pub mod sequence {
-    /// The input sequence `[batch, time, features]` (time-major: `[time, batch, features]`).
-    pub const INPUT: usize = 0;
-    /// Input-to-input-gate weights (absent with coupled input and forget gates).
-    pub const INPUT_TO_INPUT_WEIGHTS: usize = 1;
-    /// Input-to-forget-gate weights.
-    pub const INPUT_TO_FORGET_WEIGHTS: usize = 2;
-    /// Input-to-cell weights.
-    pub const INPUT_TO_CELL_WEIGHTS: usize = 3;
-    /// Input-to-output-gate weights.
-    pub const INPUT_TO_OUTPUT_WEIGHTS: usize = 4;
-    /// Recurrent-to-input-gate weights (absent with coupled gates).
-    pub const RECURRENT_TO_INPUT_WEIGHTS: usize = 5;
-    /// Recurrent-to-forget-gate weights.
-    pub const RECURRENT_TO_FORGET_WEIGHTS: usize = 6;
-    /// Recurrent-to-cell weights.
-    pub const RECURRENT_TO_CELL_WEIGHTS: usize = 7;
-    /// Recurrent-to-output-gate weights.
-    pub const RECURRENT_TO_OUTPUT_WEIGHTS: usize = 8;
-    /// Peephole weights from the cell to the input gate.
-    pub const CELL_TO_INPUT_WEIGHTS: usize = 9;
-    /// Peephole weights from the cell to the forget gate.
-    pub const CELL_TO_FORGET_WEIGHTS: usize = 10;
-    /// Peephole weights from the cell to the output gate.
-    pub const CELL_TO_OUTPUT_WEIGHTS: usize = 11;
-    /// Input gate bias.
-    pub const INPUT_GATE_BIAS: usize = 12;
-    /// Forget gate bias.
-    pub const FORGET_GATE_BIAS: usize = 13;
-    /// Cell bias.
-    pub const CELL_BIAS: usize = 14;
-    /// Output gate bias.
-    pub const OUTPUT_GATE_BIAS: usize = 15;
-    /// Projection weights.
-    pub const PROJECTION_WEIGHTS: usize = 16;
-    /// Projection bias.
-    pub const PROJECTION_BIAS: usize = 17;
-    /// Output state (a variable tensor).
-    pub const OUTPUT_STATE: usize = 18;
-    /// Cell state (a variable tensor).
-    pub const CELL_STATE: usize = 19;
-    /// Layer-norm coefficients of the input gate.
-    pub const INPUT_LAYER_NORM_WEIGHTS: usize = 20;
-    /// Layer-norm coefficients of the forget gate.
-    pub const FORGET_LAYER_NORM_WEIGHTS: usize = 21;
-    /// Layer-norm coefficients of the cell.
-    pub const CELL_LAYER_NORM_WEIGHTS: usize = 22;
-    /// Layer-norm coefficients of the output gate.
-    pub const OUTPUT_LAYER_NORM_WEIGHTS: usize = 23;
-    /// Number of input slots.
-    pub const COUNT: usize = 24;
-}
-
-/// Input slots of BIDIRECTIONAL_SEQUENCE_LSTM (TFLite's order).
-pub mod bidirectional {
-    /// The input sequence.
-    pub const INPUT: usize = 0;
-    /// First of the forward cell's 17 weights, peepholes, biases and projection (in the order
-    /// of [`super::sequence`]'s slots 1 to 17).
-    pub const FW_WEIGHTS: usize = 1;
-    /// First of the backward cell's 17.
-    pub const BW_WEIGHTS: usize = 18;
-    /// Forward output state (a variable tensor).
-    pub const FW_OUTPUT_STATE: usize = 35;
-    /// Forward cell state.
-    pub const FW_CELL_STATE: usize = 36;
-    /// Backward output state.
-    pub const BW_OUTPUT_STATE: usize = 37;
-    /// Backward cell state.
-    pub const BW_CELL_STATE: usize = 38;
-    /// The auxiliary input (not supported), followed by its forward and backward weights.
-    pub const AUX_INPUT: usize = 39;
-    /// Number of input slots.
-    pub const COUNT: usize = 48;
+slots! {
+    /// Input slots of UNIDIRECTIONAL_SEQUENCE_LSTM (TFLite's order; optional ones may be absent).
+    mod sequence: INPUT = 0: "The input sequence `[batch, time, features]` (time-major: `[time, batch, features]`).",
+        INPUT_TO_INPUT_WEIGHTS = 1: "Input-to-input-gate weights (absent with coupled input and forget gates).",
+        INPUT_TO_FORGET_WEIGHTS = 2: "Input-to-forget-gate weights.", INPUT_TO_CELL_WEIGHTS = 3: "Input-to-cell weights.",
+        INPUT_TO_OUTPUT_WEIGHTS = 4: "Input-to-output-gate weights.",
+        RECURRENT_TO_INPUT_WEIGHTS = 5: "Recurrent-to-input-gate weights (absent with coupled gates).",
+        RECURRENT_TO_FORGET_WEIGHTS = 6: "Recurrent-to-forget-gate weights.", RECURRENT_TO_CELL_WEIGHTS = 7: "Recurrent-to-cell weights.",
+        RECURRENT_TO_OUTPUT_WEIGHTS = 8: "Recurrent-to-output-gate weights.",
+        CELL_TO_INPUT_WEIGHTS = 9: "Peephole weights from the cell to the input gate.",
+        CELL_TO_FORGET_WEIGHTS = 10: "Peephole weights from the cell to the forget gate.",
+        CELL_TO_OUTPUT_WEIGHTS = 11: "Peephole weights from the cell to the output gate.", INPUT_GATE_BIAS = 12: "Input gate bias.",
+        FORGET_GATE_BIAS = 13: "Forget gate bias.", CELL_BIAS = 14: "Cell bias.", OUTPUT_GATE_BIAS = 15: "Output gate bias.",
+        PROJECTION_WEIGHTS = 16: "Projection weights.", PROJECTION_BIAS = 17: "Projection bias.",
+        OUTPUT_STATE = 18: "Output state (a variable tensor).", CELL_STATE = 19: "Cell state (a variable tensor).",
+        INPUT_LAYER_NORM_WEIGHTS = 20: "Layer-norm coefficients of the input gate.",
+        FORGET_LAYER_NORM_WEIGHTS = 21: "Layer-norm coefficients of the forget gate.",
+        CELL_LAYER_NORM_WEIGHTS = 22: "Layer-norm coefficients of the cell.",
+        OUTPUT_LAYER_NORM_WEIGHTS = 23: "Layer-norm coefficients of the output gate.", COUNT = 24: "Number of input slots.";
+    /// Input slots of BIDIRECTIONAL_SEQUENCE_LSTM (TFLite's order).
+    mod bidirectional: INPUT = 0: "The input sequence.",
+        FW_WEIGHTS = 1: "First of the forward cell's 17 weights, peepholes, biases and projection (in the order of [`super::sequence`]'s slots 1 to 17).",
+        BW_WEIGHTS = 18: "First of the backward cell's 17.", FW_OUTPUT_STATE = 35: "Forward output state (a variable tensor).",
+        FW_CELL_STATE = 36: "Forward cell state.", BW_OUTPUT_STATE = 37: "Backward output state.",
+        BW_CELL_STATE = 38: "Backward cell state.",
+        AUX_INPUT = 39: "The auxiliary input (not supported), followed by its forward and backward weights.",
+        COUNT = 48: "Number of input slots.";
 }
 
 /// Parameters of a float LSTM layer over a sequence (TFLite UNIDIRECTIONAL_SEQUENCE_LSTM).
@@ -127,24 +80,15 @@ pub struct BidirectionalLstm {
     pub asymmetric_quantize_inputs: bool,
 }
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
         // Most inputs are optional; which ones must be present is checked by inference.
-        OpKind::UnidirectionalSequenceLstm(_) => spec("UnidirectionalSequenceLstm", 1, Some(sequence::COUNT), Some(1)),
+        OpKind::UnidirectionalSequenceLstm(_) => spec("UnidirectionalSequenceLstm", 1, Some(sequence::COUNT), Some(1), One(sequence_lstm)),
         // merge_outputs decides between one and two outputs.
-        OpKind::BidirectionalSequenceLstm(_) => spec("BidirectionalSequenceLstm", 1, Some(bidirectional::COUNT), None),
+        OpKind::BidirectionalSequenceLstm(_) => spec("BidirectionalSequenceLstm", 1, Some(bidirectional::COUNT), None, Many(bidirectional_lstm)),
         _ => return None,
     })
-}
-
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::UnidirectionalSequenceLstm(p) => one(sequence_lstm(cx, p)),
-        OpKind::BidirectionalSequenceLstm(p) => bidirectional_lstm(cx, p),
-        _ => Err(cx.unlisted()),
-    }
 }
 
 /// Sizes and variant of a sequence LSTM, resolved from its operands' shapes.
@@ -268,7 +212,8 @@ pub fn lstm_dims(shape: &dyn Fn(usize) -> Option<Vec<usize>>, p: &SequenceLstm) 
 }
 
 /// The output of a UNIDIRECTIONAL_SEQUENCE_LSTM: float32, or int8 for the integer (8x8_16) LSTM.
-fn sequence_lstm(cx: &Cx, p: &SequenceLstm) -> Result<Vec<usize>, CompileError> {
+fn sequence_lstm(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::UnidirectionalSequenceLstm(p) = &cx.op.kind else { return Err(cx.unlisted()) };
     let shape = |i: usize| cx.op.input(i).and_then(|_| cx.input(i).ok()).map(<[usize]>::to_vec);
     let d = lstm_dims(&shape, p).map_err(|(i, r)| match i {
         Some(i) => cx.input_err(i, r),
@@ -314,7 +259,8 @@ pub fn bilstm_params(p: &BidirectionalLstm) -> SequenceLstm {
 
 /// BIDIRECTIONAL_SEQUENCE_LSTM: forward output `[.., fw_out]` and backward output `[.., bw_out]`,
 /// or one merged output `[.., fw_out + bw_out]`. The auxiliary input (39-47) is not supported.
-fn bidirectional_lstm(cx: &Cx, p: &BidirectionalLstm) -> Result<Vec<Vec<usize>>, CompileError> {
+fn bidirectional_lstm(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
+    let OpKind::BidirectionalSequenceLstm(p) = &cx.op.kind else { return Err(cx.unlisted()) };
     all_f32(cx, "BIDIRECTIONAL_SEQUENCE_LSTM")?;
     check_act(cx, p.act)?;
     if let Some(i) = (bidirectional::AUX_INPUT..bidirectional::COUNT).find(|&i| cx.op.input(i).is_some()) {

@@ -1,26 +1,17 @@
 //! Matrix products: FULLY_CONNECTED and BATCH_MATMUL.
 
-use super::{fixed, one, spec, Activation, Rules, Spec};
+use super::Shapes::One;
+use super::{fixed, spec, Activation, Spec};
 use crate::infer::Cx;
 use crate::shape::{fmt_dims, num_elements};
 use crate::{CompileError, DType, OpKind};
 
-/// Input slots of FULLY_CONNECTED.
-pub mod fully_connected {
-    /// The input, flattened to rows of the weights' `K` (or `[.., K]` with `keep_num_dims`).
-    pub const INPUT: usize = 0;
-    /// The weights `[N, K]`.
-    pub const WEIGHTS: usize = 1;
-    /// The optional bias `[N]`.
-    pub const BIAS: usize = 2;
-}
-
-/// Input slots of BATCH_MATMUL.
-pub mod batch_matmul {
-    /// The left operand `[..., m, k]`.
-    pub const X: usize = 0;
-    /// The right operand `[..., k, n]`.
-    pub const Y: usize = 1;
+slots! {
+    /// Input slots of FULLY_CONNECTED.
+    mod fully_connected: INPUT = 0: "The input, flattened to rows of the weights' `K` (or `[.., K]` with `keep_num_dims`).",
+        WEIGHTS = 1: "The weights `[N, K]`.", BIAS = 2: "The optional bias `[N]`.";
+    /// Input slots of BATCH_MATMUL.
+    mod batch_matmul: X = 0: "The left operand `[..., m, k]`.", Y = 1: "The right operand `[..., k, n]`.";
 }
 
 /// Parameters of a fully connected layer.
@@ -34,25 +25,18 @@ pub struct FullyConnected {
     pub asymmetric_quantize_inputs: bool,
 }
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
-        OpKind::FullyConnected(_) => spec("FullyConnected", 2, Some(3), Some(1)),
-        OpKind::BatchMatMul { .. } => fixed("BatchMatMul", 2, 1),
+        OpKind::FullyConnected(_) => spec("FullyConnected", 2, Some(3), Some(1), One(fully_connected)),
+        OpKind::BatchMatMul { .. } => fixed("BatchMatMul", 2, 1, One(batch_matmul)),
         _ => return None,
     })
 }
 
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::FullyConnected(p) => one(fully_connected(cx, p)),
-        OpKind::BatchMatMul { adj_x, adj_y } => one(batch_matmul(cx, *adj_x, *adj_y)),
-        _ => Err(cx.unlisted()),
-    }
-}
-
-fn fully_connected(cx: &Cx, p: &FullyConnected) -> Result<Vec<usize>, CompileError> {
+/// FULLY_CONNECTED: rows of the weights' `K` inputs times `[N, K]` weights.
+fn fully_connected(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::FullyConnected(p) = cx.op.kind else { return Err(cx.unlisted()) };
     use fully_connected::{BIAS, INPUT, WEIGHTS};
     let x = cx.input(INPUT)?;
     let w = cx.expect_rank(WEIGHTS, 2)?;
@@ -80,7 +64,8 @@ fn fully_connected(cx: &Cx, p: &FullyConnected) -> Result<Vec<usize>, CompileErr
 
 /// BATCH_MATMUL: `[..., m, k] @ [..., k, n]` (last two dims swapped by `adj_x` / `adj_y`), the
 /// leading dims broadcast NumPy-style.
-fn batch_matmul(cx: &Cx, adj_x: bool, adj_y: bool) -> Result<Vec<usize>, CompileError> {
+fn batch_matmul(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::BatchMatMul { adj_x, adj_y } = cx.op.kind else { return Err(cx.unlisted()) };
     use batch_matmul::{X, Y};
     let (x, y) = (cx.input(X)?, cx.input(Y)?);
     for (i, s) in [(X, x), (Y, y)] {

@@ -1,35 +1,24 @@
 //! Matrix and sequence ops: MATRIX_DIAG, MATRIX_SET_DIAG, REVERSE_SEQUENCE.
 
-use super::{fixed, one, Rules, Spec};
+use super::Shapes::One;
+use super::{fixed, Spec};
 use crate::infer::Cx;
 use crate::shape::fmt_dims;
 use crate::{CompileError, DType, OpKind};
 
-/// Input slot of the data (MATRIX_DIAG's diagonals).
-pub const INPUT: usize = 0;
-/// Input slot of MATRIX_SET_DIAG's new diagonals.
-pub const DIAGONAL: usize = 1;
-/// Input slot of REVERSE_SEQUENCE's lengths, one per batch.
-pub const SEQ_LENGTHS: usize = 1;
+slots!(
+    INPUT = 0: "Input slot of the data (MATRIX_DIAG's diagonals).", DIAGONAL = 1: "Input slot of MATRIX_SET_DIAG's new diagonals.",
+    SEQ_LENGTHS = 1: "Input slot of REVERSE_SEQUENCE's lengths, one per batch."
+);
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
-        OpKind::MatrixDiag => fixed("MatrixDiag", 1, 1),
-        OpKind::MatrixSetDiag => fixed("MatrixSetDiag", 2, 1),
-        OpKind::ReverseSequence { .. } => fixed("ReverseSequence", 2, 1),
+        OpKind::MatrixDiag => fixed("MatrixDiag", 1, 1, One(matrix_diag)),
+        OpKind::MatrixSetDiag => fixed("MatrixSetDiag", 2, 1, One(matrix_set_diag)),
+        OpKind::ReverseSequence { .. } => fixed("ReverseSequence", 2, 1, One(reverse_sequence)),
         _ => return None,
     })
-}
-
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::MatrixDiag => one(matrix_diag(cx)),
-        OpKind::MatrixSetDiag => one(matrix_set_diag(cx)),
-        OpKind::ReverseSequence { seq_dim, batch_dim } => one(reverse_sequence(cx, *seq_dim, *batch_dim)),
-        _ => Err(cx.unlisted()),
-    }
 }
 
 /// MATRIX_DIAG(d): `d ++ [last dim of d]`.
@@ -59,7 +48,8 @@ fn matrix_set_diag(cx: &Cx) -> Result<Vec<usize>, CompileError> {
 }
 
 /// REVERSE_SEQUENCE(x, seq_lengths): `x`'s shape; `seq_lengths` has one entry per batch.
-fn reverse_sequence(cx: &Cx, seq_dim: i32, batch_dim: i32) -> Result<Vec<usize>, CompileError> {
+fn reverse_sequence(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::ReverseSequence { seq_dim, batch_dim } = cx.op.kind else { return Err(cx.unlisted()) };
     let x = cx.input(INPUT)?;
     cx.expect_out_like(0, INPUT)?;
     cx.expect_dtype(INPUT, &[DType::F32, DType::U8, DType::I16, DType::I32, DType::I64])?;

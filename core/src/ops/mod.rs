@@ -2,8 +2,21 @@
 //! arity, their named input slots and their shape rules (with the checks that go with them).
 //!
 //! [`OpKind`] stays one flat enum; [`OpKind::family`] maps each variant to its [`Family`], and
-//! [`Family::rules`] to the family's module. Adding an op to a family touches `op.rs` (the
-//! variant and its family arm) and the family's module (its arms in `spec` and `infer`).
+//! `Family::ops` to the family's module, whose `ops` gives each op's name, arity and shape rule
+//! in one arm. Adding an op to a family touches `op.rs` (the variant and its family arm) and the
+//! family's module (its arm in `ops` and its shape rule).
+
+/// Declares input slot numbers, as onert's `ir/operation` headers number an op's `Input` enum:
+/// `slots!(NAME = 0: "doc", …)` declares `pub const NAME: usize = 0` with that doc;
+/// `slots! { /// doc \n mod op: NAME = 0: "doc", …; … }` puts each list in a module of its own.
+macro_rules! slots {
+    ($($(#[$doc:meta])* mod $m:ident: $($name:ident = $n:literal: $d:literal),+;)+) => {
+        $($(#[$doc])* pub mod $m { slots!($($name = $n: $d),+); })+
+    };
+    ($($name:ident = $n:literal: $d:literal),+ $(,)?) => {
+        $(#[doc = $d] pub const $name: usize = $n;)+
+    };
+}
 
 pub mod arith;
 pub mod control;
@@ -98,46 +111,50 @@ pub enum Family {
     Custom,
 }
 
-/// The facts one family module gives about its ops.
-pub(crate) struct Rules {
-    /// The op's display name and arity; `None` for an op the family does not list.
-    pub spec: for<'a> fn(&'a OpKind) -> Option<Spec<'a>>,
-    /// The op's output shapes (see [`crate::infer`]).
-    pub infer: fn(&Cx) -> Result<Vec<Vec<usize>>, CompileError>,
-}
+/// A family's list of its ops: the [`Spec`] of each, `None` for an op of another family.
+pub(crate) type Ops = for<'a> fn(&'a OpKind) -> Option<Spec<'a>>;
 
 impl Family {
-    /// The module holding this family's facts.
-    pub(crate) fn rules(self) -> &'static Rules {
+    /// The list of this family's ops, in its module.
+    pub(crate) fn ops(self) -> Ops {
         match self {
-            Family::Conv => &conv::RULES,
-            Family::Pool => &pool::RULES,
-            Family::Spatial => &spatial::RULES,
-            Family::MatMul => &matmul::RULES,
-            Family::Elementwise => &elementwise::RULES,
-            Family::Logic => &logic::RULES,
-            Family::Convert => &convert::RULES,
-            Family::Normalize => &normalize::RULES,
-            Family::Reduce => &reduce::RULES,
-            Family::Data => &data::RULES,
-            Family::Movement => &movement::RULES,
-            Family::Slice => &slice::RULES,
-            Family::Generate => &generate::RULES,
-            Family::Arith => &arith::RULES,
-            Family::Scatter => &scatter::RULES,
-            Family::Select => &select::RULES,
-            Family::Matrix => &matrix::RULES,
-            Family::Lstm => &lstm::RULES,
-            Family::Rnn => &rnn::RULES,
-            Family::Fft => &fft::RULES,
-            Family::Control => &control::RULES,
-            Family::Custom => &custom::RULES,
+            Family::Conv => conv::ops,
+            Family::Pool => pool::ops,
+            Family::Spatial => spatial::ops,
+            Family::MatMul => matmul::ops,
+            Family::Elementwise => elementwise::ops,
+            Family::Logic => logic::ops,
+            Family::Convert => convert::ops,
+            Family::Normalize => normalize::ops,
+            Family::Reduce => reduce::ops,
+            Family::Data => data::ops,
+            Family::Movement => movement::ops,
+            Family::Slice => slice::ops,
+            Family::Generate => generate::ops,
+            Family::Arith => arith::ops,
+            Family::Scatter => scatter::ops,
+            Family::Select => select::ops,
+            Family::Matrix => matrix::ops,
+            Family::Lstm => lstm::ops,
+            Family::Rnn => rnn::ops,
+            Family::Fft => fft::ops,
+            Family::Control => control::ops,
+            Family::Custom => custom::ops,
         }
     }
 }
 
-/// An op's display name and how many inputs and outputs it takes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// An op's shape rule (see [`crate::infer`]), which reads the op's parameters from `cx`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Shapes {
+    /// The rule of an op with one output.
+    One(fn(&Cx) -> Result<Vec<usize>, CompileError>),
+    /// The rule of an op with several outputs (or a number its options decide).
+    Many(fn(&Cx) -> Result<Vec<Vec<usize>>, CompileError>),
+}
+
+/// An op's display name, how many inputs and outputs it takes, and its shape rule.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Spec<'a> {
     /// The name users spell in `OP_BACKEND_<Name>` and errors print.
     pub name: &'a str,
@@ -147,16 +164,28 @@ pub(crate) struct Spec<'a> {
     pub max_inputs: Option<usize>,
     /// Exact number of outputs (`None`: any number).
     pub outputs: Option<usize>,
+    /// The output shapes.
+    pub shapes: Shapes,
+}
+
+impl Spec<'_> {
+    /// The op's output shapes, by its rule.
+    pub(crate) fn infer(&self, cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
+        match self.shapes {
+            Shapes::One(rule) => Ok(vec![rule(cx)?]),
+            Shapes::Many(rule) => rule(cx),
+        }
+    }
 }
 
 /// An op taking `min..=max` inputs (`max` `None`: at least `min`) and `outputs` outputs.
-pub(crate) const fn spec(name: &str, min_inputs: usize, max_inputs: Option<usize>, outputs: Option<usize>) -> Spec<'_> {
-    Spec { name, min_inputs, max_inputs, outputs }
+pub(crate) const fn spec(name: &str, min_inputs: usize, max_inputs: Option<usize>, outputs: Option<usize>, shapes: Shapes) -> Spec<'_> {
+    Spec { name, min_inputs, max_inputs, outputs, shapes }
 }
 
 /// An op taking exactly `inputs` inputs and `outputs` outputs.
-pub(crate) const fn fixed(name: &str, inputs: usize, outputs: usize) -> Spec<'_> {
-    spec(name, inputs, Some(inputs), Some(outputs))
+pub(crate) const fn fixed(name: &str, inputs: usize, outputs: usize, shapes: Shapes) -> Spec<'_> {
+    spec(name, inputs, Some(inputs), Some(outputs), shapes)
 }
 
 /// Printed as the name of an op its family module does not list (an inconsistency inside nnrt).
@@ -164,11 +193,6 @@ pub(crate) const UNLISTED: &str = "UnlistedOp";
 
 /// The integer types of axis, size and index inputs.
 pub(crate) const INDEX_TYPES: &[DType] = &[DType::I32, DType::I64];
-
-/// Wraps a rule's one output shape.
-pub(crate) fn one(shape: Result<Vec<usize>, CompileError>) -> Result<Vec<Vec<usize>>, CompileError> {
-    Ok(vec![shape?])
-}
 
 #[cfg(test)]
 mod tests {
@@ -302,7 +326,7 @@ mod tests {
     /// A graph holding `kind` alone, its required inputs all float32 `[1]`.
     fn one_op(kind: OpKind) -> (Subgraph, Vec<Option<Vec<usize>>>) {
         let mut g = Subgraph::default();
-        let spec = (kind.family().rules().spec)(&kind).expect("listed");
+        let spec = (kind.family().ops())(&kind).expect("listed");
         let inputs = (0..spec.min_inputs.max(1)).map(|i| Some(g.add_operand(Operand::new(&format!("x{i}"), DType::F32, &[1])))).collect();
         let outputs = (0..spec.outputs.unwrap_or(1)).map(|i| g.add_operand(Operand::new(&format!("y{i}"), DType::F32, &[1]))).collect();
         g.add_op(Operation { kind, inputs, outputs });
@@ -324,17 +348,14 @@ mod tests {
         }
     }
 
-    /// A family's module asked about an op of another family answers "not mine": no name, and
-    /// an internal error from its rule instead of a panic.
+    /// Exactly one family lists each op: every other family's list answers "not mine".
     #[test]
     fn families_refuse_the_ops_of_others() {
-        let conv = OpKind::Conv2D(crate::Conv2D { padding: crate::Padding::Same, stride: [1, 1], dilation: [1, 1], act: Activation::None });
-        let (g, shapes) = one_op(conv.clone());
-        for kind in samples().into_iter().filter(|k| k.family() != Family::Conv) {
-            let rules = kind.family().rules();
-            assert_eq!((rules.spec)(&conv), None, "{:?} lists Conv2D", kind.family());
-            let cx_err = (rules.infer)(&Cx::at_prepare(&g, OpId(0), &shapes)).unwrap_err();
-            assert!(cx_err.to_string().contains("internal error"), "{cx_err}");
+        let samples = samples();
+        for kind in &samples {
+            for other in samples.iter().map(OpKind::family).filter(|&f| f != kind.family()) {
+                assert!((other.ops())(kind).is_none(), "{other:?} lists {kind:?}");
+            }
         }
     }
 }

@@ -1,75 +1,45 @@
 //! Ops that move data without computing on it: SPLIT, SPLIT_V, PACK, UNPACK, SQUEEZE,
 //! EXPAND_DIMS, GATHER, GATHER_ND, TILE, REVERSE_V2.
 
-use super::{fixed, one, spec, Rules, Spec, INDEX_TYPES};
+use super::Shapes::{Many, One};
+use super::{fixed, spec, Spec, INDEX_TYPES};
 use crate::infer::Cx;
 use crate::shape::fmt_dims;
 use crate::{CompileError, DType, OpKind};
 
-/// Input slot of the data (every op but SPLIT; the first of PACK's inputs).
-pub const INPUT: usize = 0;
-/// Input slot of EXPAND_DIMS's axis.
-pub const AXIS: usize = 1;
-/// Input slot of GATHER's and GATHER_ND's indices.
-pub const INDICES: usize = 1;
-/// Input slot of TILE's multiples.
-pub const MULTIPLES: usize = 1;
-/// Input slot of REVERSE_V2's axes.
-pub const AXES: usize = 1;
+slots!(
+    INPUT = 0: "Input slot of the data (every op but SPLIT; the first of PACK's inputs).", AXIS = 1: "Input slot of EXPAND_DIMS's axis.",
+    INDICES = 1: "Input slot of GATHER's and GATHER_ND's indices.", MULTIPLES = 1: "Input slot of TILE's multiples.",
+    AXES = 1: "Input slot of REVERSE_V2's axes."
+);
 
-/// Input slots of SPLIT (the axis comes first).
-pub mod split {
-    /// The axis split.
-    pub const AXIS: usize = 0;
-    /// The data.
-    pub const INPUT: usize = 1;
+slots! {
+    /// Input slots of SPLIT (the axis comes first).
+    mod split: AXIS = 0: "The axis split.", INPUT = 1: "The data.";
+    /// Input slots of SPLIT_V.
+    mod split_v: INPUT = 0: "The data.", SIZE_SPLITS = 1: "The size of each part (one may be -1).", AXIS = 2: "The axis split.";
 }
 
-/// Input slots of SPLIT_V.
-pub mod split_v {
-    /// The data.
-    pub const INPUT: usize = 0;
-    /// The size of each part (one may be -1).
-    pub const SIZE_SPLITS: usize = 1;
-    /// The axis split.
-    pub const AXIS: usize = 2;
-}
-
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
-        OpKind::Split { .. } => spec("Split", 2, Some(2), None),
-        OpKind::SplitV { .. } => spec("SplitV", 3, Some(3), None),
-        OpKind::Pack { .. } => spec("Pack", 1, None, Some(1)),
-        OpKind::Unpack { .. } => spec("Unpack", 1, Some(1), None),
-        OpKind::Squeeze { .. } => fixed("Squeeze", 1, 1),
-        OpKind::ExpandDims => fixed("ExpandDims", 2, 1),
-        OpKind::Gather { .. } => fixed("Gather", 2, 1),
-        OpKind::GatherNd => fixed("GatherNd", 2, 1),
-        OpKind::Tile => fixed("Tile", 2, 1),
-        OpKind::ReverseV2 => fixed("ReverseV2", 2, 1),
+        OpKind::Split { .. } => spec("Split", 2, Some(2), None, Many(split)),
+        OpKind::SplitV { .. } => spec("SplitV", 3, Some(3), None, Many(split_v)),
+        OpKind::Pack { .. } => spec("Pack", 1, None, Some(1), One(pack)),
+        OpKind::Unpack { .. } => spec("Unpack", 1, Some(1), None, Many(unpack)),
+        OpKind::Squeeze { .. } => fixed("Squeeze", 1, 1, One(squeeze)),
+        OpKind::ExpandDims => fixed("ExpandDims", 2, 1, One(expand_dims)),
+        OpKind::Gather { .. } => fixed("Gather", 2, 1, One(gather)),
+        OpKind::GatherNd => fixed("GatherNd", 2, 1, One(gather_nd)),
+        OpKind::Tile => fixed("Tile", 2, 1, One(tile)),
+        OpKind::ReverseV2 => fixed("ReverseV2", 2, 1, One(reverse)),
         _ => return None,
     })
 }
 
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::Split { num_splits } => split(cx, *num_splits),
-        OpKind::SplitV { num_splits } => split_v(cx, *num_splits),
-        OpKind::Pack { axis, count } => one(pack(cx, *axis, *count)),
-        OpKind::Unpack { axis, num } => unpack(cx, *axis, *num),
-        OpKind::Squeeze { axes } => one(squeeze(cx, axes)),
-        OpKind::ExpandDims => one(expand_dims(cx)),
-        OpKind::Gather { axis, batch_dims } => one(gather(cx, *axis, *batch_dims)),
-        OpKind::GatherNd => one(gather_nd(cx)),
-        OpKind::Tile => one(tile(cx)),
-        OpKind::ReverseV2 => one(reverse(cx)),
-        _ => Err(cx.unlisted()),
-    }
-}
-
-fn split(cx: &Cx, num_splits: usize) -> Result<Vec<Vec<usize>>, CompileError> {
+/// SPLIT: `num_splits` equal parts along the axis in input 0.
+fn split(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
+    let OpKind::Split { num_splits } = cx.op.kind else { return Err(cx.unlisted()) };
     let x = cx.input(split::INPUT)?;
     cx.outputs_like(split::INPUT)?;
     let axis = cx.axis(cx.const_axis(split::AXIS)?, x.len())?;
@@ -82,7 +52,9 @@ fn split(cx: &Cx, num_splits: usize) -> Result<Vec<Vec<usize>>, CompileError> {
     Ok(vec![part; num_splits])
 }
 
-fn split_v(cx: &Cx, num_splits: usize) -> Result<Vec<Vec<usize>>, CompileError> {
+/// SPLIT_V: parts of the given sizes (one may be -1) along the axis in input 2.
+fn split_v(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
+    let OpKind::SplitV { num_splits } = cx.op.kind else { return Err(cx.unlisted()) };
     use split_v::{AXIS, INPUT, SIZE_SPLITS};
     let x = cx.input(INPUT)?;
     cx.outputs_like(INPUT)?;
@@ -115,7 +87,9 @@ fn split_v(cx: &Cx, num_splits: usize) -> Result<Vec<Vec<usize>>, CompileError> 
         .collect())
 }
 
-fn pack(cx: &Cx, axis: i32, count: usize) -> Result<Vec<usize>, CompileError> {
+/// PACK: inputs of one shape and type stacked along a new dim.
+fn pack(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::Pack { axis, count } = cx.op.kind else { return Err(cx.unlisted()) };
     let first = cx.input(INPUT)?;
     let t = cx.outputs_like(INPUT)?;
     if count != cx.op.inputs.len() {
@@ -132,7 +106,9 @@ fn pack(cx: &Cx, axis: i32, count: usize) -> Result<Vec<usize>, CompileError> {
     Ok(out)
 }
 
-fn unpack(cx: &Cx, axis: i32, num: usize) -> Result<Vec<Vec<usize>>, CompileError> {
+/// UNPACK: `num` outputs, the input without the unpacked dim.
+fn unpack(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
+    let OpKind::Unpack { axis, num } = cx.op.kind else { return Err(cx.unlisted()) };
     let x = cx.input(INPUT)?;
     cx.outputs_like(INPUT)?;
     if x.is_empty() {
@@ -148,7 +124,9 @@ fn unpack(cx: &Cx, axis: i32, num: usize) -> Result<Vec<Vec<usize>>, CompileErro
     Ok(vec![part; num])
 }
 
-fn squeeze(cx: &Cx, axes: &[i32]) -> Result<Vec<usize>, CompileError> {
+/// SQUEEZE: drops the given dims of size 1 (every one when none is given).
+fn squeeze(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::Squeeze { axes } = &cx.op.kind else { return Err(cx.unlisted()) };
     let x = cx.input(INPUT)?;
     cx.outputs_like(INPUT)?;
     let mut drop = vec![false; x.len()];
@@ -176,7 +154,9 @@ fn expand_dims(cx: &Cx) -> Result<Vec<usize>, CompileError> {
     Ok(out)
 }
 
-fn gather(cx: &Cx, axis: i32, batch_dims: i32) -> Result<Vec<usize>, CompileError> {
+/// GATHER: the indices' dims replace the params' axis (after `batch_dims` shared dims).
+fn gather(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::Gather { axis, batch_dims } = cx.op.kind else { return Err(cx.unlisted()) };
     let (x, idx) = (cx.input(INPUT)?, cx.input(INDICES)?);
     cx.outputs_like(INPUT)?;
     cx.expect_dtype(INDICES, &[DType::I16, DType::I32, DType::I64])?;

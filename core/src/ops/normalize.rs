@@ -2,12 +2,12 @@
 //! LOCAL_RESPONSE_NORMALIZATION.
 
 use super::arith::out_like;
-use super::{fixed, one, Rules, Spec};
+use super::Shapes::One;
+use super::{fixed, Spec};
 use crate::infer::Cx;
 use crate::{CompileError, DType, OpKind};
 
-/// Input slot of the values normalized.
-pub const INPUT: usize = 0;
+slots!(INPUT = 0: "Input slot of the values normalized.");
 
 /// Parameters of LOCAL_RESPONSE_NORMALIZATION over the last dim:
 /// `out = in * (bias + alpha * Σ in²)^-beta`, the sum over `radius` channels either side.
@@ -23,25 +23,16 @@ pub struct LocalResponseNorm {
     pub beta: f32,
 }
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     let name = match kind {
         OpKind::Softmax { .. } => "Softmax",
         OpKind::LogSoftmax => "LogSoftmax",
         OpKind::L2Normalization { .. } => "L2Normalization",
-        OpKind::LocalResponseNorm(_) => "LocalResponseNormalization",
+        OpKind::LocalResponseNorm(_) => return Some(fixed("LocalResponseNormalization", 1, 1, One(lrn))),
         _ => return None,
     };
-    Some(fixed(name, 1, 1))
-}
-
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::Softmax { .. } | OpKind::LogSoftmax | OpKind::L2Normalization { .. } => one(softmax(cx)),
-        OpKind::LocalResponseNorm(p) => one(lrn(cx, p)),
-        _ => Err(cx.unlisted()),
-    }
+    Some(fixed(name, 1, 1, One(softmax)))
 }
 
 /// Softmax-like ops keep the shape of an input of rank >= 1.
@@ -54,7 +45,8 @@ fn softmax(cx: &Cx) -> Result<Vec<usize>, CompileError> {
 }
 
 /// LOCAL_RESPONSE_NORMALIZATION: a 4-D float32 tensor, normalized over its last dim.
-fn lrn(cx: &Cx, p: &LocalResponseNorm) -> Result<Vec<usize>, CompileError> {
+fn lrn(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::LocalResponseNorm(p) = cx.op.kind else { return Err(cx.unlisted()) };
     let x = cx.expect_rank(INPUT, 4)?;
     cx.expect_dtype(INPUT, &[DType::F32])?;
     out_like(cx, INPUT)?;

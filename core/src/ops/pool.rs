@@ -1,12 +1,12 @@
 //! 2-D pooling: AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D.
 
 use super::conv::{spatial, Padding};
-use super::{fixed, one, Activation, Rules, Spec};
+use super::Shapes::One;
+use super::{fixed, Activation, Spec};
 use crate::infer::Cx;
 use crate::{CompileError, OpKind};
 
-/// Input slot of the NHWC image.
-pub const INPUT: usize = 0;
+slots!(INPUT = 0: "Input slot of the NHWC image.");
 
 /// The kind of a pooling window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -34,20 +34,21 @@ pub struct Pool2D {
     pub act: Activation,
 }
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     let OpKind::Pool2D(p) = kind else { return None };
     let name = match p.kind {
         PoolKind::Average => "AveragePool2D",
         PoolKind::Max => "MaxPool2D",
         PoolKind::L2 => "L2Pool2D",
     };
-    Some(fixed(name, 1, 1))
+    Some(fixed(name, 1, 1, One(pool)))
 }
 
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    let OpKind::Pool2D(p) = &cx.op.kind else { return Err(cx.unlisted()) };
+/// Pooling windows slide over height and width; batch and channels stay.
+fn pool(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::Pool2D(p) = cx.op.kind else { return Err(cx.unlisted()) };
     let x = cx.expect_rank(INPUT, 4)?;
-    one(spatial(cx, x, p.filter, p.stride, [1, 1], p.padding).map(|[oh, ow]| vec![x[0], oh, ow, x[3]]))
+    spatial(cx, x, p.filter, p.stride, [1, 1], p.padding).map(|[oh, ow]| vec![x[0], oh, ow, x[3]])
 }
+

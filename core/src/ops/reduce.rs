@@ -1,19 +1,16 @@
 //! Reductions and scans along axes: MEAN, SUM, REDUCE_* (axes in input 1), ARG_MAX / ARG_MIN,
 //! CUMSUM, TOPK_V2.
 
-use super::{fixed, one, Rules, Spec};
+use super::Shapes::{Many, One};
+use super::{fixed, Spec};
 use crate::infer::Cx;
 use crate::shape::fmt_dims;
 use crate::{CompileError, DType, OpKind};
 
-/// Input slot of the values reduced or scanned (every op of the family).
-pub const INPUT: usize = 0;
-/// Input slot of a reduction's axes.
-pub const AXES: usize = 1;
-/// Input slot of ARG_MAX / ARG_MIN's and CUMSUM's axis.
-pub const AXIS: usize = 1;
-/// Input slot of TOPK_V2's `k`.
-pub const K: usize = 1;
+slots!(
+    INPUT = 0: "Input slot of the values reduced or scanned (every op of the family).", AXES = 1: "Input slot of a reduction's axes.",
+    AXIS = 1: "Input slot of ARG_MAX / ARG_MIN's and CUMSUM's axis.", K = 1: "Input slot of TOPK_V2's `k`."
+);
 
 /// Reductions over axes given by the op's second input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -34,9 +31,8 @@ pub enum ReduceOp {
     All,
 }
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     let name = match kind {
         OpKind::Reduce { op, .. } => match op {
             ReduceOp::Mean => "Mean",
@@ -47,23 +43,13 @@ fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
             ReduceOp::Any => "ReduceAny",
             ReduceOp::All => "ReduceAll",
         },
-        OpKind::ArgMinMax { max: true } => "ArgMax",
-        OpKind::ArgMinMax { max: false } => "ArgMin",
-        OpKind::Cumsum { .. } => "Cumsum",
-        OpKind::TopKV2 => return Some(fixed("TopKV2", 2, 2)),
+        OpKind::ArgMinMax { max: true } => return Some(fixed("ArgMax", 2, 1, One(arg_min_max))),
+        OpKind::ArgMinMax { max: false } => return Some(fixed("ArgMin", 2, 1, One(arg_min_max))),
+        OpKind::Cumsum { .. } => return Some(fixed("Cumsum", 2, 1, One(cumsum))),
+        OpKind::TopKV2 => return Some(fixed("TopKV2", 2, 2, Many(top_k))),
         _ => return None,
     };
-    Some(fixed(name, 2, 1))
-}
-
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::Reduce { op, keep_dims } => one(reduce(cx, *op, *keep_dims)),
-        OpKind::ArgMinMax { .. } => one(arg_min_max(cx)),
-        OpKind::Cumsum { .. } => one(cumsum(cx)),
-        OpKind::TopKV2 => top_k(cx),
-        _ => Err(cx.unlisted()),
-    }
+    Some(fixed(name, 2, 1, One(reduce)))
 }
 
 /// Normalized, deduplicated, sorted axes from constant input `i`.
@@ -80,7 +66,8 @@ fn axes(cx: &Cx, i: usize, rank: usize) -> Result<Vec<usize>, CompileError> {
 }
 
 /// A reduction removes its axes (or keeps them as size 1); REDUCE_ANY / _ALL read bools.
-fn reduce(cx: &Cx, op: ReduceOp, keep_dims: bool) -> Result<Vec<usize>, CompileError> {
+fn reduce(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::Reduce { op, keep_dims } = cx.op.kind else { return Err(cx.unlisted()) };
     let x = cx.input(INPUT)?;
     if matches!(op, ReduceOp::Any | ReduceOp::All) {
         cx.expect_dtype(INPUT, &[DType::Bool])?;

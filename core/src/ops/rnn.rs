@@ -1,36 +1,20 @@
 //! Recurrent cells besides the LSTMs: RNN, UNIDIRECTIONAL_SEQUENCE_RNN and SVDF (float32).
 
-use super::{fixed, one, spec, Activation, Rules, Spec};
+use super::Shapes::One;
+use super::{fixed, spec, Activation, Spec};
 use crate::infer::Cx;
 use crate::shape::fmt_dims;
 use crate::{CompileError, DType, OpKind};
 
-/// Input slots of RNN and UNIDIRECTIONAL_SEQUENCE_RNN.
-pub mod cell {
-    /// The input `[batch, input]` (sequence: `[batch, time, input]`).
-    pub const INPUT: usize = 0;
-    /// Weights `[units, input]`.
-    pub const WEIGHTS: usize = 1;
-    /// Recurrent weights `[units, units]`.
-    pub const RECURRENT_WEIGHTS: usize = 2;
-    /// Bias `[units]`.
-    pub const BIAS: usize = 3;
-    /// Hidden state `[batch, units]` (a variable tensor).
-    pub const HIDDEN_STATE: usize = 4;
-}
-
-/// Input slots of SVDF.
-pub mod svdf {
-    /// The input `[batch, input]`.
-    pub const INPUT: usize = 0;
-    /// Feature weights `[filters, input]`.
-    pub const FEATURE_WEIGHTS: usize = 1;
-    /// Time weights `[filters, memory]`.
-    pub const TIME_WEIGHTS: usize = 2;
-    /// Optional bias `[units]`.
-    pub const BIAS: usize = 3;
-    /// Activation state `[batch, memory * filters]` (a variable tensor).
-    pub const ACTIVATION_STATE: usize = 4;
+slots! {
+    /// Input slots of RNN and UNIDIRECTIONAL_SEQUENCE_RNN.
+    mod cell: INPUT = 0: "The input `[batch, input]` (sequence: `[batch, time, input]`).", WEIGHTS = 1: "Weights `[units, input]`.",
+        RECURRENT_WEIGHTS = 2: "Recurrent weights `[units, units]`.", BIAS = 3: "Bias `[units]`.",
+        HIDDEN_STATE = 4: "Hidden state `[batch, units]` (a variable tensor).";
+    /// Input slots of SVDF.
+    mod svdf: INPUT = 0: "The input `[batch, input]`.", FEATURE_WEIGHTS = 1: "Feature weights `[filters, input]`.",
+        TIME_WEIGHTS = 2: "Time weights `[filters, memory]`.", BIAS = 3: "Optional bias `[units]`.",
+        ACTIVATION_STATE = 4: "Activation state `[batch, memory * filters]` (a variable tensor).";
 }
 
 /// Parameters of a basic RNN cell (RNN, UNIDIRECTIONAL_SEQUENCE_RNN):
@@ -59,25 +43,15 @@ pub struct Svdf {
     pub asymmetric_quantize_inputs: bool,
 }
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
         // The hidden state and SVDF's activation state are variables; SVDF's bias is optional.
-        OpKind::Rnn(_) => fixed("Rnn", 5, 1),
-        OpKind::SequenceRnn(_) => fixed("UnidirectionalSequenceRnn", 5, 1),
-        OpKind::Svdf(_) => spec("Svdf", 3, Some(5), Some(1)),
+        OpKind::Rnn(_) => fixed("Rnn", 5, 1, One(rnn)),
+        OpKind::SequenceRnn(_) => fixed("UnidirectionalSequenceRnn", 5, 1, One(sequence_rnn)),
+        OpKind::Svdf(_) => spec("Svdf", 3, Some(5), Some(1), One(svdf)),
         _ => return None,
     })
-}
-
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::Rnn(p) => one(rnn(cx, p)),
-        OpKind::SequenceRnn(p) => one(sequence_rnn(cx, p)),
-        OpKind::Svdf(p) => one(svdf(cx, p)),
-        _ => Err(cx.unlisted()),
-    }
 }
 
 /// Checks that every present input and every output is float32.
@@ -117,7 +91,8 @@ fn rnn_cell(cx: &Cx, batch: usize, input: usize) -> Result<usize, CompileError> 
 }
 
 /// RNN: input `[batch, input]`, output `[batch, units]`.
-fn rnn(cx: &Cx, p: &Rnn) -> Result<Vec<usize>, CompileError> {
+fn rnn(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::Rnn(p) = cx.op.kind else { return Err(cx.unlisted()) };
     all_f32(cx, "RNN")?;
     check_act(cx, p.act)?;
     let x = cx.expect_rank(cell::INPUT, 2)?;
@@ -126,7 +101,8 @@ fn rnn(cx: &Cx, p: &Rnn) -> Result<Vec<usize>, CompileError> {
 }
 
 /// UNIDIRECTIONAL_SEQUENCE_RNN: input `[batch, time, input]` (time-major: `[time, batch, input]`).
-fn sequence_rnn(cx: &Cx, p: &Rnn) -> Result<Vec<usize>, CompileError> {
+fn sequence_rnn(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::SequenceRnn(p) = cx.op.kind else { return Err(cx.unlisted()) };
     all_f32(cx, "UNIDIRECTIONAL_SEQUENCE_RNN")?;
     check_act(cx, p.act)?;
     let x = cx.expect_rank(cell::INPUT, 3)?;
@@ -189,7 +165,8 @@ pub fn svdf_dims(shape: &dyn Fn(usize) -> Option<Vec<usize>>, p: &Svdf) -> Resul
 }
 
 /// SVDF: output `[batch, units]`.
-fn svdf(cx: &Cx, p: &Svdf) -> Result<Vec<usize>, CompileError> {
+fn svdf(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::Svdf(p) = &cx.op.kind else { return Err(cx.unlisted()) };
     all_f32(cx, "SVDF")?;
     check_act(cx, p.act)?;
     let shape = |i: usize| cx.op.input(i).and_then(|_| cx.input(i).ok()).map(<[usize]>::to_vec);

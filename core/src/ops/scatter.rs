@@ -3,59 +3,26 @@
 //! shape comes from a tensor's values (SCATTER_ND's shape, SPARSE_TO_DENSE's output shape,
 //! SEGMENT_SUM's ids, UNSORTED_SEGMENT's count), a computed tensor makes the output dynamic.
 
-use super::{fixed, one, Rules, Spec};
+use super::Shapes::One;
+use super::{fixed, Spec};
 use crate::infer::Cx;
 use crate::shape::fmt_dims;
 use crate::{CompileError, DType, OpKind};
 
-/// Input slots of SCATTER_ND.
-pub mod scatter_nd {
-    /// The int32 index tuples `[.., k]`.
-    pub const INDICES: usize = 0;
-    /// The values added at them.
-    pub const UPDATES: usize = 1;
-    /// The output shape.
-    pub const SHAPE: usize = 2;
-}
-
-/// Input slots of SPARSE_TO_DENSE.
-pub mod sparse_to_dense {
-    /// The indices (rank <= 2).
-    pub const INDICES: usize = 0;
-    /// The output shape.
-    pub const OUTPUT_SHAPE: usize = 1;
-    /// The values at the indices (one, or one per index).
-    pub const VALUES: usize = 2;
-    /// The value elsewhere.
-    pub const DEFAULT_VALUE: usize = 3;
-}
-
-/// Input slots of DYNAMIC_UPDATE_SLICE.
-pub mod dynamic_update_slice {
-    /// The tensor updated.
-    pub const OPERAND: usize = 0;
-    /// The slice written.
-    pub const UPDATE: usize = 1;
-    /// Where it starts, one index per dim.
-    pub const START_INDICES: usize = 2;
-}
-
-/// Input slots of EMBEDDING_LOOKUP.
-pub mod embedding_lookup {
-    /// The int32 row numbers.
-    pub const LOOKUP: usize = 0;
-    /// The table.
-    pub const VALUE: usize = 1;
-}
-
-/// Input slots of SEGMENT_SUM and UNSORTED_SEGMENT_*.
-pub mod segment {
-    /// The rows combined.
-    pub const DATA: usize = 0;
-    /// The segment of each row.
-    pub const SEGMENT_IDS: usize = 1;
-    /// UNSORTED_SEGMENT_*'s count of segments.
-    pub const NUM_SEGMENTS: usize = 2;
+slots! {
+    /// Input slots of SCATTER_ND.
+    mod scatter_nd: INDICES = 0: "The int32 index tuples `[.., k]`.", UPDATES = 1: "The values added at them.", SHAPE = 2: "The output shape.";
+    /// Input slots of SPARSE_TO_DENSE.
+    mod sparse_to_dense: INDICES = 0: "The indices (rank <= 2).", OUTPUT_SHAPE = 1: "The output shape.",
+        VALUES = 2: "The values at the indices (one, or one per index).", DEFAULT_VALUE = 3: "The value elsewhere.";
+    /// Input slots of DYNAMIC_UPDATE_SLICE.
+    mod dynamic_update_slice: OPERAND = 0: "The tensor updated.", UPDATE = 1: "The slice written.",
+        START_INDICES = 2: "Where it starts, one index per dim.";
+    /// Input slots of EMBEDDING_LOOKUP.
+    mod embedding_lookup: LOOKUP = 0: "The int32 row numbers.", VALUE = 1: "The table.";
+    /// Input slots of SEGMENT_SUM and UNSORTED_SEGMENT_*.
+    mod segment: DATA = 0: "The rows combined.", SEGMENT_IDS = 1: "The segment of each row.",
+        NUM_SEGMENTS = 2: "UNSORTED_SEGMENT_*'s count of segments.";
 }
 
 /// How UNSORTED_SEGMENT_* combines the rows of one segment.
@@ -71,35 +38,25 @@ pub enum SegmentOp {
     Prod,
 }
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
-        OpKind::ScatterNd => fixed("ScatterNd", 3, 1),
-        OpKind::SparseToDense { .. } => fixed("SparseToDense", 4, 1),
-        OpKind::DynamicUpdateSlice => fixed("DynamicUpdateSlice", 3, 1),
-        OpKind::EmbeddingLookup => fixed("EmbeddingLookup", 2, 1),
-        OpKind::SegmentSum => fixed("SegmentSum", 2, 1),
-        OpKind::UnsortedSegment(s) => match s {
-            SegmentOp::Sum => fixed("UnsortedSegmentSum", 3, 1),
-            SegmentOp::Max => fixed("UnsortedSegmentMax", 3, 1),
-            SegmentOp::Min => fixed("UnsortedSegmentMin", 3, 1),
-            SegmentOp::Prod => fixed("UnsortedSegmentProd", 3, 1),
-        },
+        OpKind::ScatterNd => fixed("ScatterNd", 3, 1, One(scatter_nd)),
+        OpKind::SparseToDense { .. } => fixed("SparseToDense", 4, 1, One(sparse_to_dense)),
+        OpKind::DynamicUpdateSlice => fixed("DynamicUpdateSlice", 3, 1, One(dynamic_update_slice)),
+        OpKind::EmbeddingLookup => fixed("EmbeddingLookup", 2, 1, One(embedding_lookup)),
+        OpKind::SegmentSum => fixed("SegmentSum", 2, 1, One(segment_sum)),
+        OpKind::UnsortedSegment(s) => {
+            let name = match s {
+                SegmentOp::Sum => "UnsortedSegmentSum",
+                SegmentOp::Max => "UnsortedSegmentMax",
+                SegmentOp::Min => "UnsortedSegmentMin",
+                SegmentOp::Prod => "UnsortedSegmentProd",
+            };
+            fixed(name, 3, 1, One(unsorted_segment))
+        }
         _ => return None,
     })
-}
-
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::ScatterNd => one(scatter_nd(cx)),
-        OpKind::SparseToDense { .. } => one(sparse_to_dense(cx)),
-        OpKind::DynamicUpdateSlice => one(dynamic_update_slice(cx)),
-        OpKind::EmbeddingLookup => one(embedding_lookup(cx)),
-        OpKind::SegmentSum => one(segment_sum(cx)),
-        OpKind::UnsortedSegment(_) => one(unsorted_segment(cx)),
-        _ => Err(cx.unlisted()),
-    }
 }
 
 /// Dims from the values of a 1-D shape input, each checked >= 0.

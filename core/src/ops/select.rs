@@ -3,49 +3,30 @@
 
 use std::collections::HashSet;
 
-use super::{fixed, one, Rules, Spec};
+use super::Shapes::{Many, One};
+use super::{fixed, Spec};
 use crate::infer::Cx;
 use crate::shape::fmt_dims;
 use crate::{CompileError, DType, OpKind};
 
-/// Input slot of WHERE's condition and UNIQUE's values.
-pub const INPUT: usize = 0;
+slots!(INPUT = 0: "Input slot of WHERE's condition and UNIQUE's values.");
 
-/// Input slots of NON_MAX_SUPPRESSION_V4 / V5.
-pub mod nms {
-    /// Boxes `[n, 4]`.
-    pub const BOXES: usize = 0;
-    /// Scores `[n]`.
-    pub const SCORES: usize = 1;
-    /// Most boxes selected (int32 scalar).
-    pub const MAX_OUTPUT_SIZE: usize = 2;
-    /// Overlap above which a box is suppressed.
-    pub const IOU_THRESHOLD: usize = 3;
-    /// Score below which a box is dropped.
-    pub const SCORE_THRESHOLD: usize = 4;
-    /// V5's soft-NMS sigma.
-    pub const SOFT_NMS_SIGMA: usize = 5;
+slots! {
+    /// Input slots of NON_MAX_SUPPRESSION_V4 / V5.
+    mod nms: BOXES = 0: "Boxes `[n, 4]`.", SCORES = 1: "Scores `[n]`.", MAX_OUTPUT_SIZE = 2: "Most boxes selected (int32 scalar).",
+        IOU_THRESHOLD = 3: "Overlap above which a box is suppressed.", SCORE_THRESHOLD = 4: "Score below which a box is dropped.",
+        SOFT_NMS_SIGMA = 5: "V5's soft-NMS sigma.";
 }
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
-        OpKind::Where => fixed("Where", 1, 1),
-        OpKind::Unique => fixed("Unique", 1, 2),
-        OpKind::NonMaxSuppression { v5: false } => fixed("NonMaxSuppressionV4", 5, 2),
-        OpKind::NonMaxSuppression { v5: true } => fixed("NonMaxSuppressionV5", 6, 3),
+        OpKind::Where => fixed("Where", 1, 1, One(where_)),
+        OpKind::Unique => fixed("Unique", 1, 2, Many(unique)),
+        OpKind::NonMaxSuppression { v5: false } => fixed("NonMaxSuppressionV4", 5, 2, Many(nms)),
+        OpKind::NonMaxSuppression { v5: true } => fixed("NonMaxSuppressionV5", 6, 3, Many(nms)),
         _ => return None,
     })
-}
-
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::Where => one(where_(cx)),
-        OpKind::Unique => unique(cx),
-        OpKind::NonMaxSuppression { v5 } => nms(cx, *v5),
-        _ => Err(cx.unlisted()),
-    }
 }
 
 /// The element types WHERE reads as conditions.
@@ -104,7 +85,8 @@ fn unique(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
 /// NON_MAX_SUPPRESSION_V4/V5: boxes `[n, 4]`, scores `[n]`, scalars max_output_size (int32),
 /// IoU and score thresholds (and V5's sigma, float32). Outputs `[max_output_size]` indices
 /// (V5: and scores), zero-padded, and the scalar count.
-fn nms(cx: &Cx, v5: bool) -> Result<Vec<Vec<usize>>, CompileError> {
+fn nms(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
+    let OpKind::NonMaxSuppression { v5 } = cx.op.kind else { return Err(cx.unlisted()) };
     use nms::{BOXES, MAX_OUTPUT_SIZE, SCORES};
     let b = cx.expect_rank(BOXES, 2)?;
     cx.expect_dtype(BOXES, &[DType::F32])?;

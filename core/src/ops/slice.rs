@@ -1,20 +1,16 @@
 //! SLICE and STRIDED_SLICE, and the strided slice plan backends follow.
 
-use super::{fixed, one, Rules, Spec, INDEX_TYPES};
+use super::Shapes::One;
+use super::{fixed, Spec, INDEX_TYPES};
 use crate::infer::Cx;
 use crate::shape::fmt_dims;
 use crate::{CompileError, OpKind};
 
-/// Input slot of the data.
-pub const INPUT: usize = 0;
-/// Input slot of the first index per dim.
-pub const BEGIN: usize = 1;
-/// Input slot of SLICE's sizes (-1: to the end).
-pub const SIZE: usize = 2;
-/// Input slot of STRIDED_SLICE's ends.
-pub const END: usize = 2;
-/// Input slot of STRIDED_SLICE's strides.
-pub const STRIDES: usize = 3;
+slots!(
+    INPUT = 0: "Input slot of the data.", BEGIN = 1: "Input slot of the first index per dim.",
+    SIZE = 2: "Input slot of SLICE's sizes (-1: to the end).", END = 2: "Input slot of STRIDED_SLICE's ends.",
+    STRIDES = 3: "Input slot of STRIDED_SLICE's strides."
+);
 
 /// Parameters of STRIDED_SLICE: bit `i` of a mask refers to entry `i` of begin/end/strides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -33,22 +29,13 @@ pub struct StridedSlice {
     pub offset: bool,
 }
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
-        OpKind::Slice => fixed("Slice", 3, 1),
-        OpKind::StridedSlice(_) => fixed("StridedSlice", 4, 1),
+        OpKind::Slice => fixed("Slice", 3, 1, One(slice)),
+        OpKind::StridedSlice(_) => fixed("StridedSlice", 4, 1, One(strided_slice)),
         _ => return None,
     })
-}
-
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::Slice => one(slice(cx)),
-        OpKind::StridedSlice(p) => one(strided_slice(cx, p).map(|plan| plan.out_dims)),
-        _ => Err(cx.unlisted()),
-    }
 }
 
 /// SLICE: `size` elements from `begin` per dim. A computed `begin` is allowed when every size
@@ -208,7 +195,8 @@ pub fn strided_slice_plan(x: &[usize], begin: &[i64], end: &[i64], strides: &[i6
 }
 
 /// STRIDED_SLICE: the plan of `begin`, `end` and `strides` (1-D each) over the input.
-fn strided_slice(cx: &Cx, p: &StridedSlice) -> Result<SlicePlan, CompileError> {
+fn strided_slice(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::StridedSlice(p) = &cx.op.kind else { return Err(cx.unlisted()) };
     let x = cx.input(INPUT)?;
     cx.outputs_like(INPUT)?;
     for i in BEGIN..=STRIDES {
@@ -218,7 +206,8 @@ fn strided_slice(cx: &Cx, p: &StridedSlice) -> Result<SlicePlan, CompileError> {
         }
     }
     let (b, e, s) = (cx.const_ints(BEGIN)?, cx.const_ints(END)?, cx.const_ints(STRIDES)?);
-    strided_slice_plan(x, &b, &e, &s, p).map_err(|r| cx.err(format!("{r} (input {})", fmt_dims(x))))
+    let plan = strided_slice_plan(x, &b, &e, &s, p).map_err(|r| cx.err(format!("{r} (input {})", fmt_dims(x))))?;
+    Ok(plan.out_dims)
 }
 
 #[cfg(test)]

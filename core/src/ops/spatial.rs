@@ -1,21 +1,17 @@
 //! NHWC spatial rearrangements: RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR, SPACE_TO_DEPTH,
 //! DEPTH_TO_SPACE, BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND.
 
-use super::{fixed, one, Rules, Spec};
+use super::Shapes::One;
+use super::{fixed, Spec};
 use crate::infer::Cx;
 use crate::shape::fmt_dims;
 use crate::{CompileError, DType, OpKind};
 
-/// Input slot of the image (every op of the family).
-pub const INPUT: usize = 0;
-/// Input slot of RESIZE_*'s constant `[new_h, new_w]`.
-pub const SIZE: usize = 1;
-/// Input slot of the *_ND ops' block shape.
-pub const BLOCK_SHAPE: usize = 1;
-/// Input slot of BATCH_TO_SPACE_ND's `[m, 2]` crops.
-pub const CROPS: usize = 2;
-/// Input slot of SPACE_TO_BATCH_ND's `[m, 2]` paddings.
-pub const PADDINGS: usize = 2;
+slots!(
+    INPUT = 0: "Input slot of the image (every op of the family).", SIZE = 1: "Input slot of RESIZE_*'s constant `[new_h, new_w]`.",
+    BLOCK_SHAPE = 1: "Input slot of the *_ND ops' block shape.", CROPS = 2: "Input slot of BATCH_TO_SPACE_ND's `[m, 2]` crops.",
+    PADDINGS = 2: "Input slot of SPACE_TO_BATCH_ND's `[m, 2]` paddings."
+);
 /// The slot of either `[m, 2]` input (crops or paddings).
 const PADS: usize = CROPS;
 
@@ -39,35 +35,24 @@ pub struct Resize {
     pub half_pixel_centers: bool,
 }
 
-pub(crate) const RULES: Rules = Rules { spec: op_spec, infer };
-
-fn op_spec(kind: &OpKind) -> Option<Spec<'_>> {
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
         OpKind::Resize(r) => match r.mode {
-            ResizeMode::Bilinear => fixed("ResizeBilinear", 2, 1),
-            ResizeMode::Nearest => fixed("ResizeNearestNeighbor", 2, 1),
+            ResizeMode::Bilinear => fixed("ResizeBilinear", 2, 1, One(resize)),
+            ResizeMode::Nearest => fixed("ResizeNearestNeighbor", 2, 1, One(resize)),
         },
-        OpKind::SpaceToDepth { .. } => fixed("SpaceToDepth", 1, 1),
-        OpKind::DepthToSpace { .. } => fixed("DepthToSpace", 1, 1),
-        OpKind::BatchToSpaceNd => fixed("BatchToSpaceNd", 3, 1),
-        OpKind::SpaceToBatchNd => fixed("SpaceToBatchNd", 3, 1),
+        OpKind::SpaceToDepth { .. } => fixed("SpaceToDepth", 1, 1, One(space_to_depth)),
+        OpKind::DepthToSpace { .. } => fixed("DepthToSpace", 1, 1, One(depth_to_space)),
+        OpKind::BatchToSpaceNd => fixed("BatchToSpaceNd", 3, 1, One(batch_to_space)),
+        OpKind::SpaceToBatchNd => fixed("SpaceToBatchNd", 3, 1, One(space_to_batch)),
         _ => return None,
     })
 }
 
-fn infer(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
-    match &cx.op.kind {
-        OpKind::Resize(r) => one(resize(cx, r)),
-        OpKind::SpaceToDepth { block } => one(space_to_depth(cx, *block)),
-        OpKind::DepthToSpace { block } => one(depth_to_space(cx, *block)),
-        OpKind::BatchToSpaceNd => one(batch_to_space(cx)),
-        OpKind::SpaceToBatchNd => one(space_to_batch(cx)),
-        _ => Err(cx.unlisted()),
-    }
-}
-
 /// RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR: NHWC input, constant `[new_h, new_w]`.
-fn resize(cx: &Cx, r: &Resize) -> Result<Vec<usize>, CompileError> {
+fn resize(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::Resize(r) = cx.op.kind else { return Err(cx.unlisted()) };
     let x = cx.expect_rank(INPUT, 4)?;
     if r.align_corners && r.half_pixel_centers {
         return Err(cx.err("align_corners and half_pixel_centers cannot both be set"));
@@ -80,7 +65,9 @@ fn resize(cx: &Cx, r: &Resize) -> Result<Vec<usize>, CompileError> {
     Ok(vec![x[0], size[0] as usize, size[1] as usize, x[3]])
 }
 
-fn space_to_depth(cx: &Cx, b: usize) -> Result<Vec<usize>, CompileError> {
+/// SPACE_TO_DEPTH: `block`×`block` cells of each channel become channels.
+fn space_to_depth(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::SpaceToDepth { block: b } = cx.op.kind else { return Err(cx.unlisted()) };
     let x = cx.expect_rank(INPUT, 4)?;
     if b == 0 || x[1] % b != 0 || x[2] % b != 0 {
         return Err(cx.input_err(INPUT, format!("height and width of {} must be multiples of block_size {b}", fmt_dims(x))));
@@ -88,7 +75,9 @@ fn space_to_depth(cx: &Cx, b: usize) -> Result<Vec<usize>, CompileError> {
     Ok(vec![x[0], x[1] / b, x[2] / b, x[3] * b * b])
 }
 
-fn depth_to_space(cx: &Cx, b: usize) -> Result<Vec<usize>, CompileError> {
+/// DEPTH_TO_SPACE: groups of `block`² channels become `block`×`block` cells.
+fn depth_to_space(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::DepthToSpace { block: b } = cx.op.kind else { return Err(cx.unlisted()) };
     let x = cx.expect_rank(INPUT, 4)?;
     if b == 0 || x[3] % (b * b) != 0 {
         return Err(cx.input_err(INPUT, format!("channels of {} must be a multiple of block_size² = {}", fmt_dims(x), b * b)));
