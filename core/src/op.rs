@@ -36,7 +36,7 @@ pub enum OpKind {
     Conv3DTranspose(Conv3D),
     /// Depthwise 2-D convolution: input NHWC, filter [1, H, W, C*multiplier], optional bias.
     DepthwiseConv2D(DepthwiseConv2D),
-    /// Fully connected: input [.., K], weights [N, K], optional bias [N].
+    /// Fully connected: input `[.., K]`, weights `[N, K]`, optional bias `[N]`.
     FullyConnected(FullyConnected),
     /// 2-D pooling over NHWC.
     Pool2D(Pool2D),

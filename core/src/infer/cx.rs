@@ -8,7 +8,7 @@ use crate::{CompileError, DType, OpId, Operation, OperandId, Subgraph, TensorAre
 
 /// Where a rule finds its inputs' shapes, and the values of non-constant inputs.
 #[derive(Clone, Copy)]
-pub(super) enum Known<'a> {
+enum Known<'a> {
     /// At prepare: the shapes inferred so far (`None` where unknown); no values.
     Prepare(&'a [Option<Vec<usize>>]),
     /// At run time: the tensors themselves.
@@ -20,15 +20,25 @@ pub(crate) struct Cx<'a> {
     pub g: &'a Subgraph,
     pub id: OpId,
     pub op: &'a Operation,
-    pub(super) known: Known<'a>,
+    known: Known<'a>,
     /// Non-constant operands whose values the rule read (at run time).
-    pub(super) reads: RefCell<Vec<OperandId>>,
+    reads: RefCell<Vec<OperandId>>,
 }
 
 impl<'a> Cx<'a> {
     /// The context of op `id` at prepare, given the shapes inferred so far.
     pub fn at_prepare(g: &'a Subgraph, id: OpId, shapes: &'a [Option<Vec<usize>>]) -> Self {
         Cx { g, id, op: g.op(id), known: Known::Prepare(shapes), reads: RefCell::new(Vec::new()) }
+    }
+
+    /// The context of op `id` at run time, reading the tensors in `arena`.
+    pub fn at_run(g: &'a Subgraph, id: OpId, arena: &'a TensorArena) -> Self {
+        Cx { g, id, op: g.op(id), known: Known::Run(arena), reads: RefCell::new(Vec::new()) }
+    }
+
+    /// The non-constant operands whose values the rule read.
+    pub fn into_reads(self) -> Vec<OperandId> {
+        self.reads.into_inner()
     }
 
     fn kind(&self) -> String {

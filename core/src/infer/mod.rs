@@ -11,10 +11,7 @@ pub use crate::ops::rnn::{svdf_dims, SvdfDims};
 pub use crate::ops::select::unique_keys;
 pub use crate::ops::slice::{strided_slice_plan, SlicePlan};
 
-use std::cell::RefCell;
-
 pub(crate) use cx::Cx;
-use cx::Known;
 
 use crate::shape::fmt_dims;
 use crate::{CompileError, OpId, OperandId, Subgraph, TensorArena};
@@ -30,9 +27,9 @@ pub fn infer_op(g: &Subgraph, id: OpId, shapes: &[Option<Vec<usize>>]) -> Result
 /// Run-time shape inference: the output shapes of op `id` from the current dims and contents
 /// of the tensors in `arena`, and the non-constant operands whose values decided them.
 pub fn infer_op_at_run(g: &Subgraph, id: OpId, arena: &TensorArena) -> Result<(Vec<Vec<usize>>, Vec<OperandId>), CompileError> {
-    let cx = Cx { g, id, op: g.op(id), known: Known::Run(arena), reads: RefCell::new(Vec::new()) };
+    let cx = Cx::at_run(g, id, arena);
     let outs = rule(&cx)?;
-    Ok((outs, cx.reads.into_inner()))
+    Ok((outs, cx.into_reads()))
 }
 
 /// The op's rule, found through its family.

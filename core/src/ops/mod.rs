@@ -87,7 +87,7 @@ pub enum Family {
     Data,
     /// Split, pack, squeeze, gather, tile, reverse ([`movement`]).
     Movement,
-    /// SLICE and STRIDED_SLICE ([`slice`]).
+    /// SLICE and STRIDED_SLICE ([`slice`](mod@slice)).
     Slice,
     /// Ops that create or describe tensors: FILL, RANGE, SHAPE, ONE_HOT… ([`generate`]).
     Generate,

@@ -18,8 +18,8 @@ slots! {
 }
 
 /// Parameters of a basic RNN cell (RNN, UNIDIRECTIONAL_SEQUENCE_RNN):
-/// `h = act(x W^T + h R^T + b)`. Inputs: 0 input, 1 weights [units, in], 2 recurrent weights
-/// [units, units], 3 bias [units], 4 hidden state (a variable tensor).
+/// `h = act(x W^T + h R^T + b)`. Inputs: 0 input, 1 weights `[units, in]`, 2 recurrent weights
+/// `[units, units]`, 3 bias `[units]`, 4 hidden state (a variable tensor).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Rnn {
     /// Activation of the new state.
@@ -30,9 +30,9 @@ pub struct Rnn {
     pub asymmetric_quantize_inputs: bool,
 }
 
-/// Parameters of SVDF. Inputs: 0 input [batch, in], 1 feature weights [filters, in], 2 time
-/// weights [filters, memory], 3 bias [units] (optional), 4 activation state (a variable tensor
-/// [batch, memory * filters]). `filters = units * rank`.
+/// Parameters of SVDF. Inputs: 0 input `[batch, in]`, 1 feature weights `[filters, in]`, 2 time
+/// weights `[filters, memory]`, 3 bias `[units]` (optional), 4 activation state (a variable
+/// tensor `[batch, memory * filters]`). `filters = units * rank`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Svdf {
     /// Filters per unit.
