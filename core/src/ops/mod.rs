@@ -327,8 +327,8 @@ mod tests {
     fn one_op(kind: OpKind) -> (Subgraph, Vec<Option<Vec<usize>>>) {
         let mut g = Subgraph::default();
         let spec = (kind.family().ops())(&kind).expect("listed");
-        let inputs = (0..spec.min_inputs.max(1)).map(|i| Some(g.add_operand(Operand::new(&format!("x{i}"), DType::F32, &[1])))).collect();
-        let outputs = (0..spec.outputs.unwrap_or(1)).map(|i| g.add_operand(Operand::new(&format!("y{i}"), DType::F32, &[1]))).collect();
+        let inputs = (0..spec.min_inputs.max(1)).map(|i| Some(g.add_operand(Operand::new(format!("x{i}"), DType::F32, &[1])))).collect();
+        let outputs = (0..spec.outputs.unwrap_or(1)).map(|i| g.add_operand(Operand::new(format!("y{i}"), DType::F32, &[1]))).collect();
         g.add_op(Operation { kind, inputs, outputs });
         let shapes = vec![Some(vec![1]); g.operands.len()];
         (g, shapes)
