@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use crate::callee::Callee;
+use crate::ops::control::{BRANCH_INPUTS, CONDITION, LOOP_VARS};
 use crate::prepared::Env;
 use crate::shape::fmt_dims;
 use crate::{infer_graph_with, Backend, CompileError, Inferred, InputSource, Model, OpId, OpIo, OpKind, RunError, SubgraphId, TensorArena};
@@ -52,14 +53,14 @@ pub fn infer_model(model: &Model, sub: SubgraphId, input_dims: &[Vec<usize>], de
         };
         match &op.kind {
             OpKind::If { then_branch, else_branch } => Some((|| {
-                let dims = dims_of(1)?;
+                let dims = dims_of(BRANCH_INPUTS)?;
                 let then_out = outputs_of(*then_branch, &dims)?;
                 let else_out = outputs_of(*else_branch, &dims)?;
                 // Where the branches disagree, the output's shape depends on the condition.
                 Ok(then_out.into_iter().zip(else_out).map(|(t, e)| if t == e { t } else { None }).collect())
             })()),
             OpKind::While { body, .. } => Some((|| {
-                let dims = dims_of(0)?;
+                let dims = dims_of(LOOP_VARS)?;
                 let out = outputs_of(*body, &dims)?;
                 // A body that changes a carried shape makes every output dynamic: the loop then
                 // prepares its subgraphs for each carried shape it meets. A body output known only
@@ -172,8 +173,8 @@ pub(crate) fn prepare_step(
     let out_dynamic: Vec<bool> = op.outputs.iter().map(|o| dynamic[o.index()]).collect();
     match &op.kind {
         OpKind::If { then_branch, else_branch } => {
-            let by_shape = in_dynamic(1);
-            let d = in_dims(1);
+            let by_shape = in_dynamic(BRANCH_INPUTS);
+            let d = in_dims(BRANCH_INPUTS);
             let d = (!by_shape).then_some(d.as_slice());
             let then_branch = Callee::new(*then_branch, d, by_shape, env, depth + 1)?;
             let else_branch = Callee::new(*else_branch, d, by_shape, env, depth + 1)?;
@@ -182,8 +183,8 @@ pub(crate) fn prepare_step(
         OpKind::While { cond, body } => {
             // Outputs are dynamic exactly when the carried shapes may change.
             let by_shape = out_dynamic.iter().any(|&d| d);
-            let d = in_dims(0);
-            let d = (!in_dynamic(0)).then_some(d.as_slice());
+            let d = in_dims(LOOP_VARS);
+            let d = (!in_dynamic(LOOP_VARS)).then_some(d.as_slice());
             let body = Callee::new(*body, d, by_shape, env, depth + 1)?;
             let cond = Callee::new(*cond, d, by_shape, env, depth + 1)?;
             let check = (0..op.outputs.len()).map(|k| !by_shape && body.output_is_dynamic(k)).collect();
@@ -216,13 +217,13 @@ impl ControlStep {
         match self {
             ControlStep::If { io, then_branch, else_branch, by_shape, dynamic } => {
                 let (ins, mut outs) = io.views(arena)?;
-                let cond = ins.first().and_then(|c| c.bytes.first()).copied().unwrap_or(0) != 0;
+                let cond = ins.get(CONDITION).and_then(|c| c.bytes.first()).copied().unwrap_or(0) != 0;
                 let callee = if cond { then_branch } else { else_branch };
                 let branch = match by_shape {
-                    true => callee.for_dims(&ins[1..].iter().map(|t| t.dims).collect::<Vec<_>>(), io.op, "If")?,
+                    true => callee.for_dims(&ins[BRANCH_INPUTS..].iter().map(|t| t.dims).collect::<Vec<_>>(), io.op, "If")?,
                     false => callee.fixed(io.op, "If")?,
                 };
-                let args: Vec<&[u8]> = ins[1..].iter().map(|t| t.bytes).collect();
+                let args: Vec<&[u8]> = ins[BRANCH_INPUTS..].iter().map(|t| t.bytes).collect();
                 call(branch, &args, io.op, "If")?;
                 if dynamic.iter().any(|&d| d) {
                     // Outputs whose shape is the branch's: size them, then borrow them again.

@@ -1,8 +1,9 @@
 //! # nnrt-core
 //!
 //! The heart of nnrt: the graph IR every loader produces ([`Model`], [`Subgraph`], [`Operand`],
-//! [`Operation`] with typed [`OpKind`] parameters and typed ids), shape inference per op kind,
-//! validation, the [`Backend`] trait, the partitioner, the memory planner, the executor
+//! [`Operation`] with typed [`OpKind`] parameters and typed ids), the op families ([`ops`]: one
+//! module per family with its parameter types, names, arity, input slots and shape rules), shape
+//! inference, validation, the [`Backend`] trait, the partitioner, the memory planner, the executor
 //! ([`Prepared`]) and the typed errors of each stage.
 //!
 //! Shapes are inferred and memory planned at prepare. Tensors whose shapes depend on values
@@ -29,6 +30,7 @@ mod ids;
 pub mod infer;
 mod op;
 mod operand;
+pub mod ops;
 pub mod partition;
 pub mod passes;
 mod plan;

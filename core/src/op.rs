@@ -1,403 +1,27 @@
 //! Operations: an op kind with typed parameters, and its input and output operands.
+//!
+//! [`OpKind`] is one flat enum that every consumer matches on. Each variant belongs to a
+//! [`Family`] ([`OpKind::family`], the one list of that mapping); the family's module in
+//! [`crate::ops`] holds the op's parameter types, name, arity, input slots and shape rule.
 
 use std::fmt;
 
+pub use crate::ops::arith::BitwiseOp;
+pub use crate::ops::conv::{Conv2D, Conv3D, DepthwiseConv2D, Padding, TransposeConv};
+pub use crate::ops::data::MirrorMode;
+pub use crate::ops::elementwise::{BinaryOp, UnaryOp};
+pub use crate::ops::logic::{CompareOp, LogicalOp};
+pub use crate::ops::lstm::{BidirectionalLstm, SequenceLstm};
+pub use crate::ops::matmul::FullyConnected;
+pub use crate::ops::normalize::LocalResponseNorm;
+pub use crate::ops::pool::{Pool2D, PoolKind};
+pub use crate::ops::reduce::ReduceOp;
+pub use crate::ops::rnn::{Rnn, Svdf};
+pub use crate::ops::scatter::SegmentOp;
+pub use crate::ops::slice::StridedSlice;
+pub use crate::ops::spatial::{Resize, ResizeMode};
+pub use crate::ops::{Activation, Family};
 use crate::{OperandId, SubgraphId};
-
-/// A fused activation applied to an op's output (TFLite's `ActivationFunctionType`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Activation {
-    /// Identity.
-    #[default]
-    None,
-    /// max(x, 0).
-    Relu,
-    /// clamp(x, -1, 1).
-    ReluN1To1,
-    /// clamp(x, 0, 6).
-    Relu6,
-    /// tanh(x).
-    Tanh,
-    /// sign bit (TFLite's `SIGN_BIT`, used by no known converter).
-    SignBit,
-}
-
-/// How a windowed op pads its input.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Padding {
-    /// Output size `ceil(in / stride)`, padding split with the extra cell at the end.
-    Same,
-    /// No padding: only windows fully inside the input.
-    Valid,
-    /// Explicit cells before and after each spatial dim: `[top, bottom, left, right]`.
-    Explicit([usize; 4]),
-}
-
-/// Parameters of 2-D convolution.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Conv2D {
-    /// Padding scheme.
-    pub padding: Padding,
-    /// Stride along height, width.
-    pub stride: [usize; 2],
-    /// Dilation along height, width.
-    pub dilation: [usize; 2],
-    /// Fused activation.
-    pub act: Activation,
-}
-
-/// Parameters of 3-D convolution (CONV_3D: NDHWC input, `[k_d, k_h, k_w, in_c, out_c]` filter).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Conv3D {
-    /// Padding scheme (SAME or VALID).
-    pub padding: Padding,
-    /// Stride along depth, height, width.
-    pub stride: [usize; 3],
-    /// Dilation along depth, height, width.
-    pub dilation: [usize; 3],
-    /// Fused activation.
-    pub act: Activation,
-}
-
-/// Parameters of depthwise 2-D convolution.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct DepthwiseConv2D {
-    /// Padding scheme.
-    pub padding: Padding,
-    /// Stride along height, width.
-    pub stride: [usize; 2],
-    /// Dilation along height, width.
-    pub dilation: [usize; 2],
-    /// Output channels per input channel (0 in a model means "infer from the filter").
-    pub depth_multiplier: usize,
-    /// Fused activation.
-    pub act: Activation,
-}
-
-/// Parameters of a fully connected layer.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct FullyConnected {
-    /// Fused activation.
-    pub act: Activation,
-    /// Keep the input's leading dims in the output instead of flattening them to one.
-    pub keep_num_dims: bool,
-    /// For dynamic-range models: quantize inputs asymmetrically.
-    pub asymmetric_quantize_inputs: bool,
-}
-
-/// The kind of a pooling window.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PoolKind {
-    /// Average of the in-bounds cells.
-    Average,
-    /// Maximum of the in-bounds cells.
-    Max,
-    /// Square root of the mean of squares.
-    L2,
-}
-
-/// Parameters of 2-D pooling.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Pool2D {
-    /// Which reduction.
-    pub kind: PoolKind,
-    /// Padding scheme.
-    pub padding: Padding,
-    /// Stride along height, width.
-    pub stride: [usize; 2],
-    /// Window height, width.
-    pub filter: [usize; 2],
-    /// Fused activation.
-    pub act: Activation,
-}
-
-/// Element-wise binary operations (NumPy broadcasting).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BinaryOp {
-    /// a + b
-    Add,
-    /// a - b
-    Sub,
-    /// a * b
-    Mul,
-    /// a / b
-    Div,
-    /// a ^ b
-    Pow,
-    /// (a - b)²
-    SquaredDifference,
-    /// max(a, b)
-    Maximum,
-    /// min(a, b)
-    Minimum,
-    /// floor(a / b)
-    FloorDiv,
-    /// a - floor(a / b) * b (the remainder takes the divisor's sign)
-    FloorMod,
-}
-
-/// Element-wise comparisons (NumPy broadcasting), producing bools.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CompareOp {
-    /// a == b
-    Equal,
-    /// a != b
-    NotEqual,
-    /// a < b
-    Less,
-    /// a <= b
-    LessEqual,
-    /// a > b
-    Greater,
-    /// a >= b
-    GreaterEqual,
-}
-
-/// Element-wise logical ops on bools (NumPy broadcasting).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum LogicalOp {
-    /// a && b
-    And,
-    /// a || b
-    Or,
-}
-
-/// Element-wise unary operations and parameterless activations.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum UnaryOp {
-    /// max(x, 0)
-    Relu,
-    /// clamp(x, 0, 6)
-    Relu6,
-    /// clamp(x, -1, 1)
-    ReluN1To1,
-    /// tanh(x)
-    Tanh,
-    /// 1 / (1 + exp(-x))
-    Logistic,
-    /// x * relu6(x + 3) / 6
-    HardSwish,
-    /// x if x >= 0 else alpha * x
-    LeakyRelu(f32),
-    /// clamp(x, 0, 1)
-    Relu0To1,
-    /// x if x >= 0 else exp(x) - 1
-    Elu,
-    /// x * Φ(x); with `approximate`, the tanh form.
-    Gelu {
-        /// Use the tanh approximation.
-        approximate: bool,
-    },
-    /// |x|
-    Abs,
-    /// -x
-    Neg,
-    /// e^x
-    Exp,
-    /// ln x
-    Log,
-    /// √x
-    Sqrt,
-    /// 1 / √x
-    Rsqrt,
-    /// x²
-    Square,
-    /// sin x
-    Sin,
-    /// cos x
-    Cos,
-    /// Round toward -∞.
-    Floor,
-    /// Round toward +∞.
-    Ceil,
-    /// Round half to even.
-    Round,
-    /// -1, 0 or 1.
-    Sign,
-    /// !x on bools.
-    LogicalNot,
-}
-
-/// Reductions over axes given by the op's second input.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReduceOp {
-    /// Arithmetic mean.
-    Mean,
-    /// Sum.
-    Sum,
-    /// Maximum.
-    Max,
-    /// Minimum.
-    Min,
-    /// Product.
-    Prod,
-    /// Logical or (bools).
-    Any,
-    /// Logical and (bools).
-    All,
-}
-
-/// How MIRROR_PAD mirrors.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MirrorMode {
-    /// Mirror without repeating the edge.
-    Reflect,
-    /// Mirror repeating the edge.
-    Symmetric,
-}
-
-/// Parameters of a transposed 2-D convolution (TFLite TRANSPOSE_CONV).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TransposeConv {
-    /// Padding scheme, applied to the output as a convolution would pad its input.
-    pub padding: Padding,
-    /// Stride along height, width.
-    pub stride: [usize; 2],
-    /// Fused activation.
-    pub act: Activation,
-}
-
-/// Parameters of STRIDED_SLICE: bit `i` of a mask refers to entry `i` of begin/end/strides.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub struct StridedSlice {
-    /// Ignore `begin[i]`: start at the first (last, for a negative stride) element.
-    pub begin_mask: i32,
-    /// Ignore `end[i]`: run to the end.
-    pub end_mask: i32,
-    /// Entry `i` stands for as many full dims as needed.
-    pub ellipsis_mask: i32,
-    /// Entry `i` inserts a new dim of size 1.
-    pub new_axis_mask: i32,
-    /// Entry `i` takes one element and drops the dim.
-    pub shrink_axis_mask: i32,
-    /// `end` holds sizes relative to `begin` rather than absolute positions.
-    pub offset: bool,
-}
-
-/// How RESIZE_* interpolates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ResizeMode {
-    /// Bilinear interpolation.
-    Bilinear,
-    /// Nearest neighbour.
-    Nearest,
-}
-
-/// Parameters of RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR (NHWC; size in input 1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Resize {
-    /// Interpolation.
-    pub mode: ResizeMode,
-    /// Map corner pixels onto corner pixels (scale `(in-1)/(out-1)`).
-    pub align_corners: bool,
-    /// Sample at pixel centres (`(x + 0.5) * scale - 0.5`).
-    pub half_pixel_centers: bool,
-}
-
-/// Parameters of a float LSTM layer over a sequence (TFLite UNIDIRECTIONAL_SEQUENCE_LSTM).
-///
-/// Inputs (24, optional ones may be absent): 0 input; 1-4 input-to-{input,forget,cell,output}
-/// weights; 5-8 recurrent-to-{…} weights; 9-11 peephole cell-to-{input,forget,output}; 12-15
-/// gate biases; 16 projection weights; 17 projection bias; 18 output state and 19 cell state
-/// (variable tensors); 20-23 layer-norm coefficients.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SequenceLstm {
-    /// Activation of the cell input and of the cell state on output (usually tanh).
-    pub act: Activation,
-    /// Clip the cell state to `[-cell_clip, cell_clip]` when positive.
-    pub cell_clip: f32,
-    /// Clip the projected output to `[-proj_clip, proj_clip]` when positive.
-    pub proj_clip: f32,
-    /// Input is `[time, batch, features]` rather than `[batch, time, features]`.
-    pub time_major: bool,
-    /// Recurrent weights are diagonal (`[n_cell]` vectors).
-    pub diagonal_recurrent: bool,
-    /// For dynamic-range models: quantize inputs asymmetrically.
-    pub asymmetric_quantize_inputs: bool,
-}
-
-/// Bitwise binary ops on integers (NumPy broadcasting).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BitwiseOp {
-    /// a ^ b
-    Xor,
-    /// a >> b, arithmetic for signed types; the shift is clamped to `[0, bits - 1]`.
-    RightShift,
-}
-
-/// How UNSORTED_SEGMENT_* combines the rows of one segment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SegmentOp {
-    /// Sum (0 for an empty segment).
-    Sum,
-    /// Maximum (the type's lowest value for an empty segment).
-    Max,
-    /// Minimum (the type's highest value for an empty segment).
-    Min,
-    /// Product (1 for an empty segment).
-    Prod,
-}
-
-/// Parameters of LOCAL_RESPONSE_NORMALIZATION over the last dim:
-/// `out = in * (bias + alpha * Σ in²)^-beta`, the sum over `radius` channels either side.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LocalResponseNorm {
-    /// Channels either side included in the sum.
-    pub radius: i32,
-    /// Added to the scaled sum.
-    pub bias: f32,
-    /// Scale of the sum of squares.
-    pub alpha: f32,
-    /// Exponent.
-    pub beta: f32,
-}
-
-/// Parameters of a basic RNN cell (RNN, UNIDIRECTIONAL_SEQUENCE_RNN):
-/// `h = act(x W^T + h R^T + b)`. Inputs: 0 input, 1 weights [units, in], 2 recurrent weights
-/// [units, units], 3 bias [units], 4 hidden state (a variable tensor).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Rnn {
-    /// Activation of the new state.
-    pub act: Activation,
-    /// Sequence input is `[time, batch, features]` (UNIDIRECTIONAL_SEQUENCE_RNN only).
-    pub time_major: bool,
-    /// For dynamic-range models: quantize inputs asymmetrically.
-    pub asymmetric_quantize_inputs: bool,
-}
-
-/// Parameters of SVDF. Inputs: 0 input [batch, in], 1 feature weights [filters, in], 2 time
-/// weights [filters, memory], 3 bias [units] (optional), 4 activation state (a variable tensor
-/// [batch, memory * filters]). `filters = units * rank`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Svdf {
-    /// Filters per unit.
-    pub rank: i32,
-    /// Fused activation of the output.
-    pub act: Activation,
-    /// For dynamic-range models: quantize inputs asymmetrically.
-    pub asymmetric_quantize_inputs: bool,
-}
-
-/// Parameters of BIDIRECTIONAL_SEQUENCE_LSTM: a forward and a backward float LSTM over one
-/// sequence. Inputs (48, TFLite's order): 0 input; 1-17 forward weights, peepholes, biases and
-/// projection (as inputs 1-17 of [`SequenceLstm`]); 18-34 the same for the backward cell; 35-38
-/// forward then backward output and cell states (variable tensors); 39 auxiliary input; 40-47
-/// auxiliary input weights (forward, backward).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BidirectionalLstm {
-    /// Activation of the cell input and of the cell state on output.
-    pub act: Activation,
-    /// Clip the cell state to `[-cell_clip, cell_clip]` when positive.
-    pub cell_clip: f32,
-    /// Clip the projected output to `[-proj_clip, proj_clip]` when positive.
-    pub proj_clip: f32,
-    /// Concatenate both directions into output 0 instead of writing two outputs.
-    pub merge_outputs: bool,
-    /// Input is `[time, batch, features]` rather than `[batch, time, features]`.
-    pub time_major: bool,
-    /// For dynamic-range models: quantize inputs asymmetrically.
-    pub asymmetric_quantize_inputs: bool,
-}
 
 /// What an operation computes, with its typed parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -412,7 +36,7 @@ pub enum OpKind {
     Conv3DTranspose(Conv3D),
     /// Depthwise 2-D convolution: input NHWC, filter [1, H, W, C*multiplier], optional bias.
     DepthwiseConv2D(DepthwiseConv2D),
-    /// Fully connected: input [.., K], weights [N, K], optional bias [N].
+    /// Fully connected: input `[.., K]`, weights `[N, K]`, optional bias `[N]`.
     FullyConnected(FullyConnected),
     /// 2-D pooling over NHWC.
     Pool2D(Pool2D),
@@ -695,163 +319,51 @@ pub enum OpKind {
 }
 
 impl OpKind {
+    /// The family whose module in [`crate::ops`] holds this op's facts.
+    pub fn family(&self) -> Family {
+        match self {
+            OpKind::Conv2D(_) | OpKind::Conv3D(_) | OpKind::Conv3DTranspose(_) | OpKind::DepthwiseConv2D(_) | OpKind::TransposeConv(_) => Family::Conv,
+            OpKind::Pool2D(_) => Family::Pool,
+            OpKind::Resize(_) | OpKind::SpaceToDepth { .. } | OpKind::DepthToSpace { .. } | OpKind::BatchToSpaceNd | OpKind::SpaceToBatchNd => {
+                Family::Spatial
+            }
+            OpKind::FullyConnected(_) | OpKind::BatchMatMul { .. } => Family::MatMul,
+            OpKind::Binary { .. } | OpKind::Unary(_) | OpKind::Prelu => Family::Elementwise,
+            OpKind::Compare(_) | OpKind::Logical(_) | OpKind::Select { .. } => Family::Logic,
+            OpKind::Cast | OpKind::Quantize | OpKind::Dequantize | OpKind::FakeQuant { .. } => Family::Convert,
+            OpKind::Softmax { .. } | OpKind::LogSoftmax | OpKind::L2Normalization { .. } | OpKind::LocalResponseNorm(_) => Family::Normalize,
+            OpKind::Reduce { .. } | OpKind::ArgMinMax { .. } | OpKind::Cumsum { .. } | OpKind::TopKV2 => Family::Reduce,
+            OpKind::Concatenation { .. } | OpKind::Reshape { .. } | OpKind::Transpose | OpKind::Pad | OpKind::MirrorPad(_) => Family::Data,
+            OpKind::Split { .. } | OpKind::SplitV { .. } | OpKind::Pack { .. } | OpKind::Unpack { .. } | OpKind::Squeeze { .. } => Family::Movement,
+            OpKind::ExpandDims | OpKind::Gather { .. } | OpKind::GatherNd | OpKind::Tile | OpKind::ReverseV2 => Family::Movement,
+            OpKind::Slice | OpKind::StridedSlice(_) => Family::Slice,
+            OpKind::Fill | OpKind::Range | OpKind::Shape | OpKind::Rank | OpKind::ZerosLike | OpKind::OnesLike | OpKind::OneHot { .. } => {
+                Family::Generate
+            }
+            OpKind::AddN | OpKind::Atan2 | OpKind::Bitwise(_) | OpKind::Bucketize { .. } | OpKind::BroadcastTo | OpKind::BroadcastArgs => {
+                Family::Arith
+            }
+            OpKind::ScatterNd | OpKind::SparseToDense { .. } | OpKind::DynamicUpdateSlice => Family::Scatter,
+            OpKind::EmbeddingLookup | OpKind::SegmentSum | OpKind::UnsortedSegment(_) => Family::Scatter,
+            OpKind::Where | OpKind::Unique | OpKind::NonMaxSuppression { .. } => Family::Select,
+            OpKind::MatrixDiag | OpKind::MatrixSetDiag | OpKind::ReverseSequence { .. } => Family::Matrix,
+            OpKind::UnidirectionalSequenceLstm(_) | OpKind::BidirectionalSequenceLstm(_) => Family::Lstm,
+            OpKind::Rnn(_) | OpKind::SequenceRnn(_) | OpKind::Svdf(_) => Family::Rnn,
+            OpKind::Rfft2d | OpKind::ComplexAbs | OpKind::Real | OpKind::Imag => Family::Fft,
+            OpKind::If { .. } | OpKind::While { .. } => Family::Control,
+            OpKind::Custom { .. } => Family::Custom,
+        }
+    }
+
     /// The op's name as users spell it in `OP_BACKEND_<Name>` and as errors print it.
     pub fn name(&self) -> &str {
-        match self {
-            OpKind::Conv2D(_) => "Conv2D",
-            OpKind::Conv3D(_) => "Conv3D",
-            OpKind::Conv3DTranspose(_) => "Conv3DTranspose",
-            OpKind::Rfft2d => "Rfft2d",
-            OpKind::FakeQuant { .. } => "FakeQuant",
-            OpKind::ComplexAbs => "ComplexAbs",
-            OpKind::Real => "Real",
-            OpKind::Imag => "Imag",
-            OpKind::DepthwiseConv2D(_) => "DepthwiseConv2D",
-            OpKind::FullyConnected(_) => "FullyConnected",
-            OpKind::Pool2D(p) => match p.kind {
-                PoolKind::Average => "AveragePool2D",
-                PoolKind::Max => "MaxPool2D",
-                PoolKind::L2 => "L2Pool2D",
-            },
-            OpKind::Binary { op, .. } => match op {
-                BinaryOp::Add => "Add",
-                BinaryOp::Sub => "Sub",
-                BinaryOp::Mul => "Mul",
-                BinaryOp::Div => "Div",
-                BinaryOp::Pow => "Pow",
-                BinaryOp::SquaredDifference => "SquaredDifference",
-                BinaryOp::Maximum => "Maximum",
-                BinaryOp::Minimum => "Minimum",
-                BinaryOp::FloorDiv => "FloorDiv",
-                BinaryOp::FloorMod => "FloorMod",
-            },
-            OpKind::Unary(u) => match u {
-                UnaryOp::Relu => "Relu",
-                UnaryOp::Relu6 => "Relu6",
-                UnaryOp::ReluN1To1 => "ReluN1To1",
-                UnaryOp::Tanh => "Tanh",
-                UnaryOp::Logistic => "Logistic",
-                UnaryOp::HardSwish => "HardSwish",
-                UnaryOp::LeakyRelu(_) => "LeakyRelu",
-                UnaryOp::Relu0To1 => "Relu0To1",
-                UnaryOp::Elu => "Elu",
-                UnaryOp::Gelu { .. } => "Gelu",
-                UnaryOp::Abs => "Abs",
-                UnaryOp::Neg => "Neg",
-                UnaryOp::Exp => "Exp",
-                UnaryOp::Log => "Log",
-                UnaryOp::Sqrt => "Sqrt",
-                UnaryOp::Rsqrt => "Rsqrt",
-                UnaryOp::Square => "Square",
-                UnaryOp::Sin => "Sin",
-                UnaryOp::Cos => "Cos",
-                UnaryOp::Floor => "Floor",
-                UnaryOp::Ceil => "Ceil",
-                UnaryOp::Round => "Round",
-                UnaryOp::Sign => "Sign",
-                UnaryOp::LogicalNot => "LogicalNot",
-            },
-            OpKind::Reduce { op, .. } => match op {
-                ReduceOp::Mean => "Mean",
-                ReduceOp::Sum => "Sum",
-                ReduceOp::Max => "ReduceMax",
-                ReduceOp::Min => "ReduceMin",
-                ReduceOp::Prod => "ReduceProd",
-                ReduceOp::Any => "ReduceAny",
-                ReduceOp::All => "ReduceAll",
-            },
-            OpKind::Softmax { .. } => "Softmax",
-            OpKind::Concatenation { .. } => "Concatenation",
-            OpKind::Reshape { .. } => "Reshape",
-            OpKind::Transpose => "Transpose",
-            OpKind::Pad => "Pad",
-            OpKind::MirrorPad(_) => "MirrorPad",
-            OpKind::Dequantize => "Dequantize",
-            OpKind::Quantize => "Quantize",
-            OpKind::TransposeConv(_) => "TransposeConv",
-            OpKind::BatchMatMul { .. } => "BatchMatMul",
-            OpKind::Compare(c) => match c {
-                CompareOp::Equal => "Equal",
-                CompareOp::NotEqual => "NotEqual",
-                CompareOp::Less => "Less",
-                CompareOp::LessEqual => "LessEqual",
-                CompareOp::Greater => "Greater",
-                CompareOp::GreaterEqual => "GreaterEqual",
-            },
-            OpKind::Logical(LogicalOp::And) => "LogicalAnd",
-            OpKind::Logical(LogicalOp::Or) => "LogicalOr",
-            OpKind::Prelu => "Prelu",
-            OpKind::ArgMinMax { max: true } => "ArgMax",
-            OpKind::ArgMinMax { max: false } => "ArgMin",
-            OpKind::LogSoftmax => "LogSoftmax",
-            OpKind::L2Normalization { .. } => "L2Normalization",
-            OpKind::Split { .. } => "Split",
-            OpKind::SplitV { .. } => "SplitV",
-            OpKind::Pack { .. } => "Pack",
-            OpKind::Unpack { .. } => "Unpack",
-            OpKind::Squeeze { .. } => "Squeeze",
-            OpKind::ExpandDims => "ExpandDims",
-            OpKind::Slice => "Slice",
-            OpKind::StridedSlice(_) => "StridedSlice",
-            OpKind::Gather { .. } => "Gather",
-            OpKind::GatherNd => "GatherNd",
-            OpKind::Resize(r) => match r.mode {
-                ResizeMode::Bilinear => "ResizeBilinear",
-                ResizeMode::Nearest => "ResizeNearestNeighbor",
-            },
-            OpKind::Tile => "Tile",
-            OpKind::SpaceToDepth { .. } => "SpaceToDepth",
-            OpKind::DepthToSpace { .. } => "DepthToSpace",
-            OpKind::BatchToSpaceNd => "BatchToSpaceNd",
-            OpKind::SpaceToBatchNd => "SpaceToBatchNd",
-            OpKind::Cumsum { .. } => "Cumsum",
-            OpKind::ReverseV2 => "ReverseV2",
-            OpKind::Cast => "Cast",
-            OpKind::Select { v2: false } => "Select",
-            OpKind::Select { v2: true } => "SelectV2",
-            OpKind::Fill => "Fill",
-            OpKind::Range => "Range",
-            OpKind::Shape => "Shape",
-            OpKind::Rank => "Rank",
-            OpKind::ZerosLike => "ZerosLike",
-            OpKind::OnesLike => "OnesLike",
-            OpKind::OneHot { .. } => "OneHot",
-            OpKind::TopKV2 => "TopKV2",
-            OpKind::UnidirectionalSequenceLstm(_) => "UnidirectionalSequenceLstm",
-            OpKind::AddN => "AddN",
-            OpKind::BroadcastTo => "BroadcastTo",
-            OpKind::BroadcastArgs => "BroadcastArgs",
-            OpKind::EmbeddingLookup => "EmbeddingLookup",
-            OpKind::LocalResponseNorm(_) => "LocalResponseNormalization",
-            OpKind::Atan2 => "Atan2",
-            OpKind::Bitwise(BitwiseOp::Xor) => "BitwiseXor",
-            OpKind::Bitwise(BitwiseOp::RightShift) => "RightShift",
-            OpKind::ScatterNd => "ScatterNd",
-            OpKind::Where => "Where",
-            OpKind::SegmentSum => "SegmentSum",
-            OpKind::UnsortedSegment(s) => match s {
-                SegmentOp::Sum => "UnsortedSegmentSum",
-                SegmentOp::Max => "UnsortedSegmentMax",
-                SegmentOp::Min => "UnsortedSegmentMin",
-                SegmentOp::Prod => "UnsortedSegmentProd",
-            },
-            OpKind::MatrixDiag => "MatrixDiag",
-            OpKind::MatrixSetDiag => "MatrixSetDiag",
-            OpKind::ReverseSequence { .. } => "ReverseSequence",
-            OpKind::SparseToDense { .. } => "SparseToDense",
-            OpKind::DynamicUpdateSlice => "DynamicUpdateSlice",
-            OpKind::NonMaxSuppression { v5: false } => "NonMaxSuppressionV4",
-            OpKind::NonMaxSuppression { v5: true } => "NonMaxSuppressionV5",
-            OpKind::Rnn(_) => "Rnn",
-            OpKind::SequenceRnn(_) => "UnidirectionalSequenceRnn",
-            OpKind::Svdf(_) => "Svdf",
-            OpKind::BidirectionalSequenceLstm(_) => "BidirectionalSequenceLstm",
-            OpKind::Unique => "Unique",
-            OpKind::Bucketize { .. } => "Bucketize",
-            OpKind::Custom { name, .. } => name,
-            OpKind::If { .. } => "If",
-            OpKind::While { .. } => "While",
-        }
+        self.spec().map_or(crate::ops::UNLISTED, |s| s.name)
+    }
+
+    /// The op's name, arity and shape rule, from its family's list (`None` only if that list
+    /// and [`OpKind::family`] disagree, a bug inside nnrt).
+    pub(crate) fn spec(&self) -> Option<crate::ops::Spec<'_>> {
+        (self.family().ops())(self)
     }
 }
 

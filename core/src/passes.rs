@@ -11,7 +11,7 @@ pub fn fold_constants(g: &Subgraph) -> (Subgraph, Vec<OpId>) {
     out.ops.clear();
     let mut origin = Vec::with_capacity(g.ops.len());
     for (i, op) in g.ops.iter().enumerate() {
-        if let (OpKind::Dequantize, Some(src), [dst]) = (&op.kind, op.input(0), op.outputs.as_slice()) {
+        if let (OpKind::Dequantize, Some(src), [dst]) = (&op.kind, op.input(crate::ops::convert::INPUT), op.outputs.as_slice()) {
             let (s, d) = (&g.operands[src.index()], &g.operands[dst.index()]);
             let is_graph_output = g.outputs.contains(dst);
             if let (Some(data), DType::F16, DType::F32, false) = (&s.data, s.dtype, d.dtype, is_graph_output) {
@@ -65,7 +65,7 @@ pub fn fuse_activations(g: Subgraph, origin: Vec<OpId>) -> (Subgraph, Vec<OpId>)
             OpKind::Unary(UnaryOp::ReluN1To1) => Activation::ReluN1To1,
             _ => continue,
         };
-        let (Some(t), [out]) = (op.input(0), op.outputs.as_slice()) else { continue };
+        let (Some(t), [out]) = (op.input(crate::ops::elementwise::INPUT), op.outputs.as_slice()) else { continue };
         let out = *out;
         let f32_all = [t, out].iter().all(|id| g.operands[id.index()].dtype == DType::F32);
         let Some(p) = producer[t.index()] else { continue };

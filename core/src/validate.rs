@@ -2,67 +2,14 @@
 //! every operand written before it is read. Shape consistency is checked by [`crate::infer_graph`].
 
 use crate::shape::num_elements;
-use crate::{CompileError, Model, OpId, OpKind, OperandId, Subgraph, SubgraphId};
-
-/// Inclusive range of input counts and exact output count an op kind accepts (`None` = any).
-fn arity(kind: &OpKind) -> (usize, Option<usize>, Option<usize>) {
-    match kind {
-        OpKind::Conv2D(_) | OpKind::Conv3D(_) | OpKind::DepthwiseConv2D(_) | OpKind::FullyConnected(_) => (2, Some(3), Some(1)),
-        OpKind::Pool2D(_) | OpKind::Unary(_) | OpKind::Softmax { .. } => (1, Some(1), Some(1)),
-        OpKind::Dequantize | OpKind::Quantize => (1, Some(1), Some(1)),
-        OpKind::Binary { .. } | OpKind::Reduce { .. } | OpKind::Transpose | OpKind::MirrorPad(_) => (2, Some(2), Some(1)),
-        OpKind::Concatenation { .. } => (1, None, Some(1)),
-        OpKind::Reshape { .. } => (1, Some(2), Some(1)),
-        OpKind::Pad => (2, Some(3), Some(1)),
-        OpKind::LogSoftmax | OpKind::L2Normalization { .. } | OpKind::Squeeze { .. } | OpKind::Cast => (1, Some(1), Some(1)),
-        OpKind::SpaceToDepth { .. } | OpKind::DepthToSpace { .. } => (1, Some(1), Some(1)),
-        OpKind::Shape | OpKind::Rank | OpKind::ZerosLike | OpKind::OnesLike => (1, Some(1), Some(1)),
-        OpKind::BatchMatMul { .. } | OpKind::Compare(_) | OpKind::Logical(_) | OpKind::Prelu | OpKind::ArgMinMax { .. } => (2, Some(2), Some(1)),
-        OpKind::ExpandDims | OpKind::Gather { .. } | OpKind::GatherNd | OpKind::Resize(_) | OpKind::Tile => (2, Some(2), Some(1)),
-        OpKind::Cumsum { .. } | OpKind::ReverseV2 | OpKind::Fill => (2, Some(2), Some(1)),
-        OpKind::Slice | OpKind::BatchToSpaceNd | OpKind::SpaceToBatchNd | OpKind::Select { .. } | OpKind::Range => (3, Some(3), Some(1)),
-        OpKind::TransposeConv(_) => (3, Some(4), Some(1)),
-        OpKind::StridedSlice(_) | OpKind::OneHot { .. } => (4, Some(4), Some(1)),
-        OpKind::Split { .. } => (2, Some(2), None),
-        OpKind::SplitV { .. } => (3, Some(3), None),
-        OpKind::Pack { .. } => (1, None, Some(1)),
-        OpKind::Unpack { .. } => (1, Some(1), None),
-        OpKind::TopKV2 => (2, Some(2), Some(2)),
-        // Most of the 24 inputs are optional; which ones must be present is checked by inference.
-        OpKind::UnidirectionalSequenceLstm(_) => (1, Some(24), Some(1)),
-        OpKind::AddN => (2, None, Some(1)),
-        OpKind::MatrixDiag | OpKind::Where | OpKind::LocalResponseNorm(_) | OpKind::Bucketize { .. } => (1, Some(1), Some(1)),
-        OpKind::BroadcastTo | OpKind::BroadcastArgs | OpKind::EmbeddingLookup | OpKind::Atan2 | OpKind::Bitwise(_) => (2, Some(2), Some(1)),
-        OpKind::SegmentSum | OpKind::MatrixSetDiag | OpKind::ReverseSequence { .. } => (2, Some(2), Some(1)),
-        OpKind::ScatterNd | OpKind::UnsortedSegment(_) | OpKind::DynamicUpdateSlice => (3, Some(3), Some(1)),
-        OpKind::SparseToDense { .. } => (4, Some(4), Some(1)),
-        OpKind::NonMaxSuppression { v5: false } => (5, Some(5), Some(2)),
-        OpKind::NonMaxSuppression { v5: true } => (6, Some(6), Some(3)),
-        OpKind::Unique => (1, Some(1), Some(2)),
-        OpKind::Rfft2d => (2, Some(2), Some(1)),
-        OpKind::Conv3DTranspose(_) => (3, Some(4), Some(1)),
-        OpKind::ComplexAbs | OpKind::Real | OpKind::Imag | OpKind::FakeQuant { .. } => (1, Some(1), Some(1)),
-        // The bias of SVDF is optional; RNN's hidden state and SVDF's activation state are variables.
-        OpKind::Rnn(_) | OpKind::SequenceRnn(_) => (5, Some(5), Some(1)),
-        OpKind::Svdf(_) => (3, Some(5), Some(1)),
-        // Most of the 48 inputs are optional; merge_outputs decides between one and two outputs.
-        OpKind::BidirectionalSequenceLstm(_) => (1, Some(48), None),
-        OpKind::If { .. } => (1, None, None),
-        OpKind::Custom { .. } | OpKind::While { .. } => (0, None, None),
-    }
-}
+use crate::{CompileError, Model, OpId, OperandId, Subgraph};
 
 /// Validates every subgraph of `model`, including the subgraph ids control-flow ops name.
 pub fn validate_model(model: &Model) -> Result<(), CompileError> {
     for g in &model.subgraphs {
         validate(g)?;
         for (i, op) in g.ops.iter().enumerate() {
-            let named: &[SubgraphId] = match &op.kind {
-                OpKind::If { then_branch, else_branch } => &[*then_branch, *else_branch],
-                OpKind::While { cond, body } => &[*cond, *body],
-                _ => &[],
-            };
-            for &s in named {
+            for s in crate::ops::control::called_subgraphs(&op.kind).into_iter().flatten() {
                 if model.subgraph(s).is_none() {
                     return Err(CompileError::InvalidOp {
                         op: OpId::new(i),
@@ -148,7 +95,10 @@ pub fn validate(g: &Subgraph) -> Result<(), CompileError> {
                 return Err(CompileError::BadOperandIndex { op: id, kind: kind(), operand, count });
             }
         }
-        let (min, max, outs) = arity(&op.kind);
+        let Some(spec) = op.kind.spec() else {
+            return Err(CompileError::InvalidOp { op: id, kind: kind(), reason: format!("internal error: the {:?} family does not list this op", op.kind.family()) });
+        };
+        let (min, max, outs) = (spec.min_inputs, spec.max_inputs, spec.outputs);
         let n = op.inputs.len();
         if n < min || max.is_some_and(|m| n > m) || outs.is_some_and(|o| op.outputs.len() != o) {
             let inputs = match max {
@@ -199,7 +149,7 @@ pub fn validate(g: &Subgraph) -> Result<(), CompileError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Activation, BinaryOp, ConstData, DType, Operand, Operation};
+    use crate::{Activation, BinaryOp, ConstData, DType, OpKind, Operand, Operation};
 
     fn add_graph() -> Subgraph {
         let mut g = Subgraph::default();

@@ -1,0 +1,144 @@
+//! Element-wise and broadcasting builtins added after the first op set: ADD_N, ATAN2,
+//! BITWISE_XOR / RIGHT_SHIFT, BUCKETIZE, BROADCAST_TO, BROADCAST_ARGS.
+
+use super::Shapes::One;
+use super::{fixed, spec, Spec};
+use crate::infer::Cx;
+use crate::shape::fmt_dims;
+use crate::{CompileError, DType, OpKind};
+
+slots!(
+    INPUT = 0: "Input slot of the values (ADD_N's first addend, BUCKETIZE's values, BROADCAST_TO's input).",
+    SHAPE = 1: "Input slot of BROADCAST_TO's 1-D target shape.",
+    LHS = 0: "Input slot of a bitwise op's left operand, or BROADCAST_ARGS's first shape.",
+    RHS = 1: "Input slot of a bitwise op's right operand, or BROADCAST_ARGS's second shape."
+);
+
+slots! {
+    /// Input slots of ATAN2.
+    mod atan2: Y = 0: "The ordinate.", X = 1: "The abscissa.";
+}
+
+/// Bitwise binary ops on integers (NumPy broadcasting).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BitwiseOp {
+    /// a ^ b
+    Xor,
+    /// a >> b, arithmetic for signed types; the shift is clamped to `[0, bits - 1]`.
+    RightShift,
+}
+
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
+    Some(match kind {
+        OpKind::AddN => spec("AddN", 2, None, Some(1), One(add_n)),
+        OpKind::Atan2 => fixed("Atan2", 2, 1, One(atan2)),
+        OpKind::Bitwise(BitwiseOp::Xor) => fixed("BitwiseXor", 2, 1, One(bitwise)),
+        OpKind::Bitwise(BitwiseOp::RightShift) => fixed("RightShift", 2, 1, One(bitwise)),
+        OpKind::Bucketize { .. } => fixed("Bucketize", 1, 1, One(bucketize)),
+        OpKind::BroadcastTo => fixed("BroadcastTo", 2, 1, One(broadcast_to)),
+        OpKind::BroadcastArgs => fixed("BroadcastArgs", 2, 1, One(broadcast_args)),
+        _ => return None,
+    })
+}
+
+/// Checks that output 0 has the type of input `i`.
+pub(super) fn out_like(cx: &Cx, i: usize) -> Result<DType, CompileError> {
+    let t = cx.dtype(i)?;
+    if cx.out_dtype(0)? != t {
+        return Err(cx.out_err(0, format!("has type {} but input {i} has {t}", cx.out_dtype(0)?)));
+    }
+    Ok(t)
+}
+
+/// ADD_N: two or more float32 / int32 tensors of one shape (no broadcasting, as TFLite).
+fn add_n(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let first = cx.input(INPUT)?;
+    let t = cx.expect_dtype(INPUT, &[DType::F32, DType::I32])?;
+    for i in 1..cx.op.inputs.len() {
+        if cx.input(i)? != first || cx.dtype(i)? != t {
+            return Err(cx.input_err(i, format!("is {} {}; every input must match input 0 ({t} {})", cx.dtype(i)?, fmt_dims(cx.input(i)?), fmt_dims(first))));
+        }
+    }
+    out_like(cx, INPUT)?;
+    Ok(first.to_vec())
+}
+
+/// ATAN2(y, x): float32 tensors of one shape (TFLite does not broadcast).
+fn atan2(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    use atan2::{X, Y};
+    let (y, x) = (cx.input(Y)?, cx.input(X)?);
+    cx.expect_dtype(Y, &[DType::F32])?;
+    cx.expect_dtype(X, &[DType::F32])?;
+    if y != x {
+        return Err(cx.input_err(X, format!("x has shape {} but y has {}; ATAN2 does not broadcast", fmt_dims(x), fmt_dims(y))));
+    }
+    out_like(cx, Y)?;
+    Ok(y.to_vec())
+}
+
+/// BITWISE_XOR / RIGHT_SHIFT: two integer tensors of one type, broadcast.
+fn bitwise(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let t = cx.expect_dtype(LHS, &[DType::U8, DType::I8, DType::I16, DType::I32])?;
+    if cx.dtype(RHS)? != t {
+        return Err(cx.input_err(RHS, format!("has type {} but input 0 has {t}; both must match", cx.dtype(RHS)?)));
+    }
+    for i in [LHS, RHS] {
+        if cx.g.operand(cx.input_id(i)?).quant.is_quantized() {
+            return Err(cx.input_err(i, "is quantized; bitwise ops take plain integers"));
+        }
+    }
+    out_like(cx, LHS)?;
+    cx.broadcast(cx.input(LHS)?, cx.input(RHS)?)
+}
+
+/// BUCKETIZE: int32 bucket indices of float32 / int32 / int64 values; boundaries sorted.
+fn bucketize(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::Bucketize { boundaries } = &cx.op.kind else { return Err(cx.unlisted()) };
+    cx.expect_dtype(INPUT, &[DType::F32, DType::I32, DType::I64])?;
+    cx.expect_out_dtype(0, DType::I32)?;
+    if let Some(w) = boundaries.windows(2).find(|w| w[1] < w[0]) {
+        return Err(cx.err(format!("boundaries must be sorted ascending; {} comes before {}", w[0], w[1])));
+    }
+    Ok(cx.input(INPUT)?.to_vec())
+}
+
+/// TFLite's limit on BROADCAST_TO's output rank.
+const MAX_BROADCAST_RANK: usize = 8;
+
+/// BROADCAST_TO: input 0 stretched to the dims in input 1 (a constant, or read at run time).
+fn broadcast_to(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let x = cx.input(INPUT)?;
+    out_like(cx, INPUT)?;
+    cx.expect_dtype(SHAPE, &[DType::I32, DType::I64])?;
+    if cx.input(SHAPE)?.len() != 1 {
+        return Err(cx.input_err(SHAPE, format!("the shape must be 1-D, is {}", fmt_dims(cx.input(SHAPE)?))));
+    }
+    let dims = cx.const_ints(SHAPE)?;
+    if dims.len() > MAX_BROADCAST_RANK || dims.len() < x.len() {
+        return Err(cx.input_err(SHAPE, format!("a shape of rank {} cannot hold input {} (rank at most {MAX_BROADCAST_RANK})", dims.len(), fmt_dims(x))));
+    }
+    if let Some(d) = dims.iter().find(|&&d| d < 0) {
+        return Err(cx.input_err(SHAPE, format!("dim {d} of shape {dims:?} must be >= 0")));
+    }
+    let out: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+    let off = out.len() - x.len();
+    for (k, &d) in x.iter().enumerate() {
+        if d != 1 && d != out[off + k] {
+            return Err(cx.input_err(SHAPE, format!("input {} does not broadcast to {}", fmt_dims(x), fmt_dims(&out))));
+        }
+    }
+    Ok(out)
+}
+
+/// BROADCAST_ARGS: the broadcast of two 1-D shapes (int32 or int64, one type for all three).
+/// The length is known from the inputs' lengths; whether they broadcast is checked on the values.
+fn broadcast_args(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let t = cx.expect_dtype(LHS, &[DType::I32, DType::I64])?;
+    if cx.dtype(RHS)? != t {
+        return Err(cx.input_err(RHS, format!("has type {} but input 0 has {t}", cx.dtype(RHS)?)));
+    }
+    out_like(cx, LHS)?;
+    let (a, b) = (cx.expect_rank(LHS, 1)?, cx.expect_rank(RHS, 1)?);
+    Ok(vec![a[0].max(b[0])])
+}

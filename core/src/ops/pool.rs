@@ -1,0 +1,54 @@
+//! 2-D pooling: AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D.
+
+use super::conv::{spatial, Padding};
+use super::Shapes::One;
+use super::{fixed, Activation, Spec};
+use crate::infer::Cx;
+use crate::{CompileError, OpKind};
+
+slots!(INPUT = 0: "Input slot of the NHWC image.");
+
+/// The kind of a pooling window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PoolKind {
+    /// Average of the in-bounds cells.
+    Average,
+    /// Maximum of the in-bounds cells.
+    Max,
+    /// Square root of the mean of squares.
+    L2,
+}
+
+/// Parameters of 2-D pooling.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pool2D {
+    /// Which reduction.
+    pub kind: PoolKind,
+    /// Padding scheme.
+    pub padding: Padding,
+    /// Stride along height, width.
+    pub stride: [usize; 2],
+    /// Window height, width.
+    pub filter: [usize; 2],
+    /// Fused activation.
+    pub act: Activation,
+}
+
+/// The family's ops: the name, arity and shape rule of each.
+pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
+    let OpKind::Pool2D(p) = kind else { return None };
+    let name = match p.kind {
+        PoolKind::Average => "AveragePool2D",
+        PoolKind::Max => "MaxPool2D",
+        PoolKind::L2 => "L2Pool2D",
+    };
+    Some(fixed(name, 1, 1, One(pool)))
+}
+
+/// Pooling windows slide over height and width; batch and channels stay.
+fn pool(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::Pool2D(p) = cx.op.kind else { return Err(cx.unlisted()) };
+    let x = cx.expect_rank(INPUT, 4)?;
+    spatial(cx, x, p.filter, p.stride, [1, 1], p.padding).map(|[oh, ow]| vec![x[0], oh, ow, x[3]])
+}
+
