@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs one fuzz target for SECONDS (default 60) with libFuzzer, seeded from ../shared/corpus when
+# it exists, and fails on any crash, hang (10 s per input) or allocation over 2 GiB.
+#
+#   fuzz/run.sh TARGET [SECONDS] [extra libFuzzer flags]     targets: fuzz/run.sh --list
+#
+# Needs cargo-fuzz (`cargo install cargo-fuzz`); runs on the stable toolchain with
+# RUSTC_BOOTSTRAP=1 (cargo-fuzz passes nightly-only sanitizer flags). Findings land in
+# fuzz/artifacts/TARGET/; add each as a regression test before fixing it.
+set -euo pipefail
+cd "$(dirname "$0")"
+if [ "${1:-}" = "--list" ] || [ -z "${1:-}" ]; then
+  sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -v nnrt-fuzz
+  exit 0
+fi
+target=$1
+seconds=${2:-60}
+shift $(( $# >= 2 ? 2 : 1 ))
+corpus=corpus/$target
+mkdir -p "$corpus"
+shared=../../shared/corpus
+if [ -d "$shared" ] && [ -z "$(ls -A "$corpus")" ]; then
+  case $target in
+    tflite|prepare)
+      for f in "$shared"/tflite/*/model.tflite; do
+        # Small models only: the fuzzer mutates whole inputs.
+        if [ "$(stat -c %s "$f")" -le 65536 ]; then cp "$f" "$corpus/$(basename "$(dirname "$f")").tflite"; fi
+      done ;;
+    nnpackage)
+      cp "$shared"/tflite/_nnpkg_variants/op_*.zip "$corpus"/ ;;
+    manifest)
+      i=0
+      for f in "$shared"/nnpackage/*/metadata/MANIFEST; do cp "$f" "$corpus/manifest$i"; i=$((i + 1)); done ;;
+  esac
+fi
+export RUSTC_BOOTSTRAP=1
+exec cargo fuzz run --release "$target" "$corpus" -- -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=262144 -print_final_stats=1 "$@"
