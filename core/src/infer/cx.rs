@@ -193,6 +193,14 @@ impl<'a> Cx<'a> {
         Ok(a as usize)
     }
 
+    /// Like [`Cx::axis`], for an op that reads the size of that dim: a scalar has no axis.
+    pub fn dim_axis(&self, axis: i64, rank: usize) -> Result<usize, CompileError> {
+        if rank == 0 {
+            return Err(self.err(format!("axis {axis} names a dim, but the input is a scalar")));
+        }
+        self.axis(axis, rank)
+    }
+
     /// Checks that output `k` has the type of input `i`.
     pub fn expect_out_like(&self, k: usize, i: usize) -> Result<DType, CompileError> {
         let t = self.dtype(i)?;

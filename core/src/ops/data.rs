@@ -38,7 +38,7 @@ fn concat(cx: &Cx) -> Result<Vec<usize>, CompileError> {
     let OpKind::Concatenation { axis, .. } = cx.op.kind else { return Err(cx.unlisted()) };
     let first = cx.input(INPUT)?;
     let t0 = cx.dtype(INPUT)?;
-    let axis = cx.axis(axis as i64, first.len())?;
+    let axis = cx.dim_axis(axis as i64, first.len())?;
     let mut out = first.to_vec();
     out[axis] = 0;
     for i in 0..cx.op.inputs.len() {

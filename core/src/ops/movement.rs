@@ -42,7 +42,7 @@ fn split(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
     let OpKind::Split { num_splits } = cx.op.kind else { return Err(cx.unlisted()) };
     let x = cx.input(split::INPUT)?;
     cx.outputs_like(split::INPUT)?;
-    let axis = cx.axis(cx.const_axis(split::AXIS)?, x.len())?;
+    let axis = cx.dim_axis(cx.const_axis(split::AXIS)?, x.len())?;
     cx.expect_outputs(num_splits)?;
     if num_splits == 0 || x[axis] % num_splits != 0 {
         return Err(cx.input_err(split::INPUT, format!("dim {axis} of {} does not split into {num_splits} equal parts", fmt_dims(x))));
@@ -60,7 +60,7 @@ fn split_v(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
     cx.outputs_like(INPUT)?;
     cx.expect_dtype(SIZE_SPLITS, INDEX_TYPES)?;
     let sizes = cx.const_ints(SIZE_SPLITS)?;
-    let axis = cx.axis(cx.const_axis(AXIS)?, x.len())?;
+    let axis = cx.dim_axis(cx.const_axis(AXIS)?, x.len())?;
     cx.expect_outputs(num_splits)?;
     if sizes.len() != num_splits {
         return Err(cx.input_err(SIZE_SPLITS, format!("holds {} sizes for {num_splits} splits", sizes.len())));
@@ -136,7 +136,7 @@ fn squeeze(cx: &Cx) -> Result<Vec<usize>, CompileError> {
         }
     }
     for &a in axes {
-        let a = cx.axis(a as i64, x.len())?;
+        let a = cx.dim_axis(a as i64, x.len())?;
         if x[a] != 1 {
             return Err(cx.input_err(INPUT, format!("dim {a} of {} is not 1 and cannot be squeezed", fmt_dims(x))));
         }

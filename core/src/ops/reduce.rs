@@ -91,7 +91,7 @@ fn reduce(cx: &Cx) -> Result<Vec<usize>, CompileError> {
 fn arg_min_max(cx: &Cx) -> Result<Vec<usize>, CompileError> {
     let x = cx.input(INPUT)?;
     cx.expect_dtype(AXIS, &[DType::I32, DType::I64])?;
-    let axis = cx.axis(cx.const_scalar(AXIS)?, x.len())?;
+    let axis = cx.dim_axis(cx.const_scalar(AXIS)?, x.len())?;
     let t = cx.out_dtype(0)?;
     if t != DType::I32 && t != DType::I64 {
         return Err(cx.out_err(0, format!("has type {t}; the index output must be int32 or int64")));
