@@ -239,6 +239,11 @@ impl Loader<'_> {
             None => Quantization::None,
         };
         let mut data = self.buffer(ti, &name, tensor.buffer() as usize, buffers)?;
+        if self.flavor == Flavor::Circle && data.is_some() && fbs::circle_compression_type(tensor) != 0 {
+            // Circle's HUFFMAN-coded weights would be read as raw values; refuse them.
+            let dtype = format!("{dtype} with Circle compression_type {} (HUFFMAN)", fbs::circle_compression_type(tensor));
+            return Err(LoadError::UnsupportedType { path: self.path.to_string(), tensor: ti, name, dtype });
+        }
         if let Some(sp) = tensor.sparsity() {
             // Sparse constants (TFLite sparsity metadata) are densified here, once; kernels and
             // DENSIFY (folded in `subgraph`) then see an ordinary dense constant.
