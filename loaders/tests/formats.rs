@@ -37,26 +37,28 @@ fn load_error(path: &PathBuf) -> String {
     }
 }
 
-#[test]
-fn executorch_programs_are_recognised_and_refused_as_not_yet_supported() {
-    let Some(dir) = corpus("pte") else { return };
-    let programs = files(&dir, "program.pte");
-    assert!(programs.len() >= 7, "{programs:?}");
-    for p in &programs {
-        assert_eq!(detect(p), Format::ExecuTorch, "{}", p.display());
-        assert_eq!(load_error(p), format!("{}: ExecuTorch program (ET12): not supported yet", p.display()));
+/// Every `file` of corpus `kind` (at least `at_least`) is detected as `format` and refused with
+/// exactly "<path>: <format>: not supported yet".
+fn recognised_and_refused(kind: &str, file: &str, at_least: usize, format: Format) {
+    let Some(dir) = corpus(kind) else { return };
+    let found = files(&dir, file);
+    assert!(found.len() >= at_least, "{found:?}");
+    for p in &found {
+        assert_eq!(detect(p), format, "{}", p.display());
+        assert_eq!(load_error(p), format!("{}: {format}: not supported yet", p.display()));
     }
 }
 
 #[test]
+fn executorch_programs_are_recognised_and_refused_as_not_yet_supported() {
+    assert_eq!(Format::ExecuTorch.to_string(), "ExecuTorch program (ET12)");
+    recognised_and_refused("pte", "program.pte", 7, Format::ExecuTorch);
+}
+
+#[test]
 fn tosa_graphs_are_recognised_and_refused_as_not_yet_supported() {
-    let Some(dir) = corpus("tosa") else { return };
-    let graphs = files(&dir, "graph.tosa");
-    assert!(graphs.len() >= 20, "{graphs:?}");
-    for p in &graphs {
-        assert_eq!(detect(p), Format::Tosa, "{}", p.display());
-        assert_eq!(load_error(p), format!("{}: TOSA flatbuffer (TOSA): not supported yet", p.display()));
-    }
+    assert_eq!(Format::Tosa.to_string(), "TOSA flatbuffer (TOSA)");
+    recognised_and_refused("tosa", "graph.tosa", 20, Format::Tosa);
 }
 
 #[test]

@@ -5,6 +5,20 @@ use nnrt_core::{Conv2D, Conv3D, DepthwiseConv2D, FullyConnected, LoadError, OpKi
 use super::{act, padding, pos, OpRef, B};
 use crate::generated::tflite as t;
 
+/// Padding (VALID when absent), `[stride_h, stride_w]`, `[dilation_h, dilation_w]` and the fused
+/// activation of Conv2DOptions or DepthwiseConv2DOptions, which both have them.
+macro_rules! window {
+    ($options:expr) => {{
+        let o = $options;
+        (
+            o.map(|o| padding(o.padding())).unwrap_or(Padding::Valid),
+            [pos(o.map_or(1, |o| o.stride_h())), pos(o.map_or(1, |o| o.stride_w()))],
+            [pos(o.map_or(1, |o| o.dilation_h_factor())), pos(o.map_or(1, |o| o.dilation_w_factor()))],
+            o.map(|o| act(o.fused_activation_function())).unwrap_or_default(),
+        )
+    }};
+}
+
 /// This family's op, or `None` when the operator code is not one of it.
 pub(super) fn map(m: &OpRef<'_, '_>) -> Result<Option<OpKind>, LoadError> {
     let (si, oi, op) = (m.si, m.oi, m.op);
@@ -20,25 +34,16 @@ pub(super) fn map(m: &OpRef<'_, '_>) -> Result<Option<OpKind>, LoadError> {
     };
     Ok(Some(match B(m.code.code) {
         B::CONV_2D => {
-            let o = op.builtin_options_as_conv_2_doptions();
-            OpKind::Conv2D(Conv2D {
-                padding: o.map(|o| padding(o.padding())).unwrap_or(Padding::Valid),
-                stride: [pos(o.map_or(1, |o| o.stride_h())), pos(o.map_or(1, |o| o.stride_w()))],
-                dilation: [pos(o.map_or(1, |o| o.dilation_h_factor())), pos(o.map_or(1, |o| o.dilation_w_factor()))],
-                act: o.map(|o| act(o.fused_activation_function())).unwrap_or_default(),
-            })
+            let (padding, stride, dilation, act) = window!(op.builtin_options_as_conv_2_doptions());
+            OpKind::Conv2D(Conv2D { padding, stride, dilation, act })
         }
         B::CONV_3D => OpKind::Conv3D(conv3d_options(op)),
         B::CONV_3D_TRANSPOSE => OpKind::Conv3DTranspose(conv3d_options(op)),
         B::DEPTHWISE_CONV_2D => {
             let o = op.builtin_options_as_depthwise_conv_2_doptions();
-            OpKind::DepthwiseConv2D(DepthwiseConv2D {
-                padding: o.map(|o| padding(o.padding())).unwrap_or(Padding::Valid),
-                stride: [pos(o.map_or(1, |o| o.stride_h())), pos(o.map_or(1, |o| o.stride_w()))],
-                dilation: [pos(o.map_or(1, |o| o.dilation_h_factor())), pos(o.map_or(1, |o| o.dilation_w_factor()))],
-                depth_multiplier: o.map_or(0, |o| o.depth_multiplier()).max(0) as usize,
-                act: o.map(|o| act(o.fused_activation_function())).unwrap_or_default(),
-            })
+            let (padding, stride, dilation, act) = window!(o);
+            let depth_multiplier = o.map_or(0, |o| o.depth_multiplier()).max(0) as usize;
+            OpKind::DepthwiseConv2D(DepthwiseConv2D { padding, stride, dilation, depth_multiplier, act })
         }
         B::FULLY_CONNECTED => {
             let o = op.builtin_options_as_fully_connected_options();

@@ -4,20 +4,28 @@ use nnrt_core::{Activation, BidirectionalLstm, LoadError, OpKind, Rnn, SequenceL
 
 use super::{act, OpRef, B};
 
+/// The fields both LSTM options tables have: activation (TANH when absent), cell and projection
+/// clips, asymmetric_quantize_inputs.
+macro_rules! lstm {
+    ($o:expr) => {
+        (
+            $o.map(|o| act(o.fused_activation_function())).unwrap_or(Activation::Tanh),
+            $o.map_or(0.0, |o| o.cell_clip()),
+            $o.map_or(0.0, |o| o.proj_clip()),
+            $o.is_some_and(|o| o.asymmetric_quantize_inputs()),
+        )
+    };
+}
+
 /// This family's op, or `None` when the operator code is not one of it.
 pub(super) fn map(m: &OpRef<'_, '_>) -> Result<Option<OpKind>, LoadError> {
     let op = m.op;
     Ok(Some(match B(m.code.code) {
         B::UNIDIRECTIONAL_SEQUENCE_LSTM => {
             let o = op.builtin_options_as_unidirectional_sequence_lstmoptions();
-            OpKind::UnidirectionalSequenceLstm(SequenceLstm {
-                act: o.map(|o| act(o.fused_activation_function())).unwrap_or(Activation::Tanh),
-                cell_clip: o.map_or(0.0, |o| o.cell_clip()),
-                proj_clip: o.map_or(0.0, |o| o.proj_clip()),
-                time_major: o.is_some_and(|o| o.time_major()),
-                diagonal_recurrent: o.is_some_and(|o| o.diagonal_recurrent_tensors()),
-                asymmetric_quantize_inputs: o.is_some_and(|o| o.asymmetric_quantize_inputs()),
-            })
+            let (act, cell_clip, proj_clip, asymmetric_quantize_inputs) = lstm!(o);
+            let (time_major, diagonal_recurrent) = (o.is_some_and(|o| o.time_major()), o.is_some_and(|o| o.diagonal_recurrent_tensors()));
+            OpKind::UnidirectionalSequenceLstm(SequenceLstm { act, cell_clip, proj_clip, time_major, diagonal_recurrent, asymmetric_quantize_inputs })
         }
         B::RNN => {
             let o = op.builtin_options_as_rnnoptions();
@@ -45,15 +53,11 @@ pub(super) fn map(m: &OpRef<'_, '_>) -> Result<Option<OpKind>, LoadError> {
         }
         B::BIDIRECTIONAL_SEQUENCE_LSTM => {
             let o = op.builtin_options_as_bidirectional_sequence_lstmoptions();
-            OpKind::BidirectionalSequenceLstm(BidirectionalLstm {
-                act: o.map(|o| act(o.fused_activation_function())).unwrap_or(Activation::Tanh),
-                cell_clip: o.map_or(0.0, |o| o.cell_clip()),
-                proj_clip: o.map_or(0.0, |o| o.proj_clip()),
-                merge_outputs: o.is_some_and(|o| o.merge_outputs()),
-                // Version 1 models have no field and are time-major, the schema's default.
-                time_major: o.is_none_or(|o| o.time_major()),
-                asymmetric_quantize_inputs: o.is_some_and(|o| o.asymmetric_quantize_inputs()),
-            })
+            let (act, cell_clip, proj_clip, asymmetric_quantize_inputs) = lstm!(o);
+            let merge_outputs = o.is_some_and(|o| o.merge_outputs());
+            // Version 1 models have no field and are time-major, the schema's default.
+            let time_major = o.is_none_or(|o| o.time_major());
+            OpKind::BidirectionalSequenceLstm(BidirectionalLstm { act, cell_clip, proj_clip, merge_outputs, time_major, asymmetric_quantize_inputs })
         }
         _ => return Ok(None),
     }))

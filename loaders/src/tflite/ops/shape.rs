@@ -5,6 +5,14 @@ use nnrt_core::{LoadError, MirrorMode, OpKind, Resize, ResizeMode};
 use super::{act, count, OpRef, B};
 use crate::generated::tflite as t;
 
+/// RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR: the same two flags in two options tables.
+macro_rules! resize {
+    ($mode:expr, $options:expr) => {{
+        let o = $options;
+        OpKind::Resize(Resize { mode: $mode, align_corners: o.is_some_and(|o| o.align_corners()), half_pixel_centers: o.is_some_and(|o| o.half_pixel_centers()) })
+    }};
+}
+
 /// This family's op, or `None` when the operator code is not one of it.
 pub(super) fn map(m: &OpRef<'_, '_>) -> Result<Option<OpKind>, LoadError> {
     let op = m.op;
@@ -38,22 +46,8 @@ pub(super) fn map(m: &OpRef<'_, '_>) -> Result<Option<OpKind>, LoadError> {
             axes: op.builtin_options_as_squeeze_options().and_then(|o| o.squeeze_dims()).map(|v| v.iter().collect()).unwrap_or_default(),
         },
         B::EXPAND_DIMS => OpKind::ExpandDims,
-        B::RESIZE_BILINEAR => {
-            let o = op.builtin_options_as_resize_bilinear_options();
-            OpKind::Resize(Resize {
-                mode: ResizeMode::Bilinear,
-                align_corners: o.is_some_and(|o| o.align_corners()),
-                half_pixel_centers: o.is_some_and(|o| o.half_pixel_centers()),
-            })
-        }
-        B::RESIZE_NEAREST_NEIGHBOR => {
-            let o = op.builtin_options_as_resize_nearest_neighbor_options();
-            OpKind::Resize(Resize {
-                mode: ResizeMode::Nearest,
-                align_corners: o.is_some_and(|o| o.align_corners()),
-                half_pixel_centers: o.is_some_and(|o| o.half_pixel_centers()),
-            })
-        }
+        B::RESIZE_BILINEAR => resize!(ResizeMode::Bilinear, op.builtin_options_as_resize_bilinear_options()),
+        B::RESIZE_NEAREST_NEIGHBOR => resize!(ResizeMode::Nearest, op.builtin_options_as_resize_nearest_neighbor_options()),
         B::TILE => OpKind::Tile,
         B::SPACE_TO_DEPTH => OpKind::SpaceToDepth { block: op.builtin_options_as_space_to_depth_options().map_or(0, |o| o.block_size()).max(0) as usize },
         B::DEPTH_TO_SPACE => OpKind::DepthToSpace { block: op.builtin_options_as_depth_to_space_options().map_or(0, |o| o.block_size()).max(0) as usize },
