@@ -5,3 +5,25 @@
 pub mod args;
 pub mod logger;
 pub mod npy;
+
+/// `-h, --help`, which every tool takes.
+pub const HELP: args::Spec = args::Spec { names: &["-h", "--help"], key: "help", takes: args::Takes::Nothing, help: "print this help" };
+
+/// `-V, --version`, which every tool takes: prints [`version_line`].
+pub const VERSION: args::Spec = args::Spec { names: &["-V", "--version"], key: "version", takes: args::Takes::Nothing, help: "print the version and the backends of this build" };
+
+/// The line `--version` prints: the tool, nnrt's version and the backends of this build
+/// (its cargo features `cpu` and `gpu`).
+pub fn version_line(tool: &str) -> String {
+    format!("{tool} {} (nnrt; backends in this build: {})", env!("CARGO_PKG_VERSION"), nnrt::built_with())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn version_names_the_backends_of_the_build() {
+        let line = super::version_line("nnpackage_run");
+        assert!(line.starts_with(&format!("nnpackage_run {} ", env!("CARGO_PKG_VERSION"))), "{line}");
+        assert!(line.ends_with(&format!("backends in this build: {})", nnrt::available_backends().join(", "))), "{line}");
+    }
+}

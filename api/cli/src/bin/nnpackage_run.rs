@@ -26,7 +26,8 @@ const SPECS: &[Spec] = &[
     Spec { names: &["--allow-package-plugins"], key: "allow_package_plugins", takes: Takes::Nothing, help: "load the plugins in the package's custom_op/ folder (runs the package's code)" },
     Spec { names: &["--profile"], key: "profile", takes: Takes::Nothing, help: "print time per op and per op kind over the timed runs" },
     Spec { names: &["-v", "--verbose_level"], key: "verbose", takes: Takes::Maybe, help: "log more (-v 1 info, -v 2 debug)" },
-    Spec { names: &["-h", "--help"], key: "help", takes: Takes::Nothing, help: "print this help" },
+    nnrt_cli::HELP,
+    nnrt_cli::VERSION,
 ];
 
 fn usage() -> String {
@@ -35,6 +36,7 @@ fn usage() -> String {
         s.push_str(&format!("  {:28} {}\n", spec.names.join(", "), spec.help));
     }
     s.push_str("\nenvironment: BACKENDS, NUM_THREADS, OP_BACKEND_ALLOPS, OP_BACKEND_<Op>, OP_BACKEND_MAP\n");
+    s.push_str(&format!("backends in this build: {}\n", nnrt::built_with()));
     s
 }
 
@@ -121,6 +123,10 @@ fn run() -> Result<()> {
     let args = Args::parse(std::env::args().skip(1), SPECS)?;
     if args.has("help") {
         print!("{}", usage());
+        return Ok(());
+    }
+    if args.has("version") {
+        println!("{}", nnrt_cli::version_line("nnpackage_run"));
         return Ok(());
     }
     let verbosity = if args.has("verbose") { args.parsed::<u8>("verbose")?.unwrap_or(1) } else { 0 };
