@@ -2,7 +2,7 @@
 //!
 //! [`open`] checks the file identifier and runs the FlatBuffers verifier once; after that every
 //! accessor of [`crate::generated::tflite`] stays in bounds. Circle ("CIR0") is read through the
-//! same TFLite types, verified by [`circle`]'s verifier (the generated one, with Circle's two
+//! same TFLite types, verified by `fbs/circle.rs`'s verifier (the generated one, with Circle's two
 //! byte fields checked as bytes); the few Circle-only fields the TFLite schema does not describe
 //! are read with [`RawTable`], which checks every offset itself. The differences between the two
 //! formats (negative op codes and tensor types, options at union ids 248..254, two byte fields

@@ -6,12 +6,6 @@ pub mod args;
 pub mod logger;
 pub mod npy;
 
-/// `-h, --help`, which every tool takes.
-pub const HELP: args::Spec = args::Spec { names: &["-h", "--help"], key: "help", takes: args::Takes::Nothing, help: "print this help" };
-
-/// `-V, --version`, which every tool takes: prints [`version_line`].
-pub const VERSION: args::Spec = args::Spec { names: &["-V", "--version"], key: "version", takes: args::Takes::Nothing, help: "print the version and the backends of this build" };
-
 /// The line `--version` prints: the tool, nnrt's version and the backends of this build
 /// (its cargo features `cpu` and `gpu`).
 pub fn version_line(tool: &str) -> String {

@@ -17,8 +17,6 @@ const SPECS: &[Spec] = &[
     Spec { names: &["--custom-op-lib"], key: "custom_op_lib", takes: Takes::Value, help: "load the custom-op plugin (shared library) at PATH; repeatable" },
     Spec { names: &["--partition"], key: "partition", takes: Takes::Nothing, help: "print one line per op: index, kind, backend, fallback reason" },
     Spec { names: &["-v", "--verbose_level"], key: "verbose", takes: Takes::Maybe, help: "log more" },
-    nnrt_cli::HELP,
-    nnrt_cli::VERSION,
 ];
 
 fn main() {
@@ -40,7 +38,7 @@ fn run() -> Result<()> {
     let args = Args::parse(std::env::args().skip(1), SPECS)?;
     if args.has("help") {
         println!("{USAGE}");
-        for s in SPECS {
+        for s in SPECS.iter().chain(nnrt_cli::args::COMMON) {
             println!("  {:24} {}", s.names.join(", "), s.help);
         }
         println!("backends in this build: {}", nnrt::built_with());
