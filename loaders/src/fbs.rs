@@ -2,10 +2,11 @@
 //!
 //! [`open`] checks the file identifier and runs the FlatBuffers verifier once; after that every
 //! accessor of [`crate::generated::tflite`] stays in bounds. Circle ("CIR0") is read through the
-//! same TFLite types; the few Circle-only fields the TFLite schema does not describe are read
-//! with [`RawTable`], which checks every offset itself. The differences between the two formats
-//! (negative op codes and tensor types, options at union ids 248..254, two byte fields where
-//! TFLite has 4-byte ones) are listed at the top of `loaders/schema/tflite.fbs`.
+//! same TFLite types, verified by `fbs/circle.rs`'s verifier (the generated one, with Circle's two
+//! byte fields checked as bytes); the few Circle-only fields the TFLite schema does not describe
+//! are read with [`RawTable`], which checks every offset itself. The differences between the two
+//! formats (negative op codes and tensor types, options at union ids 248..254, two byte fields
+//! where TFLite has 4-byte ones) are listed at the top of `loaders/schema/tflite.fbs`.
 //!
 //! One pitfall of the generated code: for a union type id the schema does not know (Circle's
 //! options, or a corrupt file) the verifier does not look at the value, and the untyped union
@@ -15,7 +16,9 @@
 
 use core::fmt;
 
-use flatbuffers::{ErrorTraceDetail, InvalidFlatbuffer, Table, VerifierOptions};
+mod circle;
+
+use flatbuffers::{InvalidFlatbuffer, Table, VerifierOptions};
 
 use crate::generated::tflite::{Model, Operator, OperatorCode, SubGraph, Tensor};
 
@@ -95,7 +98,8 @@ pub enum FbsError {
         detail: InvalidFlatbuffer,
     },
     /// A Circle file sets one of the byte fields that share a slot with a 4-byte TFLite field,
-    /// and the verifier, which checks the slot as TFLite's, rejected it.
+    /// and the verifier, which checks the slot as TFLite's, rejected it. No longer returned by
+    /// [`open`], which verifies those fields as Circle's bytes; kept for code that matches it.
     #[error(
         "Circle model sets {field}, which nnrt's shared TFLite/Circle reader cannot verify \
          (it checks that slot as TFLite's 4-byte field); re-export the model without it \
@@ -136,9 +140,8 @@ fn verifier_options() -> VerifierOptions {
 /// Called once per model file, before anything else reads it. On success every generated
 /// accessor on the returned model reads in bounds (see the module doc for the one exception,
 /// `builtin_options()` on unknown union ids). Fails on short buffers, unknown identifiers (the
-/// error names the four bytes) and anything the verifier rejects, including Circle files whose
-/// `data_format` or `compression_type` byte the TFLite-shaped verifier cannot accept
-/// ([`FbsError::CircleByteField`]).
+/// error names the four bytes) and anything the verifier rejects. A Circle buffer is verified as
+/// Circle, so files that set `SubGraph.data_format` or `Tensor.compression_type` open.
 pub fn open(bytes: &[u8]) -> Result<(Flavor, Model<'_>), FbsError> {
     let found: [u8; 4] = bytes
         .get(4..8)
@@ -147,32 +150,12 @@ pub fn open(bytes: &[u8]) -> Result<(Flavor, Model<'_>), FbsError> {
     let flavor = Flavor::from_identifier(&found).ok_or(FbsError::UnknownIdentifier { found })?;
     // `root_with_opts` does not look at the identifier, so "CIR0" passes although the schema
     // says "TFL3"; the identifier was checked just above.
-    let model = flatbuffers::root_with_opts::<Model>(&verifier_options(), bytes).map_err(
-        |detail| match (flavor, circle_byte_field(&detail)) {
-            (Flavor::Circle, Some(field)) => FbsError::CircleByteField { field, detail },
-            _ => FbsError::Invalid { flavor, detail },
-        },
-    )?;
-    Ok((flavor, model))
-}
-
-/// The Circle-only byte field a verifier error is about, if it is one: the innermost field of
-/// the trace is TFLite's 4-byte field at that slot, inside the table that Circle gives the byte.
-fn circle_byte_field(detail: &InvalidFlatbuffer) -> Option<&'static str> {
-    let trace = match detail {
-        InvalidFlatbuffer::Unaligned { error_trace, .. }
-        | InvalidFlatbuffer::RangeOutOfBounds { error_trace, .. } => error_trace.as_ref(),
-        _ => return None,
+    let model = match flavor {
+        Flavor::Tflite => flatbuffers::root_with_opts::<Model>(&verifier_options(), bytes),
+        Flavor::Circle => circle::root(&verifier_options(), bytes),
     };
-    let mut fields = trace.iter().filter_map(|step| match step {
-        ErrorTraceDetail::TableField { field_name, .. } => Some(field_name.as_ref()),
-        _ => None,
-    });
-    match (fields.next()?, fields.next()?) {
-        ("debug_metadata_index", "subgraphs") => Some("SubGraph.data_format"),
-        ("external_buffer", "tensors") => Some("Tensor.compression_type"),
-        _ => None,
-    }
+    let model = model.map_err(|detail| FbsError::Invalid { flavor, detail })?;
+    Ok((flavor, model))
 }
 
 /// The operator code of an `OperatorCode` entry, as a `BuiltinOperator` value.
@@ -193,12 +176,10 @@ pub fn builtin_code(op_code: &OperatorCode<'_>) -> i32 {
 /// Circle's `SubGraph.data_format`: 0 = CHANNELS_LAST (also when absent), 1 = CHANNELS_FIRST.
 ///
 /// Only meaningful on [`Flavor::Circle`]; on TFLite files the same slot holds the low byte of
-/// `debug_metadata_index`. Circle writers put a set byte at an offset that is not 4-aligned, so
-/// in practice such files fail in [`open`] with [`FbsError::CircleByteField`] and this returns
-/// 0; it reads 1 only when the byte happens to sit where TFLite's int would.
+/// `debug_metadata_index`.
 pub fn circle_data_format(subgraph: &SubGraph<'_>) -> u8 {
-    // The verifier checked this slot as a 4-byte int, so the byte is in bounds; the fallback
-    // cannot be reached on a buffer that came out of `open`.
+    // Both verifiers check that this slot's bytes are in the buffer; the fallback cannot be
+    // reached on a buffer that came out of `open`.
     RawTable::new(subgraph._tab)
         .u8(CIRCLE_SUBGRAPH_DATA_FORMAT_FIELD, 0)
         .unwrap_or(0)
@@ -614,7 +595,7 @@ mod tests {
     }
 
     #[test]
-    fn circle_data_format_byte_is_named_when_the_verifier_rejects_it() {
+    fn circle_data_format_byte_opens_as_circle_only() {
         // A subgraph written like Circle's builders do: `data_format` as a single byte.
         let mut fbb = FlatBufferBuilder::new();
         let name = fbb.create_string("main");
@@ -630,13 +611,12 @@ mod tests {
         };
         let model = Model::create(&mut fbb, &model_args);
         fbb.finish(model, Some("CIR0"));
-        let err = open(fbb.finished_data()).unwrap_err();
-        let FbsError::CircleByteField { field, .. } = &err else {
-            panic!("expected CircleByteField, got {err:?}");
-        };
-        assert_eq!(*field, "SubGraph.data_format");
-        assert!(err.to_string().contains("re-export the model"), "{err}");
-        // The same bytes as TFLite are simply corrupt.
+        let (flavor, model) = open(fbb.finished_data()).expect("Circle verifies the byte as a byte");
+        assert_eq!(flavor, Flavor::Circle);
+        let main = model.subgraphs().expect("subgraphs").get(0);
+        assert_eq!(circle_data_format(&main), 1);
+        walk(&model);
+        // The same bytes as TFLite are simply corrupt: the slot is TFLite's unaligned int.
         let as_tflite = with_identifier(fbb.finished_data(), b"TFL3");
         assert!(matches!(open(&as_tflite), Err(FbsError::Invalid { .. })));
     }
@@ -694,8 +674,8 @@ mod tests {
 
     #[test]
     fn every_truncation_is_an_error_or_a_model_never_a_panic() {
-        for circle_extras in [false, true] {
-            let bytes = build_model(circle_extras);
+        for (circle_extras, id) in [(false, b"TFL3"), (true, b"TFL3"), (true, b"CIR0")] {
+            let bytes = with_identifier(&build_model(circle_extras), id);
             for len in 0..bytes.len() {
                 if let Ok((_, model)) = open(&bytes[..len]) {
                     walk(&model);
@@ -714,8 +694,8 @@ mod tests {
             state ^= state >> 27;
             state.wrapping_mul(0x2545_F491_4F6C_DD1D)
         };
-        for circle_extras in [false, true] {
-            let bytes = build_model(circle_extras);
+        for (circle_extras, id) in [(false, b"TFL3"), (true, b"TFL3"), (true, b"CIR0")] {
+            let bytes = with_identifier(&build_model(circle_extras), id);
             let (mut opened, mut rejected) = (0, 0);
             for _ in 0..2_000 {
                 let mut flipped = bytes.clone();

@@ -1,6 +1,8 @@
 //! nnpackages: a folder or a zip (stored or deflated, with or without one top-level folder)
 //! holding `metadata/MANIFEST` (JSON naming the models), optional `metadata/*.cfg` configs and
-//! the model files. A bare `.tflite` or `.circle` path is accepted too.
+//! the model files. A bare model file is accepted too. Every model goes through the frontend
+//! dispatch of [`crate::format`]: by its MANIFEST `model-types` entry in a package, by its bytes
+//! otherwise.
 
 use std::fs::File;
 use std::io::Read;
@@ -10,7 +12,7 @@ use std::sync::Arc;
 use nnrt_core::{Blob, LoadError, Model};
 use serde_json::Value;
 
-use crate::tflite;
+use crate::format::{self, Format, FormatInfo, Loaded};
 
 /// The parsed `metadata/MANIFEST`.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -21,7 +23,7 @@ pub struct Manifest {
     pub configs: Vec<String>,
     /// Model file names, relative to the package root.
     pub models: Vec<String>,
-    /// Each model's type (`tflite`, `circle`, …).
+    /// Each model's type (`tflite`, `circle`, `pte`, `tosa`).
     pub model_types: Vec<String>,
     /// 1.3: the package's inputs as `model:subgraph:input` triples.
     pub pkg_inputs: Vec<IoRef>,
@@ -53,6 +55,8 @@ pub struct Package {
     pub config: Vec<(String, String)>,
     /// Names of files under the package's `custom_op/` folder (loaded only when allowed).
     pub custom_op_files: Vec<String>,
+    /// What each model's frontend read about its file (format, version, ...), in model order.
+    pub formats: Vec<FormatInfo>,
 }
 
 fn pkg_err(path: &str, reason: impl Into<String>) -> LoadError {
@@ -63,7 +67,7 @@ fn io_err(path: &Path, source: std::io::Error) -> LoadError {
     LoadError::Io { path: path.display().to_string(), source }
 }
 
-/// Loads a package folder, a package zip, or a bare `.tflite` / `.circle` file.
+/// Loads a package folder, a package zip, or a bare model file (its format read from its bytes).
 pub fn load(path: impl AsRef<Path>) -> Result<Package, LoadError> {
     let path = path.as_ref();
     let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
@@ -75,24 +79,14 @@ pub fn load(path: impl AsRef<Path>) -> Result<Package, LoadError> {
     if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
         return load_zip(path, blob);
     }
-    let model = tflite::load_blob(&path.display().to_string(), blob)?;
+    let Loaded { model, info } = format::load(&path.display().to_string(), blob)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let ty = if model_kind(&name).is_some() { model_kind(&name).unwrap_or("tflite") } else { "tflite" };
     Ok(Package {
-        manifest: Manifest { version: (1, 0, 0), models: vec![name], model_types: vec![ty.into()], ..Manifest::default() },
+        manifest: Manifest { version: (1, 0, 0), models: vec![name], model_types: vec![info.format.model_type().into()], ..Manifest::default() },
         models: vec![model],
+        formats: vec![info],
         ..Package::default()
     })
-}
-
-fn model_kind(name: &str) -> Option<&'static str> {
-    if name.ends_with(".tflite") {
-        Some("tflite")
-    } else if name.ends_with(".circle") {
-        Some("circle")
-    } else {
-        None
-    }
 }
 
 /// Memory-maps a file (the model's weights are then borrowed, never copied).
@@ -138,27 +132,22 @@ fn load_dir(root: &Path) -> Result<Package, LoadError> {
         })?;
         config.extend(parse_cfg(&text));
     }
-    let mut models = Vec::new();
+    let (mut models, mut formats) = (Vec::new(), Vec::new());
     for (name, ty) in manifest.models.iter().zip(&manifest.model_types) {
         let p: PathBuf = root.join(name);
         if !p.is_file() {
             return Err(pkg_err(&p.display().to_string(), format!("model file '{name}' named in MANIFEST is missing")));
         }
         let blob = map_file(&p)?;
-        models.push(load_typed(&p.display().to_string(), ty, blob)?);
+        let Loaded { model, info } = format::load_declared(&p.display().to_string(), ty, blob)?;
+        models.push(model);
+        formats.push(info);
     }
     let custom_op_files = match std::fs::read_dir(root.join("custom_op")) {
         Ok(rd) => rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect(),
         Err(_) => Vec::new(),
     };
-    Ok(Package { manifest, models, config, custom_op_files })
-}
-
-fn load_typed(path: &str, ty: &str, blob: Blob) -> Result<Model, LoadError> {
-    match ty {
-        "tflite" | "circle" => tflite::load_blob(path, blob),
-        other => Err(pkg_err(path, format!("model type '{other}' is not supported (supported: tflite, circle)"))),
-    }
+    Ok(Package { manifest, models, config, custom_op_files, formats })
 }
 
 fn load_zip(path: &Path, blob: Blob) -> Result<Package, LoadError> {
@@ -201,10 +190,12 @@ fn load_zip(path: &Path, blob: Blob) -> Result<Package, LoadError> {
         let b = read_entry(&format!("metadata/{cfg}"), &format!("config file '{cfg}' named in MANIFEST"))?;
         config.extend(parse_cfg(&String::from_utf8_lossy((*b).as_ref())));
     }
-    let mut models = Vec::new();
+    let (mut models, mut formats) = (Vec::new(), Vec::new());
     for (name, ty) in manifest.models.iter().zip(&manifest.model_types) {
         let b = read_entry(name, &format!("model file '{name}' named in MANIFEST"))?;
-        models.push(load_typed(&format!("{shown}!{prefix}{name}"), ty, b)?);
+        let Loaded { model, info } = format::load_declared(&format!("{shown}!{prefix}{name}"), ty, b)?;
+        models.push(model);
+        formats.push(info);
     }
     let custom_prefix = format!("{prefix}custom_op/");
     let custom_op_files = names
@@ -213,7 +204,7 @@ fn load_zip(path: &Path, blob: Blob) -> Result<Package, LoadError> {
         .filter(|n| !n.is_empty() && !n.ends_with('/'))
         .map(String::from)
         .collect();
-    Ok(Package { manifest, models, config, custom_op_files })
+    Ok(Package { manifest, models, config, custom_op_files, formats })
 }
 
 /// A byte range of a parent blob (a stored zip entry).
@@ -286,7 +277,8 @@ pub fn parse_manifest(path: &str, bytes: &[u8]) -> Result<Manifest, LoadError> {
     if model_types.is_empty() {
         // 1.0 packages may omit types: derive them from the extensions.
         for m in &models {
-            model_types.push(model_kind(m).ok_or_else(|| pkg_err(path, format!("MANIFEST has no 'model-types' and '{m}' has no known extension")))?.to_string());
+            let format = Format::from_file_name(m).ok_or_else(|| pkg_err(path, format!("MANIFEST has no 'model-types' and '{m}' has no known extension")))?;
+            model_types.push(format.model_type().to_string());
         }
     }
     if model_types.len() != models.len() {

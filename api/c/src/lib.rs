@@ -14,7 +14,10 @@
 //! - `ffi`: the only `unsafe` code, a few checked helpers that turn raw pointers into
 //!   references, slices and strings.
 //!
-//! Depends on the `nnrt` Rust API (and `nnrt-core` for the custom-op tensor views) only.
+//! Depends on the `nnrt` Rust API (and `nnrt-core` for the custom-op tensor views) only. Its cargo
+//! features `cpu` and `gpu` (both default) are nnrt's: `cargo build -p nnfw --no-default-features
+//! --features cpu` links a libnnfw without wgpu, where `nnfw_set_available_backends("gpu")` then
+//! fails at `nnfw_prepare` with "backend 'gpu' is not in this build (built with: cpu)".
 
 #![deny(unsafe_code)]
 

@@ -33,12 +33,19 @@ pub struct Spec {
     pub help: &'static str,
 }
 
+/// The options every tool takes besides its own: `-h, --help` and `-V, --version` (which prints
+/// [`crate::version_line`]). [`Args::parse`] knows them; usage texts list them after the tool's.
+pub const COMMON: &[Spec] = &[
+    Spec { names: &["-h", "--help"], key: "help", takes: Takes::Nothing, help: "print this help" },
+    Spec { names: &["-V", "--version"], key: "version", takes: Takes::Nothing, help: "print the version and the backends of this build" },
+];
+
 fn looks_like_value(s: &str) -> bool {
     s.parse::<f64>().is_ok() || matches!(s, "true" | "false" | "True" | "False")
 }
 
 impl Args {
-    /// Parses `argv` (without the program name) against `specs`.
+    /// Parses `argv` (without the program name) against `specs` and [`COMMON`].
     pub fn parse(argv: impl IntoIterator<Item = String>, specs: &[Spec]) -> Result<Args> {
         let mut out = Args::default();
         let mut it = argv.into_iter().peekable();
@@ -51,7 +58,7 @@ impl Args {
                 Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
                 _ => (a.clone(), None),
             };
-            let spec = specs.iter().find(|s| s.names.contains(&name.as_str())).with_context(|| format!("unknown option '{name}' (see --help)"))?;
+            let spec = specs.iter().chain(COMMON).find(|s| s.names.contains(&name.as_str())).with_context(|| format!("unknown option '{name}' (see --help)"))?;
             let value = match (spec.takes, inline) {
                 (Takes::Nothing, Some(_)) => bail!("option '{name}' takes no value"),
                 (Takes::Nothing, None) => None,
@@ -132,6 +139,13 @@ mod tests {
         assert!(a.has("mem_poll"));
         assert!(Args::parse(["--nope".to_string()], SPECS).is_err());
         assert!(Args::parse(["-r".to_string()], SPECS).is_err());
+    }
+
+    #[test]
+    fn every_tool_takes_help_and_version() {
+        let a = Args::parse(["-V", "--help"].map(String::from), SPECS).unwrap();
+        assert!(a.has("version") && a.has("help"));
+        assert!(Args::parse(["--version=1".to_string()], SPECS).is_err());
     }
 
     #[test]

@@ -16,11 +16,18 @@
 //! # Ok::<(), nnrt::Error>(())
 //! ```
 
+//! Backends are cargo features, `cpu` and `gpu` (both on by default); a build without `gpu` does
+//! not link wgpu. [`available_backends`] lists the backends of this build; asking for another
+//! fails at prepare with `backend 'gpu' is not in this build (built with: cpu)`.
+
 #![forbid(unsafe_code)]
 
+mod backends;
 mod plugins;
 mod session;
 
 pub use nnrt_core::{CancelToken, CompileError, Config, DType, LoadError, Quantization, RunError};
 pub use nnrt_custom_ops::{EvalFn, PluginError, ALLOW_PACKAGE_PLUGINS};
-pub use session::{available_backends, catch_quietly, Error, OpPlacement, Session, State, TensorInfo};
+pub use backends::{available_backends, built_with, KNOWN_BACKENDS};
+pub use nnrt_loaders::{Format, FormatInfo};
+pub use session::{catch_quietly, Error, OpPlacement, Session, State, TensorInfo};

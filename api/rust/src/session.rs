@@ -5,6 +5,8 @@ use std::path::Path;
 use nnrt_core::shape::{fmt_dims, num_elements};
 use nnrt_core::{Backend, CompileError, Config, DType, LoadError, Model, OpKind, Prepared, Quantization, RunError, SubgraphId};
 use nnrt_loaders::Package;
+
+use crate::backends::create_backend;
 use thiserror::Error;
 
 /// Every error the API returns: the stage's typed error, or a call made in the wrong state.
@@ -142,20 +144,6 @@ pub struct OpPlacement {
 
 /// How many plans for other input shapes a session keeps.
 const SHAPE_CACHE: usize = 4;
-
-/// The backends this build of nnrt can create, by id.
-pub fn available_backends() -> &'static [&'static str] {
-    &["cpu", "gpu"]
-}
-
-/// Creates backend `id`; the error says why it cannot be used here (unknown id, no GPU adapter).
-fn create_backend(id: &str, config: &Config) -> Result<Box<dyn Backend>, String> {
-    match id {
-        "cpu" => Ok(Box::new(nnrt_backend_cpu::CpuBackend::new())),
-        "gpu" => Ok(Box::new(nnrt_backend_gpu::GpuBackend::new(config.get("GPU_ADAPTER"))?)),
-        _ => Err(format!("no backend is named '{id}' (known: {})", available_backends().join(", "))),
-    }
-}
 
 /// A loaded model and everything prepared for it.
 pub struct Session {

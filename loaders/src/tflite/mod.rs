@@ -1,4 +1,5 @@
-//! TFLite (`TFL3`) and Circle (`CIR0`) models into nnrt's IR, through one verified reader.
+//! TFLite (`TFL3`) and Circle (`CIR0`) models into nnrt's IR, through one verified reader; the
+//! frontend of [`Format::Tflite`], [`Format::Circle`] and [`Format::EdgeTpu`].
 //!
 //! Constant tensors borrow their bytes from the model's blob (a memory map): nothing is copied.
 
@@ -10,7 +11,9 @@ use std::sync::Arc;
 use nnrt_core::{Blob, ConstData, DType, Dim, Layout, LoadError, Model, Operand, OperandId, Operation, Quantization, Shape, Signature, Subgraph, SubgraphId};
 
 use crate::fbs::{self, Flavor};
+use crate::format::{Format, FormatInfo, Loaded, EDGETPU_CUSTOM_OP};
 use crate::generated::tflite as t;
+use crate::import::{Constants, OperandTable, UnsupportedOps};
 
 /// Loads a TFLite or Circle model from a file (memory-mapped).
 pub fn load_file(path: impl AsRef<std::path::Path>) -> Result<Model, LoadError> {
@@ -27,20 +30,34 @@ fn malformed(path: &str, flavor: &'static str, reason: impl Into<String>) -> Loa
     LoadError::Malformed { path: path.to_string(), format: flavor, reason: reason.into() }
 }
 
+/// The load error for a buffer [`fbs::open`] refused.
+pub(crate) fn open_error(path: &str, e: fbs::FbsError) -> LoadError {
+    match e {
+        fbs::FbsError::UnknownIdentifier { .. } | fbs::FbsError::TooShort { .. } => LoadError::UnknownFormat { path: path.to_string(), reason: e.to_string() },
+        other => malformed(path, "TFLite/Circle", other.to_string()),
+    }
+}
+
+/// Whether a model's operator codes name the Edge TPU custom op.
+pub(crate) fn uses_edgetpu(root: &t::Model<'_>) -> bool {
+    root.operator_codes().is_some_and(|codes| codes.iter().any(|c| c.custom_code() == Some(EDGETPU_CUSTOM_OP)))
+}
+
 /// Loads a model from a shared blob; constants borrow from it.
 pub fn load_blob(path: &str, blob: Blob) -> Result<Model, LoadError> {
+    load(path, blob).map(|l| l.model)
+}
+
+/// Loads a model from a shared blob, with the file's facts ([`FormatInfo`]): TFLite, Circle, or
+/// TFLite with the Edge TPU custom op (which loads as a custom op like any other).
+pub fn load(path: &str, blob: Blob) -> Result<Loaded, LoadError> {
     let bytes: &[u8] = (*blob).as_ref();
-    let (flavor, root) = fbs::open(bytes).map_err(|e| match e {
-        fbs::FbsError::UnknownIdentifier { .. } | fbs::FbsError::TooShort { .. } => {
-            LoadError::UnknownFormat { path: path.to_string(), reason: e.to_string() }
-        }
-        other => malformed(path, "TFLite/Circle", other.to_string()),
-    })?;
+    let (flavor, root) = fbs::open(bytes).map_err(|e| open_error(path, e))?;
     let fmt = match flavor {
         Flavor::Tflite => "TFLite",
         Flavor::Circle => "Circle",
     };
-    let cx = Loader { path, fmt, flavor, blob: &blob, base: bytes.as_ptr() as usize };
+    let cx = Loader { path, fmt, flavor, consts: Constants::new(&blob) };
     let subgraphs = root.subgraphs().ok_or_else(|| malformed(path, fmt, "the model has no subgraphs"))?;
     if subgraphs.is_empty() {
         return Err(malformed(path, fmt, "the model has no subgraphs"));
@@ -51,13 +68,11 @@ pub fn load_blob(path: &str, blob: Blob) -> Result<Model, LoadError> {
         .unwrap_or_default();
     let buffers = root.buffers();
     let mut model = Model { source: path.to_string(), ..Model::default() };
-    let mut unsupported = Vec::new();
+    let mut unsupported = UnsupportedOps::new();
     for (si, sg) in subgraphs.iter().enumerate() {
         model.subgraphs.push(cx.subgraph(si, &sg, &codes, buffers, &mut unsupported)?);
     }
-    if let Some(first) = unsupported.first() {
-        return Err(unsupported_summary(first, &unsupported, &codes));
-    }
+    unsupported.finish(codes.iter().filter_map(|c| c.custom.as_deref()))?;
     if let Some(sigs) = root.signature_defs() {
         for s in sigs.iter() {
             let sub = s.subgraph_index() as usize;
@@ -79,31 +94,19 @@ pub fn load_blob(path: &str, blob: Blob) -> Result<Model, LoadError> {
             });
         }
     }
-    Ok(model)
-}
-
-/// One error for every unsupported op of a model: the first one's fields, the others and the
-/// custom ops the model also needs in the detail.
-fn unsupported_summary(first: &LoadError, all: &[LoadError], codes: &[OpCode]) -> LoadError {
-    let LoadError::UnsupportedOp { path, subgraph, index, op, detail } = first else { unreachable!("only UnsupportedOp is collected") };
-    let mut names: Vec<String> = Vec::new();
-    for e in &all[1..] {
-        if let LoadError::UnsupportedOp { op: o, .. } = e {
-            if o != op && !names.contains(o) {
-                names.push(o.clone());
-            }
-        }
-    }
-    let mut detail = detail.clone();
-    if !names.is_empty() {
-        detail.push_str(&format!("; also unsupported: {}", names.join(", ")));
-    }
-    let mut customs: Vec<&str> = codes.iter().filter_map(|c| c.custom.as_deref()).collect();
-    customs.dedup();
-    if !customs.is_empty() {
-        detail.push_str(&format!("; the model also uses custom ops {}", customs.join(", ")));
-    }
-    LoadError::UnsupportedOp { path: path.clone(), subgraph: *subgraph, index: *index, op: op.clone(), detail }
+    let format = match flavor {
+        Flavor::Circle => Format::Circle,
+        Flavor::Tflite if uses_edgetpu(&root) => Format::EdgeTpu,
+        Flavor::Tflite => Format::Tflite,
+    };
+    let info = FormatInfo {
+        format,
+        schema_version: root.version(),
+        description: root.description().map(String::from),
+        subgraphs: model.subgraphs.len(),
+        signatures: model.signatures.len(),
+    };
+    Ok(Loaded { model, info })
 }
 
 pub(crate) struct OpCode {
@@ -115,8 +118,7 @@ pub(crate) struct Loader<'a> {
     pub path: &'a str,
     pub fmt: &'static str,
     flavor: Flavor,
-    blob: &'a Blob,
-    base: usize,
+    consts: Constants<'a>,
 }
 
 type Buffers<'a> = Option<flatbuffers::Vector<'a, flatbuffers::ForwardsUOffset<t::Buffer<'a>>>>;
@@ -126,55 +128,50 @@ impl Loader<'_> {
         malformed(self.path, self.fmt, reason)
     }
 
-    fn subgraph(&self, si: usize, sg: &t::SubGraph<'_>, codes: &[OpCode], buffers: Buffers<'_>, unsupported: &mut Vec<LoadError>) -> Result<Subgraph, LoadError> {
+    fn subgraph(&self, si: usize, sg: &t::SubGraph<'_>, codes: &[OpCode], buffers: Buffers<'_>, unsupported: &mut UnsupportedOps) -> Result<Subgraph, LoadError> {
         let nchw = self.flavor == Flavor::Circle && fbs::circle_data_format(sg) == 1;
-        let mut g = Subgraph { name: sg.name().unwrap_or_default().to_string(), ..Subgraph::default() };
+        let mut table = OperandTable::new();
         if let Some(tensors) = sg.tensors() {
             for (ti, tensor) in tensors.iter().enumerate() {
-                g.operands.push(self.tensor(si, ti, &tensor, buffers, nchw)?);
+                table.push(self.tensor(si, ti, &tensor, buffers, nchw)?);
             }
         }
+        let n = table.len();
         let ids = |v: Option<flatbuffers::Vector<'_, i32>>, what: &str| -> Result<Vec<OperandId>, LoadError> {
             v.map(|v| v.iter().map(|i| {
-                if i < 0 || i as usize >= g.operands.len() {
-                    Err(self.malformed(format!("subgraph {si} {what} {i} is not a tensor index (the subgraph has {})", g.operands.len())))
-                } else {
-                    Ok(OperandId::new(i as usize))
-                }
+                table.by_index(i.into()).ok_or_else(|| self.malformed(format!("subgraph {si} {what} {i} is not a tensor index (the subgraph has {n})")))
             }).collect()).unwrap_or(Ok(Vec::new()))
         };
-        g.inputs = ids(sg.inputs(), "input")?;
-        g.outputs = ids(sg.outputs(), "output")?;
+        let inputs = ids(sg.inputs(), "input")?;
+        let outputs = ids(sg.outputs(), "output")?;
+        let mut ops = Vec::new();
         if let Some(operators) = sg.operators() {
             for (oi, op) in operators.iter().enumerate() {
                 let index = op.opcode_index() as usize;
                 let code = codes.get(index).ok_or_else(|| self.malformed(format!("subgraph {si} op {oi} uses operator code {index}, but there are {}", codes.len())))?;
                 if t::BuiltinOperator(code.code) == t::BuiltinOperator::DENSIFY {
                     // The sparse input was densified at load: fold DENSIFY into a constant output.
-                    let first = |v: Option<flatbuffers::Vector<'_, i32>>| v.and_then(|v| v.iter().next()).filter(|&i| i >= 0 && (i as usize) < g.operands.len());
+                    let first = |v: Option<flatbuffers::Vector<'_, i32>>| v.and_then(|v| v.iter().next()).and_then(|i| table.by_index(i.into()));
                     let (Some(i), Some(o)) = (first(op.inputs()), first(op.outputs())) else {
                         return Err(self.malformed(format!("subgraph {si} op {oi} (DENSIFY) needs one valid input and output")));
                     };
-                    let data = g.operands[i as usize].data.clone().ok_or_else(|| self.malformed(format!("subgraph {si} op {oi} (DENSIFY) has a non-constant input")))?;
-                    g.operands[o as usize].data = Some(data);
+                    let data = table.get(i).data.clone().ok_or_else(|| self.malformed(format!("subgraph {si} op {oi} (DENSIFY) has a non-constant input")))?;
+                    table.get_mut(o).data = Some(data);
                     continue;
                 }
+                // An unsupported op is collected, so the error can list every op the model needs.
                 let kind = match ops::map(self, si, oi, code, &op) {
                     Ok(k) => k,
-                    Err(e @ LoadError::UnsupportedOp { .. }) => {
-                        // Keep going so the error can list every op the model needs.
-                        unsupported.push(e);
+                    Err(e) => {
+                        unsupported.collect(e)?;
                         continue;
                     }
-                    Err(e) => return Err(e),
                 };
                 let operand = |i: i32| -> Result<Option<OperandId>, LoadError> {
                     if i < 0 {
                         Ok(None)
-                    } else if i as usize >= g.operands.len() {
-                        Err(self.malformed(format!("subgraph {si} op {oi} refers to tensor {i}, but there are {}", g.operands.len())))
                     } else {
-                        Ok(Some(OperandId::new(i as usize)))
+                        table.by_index(i.into()).map(Some).ok_or_else(|| self.malformed(format!("subgraph {si} op {oi} refers to tensor {i}, but there are {n}")))
                     }
                 };
                 let inputs = op.inputs().map(|v| v.iter().map(operand).collect::<Result<Vec<_>, _>>()).unwrap_or(Ok(Vec::new()))?;
@@ -182,9 +179,11 @@ impl Loader<'_> {
                     .outputs()
                     .map(|v| v.iter().map(|i| operand(i)?.ok_or_else(|| self.malformed(format!("subgraph {si} op {oi} has an absent output")))).collect::<Result<Vec<_>, _>>())
                     .unwrap_or(Ok(Vec::new()))?;
-                g.ops.push(Operation { kind, inputs, outputs });
+                ops.push(Operation { kind, inputs, outputs });
             }
         }
+        let mut g = Subgraph { name: sg.name().unwrap_or_default().to_string(), ..Subgraph::default() };
+        (g.operands, g.inputs, g.outputs, g.ops) = (table.into_operands(), inputs, outputs, ops);
         Ok(g)
     }
 
@@ -240,6 +239,11 @@ impl Loader<'_> {
             None => Quantization::None,
         };
         let mut data = self.buffer(ti, &name, tensor.buffer() as usize, buffers)?;
+        if self.flavor == Flavor::Circle && data.is_some() && fbs::circle_compression_type(tensor) != 0 {
+            // Circle's HUFFMAN-coded weights would be read as raw values; refuse them.
+            let dtype = format!("{dtype} with Circle compression_type {} (HUFFMAN)", fbs::circle_compression_type(tensor));
+            return Err(LoadError::UnsupportedType { path: self.path.to_string(), tensor: ti, name, dtype });
+        }
         if let Some(sp) = tensor.sparsity() {
             // Sparse constants (TFLite sparsity metadata) are densified here, once; kernels and
             // DENSIFY (folded in `subgraph`) then see an ordinary dense constant.
@@ -267,16 +271,14 @@ impl Loader<'_> {
             if data.is_empty() {
                 return Ok(None);
             }
-            let bytes = data.bytes();
-            let offset = (bytes.as_ptr() as usize).wrapping_sub(self.base);
-            return ConstData::borrowed(self.blob.clone(), offset, bytes.len())
-                .map(Some)
-                .ok_or_else(|| self.malformed(format!("buffer {index} lies outside the file")));
+            return self.consts.slice(data.bytes()).map(Some).ok_or_else(|| self.malformed(format!("buffer {index} lies outside the file")));
         }
         // Models over 2 GiB keep buffers after the flatbuffer, addressed by offset and size.
         let (offset, size) = (b.offset(), b.size());
         if offset > 1 && size > 0 {
-            return ConstData::borrowed(self.blob.clone(), offset as usize, size as usize)
+            return self
+                .consts
+                .range(offset as usize, size as usize)
                 .map(Some)
                 .ok_or_else(|| self.malformed(format!("buffer {index} (offset {offset}, size {size}) lies outside the file")));
         }

@@ -26,15 +26,15 @@ const SPECS: &[Spec] = &[
     Spec { names: &["--allow-package-plugins"], key: "allow_package_plugins", takes: Takes::Nothing, help: "load the plugins in the package's custom_op/ folder (runs the package's code)" },
     Spec { names: &["--profile"], key: "profile", takes: Takes::Nothing, help: "print time per op and per op kind over the timed runs" },
     Spec { names: &["-v", "--verbose_level"], key: "verbose", takes: Takes::Maybe, help: "log more (-v 1 info, -v 2 debug)" },
-    Spec { names: &["-h", "--help"], key: "help", takes: Takes::Nothing, help: "print this help" },
 ];
 
 fn usage() -> String {
     let mut s = String::from("usage: nnpackage_run PATH [options]\n\nPATH: an nnpackage folder or zip, a .tflite or a .circle file\n\noptions:\n");
-    for spec in SPECS {
+    for spec in SPECS.iter().chain(nnrt_cli::args::COMMON) {
         s.push_str(&format!("  {:28} {}\n", spec.names.join(", "), spec.help));
     }
     s.push_str("\nenvironment: BACKENDS, NUM_THREADS, OP_BACKEND_ALLOPS, OP_BACKEND_<Op>, OP_BACKEND_MAP\n");
+    s.push_str(&format!("backends in this build: {}\n", nnrt::built_with()));
     s
 }
 
@@ -121,6 +121,10 @@ fn run() -> Result<()> {
     let args = Args::parse(std::env::args().skip(1), SPECS)?;
     if args.has("help") {
         print!("{}", usage());
+        return Ok(());
+    }
+    if args.has("version") {
+        println!("{}", nnrt_cli::version_line("nnpackage_run"));
         return Ok(());
     }
     let verbosity = if args.has("verbose") { args.parsed::<u8>("verbose")?.unwrap_or(1) } else { 0 };

@@ -17,7 +17,6 @@ const SPECS: &[Spec] = &[
     Spec { names: &["--custom-op-lib"], key: "custom_op_lib", takes: Takes::Value, help: "load the custom-op plugin (shared library) at PATH; repeatable" },
     Spec { names: &["--partition"], key: "partition", takes: Takes::Nothing, help: "print one line per op: index, kind, backend, fallback reason" },
     Spec { names: &["-v", "--verbose_level"], key: "verbose", takes: Takes::Maybe, help: "log more" },
-    Spec { names: &["-h", "--help"], key: "help", takes: Takes::Nothing, help: "print this help" },
 ];
 
 fn main() {
@@ -39,9 +38,14 @@ fn run() -> Result<()> {
     let args = Args::parse(std::env::args().skip(1), SPECS)?;
     if args.has("help") {
         println!("{USAGE}");
-        for s in SPECS {
+        for s in SPECS.iter().chain(nnrt_cli::args::COMMON) {
             println!("  {:24} {}", s.names.join(", "), s.help);
         }
+        println!("backends in this build: {}", nnrt::built_with());
+        return Ok(());
+    }
+    if args.has("version") {
+        println!("{}", nnrt_cli::version_line("nnrt-inspect"));
         return Ok(());
     }
     logger::init(if args.has("verbose") { args.parsed::<u8>("verbose")?.unwrap_or(1) } else { 0 });
@@ -81,6 +85,9 @@ fn run() -> Result<()> {
         return Ok(());
     }
     println!("model: {path} ({} subgraphs, {} ops in the entry)", model.subgraphs.len(), g.ops.len());
+    for info in &s.package().formats {
+        println!("format: {info}");
+    }
     for (what, list) in [("input", &g.inputs), ("output", &g.outputs)] {
         for (k, &id) in list.iter().enumerate() {
             let o = g.operand(id);

@@ -1,0 +1,78 @@
+//! Format detection on the real files of `../shared/corpus` (ExecuTorch programs, TOSA graphs,
+//! Edge TPU models and their CPU siblings), skipped when the corpus is absent. `NNRT_SHARED`
+//! points at another `shared` folder (e.g. from a git worktree).
+
+use std::path::PathBuf;
+
+use nnrt_core::LoadError;
+use nnrt_loaders::Format;
+
+fn corpus(kind: &str) -> Option<PathBuf> {
+    let shared = std::env::var_os("NNRT_SHARED").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
+    let p = shared.join("corpus").join(kind);
+    if p.is_dir() {
+        Some(p)
+    } else {
+        eprintln!("skipped: {} not found", p.display());
+        None
+    }
+}
+
+/// Every file called `name` one folder below `dir`.
+fn files(dir: &PathBuf, name: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path().join(name)).filter(|p| p.is_file()).collect();
+    out.sort();
+    out
+}
+
+fn detect(path: &PathBuf) -> Format {
+    nnrt_loaders::detect(&path.display().to_string(), &std::fs::read(path).unwrap()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn load_error(path: &PathBuf) -> String {
+    match nnrt_loaders::load(path) {
+        Ok(_) => panic!("{}: loaded", path.display()),
+        Err(e @ LoadError::Package { .. }) => e.to_string(),
+        Err(e) => panic!("{}: {e:?}", path.display()),
+    }
+}
+
+/// Every `file` of corpus `kind` (at least `at_least`) is detected as `format` and refused with
+/// exactly "<path>: <format>: not supported yet".
+fn recognised_and_refused(kind: &str, file: &str, at_least: usize, format: Format) {
+    let Some(dir) = corpus(kind) else { return };
+    let found = files(&dir, file);
+    assert!(found.len() >= at_least, "{found:?}");
+    for p in &found {
+        assert_eq!(detect(p), format, "{}", p.display());
+        assert_eq!(load_error(p), format!("{}: {format}: not supported yet", p.display()));
+    }
+}
+
+#[test]
+fn executorch_programs_are_recognised_and_refused_as_not_yet_supported() {
+    assert_eq!(Format::ExecuTorch.to_string(), "ExecuTorch program (ET12)");
+    recognised_and_refused("pte", "program.pte", 7, Format::ExecuTorch);
+}
+
+#[test]
+fn tosa_graphs_are_recognised_and_refused_as_not_yet_supported() {
+    assert_eq!(Format::Tosa.to_string(), "TOSA flatbuffer (TOSA)");
+    recognised_and_refused("tosa", "graph.tosa", 20, Format::Tosa);
+}
+
+#[test]
+fn edge_tpu_models_load_as_tflite_and_say_so() {
+    let Some(dir) = corpus("darwinn") else { return };
+    let models = files(&dir, "model_edgetpu.tflite");
+    assert!(models.len() >= 5, "{models:?}");
+    for p in &models {
+        assert_eq!(detect(p), Format::EdgeTpu, "{}", p.display());
+        let pkg = nnrt_loaders::load(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        assert_eq!(pkg.formats[0].format, Format::EdgeTpu);
+        assert_eq!(pkg.manifest.model_types, vec!["tflite"]);
+    }
+    for p in files(&dir, "model_cpu.tflite") {
+        assert_eq!(detect(&p), Format::Tflite, "{}", p.display());
+    }
+}
