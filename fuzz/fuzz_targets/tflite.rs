@@ -5,5 +5,6 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = nnrt_loaders::tflite::load_bytes("fuzz.tflite", data.to_vec());
+    // Through the frontend: detection by the file identifier, then the TFLite/Circle reader.
+    let _ = nnrt_loaders::format::load("fuzz.tflite", std::sync::Arc::new(data.to_vec()));
 });

@@ -1,0 +1,39 @@
+//! Every input a fuzz target once crashed on (`fuzz/regressions/TARGET/`), replayed the way that
+//! target runs it: each must now end in a model or a typed error, never a panic (which the API
+//! would report as `Error::Internal`).
+
+use std::path::PathBuf;
+
+use nnrt::{Error, Session};
+
+fn regressions(target: &str) -> Vec<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions").join(target);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// The `prepare` target: load, prepare on the CPU under small limits, run once on zeros.
+#[test]
+fn prepare_findings_end_in_typed_errors() {
+    let files = regressions("prepare");
+    assert!(!files.is_empty(), "fuzz/regressions/prepare holds the findings of the prepare target");
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap();
+        let Ok(model) = nnrt_loaders::tflite::load_bytes("fuzz.tflite", bytes) else { continue };
+        let mut s = Session::from_model(model).unwrap();
+        for (k, v) in [("BACKENDS", "cpu"), ("NUM_THREADS", "1"), ("MEMORY_LIMIT", "64M"), ("WHILE_MAX_ITERATIONS", "1000")] {
+            s.set_config(k, v).unwrap();
+        }
+        let result = s.prepare().and_then(|()| {
+            for i in 0..s.input_count() {
+                let info = s.input_info(i)?;
+                s.set_input(i, &vec![0u8; info.dims.iter().product::<usize>() * info.dtype.size()])?;
+            }
+            s.run()
+        });
+        if let Err(e @ Error::Internal { .. }) = result {
+            panic!("{}: {e}", f.display());
+        }
+    }
+}
