@@ -194,6 +194,14 @@ pub fn load(path: &str, blob: Blob) -> Result<Loaded, LoadError> {
 /// declared type picks the frontend family; the bytes must agree with it (TFLite and Circle
 /// share one reader, so either may hold the other).
 pub fn load_declared(path: &str, model_type: &str, blob: Blob) -> Result<Loaded, LoadError> {
+    let found = check_declared(path, model_type, (*blob).as_ref())?;
+    load_as(path, found, blob)
+}
+
+/// Checks, from a model's first 8 bytes (enough to sniff a zip entry before inflating the
+/// rest), that `model_type` is a type nnrt knows and that the bytes are of that format; returns
+/// the format the bytes name.
+pub fn check_declared(path: &str, model_type: &str, head: &[u8]) -> Result<Format, LoadError> {
     let declared = Format::from_model_type(model_type).ok_or_else(|| LoadError::Package {
         path: path.to_string(),
         reason: format!(
@@ -202,14 +210,14 @@ pub fn load_declared(path: &str, model_type: &str, blob: Blob) -> Result<Loaded,
             Format::ALL.iter().filter(|f| f.is_supported() && **f != Format::EdgeTpu).map(|f| f.model_type()).collect::<Vec<_>>().join(", "),
         ),
     })?;
-    let found = identify(path, (*blob).as_ref(), Some(model_type))?;
+    let found = identify(path, head, Some(model_type))?;
     if found.reader() != declared.reader() {
         return Err(LoadError::Package {
             path: path.to_string(),
             reason: format!("the MANIFEST declares model type '{model_type}' ({}), but the file is {found}", declared.name()),
         });
     }
-    load_as(path, found, blob)
+    Ok(found)
 }
 
 /// The frontend of each format.

@@ -74,6 +74,9 @@ pub fn load(path: impl AsRef<Path>) -> Result<Package, LoadError> {
     if meta.is_dir() {
         return load_dir(path);
     }
+    if !meta.is_file() {
+        return Err(pkg_err(&path.display().to_string(), "not a regular file (a FIFO, a device or a socket cannot be a model)"));
+    }
     let blob = map_file(path)?;
     let bytes: &[u8] = (*blob).as_ref();
     if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
@@ -113,31 +116,60 @@ fn read_all(path: &Path, mut file: File) -> Result<Vec<u8>, LoadError> {
     Ok(v)
 }
 
+/// The most bytes a MANIFEST or a cfg file may hold (real ones hold a few hundred).
+pub const MAX_METADATA_BYTES: u64 = 1 << 20;
+
+/// The most bytes one zip entry may inflate to: a flatbuffer model cannot exceed 2 GiB.
+pub const MAX_ENTRY_BYTES: u64 = 2 << 30;
+
+/// The most a zip entry may inflate relative to its compressed size (models compress 1-10x;
+/// a zip bomb, about 1,000x).
+pub const MAX_INFLATE_RATIO: u64 = 100;
+
+/// Checks that `p`, named by the MANIFEST as `what`, is a regular file (after following links:
+/// a package may link its models from elsewhere, but never to a FIFO or a device) and returns
+/// its size. The MANIFEST's paths themselves stay inside the package ([`parse_manifest`]).
+fn package_file(p: &Path, what: &str) -> Result<u64, LoadError> {
+    let shown = p.display().to_string();
+    let meta = std::fs::metadata(p).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => pkg_err(&shown, format!("{what} named in MANIFEST is missing")),
+        _ => io_err(p, e),
+    })?;
+    if !meta.is_file() {
+        return Err(pkg_err(&shown, format!("{what} is not a regular file (a FIFO, a device or a folder cannot be read as one)")));
+    }
+    Ok(meta.len())
+}
+
+/// Reads a small text file of the package (MANIFEST, cfg), at most [`MAX_METADATA_BYTES`].
+fn read_metadata(p: &Path, what: &str) -> Result<Vec<u8>, LoadError> {
+    let len = package_file(p, what)?;
+    if len > MAX_METADATA_BYTES {
+        return Err(pkg_err(&p.display().to_string(), format!("{what} has {len} bytes; at most {MAX_METADATA_BYTES} are read")));
+    }
+    std::fs::read(p).map_err(|e| io_err(p, e))
+}
+
 fn load_dir(root: &Path) -> Result<Package, LoadError> {
     let manifest_path = root.join("metadata").join("MANIFEST");
-    let text = std::fs::read(&manifest_path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => pkg_err(
+    if !manifest_path.exists() {
+        return Err(pkg_err(
             &root.display().to_string(),
             "not an nnpackage: metadata/MANIFEST is missing (a package folder holds metadata/MANIFEST and the model files)",
-        ),
-        _ => io_err(&manifest_path, e),
-    })?;
+        ));
+    }
+    let text = read_metadata(&manifest_path, "metadata/MANIFEST")?;
     let manifest = parse_manifest(&manifest_path.display().to_string(), &text)?;
     let mut config = Vec::new();
     for cfg in &manifest.configs {
         let p = root.join("metadata").join(cfg);
-        let text = std::fs::read_to_string(&p).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => pkg_err(&p.display().to_string(), "config file named in MANIFEST 'configs' is missing"),
-            _ => io_err(&p, e),
-        })?;
-        config.extend(parse_cfg(&text));
+        let text = read_metadata(&p, &format!("config file '{cfg}'"))?;
+        config.extend(parse_cfg(&String::from_utf8_lossy(&text)));
     }
     let (mut models, mut formats) = (Vec::new(), Vec::new());
     for (name, ty) in manifest.models.iter().zip(&manifest.model_types) {
         let p: PathBuf = root.join(name);
-        if !p.is_file() {
-            return Err(pkg_err(&p.display().to_string(), format!("model file '{name}' named in MANIFEST is missing")));
-        }
+        package_file(&p, &format!("model file '{name}'"))?;
         let blob = map_file(&p)?;
         let Loaded { model, info } = format::load_declared(&p.display().to_string(), ty, blob)?;
         models.push(model);
@@ -155,20 +187,33 @@ fn load_zip(path: &Path, blob: Blob) -> Result<Package, LoadError> {
     let bytes: &[u8] = (*blob).as_ref();
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| pkg_err(&shown, format!("not a readable zip: {e}")))?;
     let names: Vec<String> = zip.file_names().map(String::from).collect();
-    let manifest_name = names
-        .iter()
-        .filter(|n| n.ends_with("metadata/MANIFEST"))
-        .min_by_key(|n| n.len())
-        .ok_or_else(|| pkg_err(&shown, "not an nnpackage: the zip holds no metadata/MANIFEST"))?
-        .clone();
+    let mut seen = std::collections::HashSet::new();
+    if let Some(dup) = names.iter().find(|n| !seen.insert(n.as_str())) {
+        return Err(pkg_err(&shown, format!("the zip holds '{dup}' twice; a package names each file once")));
+    }
+    // The zip reader keeps one entry per name: count the central directory's own records.
+    if let Some(listed) = central_directory_entries(bytes).filter(|&n| n != names.len()) {
+        return Err(pkg_err(&shown, format!("the zip's directory lists {listed} entries under {} names: a name twice; a package names each file once", names.len())));
+    }
+    let manifests: Vec<&String> = names.iter().filter(|n| n.ends_with("metadata/MANIFEST")).collect();
+    let manifest_name = match manifests.as_slice() {
+        [] => return Err(pkg_err(&shown, "not an nnpackage: the zip holds no metadata/MANIFEST")),
+        [one] => (*one).clone(),
+        more => return Err(pkg_err(&shown, format!("the zip holds {} MANIFESTs ({}); a package has one", more.len(), more.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")))),
+    };
     let prefix = manifest_name.trim_end_matches("metadata/MANIFEST").to_string();
     if !prefix.is_empty() && prefix.trim_end_matches('/').contains('/') {
         return Err(pkg_err(&shown, format!("metadata/MANIFEST is nested too deep ('{manifest_name}'); expected at the root or in one top-level folder")));
     }
-    let mut read_entry = |name: &str, what: &str| -> Result<Blob, LoadError> {
+    // `cap`: the most bytes the entry may inflate to; `check_head`: a look at its first 8
+    // bytes before the rest is inflated (a model's file identifier).
+    let mut read_entry = |name: &str, what: &str, cap: u64, check_head: &dyn Fn(&[u8]) -> Result<(), LoadError>| -> Result<Blob, LoadError> {
         let full = format!("{prefix}{name}");
         let inner = format!("{shown}!{full}");
         let mut f = zip.by_name(&full).map_err(|_| pkg_err(&inner, format!("{what} is missing from the zip")))?;
+        if f.is_dir() {
+            return Err(pkg_err(&inner, format!("{what} is a folder in the zip, not a file")));
+        }
         if f.compression() == zip::CompressionMethod::Stored {
             // A stored entry is borrowed from the file's bytes as it is: no copy.
             let start = f.data_start() as usize;
@@ -179,20 +224,36 @@ fn load_zip(path: &Path, blob: Blob) -> Result<Package, LoadError> {
             }
             return Err(pkg_err(&inner, "entry extends past the end of the zip"));
         }
-        let mut v = Vec::with_capacity(f.size().min(1 << 30) as usize);
-        f.read_to_end(&mut v).map_err(|e| pkg_err(&inner, format!("cannot decompress: {e}")))?;
+        let cap = cap.min(f.compressed_size().saturating_mul(MAX_INFLATE_RATIO).max(4096));
+        if f.size() > cap {
+            return Err(pkg_err(&inner, format!("{what} would inflate to {} bytes, more than the {cap} allowed for it", f.size())));
+        }
+        let mut v = Vec::new();
+        v.try_reserve_exact(f.size() as usize).map_err(|e| pkg_err(&inner, format!("cannot hold {} bytes: {e}", f.size())))?;
+        // The declared size is the archive's word: read no more than the cap whatever it says.
+        let mut limited = (&mut f).take(cap + 1);
+        let mut head = [0u8; 8];
+        let n = read_up_to(&mut limited, &mut head).map_err(|e| pkg_err(&inner, format!("cannot decompress: {e}")))?;
+        check_head(&head[..n])?;
+        v.extend_from_slice(&head[..n]);
+        limited.read_to_end(&mut v).map_err(|e| pkg_err(&inner, format!("cannot decompress: {e}")))?;
+        if v.len() as u64 > cap {
+            return Err(pkg_err(&inner, format!("{what} inflates past the {cap} bytes allowed for it (a zip bomb?)")));
+        }
         Ok(Arc::new(v) as Blob)
     };
-    let manifest_blob = read_entry("metadata/MANIFEST", "metadata/MANIFEST")?;
+    let any = |_: &[u8]| Ok(());
+    let manifest_blob = read_entry("metadata/MANIFEST", "metadata/MANIFEST", MAX_METADATA_BYTES, &any)?;
     let manifest = parse_manifest(&format!("{shown}!{manifest_name}"), (*manifest_blob).as_ref())?;
     let mut config = Vec::new();
     for cfg in &manifest.configs {
-        let b = read_entry(&format!("metadata/{cfg}"), &format!("config file '{cfg}' named in MANIFEST"))?;
+        let b = read_entry(&format!("metadata/{cfg}"), &format!("config file '{cfg}' named in MANIFEST"), MAX_METADATA_BYTES, &any)?;
         config.extend(parse_cfg(&String::from_utf8_lossy((*b).as_ref())));
     }
     let (mut models, mut formats) = (Vec::new(), Vec::new());
     for (name, ty) in manifest.models.iter().zip(&manifest.model_types) {
-        let b = read_entry(name, &format!("model file '{name}' named in MANIFEST"))?;
+        let sniff = |head: &[u8]| format::check_declared(&format!("{shown}!{prefix}{name}"), ty, head).map(|_| ());
+        let b = read_entry(name, &format!("model file '{name}' named in MANIFEST"), MAX_ENTRY_BYTES, &sniff)?;
         let Loaded { model, info } = format::load_declared(&format!("{shown}!{prefix}{name}"), ty, b)?;
         models.push(model);
         formats.push(info);
@@ -205,6 +266,30 @@ fn load_zip(path: &Path, blob: Blob) -> Result<Package, LoadError> {
         .map(String::from)
         .collect();
     Ok(Package { manifest, models, config, custom_op_files, formats })
+}
+
+/// The entry count of a zip's end-of-central-directory record (`None` when it cannot be read
+/// or is a ZIP64 placeholder).
+fn central_directory_entries(bytes: &[u8]) -> Option<usize> {
+    // The record is 22 bytes plus a comment of at most 65,535 bytes, at the end of the file.
+    let from = bytes.len().saturating_sub(22 + 65_535);
+    let at = bytes[from..].windows(4).rposition(|w| w == b"PK\x05\x06")? + from;
+    let total = u16::from_le_bytes(bytes.get(at + 10..at + 12)?.try_into().ok()?);
+    (total != u16::MAX).then_some(total as usize)
+}
+
+/// Reads until `buf` is full or the reader ends; returns how many bytes were read.
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 /// A byte range of a parent blob (a stored zip entry).
@@ -284,9 +369,10 @@ pub fn parse_manifest(path: &str, bytes: &[u8]) -> Result<Manifest, LoadError> {
     if model_types.len() != models.len() {
         return Err(pkg_err(path, format!("MANIFEST lists {} models but {} model-types", models.len(), model_types.len())));
     }
-    for m in &models {
-        if m.contains("..") || m.starts_with('/') {
-            return Err(pkg_err(path, format!("MANIFEST model path '{m}' must stay inside the package")));
+    let configs = string_list(path, &v, "configs")?;
+    for (what, p) in models.iter().map(|m| ("model", m)).chain(configs.iter().map(|c| ("config", c))) {
+        if !stays_inside(p) {
+            return Err(pkg_err(path, format!("MANIFEST {what} path '{p}' must stay inside the package (no '..', no absolute path)")));
         }
     }
     let refs = |key: &str| -> Result<Vec<IoRef>, LoadError> {
@@ -313,7 +399,13 @@ pub fn parse_manifest(path: &str, bytes: &[u8]) -> Result<Manifest, LoadError> {
         }
         Some(_) => return Err(pkg_err(path, "MANIFEST 'model-connect' must be a list")),
     }
-    Ok(Manifest { version, configs: string_list(path, &v, "configs")?, models, model_types, pkg_inputs, pkg_outputs, model_connect })
+    Ok(Manifest { version, configs, models, model_types, pkg_inputs, pkg_outputs, model_connect })
+}
+
+/// Whether a path the MANIFEST names stays inside the package: relative, no `..` component, no
+/// drive or backslash tricks.
+fn stays_inside(p: &str) -> bool {
+    !p.is_empty() && !p.starts_with(['/', '\\']) && !p.contains(':') && !p.split(['/', '\\']).any(|c| c == "..")
 }
 
 #[cfg(test)]
