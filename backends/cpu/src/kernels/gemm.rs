@@ -14,7 +14,8 @@ use std::cell::RefCell;
 
 
 use super::Act;
-use crate::simd::conv::{self as sc, Avx2Token, Avx512Token, Epilogue};
+use crate::simd::gemm::{self as sc, Epilogue};
+use crate::simd::{Avx2Token, Avx512Token};
 use crate::simd::elementwise::{self as ew, VBin};
 use crate::simd::{self, Isa};
 
@@ -166,7 +167,7 @@ impl Micro {
     }
 }
 
-/// Portable register tile with the semantics of `simd::conv::gemm_tile_avx512`, written so
+/// Portable register tile with the semantics of `simd::gemm::gemm_tile_avx512`, written so
 /// LLVM keeps the accumulators in vector registers (fixed-size arrays, bounds proven once).
 #[allow(clippy::too_many_arguments)]
 fn tile_portable<const NR: usize>(

@@ -10,7 +10,7 @@
 
 use super::gemm::input_shift;
 use super::reference::{self, ConvQuant};
-use super::requant::ChannelRequant;
+use super::requant::{requant_row_simd, ChannelRequant};
 use super::{QInt, Requant};
 use crate::kernels::depthwise::DepthwiseGeom;
 use crate::simd::qdepthwise::{self as sdw, DwVnni, BLOCK};
@@ -44,6 +44,22 @@ pub struct QDepthwise {
     /// The VNNI kernel's packing, when it applies (8-bit, multiplier 1, fixed-point requant).
     vnni: Option<(VnniToken, DwVnni)>,
     weights: Vec<i16>,
+}
+
+/// One output row of [`QDepthwise`]'s fast path, run through `simd::quant::with_avx512`.
+struct Row<'a, TI, TO, const RAW: bool> {
+    d: &'a QDepthwise,
+    input: &'a [TI],
+    zx: i32,
+    r: usize,
+    orow: &'a mut [TO],
+}
+
+impl<TI: QInt, TO: QInt, const RAW: bool> sq::Avx512Body for Row<'_, TI, TO, RAW> {
+    #[inline(always)]
+    fn run(self) {
+        self.d.row::<TI, TO, RAW>(self.input, self.zx, self.r, self.orow)
+    }
 }
 
 impl QDepthwise {
@@ -89,7 +105,7 @@ impl QDepthwise {
     pub fn run_raw(&self, input: &[i8], in_zp: i32, out: &mut [i32]) {
         let g = self.g;
         let row_len = g.out_w * g.out_c();
-        let task = |(r, orow): (usize, &mut [i32])| sq::dw_row::<i8, i32, true>(self, input, in_zp, r, orow);
+        let task = |(r, orow): (usize, &mut [i32])| sq::with_avx512(Row::<i8, i32, true> { d: self, input, zx: in_zp, r, orow });
         for_rows(out, g.batch * g.out_h, row_len, row_len * g.k_h * g.k_w, task);
     }
 
@@ -110,7 +126,7 @@ impl QDepthwise {
             return;
         }
         let zx = self.q.in_zp;
-        for_rows(out, rows, row_len, row_macs, |(r, orow): (usize, &mut [TO])| sq::dw_row::<TI, TO, false>(self, input, zx, r, orow));
+        for_rows(out, rows, row_len, row_macs, |(r, orow): (usize, &mut [TO])| sq::with_avx512(Row::<TI, TO, false> { d: self, input, zx, r, orow }));
     }
 
     /// Output row `r` (batch · out_h + oy) of the fast path: for each output pixel, the
@@ -169,7 +185,7 @@ impl QDepthwise {
                 }
             }
             if !RAW {
-                sq::requant_row(&mut acc, &self.bias, &self.rq, 0, self.q.out_zp, self.q.act.0, self.q.act.1);
+                requant_row_simd(&mut acc, &self.bias, &self.rq, 0, self.q.out_zp, self.q.act.0, self.q.act.1);
             }
             for (o, &v) in orow[ox * oc..(ox + 1) * oc].iter_mut().zip(&acc) {
                 *o = TO::put(v);

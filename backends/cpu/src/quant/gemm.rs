@@ -15,7 +15,7 @@
 //! loop; all three must agree bit for bit with `reference::conv`.
 
 use super::reference::ConvQuant;
-use super::requant::ChannelRequant;
+use super::requant::{requant_row_simd, ChannelRequant};
 use super::{QInt, Requant};
 use crate::lines::Lines;
 use crate::simd::quant as sq;
@@ -229,7 +229,7 @@ impl QEpilogue {
             }
         }
         match &self.fixed {
-            Some(r) => sq::requant_row(acc, &self.cbias, r, c0, self.out_zp, self.act.0, self.act.1),
+            Some(r) => requant_row_simd(acc, &self.cbias, r, c0, self.out_zp, self.act.0, self.act.1),
             None => {
                 for (j, v) in acc.iter_mut().enumerate() {
                     let x = v.wrapping_add(self.cbias[c0 + j]);
@@ -334,7 +334,7 @@ pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue,
     // about eight per thread: 14x14 and 7x7 layers (196 and 49 rows) otherwise split 3:2 or
     // not at all.
     let bm = if threads > 1 { (m.div_ceil(8 * threads).div_ceil(MR) * MR).clamp(MR, ROWS_PER_TASK) } else { ROWS_PER_TASK };
-    let task = |(blk, chunk): (usize, &mut [TO])| sq::gemm_task(a, b, ep, blk * bm, chunk, ldc, col0);
+    let task = |(blk, chunk): (usize, &mut [TO])| sq::with_avx512(Task { a, b, ep, row0: blk * bm, chunk, ldc, col0 });
     let chunk_len = bm * ldc;
     let total = m * ldc;
     // A block costs its multiply-adds plus about one im2col/epilogue pass per output value;
@@ -348,6 +348,24 @@ pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue,
         });
     } else {
         out[..total].chunks_mut(chunk_len).enumerate().for_each(task);
+    }
+}
+
+/// One task of [`qgemm`], run through `simd::quant::with_avx512`.
+struct Task<'a, TO> {
+    a: &'a dyn QASource,
+    b: &'a QPackedB,
+    ep: &'a QEpilogue,
+    row0: usize,
+    chunk: &'a mut [TO],
+    ldc: usize,
+    col0: usize,
+}
+
+impl<TO: QInt> sq::Avx512Body for Task<'_, TO> {
+    #[inline(always)]
+    fn run(self) {
+        task_body(self.a, self.b, self.ep, self.row0, self.chunk, self.ldc, self.col0)
     }
 }
 

@@ -4,8 +4,9 @@
 //! fallback in `kernels`, so the crate runs on any CPU and under valgrind (which does not emulate
 //! AVX-512). Nothing here is chosen at compile time with `target-cpu=native`.
 
-pub(crate) mod conv;
+pub(crate) mod depthwise;
 pub(crate) mod elementwise;
+pub(crate) mod gemm;
 pub(crate) mod qdepthwise;
 pub(crate) mod qmisc;
 pub(crate) mod quant;
@@ -60,4 +61,41 @@ fn detect() -> Isa {
         }
     }
     Isa::Scalar
+}
+
+/// Proof that this CPU runs AVX-512F, AVX2 and FMA; built only by [`Avx512Token::new`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx512Token(());
+
+impl Avx512Token {
+    /// Returns a token when the CPU has AVX-512F, AVX2 and FMA.
+    pub(crate) fn new() -> Option<Self> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx2")
+                && is_x86_feature_detected!("fma")
+            {
+                return Some(Avx512Token(()));
+            }
+        }
+        None
+    }
+}
+
+/// Proof that this CPU runs AVX2 and FMA; built only by [`Avx2Token::new`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx2Token(());
+
+impl Avx2Token {
+    /// Returns a token when the CPU has AVX2 and FMA.
+    pub(crate) fn new() -> Option<Self> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+                return Some(Avx2Token(()));
+            }
+        }
+        None
+    }
 }
