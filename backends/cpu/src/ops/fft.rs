@@ -2,11 +2,19 @@
 
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind};
 
-use super::{built, source};
-use crate::backend::Built;
+use super::util::{source};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::fft::{complex_part, Part, Rfft2d};
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+pub(super) fn register(r: &mut Registry) {
+    r.op("Rfft2d", supports, build);
+    r.op("ComplexAbs", supports, build);
+    r.op("Real", supports, build);
+    r.op("Imag", supports, build);
+}
+
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
     let (tx, to) = (ctx.graph.operand(x).dtype, ctx.graph.operand(op.outputs[0]).dtype);
@@ -20,7 +28,7 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     Ok(())
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
     let part = match op.kind {

@@ -4,15 +4,22 @@ use nnrt_core::{cast, cast_mut, CompileCtx, OpId, OpKind};
 
 use super::arith::ints;
 use super::movement::by_size;
-use super::{built, sources};
-use crate::backend::Built;
+use super::util::{sources};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::matrix::{matrix_diag, matrix_set_diag, reverse_sequence};
 
-pub(super) fn supports(_ctx: &CompileCtx, _id: OpId) -> Result<(), String> {
+pub(super) fn register(r: &mut Registry) {
+    r.op("MatrixDiag", supports, build);
+    r.op("MatrixSetDiag", supports, build);
+    r.op("ReverseSequence", supports, build);
+}
+
+fn supports(_ctx: &CompileCtx, _id: OpId) -> Result<(), String> {
     Ok(())
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let ins = sources(ctx, id);
     let dtype = ctx.graph.operand(op.outputs[0]).dtype;

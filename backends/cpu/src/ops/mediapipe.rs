@@ -8,8 +8,9 @@
 
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, Subgraph};
 
-use super::{built, const_f32, source};
-use crate::backend::Built;
+use super::util::{const_f32, nhwc, source};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::argmax_pool::{max_pool_argmax, max_unpool};
 use crate::kernels::pool::PoolGeom;
 use crate::kernels::transpose_conv::{TransposeConv, TransposeConvGeom};
@@ -195,7 +196,14 @@ fn four_d<'a>(what: &str, d: &'a [usize]) -> Result<&'a [usize], String> {
     }
 }
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+pub(super) fn register(r: &mut Registry) {
+    r.custom(TRANSPOSE_CONV_BIAS, supports, build);
+    r.custom(MAX_POOL_ARGMAX, supports, build);
+    r.custom(MAX_UNPOOL, supports, build);
+}
+
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    nhwc(ctx, id)?;
     let op = ctx.graph.op(id);
     let Some((name, options)) = name_and_options(ctx.graph, id) else {
         return Err("not a MediaPipe op of the CPU backend".into());
@@ -225,7 +233,7 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     Ok(())
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let (name, options) = name_and_options(ctx.graph, id).ok_or("not a MediaPipe op of the CPU backend")?;
     let ins: Vec<_> = op.inputs.iter().flatten().copied().collect();

@@ -1,13 +1,26 @@
-//! Average, max and L2 pooling.
+//! Average, max and L2 pooling (float32), average and max pooling on uint8 / int8 / int16.
 
 use nnrt_core::infer::window_output;
-use nnrt_core::{cast, cast_mut, CompileCtx, OpId, OpKind, PoolKind};
+use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, PoolKind};
 
-use super::{all_f32, built, check_act, fused, source};
-use crate::backend::Built;
+use super::util::{all_f32, check_act, check_all_params, dtype, fused, input, is_qint, nhwc, qp, quantized_input, source};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::pool::{avg_pool, l2_pool, max_pool, PoolGeom};
+use crate::quant::misc::{self, PoolGeom as QPoolGeom};
+use crate::quant::{activation_range, QInt};
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+pub(super) fn register(r: &mut Registry) {
+    r.op("AveragePool2D", supports, build);
+    r.op("MaxPool2D", supports, build);
+    r.op("L2Pool2D", supports, build);
+}
+
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    if quantized_input(ctx, id, 0) {
+        return supports_quantized(ctx, id);
+    }
+    nhwc(ctx, id)?;
     all_f32(ctx, id)?;
     match &ctx.graph.op(id).kind {
         OpKind::Pool2D(p) => check_act(p.act),
@@ -15,7 +28,27 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     }
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    check_all_params(ctx, id)?;
+    let op = ctx.graph.op(id);
+    let out = op.outputs.first().copied().ok_or("the op has no output")?;
+    let in0 = input(ctx, id, 0)?;
+    let (xt, ot) = (dtype(ctx, in0), dtype(ctx, out));
+    match &op.kind {
+        OpKind::Pool2D(p) => {
+            if p.kind == PoolKind::L2 || !is_qint(xt) || xt != ot {
+                return Err(format!("quantized {} on {xt} -> {ot} is not supported", op.kind.name()));
+            }
+            Ok(())
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
+}
+
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    if quantized_input(ctx, id, 0) {
+        return build_quantized(ctx, id);
+    }
     let op = ctx.graph.op(id);
     let OpKind::Pool2D(p) = &op.kind else { return Err("not a pooling op".into()) };
     let x = op.input(0).ok_or("input 0 is absent")?;
@@ -53,4 +86,39 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         Ok(())
     }))
+}
+
+fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let op = ctx.graph.op(id);
+    let out = op.outputs[0];
+    let in0 = input(ctx, id, 0)?;
+    let xt = dtype(ctx, in0);
+    let xd = ctx.dims(in0).to_vec();
+    let od = ctx.dims(out).to_vec();
+    match &op.kind {
+        OpKind::Pool2D(p) => {
+            let wh = window_output(xd[1], p.filter[0], p.stride[0], 1, p.padding, 0).ok_or("invalid window")?;
+            let ww = window_output(xd[2], p.filter[1], p.stride[1], 1, p.padding, 1).ok_or("invalid window")?;
+            let g = QPoolGeom {
+                n: xd[0],
+                in_h: xd[1],
+                in_w: xd[2],
+                c: xd[3],
+                out_h: od[1],
+                out_w: od[2],
+                k: p.filter,
+                stride: p.stride,
+                pad: [wh.pad_before, ww.pad_before],
+            };
+            let average = p.kind == PoolKind::Average;
+            by_qtype!(xt, |T| {
+                let act = activation_range(p.act, qp(ctx, out)?, <T as QInt>::MIN, <T as QInt>::MAX);
+                Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                    misc::pool::<T>(&g, average, act, cast::<T>(ins[0].bytes)?, cast_mut::<T>(outs[0].bytes)?);
+                    Ok(())
+                }))
+            })
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
 }

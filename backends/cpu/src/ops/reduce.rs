@@ -1,13 +1,28 @@
 //! Reductions over constant axes (mean, sum, max, min, prod on float32 / int32 / int64; any, all
-//! on bools).
+//! on bools; MEAN on uint8 / int8 / int16 with TFLite's requantization).
 
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, ReduceOp};
 
-use super::{built, source};
-use crate::backend::Built;
+use super::util::{check_all_params, const_ints, dtype, input, qp, quantized_input, source};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::reduce::{reduce, reduce_bool, reduce_i32, reduce_i64, ReduceOp as R};
+use crate::quant::misc;
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+pub(super) fn register(r: &mut Registry) {
+    r.op("Mean", supports, build);
+    r.op("Sum", supports, build);
+    r.op("ReduceMax", supports, build);
+    r.op("ReduceMin", supports, build);
+    r.op("ReduceProd", supports, build);
+    r.op("ReduceAny", supports, build);
+    r.op("ReduceAll", supports, build);
+}
+
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    if quantized_input(ctx, id, 0) {
+        return supports_quantized(ctx, id);
+    }
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
     let out = op.outputs[0];
@@ -29,7 +44,27 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     Ok(())
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    check_all_params(ctx, id)?;
+    let op = ctx.graph.op(id);
+    let out = op.outputs.first().copied().ok_or("the op has no output")?;
+    let in0 = input(ctx, id, 0)?;
+    let (xt, ot) = (dtype(ctx, in0), dtype(ctx, out));
+    match &op.kind {
+        OpKind::Reduce { op: r, .. } => {
+            if *r != nnrt_core::ReduceOp::Mean || xt != ot {
+                return Err(format!("quantized {} is not supported (MEAN is)", op.kind.name()));
+            }
+            const_ints(ctx, input(ctx, id, 1)?).map(|_| ())
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
+}
+
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    if quantized_input(ctx, id, 0) {
+        return build_quantized(ctx, id);
+    }
     let op = ctx.graph.op(id);
     let OpKind::Reduce { op: r, .. } = &op.kind else { return Err("not a reduction".into()) };
     let x = op.input(0).ok_or("input 0 is absent")?;
@@ -65,4 +100,29 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         Ok(())
     }))
+}
+
+fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let op = ctx.graph.op(id);
+    let out = op.outputs[0];
+    let in0 = input(ctx, id, 0)?;
+    let xt = dtype(ctx, in0);
+    let xd = ctx.dims(in0).to_vec();
+    match &op.kind {
+        OpKind::Reduce { .. } => {
+            let rank = xd.len() as i64;
+            let mut axes: Vec<usize> = const_ints(ctx, input(ctx, id, 1)?)?
+                .into_iter()
+                .map(|a| if a < 0 { a + rank } else { a } as usize)
+                .collect();
+            axes.sort_unstable();
+            axes.dedup();
+            let (iq, oq) = (qp(ctx, in0)?, qp(ctx, out)?);
+            by_qtype!(xt, |T| Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                misc::mean::<T>(cast::<T>(ins[0].bytes)?, ins[0].dims, &axes, iq, oq, cast_mut::<T>(outs[0].bytes)?);
+                Ok(())
+            })))
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
 }

@@ -2,12 +2,29 @@
 
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind};
 
-use super::{built, source};
-use crate::backend::Built;
+use super::util::{check_all_params, const_ints, dtype, input, quantized_input, source};
+use super::Registry;
+use crate::kernel::{built, Built};
+use crate::quant::misc;
+
+pub(super) fn register(r: &mut Registry) {
+    r.op("Cumsum", supports, build);
+    r.op("TopKV2", supports, build);
+    r.op("ArgMax", supports, build);
+    r.op("ArgMin", supports, build);
+}
 use crate::kernels::reduce::arg_max_min;
 use crate::kernels::scan::{cumsum, top_k};
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+/// ARG_MAX / ARG_MIN of a quantized input take the integer kernel.
+fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
+    matches!(ctx.graph.op(id).kind, OpKind::ArgMinMax { .. }) && quantized_input(ctx, id, 0)
+}
+
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    if quantized_op(ctx, id) {
+        return supports_quantized(ctx, id);
+    }
     let op = ctx.graph.op(id);
     let x = ctx.graph.operand(op.input(0).ok_or("input 0 is absent")?);
     if x.quant.is_quantized() && !matches!(op.kind, OpKind::ArgMinMax { .. } | OpKind::TopKV2) {
@@ -64,7 +81,27 @@ macro_rules! by_type {
     };
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    check_all_params(ctx, id)?;
+    let op = ctx.graph.op(id);
+    let out = op.outputs.first().copied().ok_or("the op has no output")?;
+    input(ctx, id, 0)?;
+    let ot = dtype(ctx, out);
+    match &op.kind {
+        OpKind::ArgMinMax { .. } => {
+            if !matches!(ot, DType::I32 | DType::I64) {
+                return Err(format!("arg max/min into {ot}"));
+            }
+            const_ints(ctx, input(ctx, id, 1)?).map(|_| ())
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
+}
+
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    if quantized_op(ctx, id) {
+        return build_quantized(ctx, id);
+    }
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
     let dims = ctx.dims(x).to_vec();
@@ -117,5 +154,31 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             }))
         }
         _ => Err("not a scan op".into()),
+    }
+}
+
+fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let op = ctx.graph.op(id);
+    let out = op.outputs[0];
+    let in0 = input(ctx, id, 0)?;
+    let (xt, ot) = (dtype(ctx, in0), dtype(ctx, out));
+    let xd = ctx.dims(in0).to_vec();
+    match &op.kind {
+        OpKind::ArgMinMax { max } => {
+            let rank = xd.len() as i64;
+            let a = *const_ints(ctx, input(ctx, id, 1)?)?.first().ok_or("the axis is empty")?;
+            let axis = if a < 0 { a + rank } else { a } as usize;
+            let max = *max;
+            by_qtype!(xt, |T| Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                let x = cast::<T>(ins[0].bytes)?;
+                if ot == DType::I64 {
+                    misc::arg_extreme::<T, i64>(x, ins[0].dims, axis, max, cast_mut::<i64>(outs[0].bytes)?, |i| i as i64);
+                } else {
+                    misc::arg_extreme::<T, i32>(x, ins[0].dims, axis, max, cast_mut::<i32>(outs[0].bytes)?, |i| i as i32);
+                }
+                Ok(())
+            })))
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
     }
 }
