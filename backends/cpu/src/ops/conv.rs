@@ -9,10 +9,7 @@ use nnrt_core::infer::window_output;
 use nnrt_core::shape::num_elements;
 use nnrt_core::{cast, cast_mut, Activation, CompileCtx, DType, OpId, OpKind, OperandId, Quantization};
 
-use super::util::{
-    all_f32, channel_quant, check_act, check_all_params, const_f32, const_ints, const_values, dtype, fused, input, nhwc, qp, quantized, quantized_input,
-    source, tanh_in_place,
-};
+use super::util::{QuantIo, all_f32, channel_quant, check_act, const_f32, const_ints, const_values, dtype, float_kernel, fused, input, nhwc, qp, quantized, quantized_input, source, tanh_in_place};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::conv::{Conv2d, ConvGeom};
@@ -59,11 +56,8 @@ fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
 }
 
 fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
-    check_all_params(ctx, id)?;
+    let QuantIo { x: in0, out, xt, ot, .. } = QuantIo::of(ctx, id)?;
     let op = ctx.graph.op(id);
-    let out = op.outputs.first().copied().ok_or("the op has no output")?;
-    let in0 = input(ctx, id, 0)?;
-    let (xt, ot) = (dtype(ctx, in0), dtype(ctx, out));
     let w = input(ctx, id, 1)?;
     let wt = dtype(ctx, w);
     if !ctx.graph.operand(w).is_const() {
@@ -174,15 +168,11 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     if !quantized_op(ctx, id) {
         return build_float(ctx, id);
     }
-    let op = ctx.graph.op(id);
-    let out = op.outputs[0];
-    let in0 = input(ctx, id, 0)?;
-    let xt = dtype(ctx, in0);
+    let QuantIo { x: in0, xt, xd, od, .. } = QuantIo::of(ctx, id)?;
     if xt == DType::F32 {
         return build_hybrid(ctx, id);
     }
-    let xd = ctx.dims(in0).to_vec();
-    let od = ctx.dims(out).to_vec();
+    let op = ctx.graph.op(id);
     let w = input(ctx, id, 1)?;
     let wd = ctx.dims(w).to_vec();
     match &op.kind {
@@ -241,14 +231,7 @@ fn build_float(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let geom = conv_geom(&xd, &wd, &od, p)?;
             let (act, tanh) = fused(p.act);
             let mut conv = Conv2d::new(geom, &filter, bias.as_deref(), act);
-            Ok(built(vec![source(ctx, x)], move |ins, outs| {
-                let out = cast_mut::<f32>(outs[0].bytes)?;
-                conv.run(cast::<f32>(ins[0].bytes)?, out);
-                if tanh {
-                    tanh_in_place(out);
-                }
-                Ok(())
-            }))
+            Ok(float_kernel(source(ctx, x), tanh, move |x, out| conv.run(x, out)))
         }
         OpKind::Conv3D(p) => {
             let filter = const_f32(ctx, w).ok_or("the filter must be a float32 constant")?;
@@ -261,27 +244,13 @@ fn build_float(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             }
             let (act, tanh) = fused(p.act);
             let conv = Conv3d::new(geom, &filter, bias.as_deref(), act);
-            Ok(built(vec![source(ctx, x)], move |ins, outs| {
-                let out = cast_mut::<f32>(outs[0].bytes)?;
-                conv.run(cast::<f32>(ins[0].bytes)?, out);
-                if tanh {
-                    tanh_in_place(out);
-                }
-                Ok(())
-            }))
+            Ok(float_kernel(source(ctx, x), tanh, move |x, out| conv.run(x, out)))
         }
         OpKind::DepthwiseConv2D(p) => {
             let filter = const_f32(ctx, w).ok_or("the filter must be a float32 constant")?;
             let geom = depthwise_geom(&xd, &wd, &od, p)?;
             let (act, tanh) = fused(p.act);
-            Ok(built(vec![source(ctx, x)], move |ins, outs| {
-                let out = cast_mut::<f32>(outs[0].bytes)?;
-                depthwise_conv2d(&geom, cast::<f32>(ins[0].bytes)?, &filter, bias.as_deref(), act, out);
-                if tanh {
-                    tanh_in_place(out);
-                }
-                Ok(())
-            }))
+            Ok(float_kernel(source(ctx, x), tanh, move |x, out| depthwise_conv2d(&geom, x, &filter, bias.as_deref(), act, out)))
         }
         OpKind::FullyConnected(p) => {
             let (n, k) = (wd[0], wd[1]);
@@ -427,31 +396,11 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let channel_scale: Vec<f32> = (0..g.out_c).map(|c| w_scales[c.min(w_scales.len() - 1)]).collect();
             let clamp = clamp_of(p.act);
             let asym = per_channel || g.groups != 1;
-            let per_batch_geom = ConvGeom { batch: 1, ..g };
-            let zero_q = ConvQuant {
-                in_zp: 0,
-                w_zp: vec![0; g.out_c],
-                out_zp: 0,
-                requant: vec![Requant::Fixed { multiplier: 1 << 30, shift: 1 }; g.out_c],
-                act: (i32::MIN, i32::MAX),
-                bias: None,
-                wide: false,
-            };
-            let conv = QConv::new::<i8, i8>(per_batch_geom, zero_q, &weights);
+            let conv = QConv::new::<i8, i8>(ConvGeom { batch: 1, ..g }, raw_quant(g.out_c), &weights);
             Ok(built(vec![source(ctx, x)], move |ins, outs| {
                 let input = cast::<f32>(ins[0].bytes)?;
                 let per_batch = input.len() / g.batch.max(1);
-                let mut xq = vec![0i8; input.len()];
-                let mut scales = vec![0f32; g.batch];
-                let mut offsets = vec![0i32; g.batch];
-                for b in 0..g.batch {
-                    let r = b * per_batch..(b + 1) * per_batch;
-                    if asym {
-                        (scales[b], offsets[b]) = hybrid::asymmetric_quantize(&input[r.clone()], &mut xq[r]);
-                    } else {
-                        scales[b] = hybrid::symmetric_quantize(&input[r.clone()], &mut xq[r]);
-                    }
-                }
+                let (xq, scales, offsets) = quantize_batches(input, g.batch, per_batch, asym);
                 let out = cast_mut::<f32>(outs[0].bytes)?;
                 let per_out = out.len() / g.batch.max(1);
                 let mut acc = vec![0i32; per_out];
@@ -466,26 +415,11 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let g = depthwise_geom(&xd, &wd, &od, p)?;
             let channel_scale: Vec<f32> = (0..g.out_c()).map(|c| w_scales[c.min(w_scales.len() - 1)]).collect();
             let clamp = clamp_of(p.act);
-            let zero_q = ConvQuant {
-                in_zp: 0,
-                w_zp: vec![0; g.out_c()],
-                out_zp: 0,
-                requant: vec![Requant::Fixed { multiplier: 1 << 30, shift: 1 }; g.out_c()],
-                act: (i32::MIN, i32::MAX),
-                bias: None,
-                wide: false,
-            };
-            let dw = QDepthwise::new::<i8, i8>(DepthwiseGeom { batch: 1, ..g }, zero_q, &weights);
+            let dw = QDepthwise::new::<i8, i8>(DepthwiseGeom { batch: 1, ..g }, raw_quant(g.out_c()), &weights);
             Ok(built(vec![source(ctx, x)], move |ins, outs| {
                 let input = cast::<f32>(ins[0].bytes)?;
                 let per_batch = input.len() / g.batch.max(1);
-                let mut xq = vec![0i8; input.len()];
-                let mut scales = vec![0f32; g.batch];
-                let mut offsets = vec![0i32; g.batch];
-                for b in 0..g.batch {
-                    let r = b * per_batch..(b + 1) * per_batch;
-                    (scales[b], offsets[b]) = hybrid::asymmetric_quantize(&input[r.clone()], &mut xq[r]);
-                }
+                let (xq, scales, offsets) = quantize_batches(input, g.batch, per_batch, true);
                 let out = cast_mut::<f32>(outs[0].bytes)?;
                 let per_out = out.len() / g.batch.max(1);
                 let mut acc = vec![0i32; per_out];
@@ -538,4 +472,36 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err("not a hybrid op".into()),
     }
+}
+
+/// Parameters that leave a quantized convolution's int32 accumulators raw (no zero points, an
+/// identity requantization, no clamp), for the hybrid kernels to scale in float.
+fn raw_quant(n: usize) -> ConvQuant {
+    ConvQuant {
+        in_zp: 0,
+        w_zp: vec![0; n],
+        out_zp: 0,
+        requant: vec![Requant::Fixed { multiplier: 1 << 30, shift: 1 }; n],
+        act: (i32::MIN, i32::MAX),
+        bias: None,
+        wide: false,
+    }
+}
+
+/// Quantizes each of the `batch` runs of `per_batch` values of `input` on its own, as TFLite's
+/// hybrid kernels do (asymmetric when `asym`, else symmetric with offset 0): the int8 values,
+/// and per batch the scale and the offset.
+fn quantize_batches(input: &[f32], batch: usize, per_batch: usize, asym: bool) -> (Vec<i8>, Vec<f32>, Vec<i32>) {
+    let mut xq = vec![0i8; input.len()];
+    let mut scales = vec![0f32; batch];
+    let mut offsets = vec![0i32; batch];
+    for b in 0..batch {
+        let r = b * per_batch..(b + 1) * per_batch;
+        if asym {
+            (scales[b], offsets[b]) = hybrid::asymmetric_quantize(&input[r.clone()], &mut xq[r]);
+        } else {
+            scales[b] = hybrid::symmetric_quantize(&input[r.clone()], &mut xq[r]);
+        }
+    }
+    (xq, scales, offsets)
 }

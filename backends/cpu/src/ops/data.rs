@@ -3,7 +3,7 @@
 
 use nnrt_core::{cast, cast_mut, Activation, CompileCtx, DType, MirrorMode, OpId, OpKind, Quantization, TensorMut, TensorRef};
 
-use super::util::{check_all_params, dtype, input, qp, quantized, sources};
+use super::util::{QuantIo, dtype, qp, quantized, sources};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::quant::misc;
@@ -65,11 +65,8 @@ fn pads_of(ctx: &CompileCtx, id: OpId) -> Result<Vec<(usize, usize)>, String> {
 }
 
 fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
-    check_all_params(ctx, id)?;
+    let QuantIo { out, ot, .. } = QuantIo::of(ctx, id)?;
     let op = ctx.graph.op(id);
-    let out = op.outputs.first().copied().ok_or("the op has no output")?;
-    input(ctx, id, 0)?;
-    let ot = dtype(ctx, out);
     match &op.kind {
         OpKind::Concatenation { .. } => {
             for &x in op.inputs.iter().flatten() {
@@ -177,10 +174,8 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 }
 
 fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let QuantIo { out, ot, od, .. } = QuantIo::of(ctx, id)?;
     let op = ctx.graph.op(id);
-    let out = op.outputs[0];
-    let ot = dtype(ctx, out);
-    let od = ctx.dims(out).to_vec();
     match &op.kind {
         OpKind::Concatenation { axis, .. } => {
             let rank = od.len() as i32;

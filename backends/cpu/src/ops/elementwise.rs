@@ -5,7 +5,7 @@
 
 use nnrt_core::{cast, cast_mut, Activation, BinaryOp, CompileCtx, DType, OpId, OpKind, TensorMut, TensorRef, UnaryOp};
 
-use super::util::{check_act, check_all_params, dtype, fused, input, qp, quantized_input, source, sources};
+use super::util::{QuantIo, check_act, check_all_params, dtype, fused, input, qp, quantized_input, source, sources};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::binary::{binary, binary_i32, binary_i64, BinaryOp as K};
@@ -336,10 +336,8 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 }
 
 fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let QuantIo { x: in0, out, xt, .. } = QuantIo::of(ctx, id)?;
     let op = ctx.graph.op(id);
-    let out = op.outputs[0];
-    let in0 = input(ctx, id, 0)?;
-    let xt = dtype(ctx, in0);
     match &op.kind {
         OpKind::Unary(UnaryOp::Logistic | UnaryOp::Tanh) if xt == DType::I16 => {
             let s = sigmoid16(ctx, id)?;

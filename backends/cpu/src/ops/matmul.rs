@@ -7,7 +7,7 @@ use nnrt_core::infer::window_output;
 use nnrt_core::{cast, cast_mut, CompileCtx, Conv3D as Conv3DParams, DType, OpId, OpKind, TransposeConv as TransposeConvParams};
 
 use super::conv::{conv3d_geom, conv_quant_of};
-use super::util::{all_f32, check_act, check_all_params, check_params, const_f32, const_values, dtype, fused, input, nhwc, qp, quantized_input, source, tanh_in_place};
+use super::util::{all_f32, check_act, check_all_params, check_params, const_f32, const_values, dtype, float_kernel, fused, input, nhwc, qp, quantized_input, source};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::quant::matmul::{QBatchMatMul, QTransposeConv};
@@ -98,14 +98,7 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             }
             let (act, tanh) = fused(p.act);
             let mut conv = TransposeConv::new(g, &filter, bias.as_deref(), act);
-            Ok(built(vec![source(ctx, x)], move |ins, outs| {
-                let out = cast_mut::<f32>(outs[0].bytes)?;
-                conv.run(cast::<f32>(ins[0].bytes)?, out);
-                if tanh {
-                    tanh_in_place(out);
-                }
-                Ok(())
-            }))
+            Ok(float_kernel(source(ctx, x), tanh, move |x, out| conv.run(x, out)))
         }
         OpKind::Conv3DTranspose(p) => {
             let (w, x) = (op.input(1).ok_or("input 1 (filter) is absent")?, op.input(2).ok_or("input 2 (input) is absent")?);
@@ -125,14 +118,7 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let g = conv3d_geom(od, wd, xd, p)?;
             let (act, tanh) = fused(p.act);
             let mut conv = Conv3dTranspose::new(g, &filter, bias.as_deref(), act);
-            Ok(built(vec![source(ctx, x)], move |ins, outs| {
-                let out = cast_mut::<f32>(outs[0].bytes)?;
-                conv.run(cast::<f32>(ins[0].bytes)?, out);
-                if tanh {
-                    tanh_in_place(out);
-                }
-                Ok(())
-            }))
+            Ok(float_kernel(source(ctx, x), tanh, move |x, out| conv.run(x, out)))
         }
         OpKind::BatchMatMul { adj_x, adj_y } => {
             let (x, y) = (op.input(0).ok_or("input 0 is absent")?, op.input(1).ok_or("input 1 is absent")?);

@@ -3,7 +3,7 @@
 use nnrt_core::infer::window_output;
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, PoolKind};
 
-use super::util::{all_f32, check_act, check_all_params, dtype, fused, input, is_qint, nhwc, qp, quantized_input, source};
+use super::util::{QuantIo, all_f32, check_act, fused, is_qint, nhwc, qp, quantized_input, source};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::pool::{avg_pool, l2_pool, max_pool, PoolGeom};
@@ -29,11 +29,8 @@ fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
 }
 
 fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
-    check_all_params(ctx, id)?;
+    let QuantIo { xt, ot, .. } = QuantIo::of(ctx, id)?;
     let op = ctx.graph.op(id);
-    let out = op.outputs.first().copied().ok_or("the op has no output")?;
-    let in0 = input(ctx, id, 0)?;
-    let (xt, ot) = (dtype(ctx, in0), dtype(ctx, out));
     match &op.kind {
         OpKind::Pool2D(p) => {
             if p.kind == PoolKind::L2 || !is_qint(xt) || xt != ot {
@@ -89,12 +86,8 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 }
 
 fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let QuantIo { x: in0, out, xt, xd, od, .. } = QuantIo::of(ctx, id)?;
     let op = ctx.graph.op(id);
-    let out = op.outputs[0];
-    let in0 = input(ctx, id, 0)?;
-    let xt = dtype(ctx, in0);
-    let xd = ctx.dims(in0).to_vec();
-    let od = ctx.dims(out).to_vec();
     match &op.kind {
         OpKind::Pool2D(p) => {
             let wh = window_output(xd[1], p.filter[0], p.stride[0], 1, p.padding, 0).ok_or("invalid window")?;

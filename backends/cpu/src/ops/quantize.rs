@@ -3,7 +3,7 @@
 
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, Quantization};
 
-use super::util::{check_all_params, dtype, input, is_qint, qp, quantized_input, source, sources};
+use super::util::{QuantIo, is_qint, qp, quantized_input, source, sources};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::data::f16_to_f32;
@@ -42,11 +42,8 @@ fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
 }
 
 fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
-    check_all_params(ctx, id)?;
+    let QuantIo { x: in0, out, xt, ot, .. } = QuantIo::of(ctx, id)?;
     let op = ctx.graph.op(id);
-    let out = op.outputs.first().copied().ok_or("the op has no output")?;
-    let in0 = input(ctx, id, 0)?;
-    let (xt, ot) = (dtype(ctx, in0), dtype(ctx, out));
     match &op.kind {
         OpKind::Quantize => match (xt, ot) {
             (DType::F32, t) if is_qint(t) && matches!(ctx.graph.operand(out).quant, Quantization::PerAxis { .. }) => Ok(()),
@@ -97,10 +94,8 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 }
 
 fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let QuantIo { x: in0, out, xt, ot, .. } = QuantIo::of(ctx, id)?;
     let op = ctx.graph.op(id);
-    let out = op.outputs[0];
-    let in0 = input(ctx, id, 0)?;
-    let (xt, ot) = (dtype(ctx, in0), dtype(ctx, out));
     match &op.kind {
         OpKind::Quantize if xt == DType::F32 && matches!(ctx.graph.operand(out).quant, Quantization::PerAxis { .. }) => {
             let Quantization::PerAxis { scales, zero_points, axis } = ctx.graph.operand(out).quant.clone() else { return Err("per-axis".into()) };

@@ -3,7 +3,7 @@
 
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, ReduceOp};
 
-use super::util::{check_all_params, const_ints, dtype, input, qp, quantized_input, source};
+use super::util::{QuantIo, const_ints, input, qp, quantized_input, source};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::reduce::{reduce, reduce_bool, reduce_i32, reduce_i64, ReduceOp as R};
@@ -45,11 +45,8 @@ fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
 }
 
 fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
-    check_all_params(ctx, id)?;
+    let QuantIo { xt, ot, .. } = QuantIo::of(ctx, id)?;
     let op = ctx.graph.op(id);
-    let out = op.outputs.first().copied().ok_or("the op has no output")?;
-    let in0 = input(ctx, id, 0)?;
-    let (xt, ot) = (dtype(ctx, in0), dtype(ctx, out));
     match &op.kind {
         OpKind::Reduce { op: r, .. } => {
             if *r != nnrt_core::ReduceOp::Mean || xt != ot {
@@ -103,11 +100,8 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 }
 
 fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let QuantIo { x: in0, out, xt, xd, .. } = QuantIo::of(ctx, id)?;
     let op = ctx.graph.op(id);
-    let out = op.outputs[0];
-    let in0 = input(ctx, id, 0)?;
-    let xt = dtype(ctx, in0);
-    let xd = ctx.dims(in0).to_vec();
     match &op.kind {
         OpKind::Reduce { .. } => {
             let rank = xd.len() as i64;

@@ -3,7 +3,7 @@
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, ResizeMode, TensorMut, TensorRef};
 
 use super::movement::by_size;
-use super::util::{check_all_params, const_ints, dtype, input, nhwc, quantized_input, source};
+use super::util::{QuantIo, const_ints, input, nhwc, quantized_input, source};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::quant::misc::{self, ResizeOpts};
@@ -36,11 +36,8 @@ fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
 }
 
 fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
-    check_all_params(ctx, id)?;
+    let QuantIo { xt, ot, .. } = QuantIo::of(ctx, id)?;
     let op = ctx.graph.op(id);
-    let out = op.outputs.first().copied().ok_or("the op has no output")?;
-    let in0 = input(ctx, id, 0)?;
-    let (xt, ot) = (dtype(ctx, in0), dtype(ctx, out));
     match &op.kind {
         OpKind::Resize(r) => {
             if r.mode != ResizeMode::Bilinear || xt != ot {
@@ -74,12 +71,8 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 }
 
 fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let QuantIo { x: in0, xt, xd, od, .. } = QuantIo::of(ctx, id)?;
     let op = ctx.graph.op(id);
-    let out = op.outputs[0];
-    let in0 = input(ctx, id, 0)?;
-    let xt = dtype(ctx, in0);
-    let xd = ctx.dims(in0).to_vec();
-    let od = ctx.dims(out).to_vec();
     match &op.kind {
         OpKind::Resize(r) => {
             let opts = ResizeOpts {

@@ -2,7 +2,7 @@
 
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind};
 
-use super::util::{check_all_params, const_ints, dtype, input, quantized_input, source};
+use super::util::{QuantIo, const_ints, input, quantized_input, source};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::quant::misc;
@@ -82,11 +82,8 @@ macro_rules! by_type {
 }
 
 fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
-    check_all_params(ctx, id)?;
+    let QuantIo { ot, .. } = QuantIo::of(ctx, id)?;
     let op = ctx.graph.op(id);
-    let out = op.outputs.first().copied().ok_or("the op has no output")?;
-    input(ctx, id, 0)?;
-    let ot = dtype(ctx, out);
     match &op.kind {
         OpKind::ArgMinMax { .. } => {
             if !matches!(ot, DType::I32 | DType::I64) {
@@ -158,11 +155,8 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 }
 
 fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let QuantIo { x: in0, xt, ot, xd, .. } = QuantIo::of(ctx, id)?;
     let op = ctx.graph.op(id);
-    let out = op.outputs[0];
-    let in0 = input(ctx, id, 0)?;
-    let (xt, ot) = (dtype(ctx, in0), dtype(ctx, out));
-    let xd = ctx.dims(in0).to_vec();
     match &op.kind {
         OpKind::ArgMinMax { max } => {
             let rank = xd.len() as i64;

@@ -6,7 +6,7 @@
 use nnrt_core::shape::num_elements;
 use nnrt_core::{cast, cast_mut, Activation, CompileCtx, DType, OpId, OpKind};
 
-use super::util::{all_f32, check_act, check_all_params, dtype, fused, input, qp, quantized_input, source, sources};
+use super::util::{QuantIo, all_f32, check_act, check_all_params, dtype, fused, input, qp, quantized_input, source, sources};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::softmax::{l2_normalize, log_softmax, softmax};
@@ -145,9 +145,8 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 
 fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
-    let x = input(ctx, id, 0)?;
-    let (in0, xt, ot) = (x, dtype(ctx, x), dtype(ctx, op.outputs[0]));
-    let xd = ctx.dims(x).to_vec();
+    let QuantIo { x, xt, ot, xd, .. } = QuantIo::of(ctx, id)?;
+    let in0 = x;
     match &op.kind {
         OpKind::Softmax { beta } => {
             let iq = qp(ctx, in0)?;

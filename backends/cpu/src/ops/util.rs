@@ -1,8 +1,9 @@
 //! Helpers the op families share: operand sources, constants, dtype and quantization checks,
 //! fused activations. A leaf of `ops`: it imports no family.
 
-use nnrt_core::{Activation, CompileCtx, DType, InputSource, Layout, OpId, OperandId, Quantization};
+use nnrt_core::{cast, cast_mut, Activation, CompileCtx, DType, InputSource, Layout, OpId, OperandId, Quantization};
 
+use crate::kernel::{built, Built};
 use crate::kernels::Act;
 use crate::quant::QParams;
 
@@ -177,6 +178,42 @@ pub(crate) fn check_all_params(ctx: &CompileCtx, id: OpId) -> Result<(), String>
         check_params(ctx, o)?;
     }
     Ok(())
+}
+
+/// The first input and the output of a quantized op with their dtypes and dims, after
+/// [`check_all_params`]: what every quantized `supports` checks first and every quantized
+/// `build` reads.
+pub(crate) struct QuantIo {
+    /// Input 0.
+    pub x: OperandId,
+    /// Output 0.
+    pub out: OperandId,
+    pub xt: DType,
+    pub ot: DType,
+    pub xd: Vec<usize>,
+    pub od: Vec<usize>,
+}
+
+impl QuantIo {
+    /// Checks every operand's quantization, then reads input 0 and output 0 of `op`.
+    pub(crate) fn of(ctx: &CompileCtx, id: OpId) -> Result<QuantIo, String> {
+        check_all_params(ctx, id)?;
+        let out = ctx.graph.op(id).outputs.first().copied().ok_or("the op has no output")?;
+        let x = input(ctx, id, 0)?;
+        Ok(QuantIo { x, out, xt: dtype(ctx, x), ot: dtype(ctx, out), xd: ctx.dims(x).to_vec(), od: ctx.dims(out).to_vec() })
+    }
+}
+
+/// A kernel of one float32 input and output: `run(x, out)`, then the fused TANH when `tanh`.
+pub(crate) fn float_kernel(input: InputSource, tanh: bool, mut run: impl FnMut(&[f32], &mut [f32]) + Send + 'static) -> Built {
+    built(vec![input], move |ins, outs| {
+        let out = cast_mut::<f32>(outs[0].bytes)?;
+        run(cast::<f32>(ins[0].bytes)?, out);
+        if tanh {
+            tanh_in_place(out);
+        }
+        Ok(())
+    })
 }
 
 /// The type of a constant's values read from its little-endian bytes.
