@@ -601,7 +601,7 @@ mod tests {
     fn run_add_equals_conv_then_add_bit_for_bit() {
         // ResNet-like shapes on the implicit (3×3), im2col (1×1 stride 2, dilation 2 across
         // columns) and direct (1×1) paths, one thread and a pool of two.
-        let pool = nnrt_core::KernelPool::new(2).unwrap();
+        let pool = nnrt_threads::KernelPool::new(2).unwrap();
         let (oh, pt) = same_padding(32, 3, 1, 1);
         let s1 = ConvGeom {
             batch: 1, in_h: 32, in_w: 32, in_c: 16, out_h: oh, out_w: oh, out_c: 16, k_h: 3, k_w: 3,
@@ -675,7 +675,7 @@ mod tests {
             let mut conv = Conv2d::new(g, &filter, Some(&bias), Act::RELU6);
             let flop = 2.0 * (g.output_len() * g.taps()) as f64;
             for &threads in &threads_env {
-                let pool = nnrt_core::KernelPool::new(threads).unwrap();
+                let pool = nnrt_threads::KernelPool::new(threads).unwrap();
                 let reps = (5e8 / flop).ceil() as usize;
                 let mut best = 0.0f64;
                 pool.install(|| {

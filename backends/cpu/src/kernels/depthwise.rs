@@ -132,10 +132,10 @@ pub(crate) fn depthwise_with_isa(
     let input = &input[..g.input_len()];
     let row_macs = (row_len * g.k_h * g.k_w).max(1);
     let one_row = |r: usize, o: &mut [f32]| out_row(kernel, g, input, filter, bias, act, r, o);
-    if nnrt_core::kernel_threads() <= 1 || rows * row_macs < PAR_MIN_MACS {
+    if nnrt_threads::kernel_threads() <= 1 || rows * row_macs < PAR_MIN_MACS {
         out.chunks_mut(row_len).enumerate().for_each(|(r, o)| one_row(r, o));
     } else {
-        nnrt_core::par_rows_mut(out, row_len, TASK_MACS.div_ceil(row_macs), one_row);
+        nnrt_threads::par_rows_mut(out, row_len, TASK_MACS.div_ceil(row_macs), one_row);
     }
 }
 
@@ -376,7 +376,7 @@ mod tests {
             let mut out = vec![0.0; g.output_len()];
             let flop = 2.0 * (g.output_len() * g.k_h * g.k_w) as f64;
             for &threads in &threads_env {
-                let pool = nnrt_core::KernelPool::new(threads).unwrap();
+                let pool = nnrt_threads::KernelPool::new(threads).unwrap();
                 let reps = (2e8 / flop).ceil() as usize;
                 let mut best = 0.0f64;
                 pool.install(|| {

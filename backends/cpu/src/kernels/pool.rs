@@ -212,7 +212,7 @@ fn pool(kind: Kind, g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
     };
     match par_chunk(rows, row_len * g.k_h * g.k_w) {
         None => run(0, output),
-        Some(c) => nnrt_core::par_chunks_mut(output, c * row_len, |i, o| run(i * c, o)),
+        Some(c) => nnrt_threads::par_chunks_mut(output, c * row_len, |i, o| run(i * c, o)),
     }
 }
 

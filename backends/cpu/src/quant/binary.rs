@@ -136,7 +136,7 @@ impl QBinary {
             // Three fixed-point multiplies per value: worth splitting from a few thousand.
             match crate::kernels::binary::par_chunk(out.len(), 8) {
                 None => with_avx512(SameShape { p: self, a, b, out }),
-                Some(c) => nnrt_core::par_chunks_mut(out, c, |i, o| {
+                Some(c) => nnrt_threads::par_chunks_mut(out, c, |i, o| {
                     let r = i * c..i * c + o.len();
                     with_avx512(SameShape { p: self, a: &a[r.clone()], b: &b[r], out: o })
                 }),

@@ -25,8 +25,8 @@ const TASK_MACS: usize = 1 << 14;
 /// `out`, split across the current run's kernel pool when the whole is worth it.
 fn for_rows<T: Send>(out: &mut [T], rows: usize, row_len: usize, row_macs: usize, task: impl Fn((usize, &mut [T])) + Sync + Send) {
     let out = &mut out[..rows * row_len];
-    if rows > 1 && nnrt_core::kernel_threads() > 1 && rows * row_macs >= PAR_MIN_MACS {
-        nnrt_core::par_rows_mut(out, row_len, TASK_MACS.div_ceil(row_macs.max(1)), |r, o| task((r, o)));
+    if rows > 1 && nnrt_threads::kernel_threads() > 1 && rows * row_macs >= PAR_MIN_MACS {
+        nnrt_threads::par_rows_mut(out, row_len, TASK_MACS.div_ceil(row_macs.max(1)), |r, o| task((r, o)));
     } else {
         out.chunks_mut(row_len).enumerate().for_each(task);
     }

@@ -329,7 +329,7 @@ pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue,
     if m == 0 || b.n == 0 {
         return;
     }
-    let threads = nnrt_core::kernel_threads();
+    let threads = nnrt_threads::kernel_threads();
     // Blocks of ROWS_PER_TASK rows, or fewer (whole tiles) when that would leave fewer than
     // about eight per thread: 14x14 and 7x7 layers (196 and 49 rows) otherwise split 3:2 or
     // not at all.
@@ -343,7 +343,7 @@ pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue,
     let blocks = m.div_ceil(bm);
     if blocks > 1 && threads > 1 && blocks * block_work >= PAR_MIN_WORK {
         let per = TASK_WORK.div_ceil(block_work).max(blocks.div_ceil(8 * threads));
-        nnrt_core::par_chunks_mut(&mut out[..total], per * chunk_len, |t, group| {
+        nnrt_threads::par_chunks_mut(&mut out[..total], per * chunk_len, |t, group| {
             group.chunks_mut(chunk_len).enumerate().for_each(|(i, chunk)| task((t * per + i, chunk)))
         });
     } else {

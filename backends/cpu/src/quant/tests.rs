@@ -112,7 +112,7 @@ fn stem_convs_match_reference() {
             groups: 1,
         };
         for threads in [1, 2] {
-            let pool = nnrt_core::KernelPool::new(threads).expect("pool");
+            let pool = nnrt_threads::KernelPool::new(threads).expect("pool");
             pool.install(|| {
                 seed += 1;
                 conv_case::<i8, i8>(seed, g, QLayout::Quad).expect("int8 stem");
