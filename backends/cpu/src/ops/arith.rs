@@ -11,18 +11,6 @@ use crate::kernel::{built, Built};
 use crate::kernels::arith::{add_n, atan2, bitwise, bucketize, fake_quant, local_response_norm};
 use crate::kernels::matrix::broadcast_to;
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("AddN", supports, build);
-    r.op("Atan2", supports, build);
-    r.op("BitwiseXor", supports, build);
-    r.op("RightShift", supports, build);
-    r.op("Bucketize", supports, build);
-    r.op("FakeQuant", supports, build);
-    r.op("LocalResponseNormalization", supports, build);
-    r.op("BroadcastTo", supports, build);
-    r.op("BroadcastArgs", supports, build);
-}
-
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     let quantized = op.inputs.iter().flatten().chain(&op.outputs).find(|&&o| ctx.graph.operand(o).quant.is_quantized());
@@ -141,4 +129,9 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         })),
         _ => Err("not an arithmetic builtin".into()),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["AddN", "Atan2", "BitwiseXor", "RightShift", "Bucketize", "FakeQuant", "LocalResponseNormalization", "BroadcastTo", "BroadcastArgs"], supports, build);
 }

@@ -22,13 +22,6 @@ use crate::quant::hybrid::{self, FloatClamp};
 use crate::quant::reference::ConvQuant;
 use crate::quant::{activation_range, QInt, Requant};
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("Conv2D", supports, build);
-    r.op("Conv3D", supports, build);
-    r.op("DepthwiseConv2D", supports, build);
-    r.op("FullyConnected", supports, build);
-}
-
 /// Whether `op` takes the integer or hybrid kernels: a quantized input, or quantized 8-bit
 /// weights (CONV_3D has float kernels only).
 fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
@@ -504,4 +497,9 @@ fn quantize_batches(input: &[f32], batch: usize, per_batch: usize, asym: bool) -
         }
     }
     (xq, scales, offsets)
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Conv2D", "Conv3D", "DepthwiseConv2D", "FullyConnected"], supports, build);
 }

@@ -9,13 +9,6 @@ use crate::kernel::{built, Built};
 use crate::quant::misc;
 use crate::quant::QParams;
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("Concatenation", supports, build);
-    r.op("Reshape", supports, build);
-    r.op("Transpose", supports, build);
-    r.op("Pad", supports, build);
-    r.op("MirrorPad", supports, build);
-}
 use crate::kernels::data::{concat, mirror_pad, pad, transpose, MirrorMode as M};
 
 /// A CONCATENATION with a quantized input or output takes the integer kernel (which rescales
@@ -204,4 +197,9 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err(format!("{} has no quantized kernel", op.kind.name())),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Concatenation", "Reshape", "Transpose", "Pad", "MirrorPad"], supports, build);
 }

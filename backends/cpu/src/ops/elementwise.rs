@@ -16,43 +16,6 @@ use crate::quant::binary::{QBinary, QBinaryOp};
 use crate::quant::sigmoid16::Sigmoid16;
 use crate::quant::QInt;
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("Add", supports, build);
-    r.op("Sub", supports, build);
-    r.op("Mul", supports, build);
-    r.op("Div", supports, build);
-    r.op("Pow", supports, build);
-    r.op("SquaredDifference", supports, build);
-    r.op("Maximum", supports, build);
-    r.op("Minimum", supports, build);
-    r.op("FloorDiv", supports, build);
-    r.op("FloorMod", supports, build);
-    r.op("Relu", supports, build);
-    r.op("Relu6", supports, build);
-    r.op("ReluN1To1", supports, build);
-    r.op("Relu0To1", supports, build);
-    r.op("Tanh", supports, build);
-    r.op("Logistic", supports, build);
-    r.op("HardSwish", supports, build);
-    r.op("LeakyRelu", supports, build);
-    r.op("Elu", supports, build);
-    r.op("Gelu", supports, build);
-    r.op("Abs", supports, build);
-    r.op("Neg", supports, build);
-    r.op("Exp", supports, build);
-    r.op("Log", supports, build);
-    r.op("Sqrt", supports, build);
-    r.op("Rsqrt", supports, build);
-    r.op("Square", supports, build);
-    r.op("Sin", supports, build);
-    r.op("Cos", supports, build);
-    r.op("Floor", supports, build);
-    r.op("Ceil", supports, build);
-    r.op("Round", supports, build);
-    r.op("Sign", supports, build);
-    r.op("LogicalNot", supports, build);
-}
-
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     if quantized_input(ctx, id, 0) {
         return supports_quantized(ctx, id);
@@ -431,4 +394,11 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err(format!("{} has no quantized kernel", op.kind.name())),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Add", "Sub", "Mul", "Div", "Pow", "SquaredDifference", "Maximum", "Minimum", "FloorDiv", "FloorMod"], supports, build);
+    r.ops(&["Relu", "Relu6", "ReluN1To1", "Relu0To1", "Tanh", "Logistic", "HardSwish", "LeakyRelu", "Elu", "Gelu"], supports, build);
+    r.ops(&["Abs", "Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Sin", "Cos", "Floor", "Ceil", "Round", "Sign", "LogicalNot"], supports, build);
 }

@@ -7,13 +7,6 @@ use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::fft::{complex_part, Part, Rfft2d};
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("Rfft2d", supports, build);
-    r.op("ComplexAbs", supports, build);
-    r.op("Real", supports, build);
-    r.op("Imag", supports, build);
-}
-
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
@@ -53,4 +46,9 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         complex_part(part, cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
         Ok(())
     }))
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Rfft2d", "ComplexAbs", "Real", "Imag"], supports, build);
 }

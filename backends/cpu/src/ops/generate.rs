@@ -9,16 +9,6 @@ use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::movement::one_hot;
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("Fill", supports, build);
-    r.op("Range", supports, build);
-    r.op("Shape", supports, build);
-    r.op("Rank", supports, build);
-    r.op("ZerosLike", supports, build);
-    r.op("OnesLike", supports, build);
-    r.op("OneHot", supports, build);
-}
-
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     for &o in op.inputs.iter().flatten().chain(&op.outputs) {
@@ -145,4 +135,9 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err("not a generating op".into()),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Fill", "Range", "Shape", "Rank", "ZerosLike", "OnesLike", "OneHot"], supports, build);
 }

@@ -9,20 +9,6 @@ use crate::kernel::{built, Built};
 use crate::kernels::cast::cast as cast_kernel;
 use crate::kernels::compare::{compare, logical, select, select_rows, CompareOp as K};
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("Equal", supports, build);
-    r.op("NotEqual", supports, build);
-    r.op("Less", supports, build);
-    r.op("LessEqual", supports, build);
-    r.op("Greater", supports, build);
-    r.op("GreaterEqual", supports, build);
-    r.op("LogicalAnd", supports, build);
-    r.op("LogicalOr", supports, build);
-    r.op("Select", supports, build);
-    r.op("SelectV2", supports, build);
-    r.op("Cast", supports, build);
-}
-
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     let operand = |i: usize| op.input(i).map(|o| ctx.graph.operand(o)).ok_or_else(|| format!("input {i} is absent"));
@@ -132,4 +118,10 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err("not a logic op".into()),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"], supports, build);
+    r.ops(&["LogicalAnd", "LogicalOr", "Select", "SelectV2", "Cast"], supports, build);
 }

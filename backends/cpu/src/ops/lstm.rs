@@ -20,10 +20,6 @@ use crate::kernels::lstm::{lstm_step, LstmAct, LstmConfig, LstmScratch, LstmWeig
 use crate::quant::fixedpoint::quantize_multiplier;
 use crate::quant::lstm::{Gate, IntegerLstm};
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("UnidirectionalSequenceLstm", supports, build);
-}
-
 const OUTPUT_STATE: usize = 18;
 const CELL_STATE: usize = 19;
 
@@ -327,4 +323,9 @@ fn build_integer(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     });
     b.state = state;
     Ok(b)
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["UnidirectionalSequenceLstm"], supports, build);
 }

@@ -17,12 +17,6 @@ use crate::kernels::batch_matmul::{batch_matmul, MatMulGeom, PackedY};
 use crate::kernels::conv3d::Conv3dTranspose;
 use crate::kernels::transpose_conv::{TransposeConv, TransposeConvGeom};
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("TransposeConv", supports, build);
-    r.op("Conv3DTranspose", supports, build);
-    r.op("BatchMatMul", supports, build);
-}
-
 /// TRANSPOSE_CONV takes the integer kernels on a quantized input (its input 2), BATCH_MATMUL on
 /// a quantized first input; CONV_3D_TRANSPOSE is float only.
 fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
@@ -243,4 +237,9 @@ fn build_integer(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err(format!("{} has no quantized matmul kernel", op.kind.name())),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["TransposeConv", "Conv3DTranspose", "BatchMatMul"], supports, build);
 }

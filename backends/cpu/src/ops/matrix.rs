@@ -9,12 +9,6 @@ use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::matrix::{matrix_diag, matrix_set_diag, reverse_sequence};
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("MatrixDiag", supports, build);
-    r.op("MatrixSetDiag", supports, build);
-    r.op("ReverseSequence", supports, build);
-}
-
 fn supports(_ctx: &CompileCtx, _id: OpId) -> Result<(), String> {
     Ok(())
 }
@@ -50,4 +44,9 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err("not a matrix op".into()),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["MatrixDiag", "MatrixSetDiag", "ReverseSequence"], supports, build);
 }

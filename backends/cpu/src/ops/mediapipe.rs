@@ -196,12 +196,6 @@ fn four_d<'a>(what: &str, d: &'a [usize]) -> Result<&'a [usize], String> {
     }
 }
 
-pub(super) fn register(r: &mut Registry) {
-    r.custom(TRANSPOSE_CONV_BIAS, supports, build);
-    r.custom(MAX_POOL_ARGMAX, supports, build);
-    r.custom(MAX_UNPOOL, supports, build);
-}
-
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     nhwc(ctx, id)?;
     let op = ctx.graph.op(id);
@@ -324,4 +318,9 @@ mod tests {
         let p = PoolParams::parse(&le(&[SAME, 1, 1, 3, 3])).unwrap();
         assert_eq!(p.geom(&[1, 5, 5, 1], &[1, 5, 5, 1]).pad_top, 1);
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.customs(&[TRANSPOSE_CONV_BIAS, MAX_POOL_ARGMAX, MAX_UNPOOL], supports, build);
 }

@@ -1,8 +1,8 @@
 //! Op builders: from an IR op and its concrete shapes to a [`Kernel`](crate::kernel::Kernel),
 //! one file per op family. Each family builds its float and its quantized kernels (the dtype is
-//! a branch inside the family) and lists its ops in its `register`, one line per op: the name
-//! (`OpKind::name()`, or a custom op's name), its `supports` (what dtypes and options it
-//! handles, with a reason when not) and its `build`.
+//! a branch inside the family) and names its ops in its `register` (`OpKind::name()`s, custom
+//! ops apart), with its `supports` (what dtypes and options it handles, with a reason when not)
+//! and its `build`. Adding an op to a family touches that family's file only.
 
 /// Calls `$body` with `$t` bound to the Rust type of a quantized integer dtype.
 macro_rules! by_qtype {
@@ -73,16 +73,21 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    /// Registers builtin op `name` (its `OpKind::name()`).
-    pub(crate) fn op(&mut self, name: &'static str, supports: SupportsFn, build: BuildFn) {
-        let old = self.builtin.insert(name, (supports, build));
-        assert!(old.is_none(), "op {name} is registered twice");
+    /// Registers builtin ops by their `OpKind::name()`, all built by one family's `supports`
+    /// and `build`.
+    pub(crate) fn ops(&mut self, names: &[&'static str], supports: SupportsFn, build: BuildFn) {
+        for &name in names {
+            let old = self.builtin.insert(name, (supports, build));
+            assert!(old.is_none(), "op {name} is registered twice");
+        }
     }
 
-    /// Registers custom op `name` (a kernel built into this backend, like MediaPipe's).
-    pub(crate) fn custom(&mut self, name: &'static str, supports: SupportsFn, build: BuildFn) {
-        let old = self.custom.insert(name, (supports, build));
-        assert!(old.is_none(), "custom op {name} is registered twice");
+    /// Registers custom ops by name (kernels built into this backend, like MediaPipe's).
+    pub(crate) fn customs(&mut self, names: &[&'static str], supports: SupportsFn, build: BuildFn) {
+        for &name in names {
+            let old = self.custom.insert(name, (supports, build));
+            assert!(old.is_none(), "custom op {name} is registered twice");
+        }
     }
 
     fn get(&self, kind: &OpKind) -> Option<&(SupportsFn, BuildFn)> {

@@ -37,25 +37,6 @@ macro_rules! by_size {
 }
 pub(crate) use by_size;
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("Split", supports, build);
-    r.op("SplitV", supports, build);
-    r.op("Pack", supports, build);
-    r.op("Unpack", supports, build);
-    r.op("Squeeze", supports, build);
-    r.op("ExpandDims", supports, build);
-    r.op("Slice", supports, build);
-    r.op("StridedSlice", supports, build);
-    r.op("Gather", supports, build);
-    r.op("GatherNd", supports, build);
-    r.op("Tile", supports, build);
-    r.op("ReverseV2", supports, build);
-    r.op("SpaceToDepth", supports, build);
-    r.op("DepthToSpace", supports, build);
-    r.op("SpaceToBatchNd", supports, build);
-    r.op("BatchToSpaceNd", supports, build);
-}
-
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     if matches!(op.kind, OpKind::SpaceToDepth { .. } | OpKind::DepthToSpace { .. } | OpKind::SpaceToBatchNd | OpKind::BatchToSpaceNd) {
@@ -307,4 +288,10 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err("not a data movement op".into()),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Split", "SplitV", "Pack", "Unpack", "Squeeze", "ExpandDims", "Slice", "StridedSlice", "Gather", "GatherNd", "Tile", "ReverseV2"], supports, build);
+    r.ops(&["SpaceToDepth", "DepthToSpace", "SpaceToBatchNd", "BatchToSpaceNd"], supports, build);
 }

@@ -10,12 +10,6 @@ use crate::kernels::pool::{avg_pool, l2_pool, max_pool, PoolGeom};
 use crate::quant::misc::{self, PoolGeom as QPoolGeom};
 use crate::quant::{activation_range, QInt};
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("AveragePool2D", supports, build);
-    r.op("MaxPool2D", supports, build);
-    r.op("L2Pool2D", supports, build);
-}
-
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     if quantized_input(ctx, id, 0) {
         return supports_quantized(ctx, id);
@@ -114,4 +108,9 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err(format!("{} has no quantized kernel", op.kind.name())),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["AveragePool2D", "MaxPool2D", "L2Pool2D"], supports, build);
 }

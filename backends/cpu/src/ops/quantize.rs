@@ -9,11 +9,6 @@ use crate::kernel::{built, Built};
 use crate::kernels::data::f16_to_f32;
 use crate::quant::misc::{self, Requantize};
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("Quantize", supports, build);
-    r.op("Dequantize", supports, build);
-}
-
 /// QUANTIZE has integer kernels only; DEQUANTIZE takes them from a quantized input.
 fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
     matches!(ctx.graph.op(id).kind, OpKind::Quantize) || quantized_input(ctx, id, 0)
@@ -140,4 +135,9 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         },
         _ => Err(format!("{} has no quantized kernel", op.kind.name())),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Quantize", "Dequantize"], supports, build);
 }

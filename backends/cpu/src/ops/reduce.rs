@@ -9,16 +9,6 @@ use crate::kernel::{built, Built};
 use crate::kernels::reduce::{reduce, reduce_bool, reduce_i32, reduce_i64, ReduceOp as R};
 use crate::quant::misc;
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("Mean", supports, build);
-    r.op("Sum", supports, build);
-    r.op("ReduceMax", supports, build);
-    r.op("ReduceMin", supports, build);
-    r.op("ReduceProd", supports, build);
-    r.op("ReduceAny", supports, build);
-    r.op("ReduceAll", supports, build);
-}
-
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     if quantized_input(ctx, id, 0) {
         return supports_quantized(ctx, id);
@@ -119,4 +109,9 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err(format!("{} has no quantized kernel", op.kind.name())),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Mean", "Sum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceAny", "ReduceAll"], supports, build);
 }

@@ -8,10 +8,6 @@ use super::Registry;
 use crate::kernel::{built, Built};
 use crate::quant::misc::{self, ResizeOpts};
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("ResizeBilinear", supports, build);
-    r.op("ResizeNearestNeighbor", supports, build);
-}
 use crate::kernels::resize::{resize_bilinear, resize_nearest, ResizeGeom};
 
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
@@ -94,4 +90,9 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err(format!("{} has no quantized kernel", op.kind.name())),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["ResizeBilinear", "ResizeNearestNeighbor"], supports, build);
 }

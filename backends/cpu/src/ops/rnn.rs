@@ -12,12 +12,6 @@ use crate::kernels::rnn::{rnn_step, svdf_step, CellAct, SvdfGeom};
 
 const STATE: usize = 4;
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("Rnn", supports, build);
-    r.op("UnidirectionalSequenceRnn", supports, build);
-    r.op("Svdf", supports, build);
-}
-
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     for &o in op.inputs.iter().flatten().chain(&op.outputs) {
@@ -120,4 +114,9 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     };
     b.state = state;
     Ok(b)
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Rnn", "UnidirectionalSequenceRnn", "Svdf"], supports, build);
 }

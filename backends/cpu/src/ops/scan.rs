@@ -7,12 +7,6 @@ use super::Registry;
 use crate::kernel::{built, Built};
 use crate::quant::misc;
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("Cumsum", supports, build);
-    r.op("TopKV2", supports, build);
-    r.op("ArgMax", supports, build);
-    r.op("ArgMin", supports, build);
-}
 use crate::kernels::reduce::arg_max_min;
 use crate::kernels::scan::{cumsum, top_k};
 
@@ -175,4 +169,9 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err(format!("{} has no quantized kernel", op.kind.name())),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Cumsum", "TopKV2", "ArgMax", "ArgMin"], supports, build);
 }

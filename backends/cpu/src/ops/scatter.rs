@@ -10,18 +10,6 @@ use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::scatter::{dynamic_update_slice, embedding_lookup, embedding_lookup_dequant, scatter_nd, segment_reduce, sparse_to_dense, Combine};
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("ScatterNd", supports, build);
-    r.op("SparseToDense", supports, build);
-    r.op("DynamicUpdateSlice", supports, build);
-    r.op("EmbeddingLookup", supports, build);
-    r.op("SegmentSum", supports, build);
-    r.op("UnsortedSegmentSum", supports, build);
-    r.op("UnsortedSegmentMax", supports, build);
-    r.op("UnsortedSegmentMin", supports, build);
-    r.op("UnsortedSegmentProd", supports, build);
-}
-
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     let data_movement = matches!(op.kind, OpKind::DynamicUpdateSlice | OpKind::EmbeddingLookup);
@@ -114,4 +102,10 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err("not a scatter op".into()),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["ScatterNd", "SparseToDense", "DynamicUpdateSlice", "EmbeddingLookup", "SegmentSum"], supports, build);
+    r.ops(&["UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd"], supports, build);
 }

@@ -11,13 +11,6 @@ use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::select::{non_max_suppression, unique, where_coords};
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("Where", supports, build);
-    r.op("Unique", supports, build);
-    r.op("NonMaxSuppressionV4", supports, build);
-    r.op("NonMaxSuppressionV5", supports, build);
-}
-
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     if matches!(op.kind, OpKind::NonMaxSuppression { .. }) {
@@ -100,4 +93,9 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err("not a selection op".into()),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Where", "Unique", "NonMaxSuppressionV4", "NonMaxSuppressionV5"], supports, build);
 }

@@ -17,13 +17,6 @@ use crate::quant::log_softmax::LogSoftmaxQ;
 use crate::quant::softmax::{Softmax16, Softmax8};
 use crate::quant::QInt;
 
-pub(super) fn register(r: &mut Registry) {
-    r.op("Softmax", supports, build);
-    r.op("LogSoftmax", supports, build);
-    r.op("L2Normalization", supports, build);
-    r.op("Prelu", supports, build);
-}
-
 /// L2_NORMALIZATION has float kernels only.
 fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
     !matches!(ctx.graph.op(id).kind, OpKind::L2Normalization { .. }) && quantized_input(ctx, id, 0)
@@ -197,4 +190,9 @@ fn prelu_q<T: QInt, A: QInt>(p: &PreluQ, x: &[T], x_dims: &[usize], alpha: &[A],
         let ia: usize = idx.iter().zip(&sa).map(|(&v, &s)| v * s).sum();
         out[i] = p.apply(x[i], alpha[ia]);
     });
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Softmax", "LogSoftmax", "L2Normalization", "Prelu"], supports, build);
 }
