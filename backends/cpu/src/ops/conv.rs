@@ -7,7 +7,7 @@
 
 use nnrt_core::infer::window_output;
 use nnrt_core::shape::num_elements;
-use nnrt_core::{cast, cast_mut, Activation, CompileCtx, DType, OpId, OpKind, OperandId, Quantization};
+use nnrt_core::{cast, cast_mut, Activation, CompileCtx, DType, InputSource, OpId, OpKind, OperandId, Quantization};
 
 use super::util::{QuantIo, all_f32, channel_quant, check_act, const_f32, const_ints, const_values, dtype, float_kernel, fused, input, nhwc, qp, quantized, quantized_input, source, tanh_in_place};
 use super::Registry;
@@ -31,9 +31,6 @@ fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
 }
 
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
-    if quantized_op(ctx, id) {
-        return supports_quantized(ctx, id);
-    }
     let op = ctx.graph.op(id);
     if matches!(op.kind, OpKind::Conv2D(_) | OpKind::DepthwiseConv2D(_)) {
         nhwc(ctx, id)?;
@@ -157,10 +154,7 @@ pub(super) fn const_bias(ctx: &CompileCtx, b: Option<nnrt_core::OperandId>) -> O
     }
 }
 
-fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
-    if !quantized_op(ctx, id) {
-        return build_float(ctx, id);
-    }
+fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let QuantIo { x: in0, xt, xd, od, .. } = QuantIo::of(ctx, id)?;
     if xt == DType::F32 {
         return build_hybrid(ctx, id);
@@ -210,7 +204,7 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     }
 }
 
-fn build_float(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
     let w = op.input(1).ok_or("input 1 (weights) is absent")?;
@@ -389,39 +383,17 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let channel_scale: Vec<f32> = (0..g.out_c).map(|c| w_scales[c.min(w_scales.len() - 1)]).collect();
             let clamp = clamp_of(p.act);
             let asym = per_channel || g.groups != 1;
-            let conv = QConv::new::<i8, i8>(ConvGeom { batch: 1, ..g }, raw_quant(g.out_c), &weights);
-            Ok(built(vec![source(ctx, x)], move |ins, outs| {
-                let input = cast::<f32>(ins[0].bytes)?;
-                let per_batch = input.len() / g.batch.max(1);
-                let (xq, scales, offsets) = quantize_batches(input, g.batch, per_batch, asym);
-                let out = cast_mut::<f32>(outs[0].bytes)?;
-                let per_out = out.len() / g.batch.max(1);
-                let mut acc = vec![0i32; per_out];
-                for b in 0..g.batch {
-                    conv.run_raw(&xq[b * per_batch..(b + 1) * per_batch], offsets[b], &mut acc);
-                    hybrid::finish(&acc, &channel_scale, scales[b], bias.as_deref(), clamp, false, &mut out[b * per_out..(b + 1) * per_out]);
-                }
-                Ok(())
-            }))
+            let conv = QConv::new::<i8, i8>(ConvGeom { batch: 1, ..g }, ConvQuant::raw(g.out_c), &weights);
+            let finish = Finish { channel_scale, bias, clamp, scales_first: false };
+            Ok(hybrid_conv(source(ctx, x), g.batch, asym, finish, move |x, zp, acc| conv.run_raw(x, zp, acc)))
         }
         OpKind::DepthwiseConv2D(p) => {
             let g = depthwise_geom(&xd, &wd, &od, p)?;
             let channel_scale: Vec<f32> = (0..g.out_c()).map(|c| w_scales[c.min(w_scales.len() - 1)]).collect();
             let clamp = clamp_of(p.act);
-            let dw = QDepthwise::new::<i8, i8>(DepthwiseGeom { batch: 1, ..g }, raw_quant(g.out_c()), &weights);
-            Ok(built(vec![source(ctx, x)], move |ins, outs| {
-                let input = cast::<f32>(ins[0].bytes)?;
-                let per_batch = input.len() / g.batch.max(1);
-                let (xq, scales, offsets) = quantize_batches(input, g.batch, per_batch, true);
-                let out = cast_mut::<f32>(outs[0].bytes)?;
-                let per_out = out.len() / g.batch.max(1);
-                let mut acc = vec![0i32; per_out];
-                for b in 0..g.batch {
-                    dw.run_raw(&xq[b * per_batch..(b + 1) * per_batch], offsets[b], &mut acc);
-                    hybrid::finish(&acc, &channel_scale, scales[b], bias.as_deref(), clamp, true, &mut out[b * per_out..(b + 1) * per_out]);
-                }
-                Ok(())
-            }))
+            let dw = QDepthwise::new::<i8, i8>(DepthwiseGeom { batch: 1, ..g }, ConvQuant::raw(g.out_c()), &weights);
+            let finish = Finish { channel_scale, bias, clamp, scales_first: true };
+            Ok(hybrid_conv(source(ctx, x), g.batch, true, finish, move |x, zp, acc| dw.run_raw(x, zp, acc)))
         }
         OpKind::FullyConnected(p) => {
             let k = *wd.last().ok_or("weights have no dims")?;
@@ -467,39 +439,46 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     }
 }
 
-/// Parameters that leave a quantized convolution's int32 accumulators raw (no zero points, an
-/// identity requantization, no clamp), for the hybrid kernels to scale in float.
-fn raw_quant(n: usize) -> ConvQuant {
-    ConvQuant {
-        in_zp: 0,
-        w_zp: vec![0; n],
-        out_zp: 0,
-        requant: vec![Requant::Fixed { multiplier: 1 << 30, shift: 1 }; n],
-        act: (i32::MIN, i32::MAX),
-        bias: None,
-        wide: false,
-    }
+
+/// How a hybrid convolution scales its raw accumulators back to float (`hybrid::finish`).
+struct Finish {
+    channel_scale: Vec<f32>,
+    bias: Option<Vec<f32>>,
+    clamp: FloatClamp,
+    scales_first: bool,
 }
 
-/// Quantizes each of the `batch` runs of `per_batch` values of `input` on its own, as TFLite's
-/// hybrid kernels do (asymmetric when `asym`, else symmetric with offset 0): the int8 values,
-/// and per batch the scale and the offset.
-fn quantize_batches(input: &[f32], batch: usize, per_batch: usize, asym: bool) -> (Vec<i8>, Vec<f32>, Vec<i32>) {
-    let mut xq = vec![0i8; input.len()];
-    let mut scales = vec![0f32; batch];
-    let mut offsets = vec![0i32; batch];
-    for b in 0..batch {
-        let r = b * per_batch..(b + 1) * per_batch;
-        if asym {
-            (scales[b], offsets[b]) = hybrid::asymmetric_quantize(&input[r.clone()], &mut xq[r]);
-        } else {
-            scales[b] = hybrid::symmetric_quantize(&input[r.clone()], &mut xq[r]);
+/// The kernel of a hybrid CONV_2D or DEPTHWISE_CONV_2D: quantizes each of the `batch` images
+/// of the float input on its own, as TFLite's hybrid kernels do (asymmetric when `asym`, else
+/// symmetric with offset 0), runs `raw` (the integer convolution of one image into raw int32
+/// accumulators, given the image's offset) and scales those back to float.
+fn hybrid_conv(input: InputSource, batch: usize, asym: bool, f: Finish, raw: impl Fn(&[i8], i32, &mut [i32]) + Send + 'static) -> Built {
+    built(vec![input], move |ins, outs| {
+        let input = cast::<f32>(ins[0].bytes)?;
+        let per_batch = input.len() / batch.max(1);
+        let mut xq = vec![0i8; input.len()];
+        let mut scales = vec![0f32; batch];
+        let mut offsets = vec![0i32; batch];
+        for b in 0..batch {
+            let r = b * per_batch..(b + 1) * per_batch;
+            if asym {
+                (scales[b], offsets[b]) = hybrid::asymmetric_quantize(&input[r.clone()], &mut xq[r]);
+            } else {
+                scales[b] = hybrid::symmetric_quantize(&input[r.clone()], &mut xq[r]);
+            }
         }
-    }
-    (xq, scales, offsets)
+        let out = cast_mut::<f32>(outs[0].bytes)?;
+        let per_out = out.len() / batch.max(1);
+        let mut acc = vec![0i32; per_out];
+        for b in 0..batch {
+            raw(&xq[b * per_batch..(b + 1) * per_batch], offsets[b], &mut acc);
+            hybrid::finish(&acc, &f.channel_scale, scales[b], f.bias.as_deref(), f.clamp, f.scales_first, &mut out[b * per_out..(b + 1) * per_out]);
+        }
+        Ok(())
+    })
 }
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
-    r.ops(&["Conv2D", "Conv3D", "DepthwiseConv2D", "FullyConnected"], supports, build);
+    r.ops_with_int(&["Conv2D", "Conv3D", "DepthwiseConv2D", "FullyConnected"], supports, build, (quantized_op, supports_quantized, build_quantized));
 }

@@ -19,9 +19,6 @@ fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
 }
 
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
-    if quantized_op(ctx, id) {
-        return supports_quantized(ctx, id);
-    }
     let op = ctx.graph.op(id);
     let out = ctx.graph.operand(op.outputs[0]);
     let x = ctx.graph.operand(op.input(0).ok_or("input 0 is absent")?);
@@ -77,9 +74,6 @@ fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
 }
 
 fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
-    if quantized_op(ctx, id) {
-        return build_quantized(ctx, id);
-    }
     let op = ctx.graph.op(id);
     let dtype = ctx.graph.operand(op.outputs[0]).dtype;
     let mut inputs = sources(ctx, id);
@@ -201,5 +195,5 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
-    r.ops(&["Concatenation", "Reshape", "Transpose", "Pad", "MirrorPad"], supports, build);
+    r.ops_with_int(&["Concatenation", "Reshape", "Transpose", "Pad", "MirrorPad"], supports, build, (quantized_op, supports_quantized, build_quantized));
 }

@@ -5,7 +5,7 @@
 
 use nnrt_core::{cast, cast_mut, Activation, BinaryOp, CompileCtx, DType, OpId, OpKind, TensorMut, TensorRef, UnaryOp};
 
-use super::util::{QuantIo, check_act, check_all_params, dtype, fused, input, qp, quantized_input, source, sources};
+use super::util::{QuantIo, check_act, check_all_params, dtype, first_input_quantized, fused, input, qp, source, sources};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::binary::{binary, binary_i32, binary_i64, BinaryOp as K};
@@ -17,9 +17,6 @@ use crate::quant::sigmoid16::Sigmoid16;
 use crate::quant::QInt;
 
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
-    if quantized_input(ctx, id, 0) {
-        return supports_quantized(ctx, id);
-    }
     let op = ctx.graph.op(id);
     match &op.kind {
         OpKind::Binary { act, .. } => {
@@ -231,9 +228,6 @@ fn sigmoid16(ctx: &CompileCtx, id: OpId) -> Result<Sigmoid16, String> {
 }
 
 fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
-    if quantized_input(ctx, id, 0) {
-        return build_quantized(ctx, id);
-    }
     let op = ctx.graph.op(id);
     let inputs = sources(ctx, id);
     match &op.kind {
@@ -398,7 +392,7 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
-    r.ops(&["Add", "Sub", "Mul", "Div", "Pow", "SquaredDifference", "Maximum", "Minimum", "FloorDiv", "FloorMod"], supports, build);
-    r.ops(&["Relu", "Relu6", "ReluN1To1", "Relu0To1", "Tanh", "Logistic", "HardSwish", "LeakyRelu", "Elu", "Gelu"], supports, build);
-    r.ops(&["Abs", "Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Sin", "Cos", "Floor", "Ceil", "Round", "Sign", "LogicalNot"], supports, build);
+    r.ops_with_int(&["Add", "Sub", "Mul", "Div", "Pow", "SquaredDifference", "Maximum", "Minimum", "FloorDiv", "FloorMod"], supports, build, (first_input_quantized, supports_quantized, build_quantized));
+    r.ops_with_int(&["Relu", "Relu6", "ReluN1To1", "Relu0To1", "Tanh", "Logistic", "HardSwish", "LeakyRelu", "Elu", "Gelu"], supports, build, (first_input_quantized, supports_quantized, build_quantized));
+    r.ops_with_int(&["Abs", "Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Sin", "Cos", "Floor", "Ceil", "Round", "Sign", "LogicalNot"], supports, build, (first_input_quantized, supports_quantized, build_quantized));
 }

@@ -13,7 +13,7 @@
 use nnrt_core::infer::lstm_dims;
 use nnrt_core::{cast, cast_mut, Activation, CompileCtx, DType, OpId, OpKind, OperandId, Quantization};
 
-use super::util::{check_act, check_all_params, input, quantized_input, source};
+use super::util::{check_act, first_input_quantized, source, QuantIo};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::lstm::{lstm_step, LstmAct, LstmConfig, LstmScratch, LstmWeights};
@@ -24,12 +24,6 @@ const OUTPUT_STATE: usize = 18;
 const CELL_STATE: usize = 19;
 
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
-    if quantized_input(ctx, id, 0) {
-        check_all_params(ctx, id)?;
-        ctx.graph.op(id).outputs.first().ok_or("the op has no output")?;
-        input(ctx, id, 0)?;
-        return supports_integer(ctx, id);
-    }
     let op = ctx.graph.op(id);
     let OpKind::UnidirectionalSequenceLstm(p) = &op.kind else { return Err("not an LSTM".into()) };
     check_act(p.act)?;
@@ -52,9 +46,6 @@ fn lstm_act(a: Activation) -> LstmAct {
 }
 
 fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
-    if quantized_input(ctx, id, 0) {
-        return build_integer(ctx, id);
-    }
     let op = ctx.graph.op(id);
     let OpKind::UnidirectionalSequenceLstm(p) = op.kind else { return Err("not an LSTM".into()) };
     let shape = |i: usize| op.input(i).map(|o| ctx.dims(o).to_vec());
@@ -148,7 +139,8 @@ fn scale_zp(ctx: &CompileCtx, id: OperandId) -> Result<(f32, i32), String> {
 }
 
 /// Whether the integer LSTM handles `op`.
-fn supports_integer(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    QuantIo::of(ctx, id)?;
     let op = ctx.graph.op(id);
     let OpKind::UnidirectionalSequenceLstm(p) = &op.kind else {
         return Err("not an LSTM".into());
@@ -196,8 +188,8 @@ fn bias(ctx: &CompileCtx, id: Option<OperandId>, n: usize) -> Result<Vec<i32>, S
 }
 
 /// Builds the kernel.
-fn build_integer(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
-    supports_integer(ctx, id)?;
+fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    supports_quantized(ctx, id)?;
     let op = ctx.graph.op(id);
     let OpKind::UnidirectionalSequenceLstm(p) = &op.kind else {
         return Err("not an LSTM".into());
@@ -327,5 +319,5 @@ fn build_integer(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
-    r.ops(&["UnidirectionalSequenceLstm"], supports, build);
+    r.ops_with_int(&["UnidirectionalSequenceLstm"], supports, build, (first_input_quantized, supports_quantized, build_quantized));
 }

@@ -28,10 +28,6 @@ fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
 }
 
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
-    if quantized_op(ctx, id) {
-        check_all_params(ctx, id)?;
-        return supports_integer(ctx, id);
-    }
     let op = ctx.graph.op(id);
     if matches!(op.kind, OpKind::TransposeConv(_)) {
         nhwc(ctx, id)?;
@@ -74,9 +70,6 @@ pub(super) fn transpose_conv_geom(ctx: &CompileCtx, id: OpId) -> Result<Transpos
 }
 
 fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
-    if quantized_op(ctx, id) {
-        return build_integer(ctx, id);
-    }
     let op = ctx.graph.op(id);
     match &op.kind {
         OpKind::TransposeConv(p) => {
@@ -137,7 +130,8 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 }
 
 /// Why the integer kernels cannot run `op`, or `Ok`.
-fn supports_integer(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    check_all_params(ctx, id)?;
     let op = ctx.graph.op(id);
     let out = op.outputs[0];
     match &op.kind {
@@ -181,8 +175,8 @@ fn supports_integer(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
 }
 
 /// Builds the integer kernel of `op`.
-fn build_integer(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
-    supports_integer(ctx, id)?;
+fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    supports_quantized(ctx, id)?;
     let op = ctx.graph.op(id);
     let out = op.outputs[0];
     match &op.kind {
@@ -241,5 +235,5 @@ fn build_integer(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
-    r.ops(&["TransposeConv", "Conv3DTranspose", "BatchMatMul"], supports, build);
+    r.ops_with_int(&["TransposeConv", "Conv3DTranspose", "BatchMatMul"], supports, build, (quantized_op, supports_quantized, build_quantized));
 }

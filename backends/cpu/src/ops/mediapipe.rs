@@ -133,20 +133,7 @@ impl PoolParams {
     /// (the unpooling pads as the pooling that would map its output back onto its input).
     fn geom(&self, full: &[usize], pooled: &[usize]) -> PoolGeom {
         let pad = |a: usize| self.pad(a, full[a + 1], pooled[a + 1]);
-        PoolGeom {
-            batch: full[0],
-            in_h: full[1],
-            in_w: full[2],
-            channels: full[3],
-            out_h: pooled[1],
-            out_w: pooled[2],
-            k_h: self.filter[0],
-            k_w: self.filter[1],
-            stride_h: self.stride[0],
-            stride_w: self.stride[1],
-            pad_top: pad(0),
-            pad_left: pad(1),
-        }
+        PoolGeom::nhwc(full, pooled, self.filter, self.stride, [pad(0), pad(1)])
     }
 }
 

@@ -63,34 +63,63 @@ pub(crate) use mediapipe::{is_builtin_custom, output_dims as custom_output_dims}
 type SupportsFn = fn(&CompileCtx, OpId) -> Result<(), String>;
 /// Builds an op's kernel.
 type BuildFn = fn(&CompileCtx, OpId) -> Result<Built, String>;
+/// Whether an op takes its family's integer kernels rather than its float ones (the family's
+/// dtype branch: usually whether its first input is quantized).
+type QuantizedFn = fn(&CompileCtx, OpId) -> bool;
+
+/// How one op is checked and built: the float (or type-generic) kernels, and the integer ones
+/// with the test that picks them.
+#[derive(Clone, Copy)]
+struct Entry {
+    supports: SupportsFn,
+    build: BuildFn,
+    int: Option<(QuantizedFn, SupportsFn, BuildFn)>,
+}
+
+impl Entry {
+    /// The `supports` and `build` that handle `op`.
+    fn pick(&self, ctx: &CompileCtx, id: OpId) -> (SupportsFn, BuildFn) {
+        match self.int {
+            Some((quantized, supports, build)) if quantized(ctx, id) => (supports, build),
+            _ => (self.supports, self.build),
+        }
+    }
+}
 
 /// Every op the CPU backend runs: builtin ops by `OpKind::name()`, custom ops by their name
 /// (kept apart, so a custom op named like a builtin is never taken for it).
 #[derive(Default)]
 pub(crate) struct Registry {
-    builtin: HashMap<&'static str, (SupportsFn, BuildFn)>,
-    custom: HashMap<&'static str, (SupportsFn, BuildFn)>,
+    builtin: HashMap<&'static str, Entry>,
+    custom: HashMap<&'static str, Entry>,
 }
 
 impl Registry {
     /// Registers builtin ops by their `OpKind::name()`, all built by one family's `supports`
     /// and `build`.
     pub(crate) fn ops(&mut self, names: &[&'static str], supports: SupportsFn, build: BuildFn) {
-        for &name in names {
-            let old = self.builtin.insert(name, (supports, build));
-            assert!(old.is_none(), "op {name} is registered twice");
-        }
+        Self::add(&mut self.builtin, names, Entry { supports, build, int: None });
+    }
+
+    /// Registers builtin ops that also have integer kernels: `int` holds the family's test
+    /// that picks them for an op and their `supports` and `build`.
+    pub(crate) fn ops_with_int(&mut self, names: &[&'static str], supports: SupportsFn, build: BuildFn, int: (QuantizedFn, SupportsFn, BuildFn)) {
+        Self::add(&mut self.builtin, names, Entry { supports, build, int: Some(int) });
     }
 
     /// Registers custom ops by name (kernels built into this backend, like MediaPipe's).
     pub(crate) fn customs(&mut self, names: &[&'static str], supports: SupportsFn, build: BuildFn) {
+        Self::add(&mut self.custom, names, Entry { supports, build, int: None });
+    }
+
+    fn add(map: &mut HashMap<&'static str, Entry>, names: &[&'static str], entry: Entry) {
         for &name in names {
-            let old = self.custom.insert(name, (supports, build));
-            assert!(old.is_none(), "custom op {name} is registered twice");
+            let old = map.insert(name, entry);
+            assert!(old.is_none(), "op {name} is registered twice");
         }
     }
 
-    fn get(&self, kind: &OpKind) -> Option<&(SupportsFn, BuildFn)> {
+    fn get(&self, kind: &OpKind) -> Option<&Entry> {
         match kind {
             OpKind::Custom { name, .. } => self.custom.get(name.as_str()),
             kind => self.builtin.get(kind.name()),
@@ -132,7 +161,7 @@ fn registry() -> &'static Registry {
 pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let kind = &ctx.graph.op(id).kind;
     match registry().get(kind) {
-        Some((supports, _)) => supports(ctx, id),
+        Some(entry) => entry.pick(ctx, id).0(ctx, id),
         None => Err(match kind {
             OpKind::Custom { name, .. } => format!("no kernel is registered for custom op '{name}'"),
             OpKind::If { .. } | OpKind::While { .. } => "control flow is not implemented yet".into(),
@@ -145,7 +174,7 @@ pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
 pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     supports(ctx, id)?;
     match registry().get(&ctx.graph.op(id).kind) {
-        Some((_, build)) => build(ctx, id),
+        Some(entry) => entry.pick(ctx, id).1(ctx, id),
         None => Err("the CPU backend has no kernel for this op".into()),
     }
 }

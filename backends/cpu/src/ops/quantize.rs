@@ -15,9 +15,6 @@ fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
 }
 
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
-    if quantized_op(ctx, id) {
-        return supports_quantized(ctx, id);
-    }
     let op = ctx.graph.op(id);
     match &op.kind {
         OpKind::Dequantize => {
@@ -57,9 +54,6 @@ fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
 }
 
 fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
-    if quantized_op(ctx, id) {
-        return build_quantized(ctx, id);
-    }
     let op = ctx.graph.op(id);
     let inputs = sources(ctx, id);
     match &op.kind {
@@ -139,5 +133,5 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
-    r.ops(&["Quantize", "Dequantize"], supports, build);
+    r.ops_with_int(&["Quantize", "Dequantize"], supports, build, (quantized_op, supports_quantized, build_quantized));
 }

@@ -3,16 +3,13 @@
 
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, ReduceOp};
 
-use super::util::{QuantIo, const_ints, input, qp, quantized_input, source};
+use super::util::{QuantIo, const_ints, first_input_quantized, input, qp, source};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::reduce::{reduce, reduce_bool, reduce_i32, reduce_i64, ReduceOp as R};
 use crate::quant::misc;
 
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
-    if quantized_input(ctx, id, 0) {
-        return supports_quantized(ctx, id);
-    }
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
     let out = op.outputs[0];
@@ -49,9 +46,6 @@ fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
 }
 
 fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
-    if quantized_input(ctx, id, 0) {
-        return build_quantized(ctx, id);
-    }
     let op = ctx.graph.op(id);
     let OpKind::Reduce { op: r, .. } = &op.kind else { return Err("not a reduction".into()) };
     let x = op.input(0).ok_or("input 0 is absent")?;
@@ -113,5 +107,5 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
-    r.ops(&["Mean", "Sum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceAny", "ReduceAll"], supports, build);
+    r.ops_with_int(&["Mean", "Sum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceAny", "ReduceAll"], supports, build, (first_input_quantized, supports_quantized, build_quantized));
 }

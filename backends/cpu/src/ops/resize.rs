@@ -3,7 +3,7 @@
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, ResizeMode, TensorMut, TensorRef};
 
 use super::movement::by_size;
-use super::util::{QuantIo, const_ints, input, nhwc, quantized_input, source};
+use super::util::{QuantIo, const_ints, first_input_quantized, input, nhwc, source};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::quant::misc::{self, ResizeOpts};
@@ -11,9 +11,6 @@ use crate::quant::misc::{self, ResizeOpts};
 use crate::kernels::resize::{resize_bilinear, resize_nearest, ResizeGeom};
 
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
-    if quantized_input(ctx, id, 0) {
-        return supports_quantized(ctx, id);
-    }
     nhwc(ctx, id)?;
     let op = ctx.graph.op(id);
     let OpKind::Resize(r) = &op.kind else { return Err("not a resize".into()) };
@@ -46,9 +43,6 @@ fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
 }
 
 fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
-    if quantized_input(ctx, id, 0) {
-        return build_quantized(ctx, id);
-    }
     let op = ctx.graph.op(id);
     let OpKind::Resize(r) = op.kind else { return Err("not a resize".into()) };
     let x = op.input(0).ok_or("input 0 is absent")?;
@@ -94,5 +88,5 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
-    r.ops(&["ResizeBilinear", "ResizeNearestNeighbor"], supports, build);
+    r.ops_with_int(&["ResizeBilinear", "ResizeNearestNeighbor"], supports, build, (first_input_quantized, supports_quantized, build_quantized));
 }

@@ -16,9 +16,6 @@ fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
 }
 
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
-    if quantized_op(ctx, id) {
-        return supports_quantized(ctx, id);
-    }
     let op = ctx.graph.op(id);
     let x = ctx.graph.operand(op.input(0).ok_or("input 0 is absent")?);
     if x.quant.is_quantized() && !matches!(op.kind, OpKind::ArgMinMax { .. } | OpKind::TopKV2) {
@@ -46,31 +43,11 @@ fn axis(ctx: &CompileCtx, id: OpId, rank: usize) -> Result<usize, String> {
 macro_rules! by_type {
     ($dtype:expr, |$t:ident| $body:expr) => {
         match $dtype {
-            DType::F32 => {
-                type $t = f32;
-                $body
-            }
-            DType::I32 => {
-                type $t = i32;
-                $body
-            }
-            DType::I64 => {
-                type $t = i64;
-                $body
-            }
-            DType::U8 | DType::Bool => {
-                type $t = u8;
-                $body
-            }
-            DType::I8 => {
-                type $t = i8;
-                $body
-            }
-            DType::I16 => {
-                type $t = i16;
-                $body
-            }
-            other => return Err(format!("type {other} is not supported here")),
+            DType::F32 => { type $t = f32; $body }
+            DType::I32 => { type $t = i32; $body }
+            DType::I64 => { type $t = i64; $body }
+            DType::Bool => { type $t = u8; $body }
+            other => by_qtype!(other, |$t| $body),
         }
     };
 }
@@ -90,9 +67,6 @@ fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
 }
 
 fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
-    if quantized_op(ctx, id) {
-        return build_quantized(ctx, id);
-    }
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
     let dims = ctx.dims(x).to_vec();
@@ -173,5 +147,5 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
-    r.ops(&["Cumsum", "TopKV2", "ArgMax", "ArgMin"], supports, build);
+    r.ops_with_int(&["Cumsum", "TopKV2", "ArgMax", "ArgMin"], supports, build, (quantized_op, supports_quantized, build_quantized));
 }

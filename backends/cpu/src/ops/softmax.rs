@@ -23,9 +23,6 @@ fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
 }
 
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
-    if quantized_op(ctx, id) {
-        return supports_quantized(ctx, id);
-    }
     if let OpKind::L2Normalization { act } = &ctx.graph.op(id).kind {
         check_act(*act)?;
     }
@@ -88,9 +85,6 @@ fn prelu_types(ctx: &CompileCtx, id: OpId) -> Result<(DType, DType), String> {
 }
 
 fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
-    if quantized_op(ctx, id) {
-        return build_quantized(ctx, id);
-    }
     let op = ctx.graph.op(id);
     let inputs = sources(ctx, id);
     match &op.kind {
@@ -194,5 +188,5 @@ fn prelu_q<T: QInt, A: QInt>(p: &PreluQ, x: &[T], x_dims: &[usize], alpha: &[A],
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
-    r.ops(&["Softmax", "LogSoftmax", "L2Normalization", "Prelu"], supports, build);
+    r.ops_with_int(&["Softmax", "LogSoftmax", "L2Normalization", "Prelu"], supports, build, (quantized_op, supports_quantized, build_quantized));
 }

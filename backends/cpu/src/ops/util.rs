@@ -93,6 +93,11 @@ pub(crate) fn quantized_input(ctx: &CompileCtx, id: OpId, i: usize) -> bool {
     ctx.graph.op(id).input(i).is_some_and(|x| quantized(ctx, x))
 }
 
+/// Whether input 0 of `op` is [`quantized`]: the dtype branch of most families.
+pub(crate) fn first_input_quantized(ctx: &CompileCtx, id: OpId) -> bool {
+    quantized_input(ctx, id, 0)
+}
+
 /// Scale and zero point of a per-tensor quantized operand.
 pub(crate) fn qp(ctx: &CompileCtx, id: OperandId) -> Result<QParams, String> {
     match &ctx.graph.operand(id).quant {

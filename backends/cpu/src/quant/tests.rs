@@ -242,15 +242,7 @@ proptest! {
         let scales: Vec<f32> = fill(seed ^ 3, g.out_c, 1, 1000).into_iter().map(|v| v as f32 * 1e-5).collect();
         let bias: Vec<f32> = fill(seed ^ 4, g.out_c, -100, 100).into_iter().map(|v| v as f32 * 0.01).collect();
         let clamp = FloatClamp(-1.5, 1.5);
-        let identity = |n: usize| ConvQuant {
-            in_zp: 0,
-            w_zp: vec![0; n],
-            out_zp: 0,
-            requant: vec![Requant::Fixed { multiplier: 1 << 30, shift: 1 }; n],
-            act: (i32::MIN, i32::MAX),
-            bias: None,
-            wide: false,
-        };
+        let identity = ConvQuant::raw;
         let mut want = vec![0f32; g.output_len()];
         conv_per_channel(&g, &x, &[offset], &[0.02], &w, &scales, Some(&bias), clamp, &mut want);
         let mut acc = vec![0i32; g.output_len()];
