@@ -178,3 +178,30 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         None => Err("the CPU backend has no kernel for this op".into()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use nnrt_core::{Activation, BinaryOp, CompileCtx, Config, DType, OpId, OpKind, Operand, Operation, Subgraph};
+
+    /// `supports` for a graph of one `kind` op over two float32 [4] tensors.
+    fn supports_of(kind: OpKind) -> Result<(), String> {
+        let mut g = Subgraph::default();
+        let a = g.add_operand(Operand::new("a", DType::F32, &[4]));
+        let b = g.add_operand(Operand::new("b", DType::F32, &[4]));
+        let o = g.add_operand(Operand::new("o", DType::F32, &[4]));
+        g.add_op(Operation { kind, inputs: vec![Some(a), Some(b)], outputs: vec![o] });
+        let (shapes, config, origin) = (vec![vec![4]; 3], Config::default(), [OpId::new(0)]);
+        super::supports(&CompileCtx { graph: &g, shapes: &shapes, threads: 1, config: &config, origin: &origin }, OpId::new(0))
+    }
+
+    /// Builtins are found by `OpKind::name()`; a custom op named like a builtin is not taken
+    /// for it, while the MediaPipe customs this backend builds are found by their names.
+    #[test]
+    fn builtins_by_name_customs_apart() {
+        assert_eq!(supports_of(OpKind::Binary { op: BinaryOp::Add, act: Activation::None }), Ok(()));
+        let custom = |name: &str| supports_of(OpKind::Custom { name: name.into(), options: Vec::new() });
+        assert_eq!(custom("Add"), Err("no kernel is registered for custom op 'Add'".into()));
+        let mediapipe = custom("MaxUnpooling2D").unwrap_err();
+        assert!(!mediapipe.contains("no kernel is registered"), "{mediapipe}");
+    }
+}

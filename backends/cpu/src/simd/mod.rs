@@ -4,6 +4,30 @@
 //! fallback in `kernels`, so the crate runs on any CPU and under valgrind (which does not emulate
 //! AVX-512). Nothing here is chosen at compile time with `target-cpu=native`.
 
+/// Declares a proof-of-features token: `$name::new()` returns one only when the CPU has every
+/// feature listed (and, where `isa >= ...` is given, `NNRT_ISA` does not lower [`isa`] below
+/// that level). Tokens are built only after this run-time detection.
+macro_rules! cpu_token {
+    ($(#[$doc:meta])* $name:ident: $($feat:tt),+ $(; isa >= $min:expr)?) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug)]
+        pub(crate) struct $name(());
+
+        impl $name {
+            /// A token when the CPU has the features.
+            pub(crate) fn new() -> Option<Self> {
+                #[cfg(target_arch = "x86_64")]
+                {
+                    if true $(&& $crate::simd::isa() >= $min)? $(&& is_x86_feature_detected!($feat))+ {
+                        return Some($name(()));
+                    }
+                }
+                None
+            }
+        }
+    };
+}
+
 pub(crate) mod depthwise;
 pub(crate) mod elementwise;
 pub(crate) mod gemm;
@@ -63,39 +87,12 @@ fn detect() -> Isa {
     Isa::Scalar
 }
 
-/// Proof that this CPU runs AVX-512F, AVX2 and FMA; built only by [`Avx512Token::new`].
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Avx512Token(());
+cpu_token!(
+    /// Proof that this CPU runs AVX-512F, AVX2 and FMA.
+    Avx512Token: "avx512f", "avx2", "fma"
+);
 
-impl Avx512Token {
-    /// Returns a token when the CPU has AVX-512F, AVX2 and FMA.
-    pub(crate) fn new() -> Option<Self> {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if is_x86_feature_detected!("avx512f")
-                && is_x86_feature_detected!("avx2")
-                && is_x86_feature_detected!("fma")
-            {
-                return Some(Avx512Token(()));
-            }
-        }
-        None
-    }
-}
-
-/// Proof that this CPU runs AVX2 and FMA; built only by [`Avx2Token::new`].
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Avx2Token(());
-
-impl Avx2Token {
-    /// Returns a token when the CPU has AVX2 and FMA.
-    pub(crate) fn new() -> Option<Self> {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-                return Some(Avx2Token(()));
-            }
-        }
-        None
-    }
-}
+cpu_token!(
+    /// Proof that this CPU runs AVX2 and FMA.
+    Avx2Token: "avx2", "fma"
+);

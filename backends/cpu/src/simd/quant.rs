@@ -17,44 +17,15 @@ const NR_QUAD: usize = 32;
 /// Columns of a pair-packed panel.
 const NR_PAIR: usize = 16;
 
-/// Proof that this CPU runs AVX-512F/BW/VL with VNNI.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct VnniToken(());
+cpu_token!(
+    /// Proof that this CPU runs AVX-512F/BW/VL with VNNI (and `NNRT_ISA` does not lower the ISA).
+    VnniToken: "avx512f", "avx512bw", "avx512vnni", "avx512vl"; isa >= super::Isa::Avx512
+);
 
-impl VnniToken {
-    /// A token when the CPU has AVX-512 VNNI (and `NNRT_ISA` does not lower the ISA).
-    pub(crate) fn new() -> Option<Self> {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if super::isa() >= super::Isa::Avx512
-                && is_x86_feature_detected!("avx512f")
-                && is_x86_feature_detected!("avx512bw")
-                && is_x86_feature_detected!("avx512vnni")
-                && is_x86_feature_detected!("avx512vl")
-            {
-                return Some(VnniToken(()));
-            }
-        }
-        None
-    }
-}
-
-/// Proof that this CPU runs AVX2.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Avx2Token(());
-
-impl Avx2Token {
-    /// A token when the CPU has AVX2 (and `NNRT_ISA` does not lower the ISA to scalar).
-    pub(crate) fn new() -> Option<Self> {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if super::isa() >= super::Isa::Avx2Fma && is_x86_feature_detected!("avx2") {
-                return Some(Avx2Token(()));
-            }
-        }
-        None
-    }
-}
+cpu_token!(
+    /// Proof that this CPU runs AVX2 (and `NNRT_ISA` does not lower the ISA to scalar).
+    Avx2Token: "avx2"; isa >= super::Isa::Avx2Fma
+);
 
 /// `acc[r][c] = Σ_k a[r][k] · b[c][k]` for an `MR_QUAD × 32` tile: `a` holds `MR_QUAD` rows of
 /// `kp` unsigned bytes, `panel` the quad-packed columns. Uses VNNI when present.
