@@ -37,19 +37,18 @@ pub struct QBinary {
     pot16: Option<(i32, i32)>,
 }
 
-/// Same-shape quantized add/sub/mul ([`QBinary::run_same`]), run through
+/// Same-shape quantized add/sub/mul ([`QBinary::run_same`]) of `a` and `b`, run through
 /// `simd::quant::with_avx512`.
-struct SameShape<'a, T, TO> {
+struct SameShape<'a, T> {
     p: &'a QBinary,
     a: &'a [T],
     b: &'a [T],
-    out: &'a mut [TO],
 }
 
-impl<T: QInt, TO: QInt> Avx512Body for SameShape<'_, T, TO> {
+impl<T: QInt, TO: QInt> Avx512Body<TO> for SameShape<'_, T> {
     #[inline(always)]
-    fn run(self) {
-        self.p.run_same(self.a, self.b, self.out)
+    fn run(&self, out: &mut [TO]) {
+        self.p.run_same(self.a, self.b, out)
     }
 }
 
@@ -135,10 +134,10 @@ impl QBinary {
         if a.len() == out.len() && b.len() == out.len() && self.pot16.is_none() {
             // Three fixed-point multiplies per value: worth splitting from a few thousand.
             match crate::kernels::binary::par_chunk(out.len(), 8) {
-                None => with_avx512(SameShape { p: self, a, b, out }),
+                None => with_avx512(&SameShape { p: self, a, b }, out),
                 Some(c) => nnrt_threads::par_chunks_mut(out, c, |i, o| {
                     let r = i * c..i * c + o.len();
-                    with_avx512(SameShape { p: self, a: &a[r.clone()], b: &b[r], out: o })
+                    with_avx512(&SameShape { p: self, a: &a[r.clone()], b: &b[r] }, o)
                 }),
             }
             return;

@@ -46,19 +46,18 @@ pub struct QDepthwise {
     weights: Vec<i16>,
 }
 
-/// One output row of [`QDepthwise`]'s fast path, run through `simd::quant::with_avx512`.
-struct Row<'a, TI, TO, const RAW: bool> {
+/// One output row (`r`) of [`QDepthwise`]'s fast path, run through `simd::quant::with_avx512`.
+struct Row<'a, TI, const RAW: bool> {
     d: &'a QDepthwise,
     input: &'a [TI],
     zx: i32,
     r: usize,
-    orow: &'a mut [TO],
 }
 
-impl<TI: QInt, TO: QInt, const RAW: bool> sq::Avx512Body for Row<'_, TI, TO, RAW> {
+impl<TI: QInt, TO: QInt, const RAW: bool> sq::Avx512Body<TO> for Row<'_, TI, RAW> {
     #[inline(always)]
-    fn run(self) {
-        self.d.row::<TI, TO, RAW>(self.input, self.zx, self.r, self.orow)
+    fn run(&self, orow: &mut [TO]) {
+        self.d.row::<TI, TO, RAW>(self.input, self.zx, self.r, orow)
     }
 }
 
@@ -105,7 +104,7 @@ impl QDepthwise {
     pub fn run_raw(&self, input: &[i8], in_zp: i32, out: &mut [i32]) {
         let g = self.g;
         let row_len = g.out_w * g.out_c();
-        let task = |(r, orow): (usize, &mut [i32])| sq::with_avx512(Row::<i8, i32, true> { d: self, input, zx: in_zp, r, orow });
+        let task = |(r, orow): (usize, &mut [i32])| sq::with_avx512(&Row::<i8, true> { d: self, input, zx: in_zp, r }, orow);
         for_rows(out, g.batch * g.out_h, row_len, row_len * g.k_h * g.k_w, task);
     }
 
@@ -126,7 +125,7 @@ impl QDepthwise {
             return;
         }
         let zx = self.q.in_zp;
-        for_rows(out, rows, row_len, row_macs, |(r, orow): (usize, &mut [TO])| sq::with_avx512(Row::<TI, TO, false> { d: self, input, zx, r, orow }));
+        for_rows(out, rows, row_len, row_macs, |(r, orow): (usize, &mut [TO])| sq::with_avx512(&Row::<TI, false> { d: self, input, zx, r }, orow));
     }
 
     /// Output row `r` (batch · out_h + oy) of the fast path: for each output pixel, the

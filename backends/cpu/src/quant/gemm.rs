@@ -334,7 +334,7 @@ pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue,
     // about eight per thread: 14x14 and 7x7 layers (196 and 49 rows) otherwise split 3:2 or
     // not at all.
     let bm = if threads > 1 { (m.div_ceil(8 * threads).div_ceil(MR) * MR).clamp(MR, ROWS_PER_TASK) } else { ROWS_PER_TASK };
-    let task = |(blk, chunk): (usize, &mut [TO])| sq::with_avx512(Task { a, b, ep, row0: blk * bm, chunk, ldc, col0 });
+    let task = |(blk, chunk): (usize, &mut [TO])| sq::with_avx512(&Task { a, b, ep, row0: blk * bm, ldc, col0 }, chunk);
     let chunk_len = bm * ldc;
     let total = m * ldc;
     // A block costs its multiply-adds plus about one im2col/epilogue pass per output value;
@@ -351,21 +351,21 @@ pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue,
     }
 }
 
-/// One task of [`qgemm`], run through `simd::quant::with_avx512`.
-struct Task<'a, TO> {
+/// One task of [`qgemm`] (rows from `row0`, into its chunk of the output), run through
+/// `simd::quant::with_avx512`.
+struct Task<'a> {
     a: &'a dyn QASource,
     b: &'a QPackedB,
     ep: &'a QEpilogue,
     row0: usize,
-    chunk: &'a mut [TO],
     ldc: usize,
     col0: usize,
 }
 
-impl<TO: QInt> sq::Avx512Body for Task<'_, TO> {
+impl<TO: QInt> sq::Avx512Body<TO> for Task<'_> {
     #[inline(always)]
-    fn run(self) {
-        task_body(self.a, self.b, self.ep, self.row0, self.chunk, self.ldc, self.col0)
+    fn run(&self, chunk: &mut [TO]) {
+        task_body(self.a, self.b, self.ep, self.row0, chunk, self.ldc, self.col0)
     }
 }
 

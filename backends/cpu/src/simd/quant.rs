@@ -432,26 +432,27 @@ fn row_avx512() -> bool {
 /// Safe Rust that [`with_avx512`] compiles again with AVX-512 (F, BW, DQ, VL) enabled, so its
 /// loops vectorize 16 lanes wide: the integer GEMM's tasks, the depthwise rows, same-shape
 /// binary ops. Implementations mark `run` `#[inline(always)]` so it is compiled inside the
-/// AVX-512 trampoline.
-pub(crate) trait Avx512Body {
-    /// Runs the body.
-    fn run(self);
+/// AVX-512 trampoline. The output is an argument of its own so the compiler knows that it
+/// aliases nothing the body reads.
+pub(crate) trait Avx512Body<O> {
+    /// Runs the body into `out`.
+    fn run(&self, out: &mut [O]);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-unsafe fn run_avx512<B: Avx512Body>(body: B) {
-    body.run()
+unsafe fn run_avx512<O, B: Avx512Body<O>>(body: &B, out: &mut [O]) {
+    body.run(out)
 }
 
-/// Runs `body`, compiled for AVX-512 when the CPU has it.
-pub(crate) fn with_avx512<B: Avx512Body>(body: B) {
+/// Runs `body` into `out`, compiled for AVX-512 when the CPU has it.
+pub(crate) fn with_avx512<O, B: Avx512Body<O>>(body: &B, out: &mut [O]) {
     #[cfg(target_arch = "x86_64")]
     if row_avx512() {
         // SAFETY: `row_avx512` verified the features; the body is safe Rust.
-        return unsafe { run_avx512(body) };
+        return unsafe { run_avx512(body, out) };
     }
-    body.run()
+    body.run(out)
 }
 
 /// The AVX-512 part of a row requantization (`quant::requant::requant_row`): for the first
