@@ -414,19 +414,9 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                     }
                     return Ok(());
                 }
-                let mut xq = vec![0i8; input.len()];
-                let mut scales = vec![0f32; m];
-                let mut offsets = vec![0i32; m];
-                for b in 0..m {
-                    let r = b * k..(b + 1) * k;
-                    if asym {
-                        (scales[b], offsets[b]) = hybrid::asymmetric_quantize(&input[r.clone()], &mut xq[r]);
-                    } else {
-                        scales[b] = hybrid::symmetric_quantize(&input[r.clone()], &mut xq[r]);
-                    }
-                    if !per_channel {
-                        scales[b] *= channel_scale[0];
-                    }
+                let (xq, mut scales, offsets) = quantize_rows(input, m, k, asym);
+                if !per_channel {
+                    scales.iter_mut().for_each(|s| *s *= channel_scale[0]);
                 }
                 hybrid::fully_connected(m, k, n, &xq, &offsets, &scales, &weights, &channel_scale, per_channel, bias.as_deref(), out);
                 for o in out.iter_mut() {
@@ -448,25 +438,32 @@ struct Finish {
     scales_first: bool,
 }
 
+/// Quantizes each of the `rows` runs of `len` values of `input` on its own, as TFLite's hybrid
+/// kernels do (asymmetric when `asym`, else symmetric with offset 0): the int8 values, and per
+/// run the scale and the offset.
+fn quantize_rows(input: &[f32], rows: usize, len: usize, asym: bool) -> (Vec<i8>, Vec<f32>, Vec<i32>) {
+    let mut xq = vec![0i8; input.len()];
+    let mut scales = vec![0f32; rows];
+    let mut offsets = vec![0i32; rows];
+    for b in 0..rows {
+        let r = b * len..(b + 1) * len;
+        if asym {
+            (scales[b], offsets[b]) = hybrid::asymmetric_quantize(&input[r.clone()], &mut xq[r]);
+        } else {
+            scales[b] = hybrid::symmetric_quantize(&input[r.clone()], &mut xq[r]);
+        }
+    }
+    (xq, scales, offsets)
+}
+
 /// The kernel of a hybrid CONV_2D or DEPTHWISE_CONV_2D: quantizes each of the `batch` images
-/// of the float input on its own, as TFLite's hybrid kernels do (asymmetric when `asym`, else
-/// symmetric with offset 0), runs `raw` (the integer convolution of one image into raw int32
+/// of the float input on its own ([`quantize_rows`]), runs `raw` (the integer convolution of one image into raw int32
 /// accumulators, given the image's offset) and scales those back to float.
 fn hybrid_conv(input: InputSource, batch: usize, asym: bool, f: Finish, raw: impl Fn(&[i8], i32, &mut [i32]) + Send + 'static) -> Built {
     built(vec![input], move |ins, outs| {
         let input = cast::<f32>(ins[0].bytes)?;
         let per_batch = input.len() / batch.max(1);
-        let mut xq = vec![0i8; input.len()];
-        let mut scales = vec![0f32; batch];
-        let mut offsets = vec![0i32; batch];
-        for b in 0..batch {
-            let r = b * per_batch..(b + 1) * per_batch;
-            if asym {
-                (scales[b], offsets[b]) = hybrid::asymmetric_quantize(&input[r.clone()], &mut xq[r]);
-            } else {
-                scales[b] = hybrid::symmetric_quantize(&input[r.clone()], &mut xq[r]);
-            }
-        }
+        let (xq, scales, offsets) = quantize_rows(input, batch, per_batch, asym);
         let out = cast_mut::<f32>(outs[0].bytes)?;
         let per_out = out.len() / batch.max(1);
         let mut acc = vec![0i32; per_out];

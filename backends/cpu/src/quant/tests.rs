@@ -401,8 +401,7 @@ mod simd_epilogue {
     /// accumulators, for right shifts 0..=31 and left shifts 0..=4 (multipliers in [2^30, 2^31)).
     #[test]
     fn requant64_is_mbqm() {
-        if VnniToken::new().is_none() {
-            eprintln!("skipped: no AVX-512 VNNI on this CPU");
+        if no_vnni() {
             return;
         }
         let mut next = xorshift(0x9e3779b97f4a7c15);
@@ -431,8 +430,7 @@ mod simd_epilogue {
     /// general ones, int8 and uint8, on every small accumulator and random large ones.
     #[test]
     fn narrow_shortcuts_match_the_full_epilogue() {
-        if VnniToken::new().is_none() {
-            eprintln!("skipped: no AVX-512 VNNI on this CPU");
+        if no_vnni() {
             return;
         }
         let mut next = xorshift(0x2545f4914f6cdd1d);
@@ -466,6 +464,15 @@ mod simd_epilogue {
                 }
             }
         }
+    }
+
+    /// Whether this CPU lacks AVX-512 VNNI (the test then says it is skipped).
+    fn no_vnni() -> bool {
+        let none = VnniToken::new().is_none();
+        if none {
+            eprintln!("skipped: no AVX-512 VNNI on this CPU");
+        }
+        none
     }
 
     /// A xorshift64 stream from `seed`.
