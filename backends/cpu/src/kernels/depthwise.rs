@@ -283,12 +283,8 @@ pub fn depthwise_conv2d_ref(
 mod tests {
     use super::*;
     use crate::kernels::conv::valid_out;
-    use crate::kernels::gemm::tests::{assert_close, isas, values};
+    use crate::kernels::gemm::tests::{assert_close, isas, magnitudes, values};
     use proptest::prelude::*;
-
-    fn abs(v: &[f32]) -> Vec<f32> {
-        v.iter().map(|x| x.abs()).collect()
-    }
 
     /// Every instruction set against the reference, with the summation-order bound of
     /// `assert_close` (`k_h * k_w` products per output).
@@ -298,9 +294,7 @@ mod tests {
         let bias = with_bias.then(|| values(g.out_c(), seed + 2));
         let mut want = vec![0.0; g.output_len()];
         depthwise_conv2d_ref(&g, &input, &filter, bias.as_deref(), act, &mut want);
-        let mut mag = vec![0.0; g.output_len()];
-        let abs_bias = bias.as_deref().map(abs);
-        depthwise_conv2d_ref(&g, &abs(&input), &abs(&filter), abs_bias.as_deref(), Act::NONE, &mut mag);
+        let mag = magnitudes(&input, &filter, bias.as_deref(), g.output_len(), |x, w, b, out| depthwise_conv2d_ref(&g, x, w, b, Act::NONE, out));
         for isa in isas() {
             let mut got = vec![f32::NAN; g.output_len()];
             depthwise_with_isa(isa, &g, &input, &filter, bias.as_deref(), act, &mut got);

@@ -754,6 +754,15 @@ pub(crate) mod tests {
             .collect()
     }
 
+    /// `reference` run on the absolute values of the input, filter and bias: the magnitudes
+    /// that scale [`assert_close`]'s tolerance, `len` outputs.
+    pub(crate) fn magnitudes(input: &[f32], filter: &[f32], bias: Option<&[f32]>, len: usize, reference: impl Fn(&[f32], &[f32], Option<&[f32]>, &mut [f32])) -> Vec<f32> {
+        let abs = |v: &[f32]| v.iter().map(|x| x.abs()).collect::<Vec<_>>();
+        let mut mag = vec![0.0; len];
+        reference(&abs(input), &abs(filter), bias.map(abs).as_deref(), &mut mag);
+        mag
+    }
+
     /// Asserts `got` matches `want` within `terms · ε · mag` per element, where `mag` is the
     /// same computation on absolute values (Σ|a·b| + |bias|). Two summation orders of `terms`
     /// products each err by at most (terms−1)·u·Σ|a·b| (u = ε/2, first order; FMA only
