@@ -1,24 +1,10 @@
 //! The CPU backend: decides support per op, builds one kernel per op at compile (weights packed
 //! there), and runs them in order over the arena.
 
-use nnrt_core::{Backend, CompileCtx, CompileError, Executable, InputSource, OpId, OpIo, OpKind, OperandId, PlanHints, RunError, Subgraph, Support, TensorArena, TensorMut, TensorRef};
+use nnrt_core::{Backend, CompileCtx, CompileError, Executable, OpId, OpIo, OpKind, OperandId, PlanHints, RunError, Subgraph, Support, TensorArena};
 
+use crate::kernel::Kernel;
 use crate::ops;
-
-/// A compiled op: reads its inputs (the arena's or its own constants), writes its outputs.
-pub(crate) trait Kernel: Send {
-    /// Runs once per inference. `ins` holds the inputs the builder asked for, in its order.
-    fn run(&mut self, ins: &[TensorRef<'_>], outs: &mut [TensorMut<'_>]) -> Result<(), String>;
-}
-
-/// What an op builder returns: the kernel and the inputs it reads at run time.
-pub(crate) struct Built {
-    pub kernel: Box<dyn Kernel>,
-    pub inputs: Vec<InputSource>,
-    /// Variable tensors the kernel reads and updates in place (LSTM state); they follow the
-    /// op's outputs in the kernel's `outs`.
-    pub state: Vec<nnrt_core::OperandId>,
-}
 
 struct Step {
     kind: String,

@@ -7,6 +7,7 @@
 #![deny(unsafe_code)] // allowed only in `simd`, the one module of SIMD intrinsics
 
 mod backend;
+mod kernel;
 mod lines;
 pub mod kernels;
 mod ops;

@@ -22,7 +22,7 @@ pub(crate) const PAR_MIN: usize = 1 << 12;
 /// of the chunks) works on about the `t`-th `1/T` of the items, the part it wrote in the
 /// row-split op before.
 pub(crate) fn par_chunk(n_items: usize, item_cost: usize) -> Option<usize> {
-    let threads = nnrt_core::kernel_threads();
+    let threads = nnrt_threads::kernel_threads();
     let cost = item_cost.max(1);
     let work = n_items.saturating_mul(cost);
     if threads < 2 || n_items < 2 || work < PAR_MIN {
@@ -223,7 +223,7 @@ pub(crate) fn broadcast_rows<A, B, O, F>(
         };
         match par_chunk(n, 1) {
             None => f(row_a(0..n), row_b(0..n), out),
-            Some(c) => nnrt_core::par_chunks_mut(out, c, |i, o| {
+            Some(c) => nnrt_threads::par_chunks_mut(out, c, |i, o| {
                 let r = i * c..i * c + o.len();
                 f(row_a(r.clone()), row_b(r), o)
             }),
@@ -244,7 +244,7 @@ pub(crate) fn broadcast_rows<A, B, O, F>(
             let run = |i: usize, o: &mut [O]| f(Row::Slice(&a[i * block..i * block + o.len()]), Row::Slice(&tiled[..o.len()]), o);
             match par_chunk(p.total.div_ceil(block), block) {
                 None => out.chunks_mut(block).enumerate().for_each(|(i, o)| run(i, o)),
-                Some(c) => nnrt_core::par_chunks_mut(out, c * block, |t, o| o.chunks_mut(block).enumerate().for_each(|(i, o)| run(t * c + i, o))),
+                Some(c) => nnrt_threads::par_chunks_mut(out, c * block, |t, o| o.chunks_mut(block).enumerate().for_each(|(i, o)| run(t * c + i, o))),
             }
             return;
         }
@@ -253,7 +253,7 @@ pub(crate) fn broadcast_rows<A, B, O, F>(
             let run = |i: usize, o: &mut [O]| f(Row::Slice(&tiled[..o.len()]), Row::Slice(&b[i * block..i * block + o.len()]), o);
             match par_chunk(p.total.div_ceil(block), block) {
                 None => out.chunks_mut(block).enumerate().for_each(|(i, o)| run(i, o)),
-                Some(c) => nnrt_core::par_chunks_mut(out, c * block, |t, o| o.chunks_mut(block).enumerate().for_each(|(i, o)| run(t * c + i, o))),
+                Some(c) => nnrt_threads::par_chunks_mut(out, c * block, |t, o| o.chunks_mut(block).enumerate().for_each(|(i, o)| run(t * c + i, o))),
             }
             return;
         }
@@ -296,7 +296,7 @@ pub(crate) fn broadcast_rows<A, B, O, F>(
     };
     match par_chunk(rows, n) {
         None => run(0, out),
-        Some(c) => nnrt_core::par_chunks_mut(out, c * n, |i, o| run(i * c, o)),
+        Some(c) => nnrt_threads::par_chunks_mut(out, c * n, |i, o| run(i * c, o)),
     }
 }
 

@@ -508,12 +508,8 @@ pub fn conv2d_ref(g: &ConvGeom, input: &[f32], filter: &[f32], bias: Option<&[f3
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::gemm::tests::{assert_close, isas, values};
+    use crate::kernels::gemm::tests::{assert_close, isas, magnitudes, values};
     use proptest::prelude::*;
-
-    fn abs(v: &[f32]) -> Vec<f32> {
-        v.iter().map(|x| x.abs()).collect()
-    }
 
     /// Runs every instruction set's `Conv2d` against `conv2d_ref`, with the rigorous
     /// summation-order tolerance of `assert_close` (`taps` products per output).
@@ -523,9 +519,7 @@ mod tests {
         let bias = with_bias.then(|| values(g.out_c, seed + 2));
         let mut want = vec![0.0; g.output_len()];
         conv2d_ref(&g, &input, &filter, bias.as_deref(), act, &mut want);
-        let mut mag = vec![0.0; g.output_len()];
-        let abs_bias = bias.as_deref().map(abs);
-        conv2d_ref(&g, &abs(&input), &abs(&filter), abs_bias.as_deref(), Act::NONE, &mut mag);
+        let mag = magnitudes(&input, &filter, bias.as_deref(), g.output_len(), |x, w, b, out| conv2d_ref(&g, x, w, b, Act::NONE, out));
         for isa in isas() {
             let mut conv = Conv2d::with_isa(isa, g, &filter, bias.as_deref(), act);
             let mut got = vec![f32::NAN; g.output_len()];
@@ -601,7 +595,7 @@ mod tests {
     fn run_add_equals_conv_then_add_bit_for_bit() {
         // ResNet-like shapes on the implicit (3×3), im2col (1×1 stride 2, dilation 2 across
         // columns) and direct (1×1) paths, one thread and a pool of two.
-        let pool = nnrt_core::KernelPool::new(2).unwrap();
+        let pool = nnrt_threads::KernelPool::new(2).unwrap();
         let (oh, pt) = same_padding(32, 3, 1, 1);
         let s1 = ConvGeom {
             batch: 1, in_h: 32, in_w: 32, in_c: 16, out_h: oh, out_w: oh, out_c: 16, k_h: 3, k_w: 3,
@@ -675,7 +669,7 @@ mod tests {
             let mut conv = Conv2d::new(g, &filter, Some(&bias), Act::RELU6);
             let flop = 2.0 * (g.output_len() * g.taps()) as f64;
             for &threads in &threads_env {
-                let pool = nnrt_core::KernelPool::new(threads).unwrap();
+                let pool = nnrt_threads::KernelPool::new(threads).unwrap();
                 let reps = (5e8 / flop).ceil() as usize;
                 let mut best = 0.0f64;
                 pool.install(|| {

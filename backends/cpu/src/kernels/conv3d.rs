@@ -105,7 +105,7 @@ impl Conv3d {
         }
         let image = g.input.iter().product::<usize>() * g.in_c;
         // One task per output depth slice (of every image), each with its own patch buffer.
-        nnrt_core::par_chunks_mut(out, pixels * g.out_c, |s, o| {
+        nnrt_threads::par_chunks_mut(out, pixels * g.out_c, |s, o| {
             let (b, z) = (s / od, s % od);
             let mut patches = PATCHES.with(Cell::take);
             patches.resize(pixels * k, 0.0);

@@ -52,7 +52,7 @@ pub fn concat<T: Copy + Send + Sync>(
     };
     match par_chunk(outer, row) {
         None => run(0, out),
-        Some(c) => nnrt_core::par_chunks_mut(out, c * row, |i, o| run(i * c, o)),
+        Some(c) => nnrt_threads::par_chunks_mut(out, c * row, |i, o| run(i * c, o)),
     }
 }
 
@@ -180,7 +180,7 @@ fn transpose_tiled<T: Copy + Send + Sync>(
     };
     match par_chunk(od[0], ostr[0]) {
         None => run(0, od[0], out),
-        Some(c) => nnrt_core::par_chunks_mut(out, c * ostr[0], |i, o| {
+        Some(c) => nnrt_threads::par_chunks_mut(out, c * ostr[0], |i, o| {
             let lo = i * c;
             run(lo, lo + o.len() / ostr[0], o)
         }),
@@ -252,7 +252,7 @@ pub fn transpose<T: Copy + Send + Sync>(
     let rows = total / n;
     match par_chunk(rows, n) {
         None => run(0, out),
-        Some(c) => nnrt_core::par_chunks_mut(out, c * n, |i, o| run(i * c, o)),
+        Some(c) => nnrt_threads::par_chunks_mut(out, c * n, |i, o| run(i * c, o)),
     }
 }
 
@@ -318,7 +318,7 @@ fn for_each_interior<T: Copy + Send + Sync>(
 ) {
     let interior = &mut out[before * out_step..(before + n) * out_step];
     match par.then(|| par_chunk(n, out_step)).flatten() {
-        Some(c) => nnrt_core::par_chunks_mut(interior, c * out_step, |t, o| {
+        Some(c) => nnrt_threads::par_chunks_mut(interior, c * out_step, |t, o| {
             for (o, i) in o.chunks_exact_mut(out_step).zip(input[t * c * in_step..].chunks_exact(in_step)) {
                 fill_slab(i, o)
             }
@@ -603,7 +603,7 @@ pub fn f16_to_f32(src: &[f16], dst: &mut [f32]) {
     assert_eq!(src.len(), dst.len(), "f16_to_f32: lengths differ");
     match par_chunk(src.len(), 1) {
         None => f16_chunk(src, dst),
-        Some(c) => nnrt_core::par_chunks_mut(dst, c, |i, d| f16_chunk(&src[i * c..i * c + d.len()], d)),
+        Some(c) => nnrt_threads::par_chunks_mut(dst, c, |i, d| f16_chunk(&src[i * c..i * c + d.len()], d)),
     }
 }
 

@@ -17,77 +17,15 @@
 
 use super::gemm::clamp;
 use super::Act;
-use crate::simd::conv::{self as sc, Avx2Token, Avx512Token, DwRun};
+pub use crate::simd::depthwise::DepthwiseGeom;
+use crate::simd::depthwise::{self as sd, DwRun};
+use crate::simd::{Avx2Token, Avx512Token};
 use crate::simd::{self, Isa};
 
 /// Below this many multiply-adds the whole op runs on the calling thread.
 const PAR_MIN_MACS: usize = 1 << 16;
 /// Multiply-adds per task (at least).
 const TASK_MACS: usize = 1 << 15;
-
-/// Shape of one DEPTHWISE_CONV_2D; output channels are `in_c * multiplier`, and output channel
-/// `ic * multiplier + m` reads input channel `ic`. Padding at the bottom and right is implied.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DepthwiseGeom {
-    /// Batch size.
-    pub batch: usize,
-    /// Input height.
-    pub in_h: usize,
-    /// Input width.
-    pub in_w: usize,
-    /// Input channels.
-    pub in_c: usize,
-    /// Depth multiplier (output channels per input channel, ≥ 1).
-    pub multiplier: usize,
-    /// Output height.
-    pub out_h: usize,
-    /// Output width.
-    pub out_w: usize,
-    /// Filter height.
-    pub k_h: usize,
-    /// Filter width.
-    pub k_w: usize,
-    /// Vertical stride (≥ 1).
-    pub stride_h: usize,
-    /// Horizontal stride (≥ 1).
-    pub stride_w: usize,
-    /// Vertical dilation (≥ 1).
-    pub dil_h: usize,
-    /// Horizontal dilation (≥ 1).
-    pub dil_w: usize,
-    /// Zero rows above the input.
-    pub pad_top: usize,
-    /// Zero columns left of the input.
-    pub pad_left: usize,
-}
-
-impl DepthwiseGeom {
-    /// Output channels: `in_c * multiplier`.
-    pub fn out_c(&self) -> usize {
-        self.in_c * self.multiplier
-    }
-
-    /// Values in the input tensor.
-    pub fn input_len(&self) -> usize {
-        self.batch * self.in_h * self.in_w * self.in_c
-    }
-
-    /// Values in the output tensor.
-    pub fn output_len(&self) -> usize {
-        self.batch * self.out_h * self.out_w * self.out_c()
-    }
-
-    /// Values in the filter: `k_h * k_w * out_c`.
-    pub fn filter_len(&self) -> usize {
-        self.k_h * self.k_w * self.out_c()
-    }
-
-    fn validate(&self) {
-        assert!(self.multiplier >= 1, "depthwise multiplier must be ≥ 1");
-        assert!(self.stride_h >= 1 && self.stride_w >= 1, "depthwise strides must be ≥ 1");
-        assert!(self.dil_h >= 1 && self.dil_w >= 1, "depthwise dilations must be ≥ 1");
-    }
-}
 
 /// Filter taps `lo..hi` (of `k`) whose input position `o*s + t*d - pad` lies in `0..n`.
 /// Positions grow with `t`, so the valid taps are one contiguous range.
@@ -117,14 +55,14 @@ impl Kernel {
 
     fn run(self, run: &DwRun, n_pix: usize, out: &mut [f32]) {
         match self {
-            Kernel::Avx512(t) => sc::dw_run_avx512(t, run, n_pix, out),
-            Kernel::Avx2(t) => sc::dw_run_avx2(t, run, n_pix, out),
+            Kernel::Avx512(t) => sd::dw_run_avx512(t, run, n_pix, out),
+            Kernel::Avx2(t) => sd::dw_run_avx2(t, run, n_pix, out),
             Kernel::Portable => run_portable(run, n_pix, out),
         }
     }
 }
 
-/// Portable twin of `simd::conv::dw_run_avx512` (same [`DwRun`] contract); the channel loop
+/// Portable twin of `simd::depthwise::dw_run_avx512` (same [`DwRun`] contract); the channel loop
 /// is a zip LLVM vectorizes.
 fn run_portable(run: &DwRun, n_pix: usize, out: &mut [f32]) {
     let c = run.c;
@@ -194,10 +132,10 @@ pub(crate) fn depthwise_with_isa(
     let input = &input[..g.input_len()];
     let row_macs = (row_len * g.k_h * g.k_w).max(1);
     let one_row = |r: usize, o: &mut [f32]| out_row(kernel, g, input, filter, bias, act, r, o);
-    if nnrt_core::kernel_threads() <= 1 || rows * row_macs < PAR_MIN_MACS {
+    if nnrt_threads::kernel_threads() <= 1 || rows * row_macs < PAR_MIN_MACS {
         out.chunks_mut(row_len).enumerate().for_each(|(r, o)| one_row(r, o));
     } else {
-        nnrt_core::par_rows_mut(out, row_len, TASK_MACS.div_ceil(row_macs), one_row);
+        nnrt_threads::par_rows_mut(out, row_len, TASK_MACS.div_ceil(row_macs), one_row);
     }
 }
 
@@ -345,12 +283,8 @@ pub fn depthwise_conv2d_ref(
 mod tests {
     use super::*;
     use crate::kernels::conv::valid_out;
-    use crate::kernels::gemm::tests::{assert_close, isas, values};
+    use crate::kernels::gemm::tests::{assert_close, isas, magnitudes, values};
     use proptest::prelude::*;
-
-    fn abs(v: &[f32]) -> Vec<f32> {
-        v.iter().map(|x| x.abs()).collect()
-    }
 
     /// Every instruction set against the reference, with the summation-order bound of
     /// `assert_close` (`k_h * k_w` products per output).
@@ -360,9 +294,7 @@ mod tests {
         let bias = with_bias.then(|| values(g.out_c(), seed + 2));
         let mut want = vec![0.0; g.output_len()];
         depthwise_conv2d_ref(&g, &input, &filter, bias.as_deref(), act, &mut want);
-        let mut mag = vec![0.0; g.output_len()];
-        let abs_bias = bias.as_deref().map(abs);
-        depthwise_conv2d_ref(&g, &abs(&input), &abs(&filter), abs_bias.as_deref(), Act::NONE, &mut mag);
+        let mag = magnitudes(&input, &filter, bias.as_deref(), g.output_len(), |x, w, b, out| depthwise_conv2d_ref(&g, x, w, b, Act::NONE, out));
         for isa in isas() {
             let mut got = vec![f32::NAN; g.output_len()];
             depthwise_with_isa(isa, &g, &input, &filter, bias.as_deref(), act, &mut got);
@@ -438,7 +370,7 @@ mod tests {
             let mut out = vec![0.0; g.output_len()];
             let flop = 2.0 * (g.output_len() * g.k_h * g.k_w) as f64;
             for &threads in &threads_env {
-                let pool = nnrt_core::KernelPool::new(threads).unwrap();
+                let pool = nnrt_threads::KernelPool::new(threads).unwrap();
                 let reps = (2e8 / flop).ceil() as usize;
                 let mut best = 0.0f64;
                 pool.install(|| {

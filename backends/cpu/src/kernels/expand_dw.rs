@@ -40,11 +40,11 @@ fn in_bands(input: &[f32], image_in: usize, output: &mut [f32], out_h: usize, ro
     if image_in == 0 || row_out == 0 || out_h == 0 {
         return;
     }
-    let threads = nnrt_core::kernel_threads();
+    let threads = nnrt_threads::kernel_threads();
     let bands = if threads > 1 { (threads * BANDS_PER_THREAD).min(out_h) } else { 1 };
     let band_rows = out_h.div_ceil(bands);
     for (x, out) in input.chunks_exact(image_in).zip(output.chunks_exact_mut(out_h * row_out)) {
-        nnrt_core::par_chunks_mut(out, band_rows * row_out, |t, o| band(x, t * band_rows, o));
+        nnrt_threads::par_chunks_mut(out, band_rows * row_out, |t, o| band(x, t * band_rows, o));
     }
 }
 
@@ -279,7 +279,7 @@ mod tests {
 
     #[test]
     fn fused_equals_the_two_ops_bit_for_bit() {
-        let pool = nnrt_core::KernelPool::new(2).unwrap();
+        let pool = nnrt_threads::KernelPool::new(2).unwrap();
         let cases = [
             // (batch, h, w, in_c, mid, k, stride, dilation, SAME)
             (1, 112, 112, 16, 96, 3, 2, 1, true),
@@ -316,7 +316,7 @@ mod tests {
     /// [`DepthwiseProject`] against the depthwise op then the 1×1 GEMM, at 1 and 2 threads: the
     /// depthwise over `c1` channels, projected to `c0`.
     #[allow(clippy::too_many_arguments)]
-    fn check_depthwise_project(pool: &nnrt_core::KernelPool, seed: u64, b: usize, h: usize, w: usize, c0: usize, c1: usize, k: usize, s: usize, d: usize, same: bool) {
+    fn check_depthwise_project(pool: &nnrt_threads::KernelPool, seed: u64, b: usize, h: usize, w: usize, c0: usize, c1: usize, k: usize, s: usize, d: usize, same: bool) {
         let g = geom(b, h, w, c1, k, s, d, same);
         let filter = values(k * k * c1, seed * 11 + 1);
         let (b1, w2, b2) = (values(c1, seed * 11 + 2), values(c0 * c1, seed * 11 + 3), values(c0, seed * 11 + 4));

@@ -14,7 +14,8 @@ use std::cell::RefCell;
 
 
 use super::Act;
-use crate::simd::conv::{self as sc, Avx2Token, Avx512Token, Epilogue};
+use crate::simd::gemm::{self as sc, Epilogue};
+use crate::simd::{Avx2Token, Avx512Token};
 use crate::simd::elementwise::{self as ew, VBin};
 use crate::simd::{self, Isa};
 
@@ -166,7 +167,7 @@ impl Micro {
     }
 }
 
-/// Portable register tile with the semantics of `simd::conv::gemm_tile_avx512`, written so
+/// Portable register tile with the semantics of `simd::gemm::gemm_tile_avx512`, written so
 /// LLVM keeps the accumulators in vector registers (fixed-size arrays, bounds proven once).
 #[allow(clippy::too_many_arguments)]
 fn tile_portable<const NR: usize>(
@@ -282,7 +283,7 @@ fn with_scratch<R>(f: impl FnOnce(&mut Vec<f32>) -> R) -> R {
 /// `C[i][j] = act(sum_k A[i][k] * B[k][j] + bias[j])` for `i < m`, `j < b.n()`.
 ///
 /// `A` is `m × b.k()` row-major with row stride `lda`; `C` has row stride `ldc`. Work is split
-/// across the current run's kernel pool (install one with `nnrt_core::KernelPool::install`); with one thread, or
+/// across the current run's kernel pool (install one with `nnrt_threads::KernelPool::install`); with one thread, or
 /// for tiny products, it runs on the calling thread. Allocates nothing per call.
 ///
 /// # Panics
@@ -453,7 +454,7 @@ pub(crate) fn gemm_with_then<S: ASource>(
 ) {
     let Some((plan, c)) = Plan::checked(m, b, bias, act, c, ldc) else { return };
     let n = b.n;
-    let threads = nnrt_core::kernel_threads();
+    let threads = nnrt_threads::kernel_threads();
     if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS {
         with_scratch(|s| run_rows(&plan, src, 0, m, 0, plan.panels, c, ldc, s));
         if let Some(then) = then {
@@ -463,7 +464,7 @@ pub(crate) fn gemm_with_then<S: ASource>(
         // One row tile: each thread takes a band of output channels (its share of B),
         // computed into a per-thread buffer with the band's own row stride and copied into
         // C's rows.
-        nnrt_core::par_blocks_mut(c, ldc, grid, |_, mut block| {
+        nnrt_threads::par_blocks_mut(c, ldc, grid, |_, mut block| {
             let (p0, w) = (block.col0() / plan.nr, block.cols());
             let p1 = (block.col0() + w).div_ceil(plan.nr);
             let (r0, r1) = (block.row0(), block.row0() + block.rows());
@@ -483,7 +484,7 @@ pub(crate) fn gemm_with_then<S: ASource>(
         // A few tasks per thread for balance, each a whole number of register tiles.
         let tasks = 16 * threads;
         let rows_per_task = m.div_ceil(tasks).div_ceil(plan.mr).max(1) * plan.mr;
-        nnrt_core::par_chunks_mut(c, rows_per_task * ldc, |t, cc| {
+        nnrt_threads::par_chunks_mut(c, rows_per_task * ldc, |t, cc| {
             let r0 = t * rows_per_task;
             let r1 = (r0 + rows_per_task).min(m);
             with_scratch(|s| run_rows(&plan, src, r0, r1, 0, plan.panels, cc, ldc, s));
@@ -501,12 +502,12 @@ pub(crate) fn gemm_with_then<S: ASource>(
 /// share of weights streamed from L3, but measured slower in MobileNetV2 at two threads: each
 /// thread then reads all of A, half of it from the other core, and the next op reads rows
 /// that both cores wrote.)
-fn column_grid(p: &Plan, m: usize, threads: usize) -> Option<nnrt_core::Grid> {
+fn column_grid(p: &Plan, m: usize, threads: usize) -> Option<nnrt_threads::Grid> {
     if p.panels < 2 || m > p.mr {
         return None;
     }
     let col_blocks = if p.panels > 4 * threads { 4 * threads } else { p.panels };
-    Some(nnrt_core::Grid { rows: m, cols: p.n, row_unit: p.mr, col_unit: p.nr, row_blocks: 1, col_blocks })
+    Some(nnrt_threads::Grid { rows: m, cols: p.n, row_unit: p.mr, col_unit: p.nr, row_blocks: 1, col_blocks })
 }
 
 /// Rows of `A` for one K segment of a register tile, read in place (implicit GEMM).
@@ -567,7 +568,7 @@ pub(crate) fn gemm_segmented_then<S: SegmentSource>(
     let n = b.n;
     let row_len = src.row_len();
     let rows = m / row_len;
-    let threads = nnrt_core::kernel_threads();
+    let threads = nnrt_threads::kernel_threads();
     if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS || rows < 2 {
         with_scratch(|s| run_segmented(&plan, src, 0, rows, c, ldc, s));
         if let Some(then) = then {
@@ -575,7 +576,7 @@ pub(crate) fn gemm_segmented_then<S: SegmentSource>(
         }
     } else {
         let per_task = rows.div_ceil(16 * threads).max(1);
-        nnrt_core::par_chunks_mut(c, per_task * row_len * ldc, |t, cc| {
+        nnrt_threads::par_chunks_mut(c, per_task * row_len * ldc, |t, cc| {
             let (r0, r1) = (t * per_task, ((t + 1) * per_task).min(rows));
             with_scratch(|s| run_segmented(&plan, src, r0, r1, cc, ldc, s));
             if let Some(then) = then {
@@ -753,6 +754,15 @@ pub(crate) mod tests {
             .collect()
     }
 
+    /// `reference` run on the absolute values of the input, filter and bias: the magnitudes
+    /// that scale [`assert_close`]'s tolerance, `len` outputs.
+    pub(crate) fn magnitudes(input: &[f32], filter: &[f32], bias: Option<&[f32]>, len: usize, reference: impl Fn(&[f32], &[f32], Option<&[f32]>, &mut [f32])) -> Vec<f32> {
+        let abs = |v: &[f32]| v.iter().map(|x| x.abs()).collect::<Vec<_>>();
+        let mut mag = vec![0.0; len];
+        reference(&abs(input), &abs(filter), bias.map(abs).as_deref(), &mut mag);
+        mag
+    }
+
     /// Asserts `got` matches `want` within `terms · ε · mag` per element, where `mag` is the
     /// same computation on absolute values (Σ|a·b| + |bias|). Two summation orders of `terms`
     /// products each err by at most (terms−1)·u·Σ|a·b| (u = ε/2, first order; FMA only
@@ -810,7 +820,7 @@ pub(crate) mod tests {
     #[test]
     fn large_and_threaded_shapes() {
         // Big enough to take the parallel row split, the column split (m ≤ MR) and K blocking.
-        let pool = nnrt_core::KernelPool::new(3).unwrap();
+        let pool = nnrt_threads::KernelPool::new(3).unwrap();
         pool.install(|| {
             check(200, 70, 1100, 1, 0, true, Act::RELU6, 1);
             check(1, 1001, 300, 0, 0, true, Act::NONE, 2);
@@ -822,7 +832,7 @@ pub(crate) mod tests {
     #[test]
     fn gemm_add_equals_gemm_then_add_bit_for_bit() {
         // Row split, column split (m ≤ MR), one thread; with and without the ADD's clamp.
-        let pool = nnrt_core::KernelPool::new(2).unwrap();
+        let pool = nnrt_threads::KernelPool::new(2).unwrap();
         for (i, &(m, n, k, act, add_act)) in [
             (3136usize, 24usize, 144usize, Act::NONE, Act::NONE),
             (49, 160, 960, Act::RELU6, Act::RELU),
@@ -859,7 +869,7 @@ pub(crate) mod tests {
         let bias = values(n, 3);
         let pb = PackedB::pack(n, k, &w);
         let mut c = vec![0.0; m * n];
-        let pool = nnrt_core::KernelPool::new(threads).unwrap();
+        let pool = nnrt_threads::KernelPool::new(threads).unwrap();
         let flop = 2.0 * (m * n * k) as f64;
         let reps = (1e9 / flop).ceil() as usize;
         let mut rates = Vec::new();

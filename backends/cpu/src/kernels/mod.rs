@@ -1,8 +1,8 @@
 //! Kernels per op family, as plain functions over slices in NHWC layout.
 //!
 //! Every optimized kernel has a reference twin (`*_ref`) written for clarity; property tests
-//! compare the two. Callers install the pool they want (`nnrt_core::KernelPool::install`); kernels
-//! split large work with `nnrt_core::par_for` and friends and never spawn threads themselves.
+//! compare the two. Callers install the pool they want (`nnrt_threads::KernelPool::install`); kernels
+//! split large work with `nnrt_threads::par_for` and friends and never spawn threads themselves.
 
 pub mod argmax_pool;
 pub mod arith;

@@ -45,6 +45,27 @@ pub struct PoolGeom {
 }
 
 impl PoolGeom {
+    /// The geometry from the input's and the output's NHWC dims, the window, the strides and
+    /// the padding before (top, left).
+    pub fn nhwc(input: &[usize], output: &[usize], k: [usize; 2], stride: [usize; 2], pad: [usize; 2]) -> PoolGeom {
+        PoolGeom {
+            batch: input[0],
+            in_h: input[1],
+            in_w: input[2],
+            channels: input[3],
+            out_h: output[1],
+            out_w: output[2],
+            k_h: k[0],
+            k_w: k[1],
+            stride_h: stride[0],
+            stride_w: stride[1],
+            pad_top: pad[0],
+            pad_left: pad[1],
+        }
+    }
+}
+
+impl PoolGeom {
     /// The in-bounds input range `[start, end)` of output position `o` along one axis.
     fn clip(o: usize, stride: usize, pad: usize, k: usize, len: usize) -> (usize, usize) {
         let origin = (o * stride) as isize - pad as isize;
@@ -212,7 +233,7 @@ fn pool(kind: Kind, g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
     };
     match par_chunk(rows, row_len * g.k_h * g.k_w) {
         None => run(0, output),
-        Some(c) => nnrt_core::par_chunks_mut(output, c * row_len, |i, o| run(i * c, o)),
+        Some(c) => nnrt_threads::par_chunks_mut(output, c * row_len, |i, o| run(i * c, o)),
     }
 }
 

@@ -146,7 +146,7 @@ fn walk_par<T: Copy + Send + Sync>(
     };
     // Partial outputs (one per thread: each is merged on the calling thread, from the core
     // that wrote it) only pay off when they are small next to the input they summarize.
-    let threads = nnrt_core::kernel_threads();
+    let threads = nnrt_threads::kernel_threads();
     let chunk = chunk.map(|c| if l.reduced[0] { d0.div_ceil(threads).max(c) } else { c });
     let chunk = chunk.filter(|&c| c < d0 && (!l.reduced[0] || out.len() * d0.div_ceil(c) <= input.len() / 2));
     let Some(c) = chunk else {
@@ -159,12 +159,12 @@ fn walk_par<T: Copy + Send + Sync>(
     };
     if !l.reduced[0] {
         let out_step = out.len() / d0;
-        nnrt_core::par_chunks_mut(out, c * out_step, |t, o| {
+        nnrt_threads::par_chunks_mut(out, c * out_step, |t, o| {
             let i = &input[t * c * in_step..(t * c * in_step + (o.len() / out_step) * in_step).min(input.len())];
             walk(i, &sub(i.len() / in_step), o, kept, red)
         });
     } else {
-        let parts: Vec<Vec<T>> = nnrt_core::par_map(input.len().div_ceil(c * in_step), |t| {
+        let parts: Vec<Vec<T>> = nnrt_threads::par_map(input.len().div_ceil(c * in_step), |t| {
             let i = &input[t * c * in_step..((t + 1) * c * in_step).min(input.len())];
             let mut part = vec![init; out.len()];
             walk(i, &sub(i.len() / in_step), &mut part, kept, red);
@@ -579,7 +579,7 @@ pub fn arg_max_min<T: PartialOrd + Copy + Sync, I: ArgIndex>(
     };
     match par_chunk(outer, n * inner) {
         None => run(input, out),
-        Some(c) => nnrt_core::par_chunks_mut(out, c * inner, |t, o| run(&input[t * c * n * inner..(t * c * n * inner + o.len() * n).min(input.len())], o)),
+        Some(c) => nnrt_threads::par_chunks_mut(out, c * inner, |t, o| run(&input[t * c * n * inner..(t * c * n * inner + o.len() * n).min(input.len())], o)),
     }
 }
 
@@ -742,7 +742,7 @@ mod tests {
     fn nhwc_mean_and_threads() {
         // Mean over H, W of [2, 56, 56, 64] and of MobileNet's last [1, 7, 7, 1280] (reduced
         // outermost run: one partial output per thread), on one thread and on a pool of two.
-        let pool = nnrt_core::KernelPool::new(2).unwrap();
+        let pool = nnrt_threads::KernelPool::new(2).unwrap();
         for (shape, axes, threads) in [[2, 56, 56, 64], [1, 7, 7, 1280]]
             .into_iter()
             .flat_map(|s| [vec![1, 2], vec![0, 1, 2], vec![3], vec![0, 3]].into_iter().map(move |a| (s, a)))

@@ -75,7 +75,7 @@ pub fn resize_bilinear(g: &ResizeGeom, align_corners: bool, half_pixel: bool, in
     let row_len = g.out_w * d;
     let rows = g.batch * g.out_h;
     match super::binary::par_chunk(rows, row_len * 4) {
-        Some(c) => nnrt_core::par_rows_mut(out, row_len, c, one_row),
+        Some(c) => nnrt_threads::par_rows_mut(out, row_len, c, one_row),
         None => out.chunks_exact_mut(row_len).enumerate().for_each(|(r, o)| one_row(r, o)),
     }
 }

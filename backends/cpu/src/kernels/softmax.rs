@@ -39,7 +39,7 @@ fn rows(
     };
     match par_chunk(outer, depth) {
         None => run(input, out),
-        Some(c) => nnrt_core::par_chunks_mut(out, c * depth, |i, o| run(&input[i * c * depth..i * c * depth + o.len()], o)),
+        Some(c) => nnrt_threads::par_chunks_mut(out, c * depth, |i, o| run(&input[i * c * depth..i * c * depth + o.len()], o)),
     }
 }
 

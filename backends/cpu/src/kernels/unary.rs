@@ -274,7 +274,7 @@ pub fn unary(op: UnaryOp, x: &[f32], out: &mut [f32]) {
     assert_eq!(x.len(), out.len(), "unary: input and output lengths differ");
     match par_chunk(x.len(), 1) {
         None => unary_chunk(op, x, out),
-        Some(c) => nnrt_core::par_chunks_mut(out, c, |i, o| unary_chunk(op, &x[i * c..i * c + o.len()], o)),
+        Some(c) => nnrt_threads::par_chunks_mut(out, c, |i, o| unary_chunk(op, &x[i * c..i * c + o.len()], o)),
     }
 }
 
@@ -291,7 +291,7 @@ pub fn unary_in_place(op: UnaryOp, data: &mut [f32]) {
     };
     match par_chunk(data.len(), 1) {
         None => blocks(data),
-        Some(c) => nnrt_core::par_chunks_mut(data, c, |_, d| blocks(d)),
+        Some(c) => nnrt_threads::par_chunks_mut(data, c, |_, d| blocks(d)),
     }
 }
 

@@ -5,12 +5,13 @@
 use nnrt_core::{cast, cast_mut, BitwiseOp, CompileCtx, DType, OpId, OpKind, TensorRef};
 
 use super::movement::by_size;
-use super::{built, sources};
-use crate::backend::Built;
+use super::util::{sources};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::arith::{add_n, atan2, bitwise, bucketize, fake_quant, local_response_norm};
 use crate::kernels::matrix::broadcast_to;
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     let quantized = op.inputs.iter().flatten().chain(&op.outputs).find(|&&o| ctx.graph.operand(o).quant.is_quantized());
     if let (Some(o), false) = (quantized, matches!(op.kind, OpKind::BroadcastTo)) {
@@ -28,7 +29,7 @@ pub(super) fn ints(t: &TensorRef<'_>) -> Result<Vec<i64>, String> {
     })
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let ins = sources(ctx, id);
     let dtype = ctx.graph.operand(op.input(0).ok_or("input 0 is absent")?).dtype;
@@ -128,4 +129,9 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         })),
         _ => Err("not an arithmetic builtin".into()),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["AddN", "Atan2", "BitwiseXor", "RightShift", "Bucketize", "FakeQuant", "LocalResponseNormalization", "BroadcastTo", "BroadcastArgs"], supports, build);
 }

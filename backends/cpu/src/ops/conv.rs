@@ -1,28 +1,42 @@
-//! Conv2D, DepthwiseConv2D and FullyConnected: weights packed at compile, bias and clamp fused.
+//! CONV_2D, CONV_3D, DEPTHWISE_CONV_2D and FULLY_CONNECTED: float32 kernels (weights packed at
+//! compile, bias and clamp fused), integer kernels (uint8, int8, int16 activations with 8-bit
+//! weights: TFLite's multipliers prepared at compile) and dynamic-range ("hybrid") kernels:
+//! float input and output, int8 weights quantized per channel or per tensor, inputs quantized
+//! per batch at run time exactly as TFLite does (asymmetric for convolutions and for FC with
+//! `asymmetric_quantize_inputs`, symmetric otherwise).
 
 use nnrt_core::infer::window_output;
-use nnrt_core::{cast, cast_mut, CompileCtx, OpId, OpKind};
+use nnrt_core::shape::num_elements;
+use nnrt_core::{cast, cast_mut, Activation, CompileCtx, DType, InputSource, OpId, OpKind, OperandId, Quantization};
 
-use super::{all_f32, built, check_act, const_f32, fused, source, tanh_in_place};
-use crate::backend::Built;
+use super::util::{QuantIo, all_f32, channel_quant, check_act, const_f32, const_ints, const_values, dtype, float_kernel, fused, input, nhwc, qp, quantized, quantized_input, source, tanh_in_place};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::conv::{Conv2d, ConvGeom};
 use crate::kernels::conv3d::{Conv3d, Conv3dGeom};
 use crate::kernels::depthwise::{depthwise_conv2d, DepthwiseGeom};
-use crate::kernels::expand_dw::{DepthwiseProject, ExpandDepthwise};
 use crate::kernels::gemm::{gemm, PackedB};
-use crate::kernels::Act;
+use crate::quant::conv::{QConv, QFullyConnected};
+use crate::quant::depthwise::QDepthwise;
+use crate::quant::hybrid::{self, FloatClamp};
+use crate::quant::reference::ConvQuant;
+use crate::quant::{activation_range, QInt, Requant};
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
-    all_f32(ctx, id)?;
+/// Whether `op` takes the integer or hybrid kernels: a quantized input, or quantized 8-bit
+/// weights (CONV_3D has float kernels only).
+fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
     let op = ctx.graph.op(id);
-    let act = match &op.kind {
-        OpKind::Conv2D(p) => p.act,
-        OpKind::Conv3D(p) => p.act,
-        OpKind::DepthwiseConv2D(p) => p.act,
-        OpKind::FullyConnected(p) => p.act,
-        _ => unreachable!("dispatched by kind"),
-    };
-    check_act(act)?;
+    !matches!(op.kind, OpKind::Conv3D(_))
+        && (quantized_input(ctx, id, 0) || op.input(1).is_some_and(|w| quantized(ctx, w) && dtype(ctx, w) != DType::I16))
+}
+
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    let op = ctx.graph.op(id);
+    if matches!(op.kind, OpKind::Conv2D(_) | OpKind::DepthwiseConv2D(_)) {
+        nhwc(ctx, id)?;
+    }
+    all_f32(ctx, id)?;
+    check_act(act_of(&op.kind))?;
     if let Some(w) = op.input(1) {
         if !ctx.graph.operand(w).is_const() && !matches!(op.kind, OpKind::FullyConnected(_)) {
             return Err("the filter must be a constant tensor (weights are packed at prepare)".into());
@@ -31,6 +45,36 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     Ok(())
 }
 
+fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    let QuantIo { x: in0, out, xt, ot, .. } = QuantIo::of(ctx, id)?;
+    let op = ctx.graph.op(id);
+    let w = input(ctx, id, 1)?;
+    let wt = dtype(ctx, w);
+    if !ctx.graph.operand(w).is_const() {
+        return Err("quantized weights must be constant (they are packed at prepare)".into());
+    }
+    match (xt, wt, ot) {
+        (DType::U8, DType::U8, DType::U8) | (DType::I8, DType::I8, DType::I8) | (DType::I16, DType::I8, DType::I16) => {
+            qp(ctx, in0)?;
+            qp(ctx, out)?;
+            Ok(())
+        }
+        (DType::F32, DType::I8, DType::F32) => supports_hybrid(ctx, id),
+        _ => Err(format!("quantized {} with input {xt}, weights {wt}, output {ot} is not supported", op.kind.name())),
+    }
+}
+
+/// The fused activation of a convolution-like op (`None` for other kinds).
+fn act_of(kind: &OpKind) -> Activation {
+    match kind {
+        OpKind::Conv2D(p) => p.act,
+        OpKind::Conv3D(p) => p.act,
+        OpKind::DepthwiseConv2D(p) => p.act,
+        OpKind::FullyConnected(p) => p.act,
+        OpKind::TransposeConv(p) => p.act,
+        _ => Activation::None,
+    }
+}
 
 /// The geometry of the 3-D convolution from NDHWC `big` to NDHWC `small` with filter dims `wd`
 /// (their first three are the window): a CONV_3D's (input, output), or a CONV_3D_TRANSPOSE's
@@ -103,14 +147,64 @@ pub(super) fn depthwise_geom(xd: &[usize], wd: &[usize], od: &[usize], p: &nnrt_
 
 /// An optional bias input: `Some(None)` when absent, `Some(Some(values))` when a float32
 /// constant, `None` when it is anything else.
-fn const_bias(ctx: &CompileCtx, b: Option<nnrt_core::OperandId>) -> Option<Option<Vec<f32>>> {
+pub(super) fn const_bias(ctx: &CompileCtx, b: Option<nnrt_core::OperandId>) -> Option<Option<Vec<f32>>> {
     match b {
         Some(b) => const_f32(ctx, b).map(Some),
         None => Some(None),
     }
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let QuantIo { x: in0, xt, xd, od, .. } = QuantIo::of(ctx, id)?;
+    if xt == DType::F32 {
+        return build_hybrid(ctx, id);
+    }
+    let op = ctx.graph.op(id);
+    let w = input(ctx, id, 1)?;
+    let wd = ctx.dims(w).to_vec();
+    match &op.kind {
+        OpKind::Conv2D(p) => {
+            let g = conv_geom(&xd, &wd, &od, p)?;
+            let wbytes = ctx.graph.operand(w).data.as_ref().ok_or("filter must be constant")?.bytes().to_vec();
+            by_qtype!(xt, |TI| by_qtype!(dtype(ctx, w), |TW| {
+                let q = conv_quant::<TI>(ctx, id, g.out_c, 0, false)?;
+                let conv = QConv::new::<TI, TW>(g, q, &const_values::<TW>(&wbytes));
+                Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                    conv.run::<TI, TI>(cast::<TI>(ins[0].bytes)?, cast_mut::<TI>(outs[0].bytes)?);
+                    Ok(())
+                }))
+            }))
+        }
+        OpKind::DepthwiseConv2D(p) => {
+            let g = depthwise_geom(&xd, &wd, &od, p)?;
+            let wbytes = ctx.graph.operand(w).data.as_ref().ok_or("filter must be constant")?.bytes().to_vec();
+            by_qtype!(xt, |TI| by_qtype!(dtype(ctx, w), |TW| {
+                let q = conv_quant::<TI>(ctx, id, g.out_c(), 3, false)?;
+                let dw = QDepthwise::new::<TI, TW>(g, q, &const_values::<TW>(&wbytes));
+                Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                    dw.run::<TI, TI>(cast::<TI>(ins[0].bytes)?, cast_mut::<TI>(outs[0].bytes)?);
+                    Ok(())
+                }))
+            }))
+        }
+        OpKind::FullyConnected(_) => {
+            let k = *wd.last().ok_or("weights have no dims")?;
+            let n = num_elements(&wd).unwrap_or(0) / k.max(1);
+            let wbytes = ctx.graph.operand(w).data.as_ref().ok_or("weights must be constant")?.bytes().to_vec();
+            by_qtype!(xt, |TI| by_qtype!(dtype(ctx, w), |TW| {
+                let q = conv_quant::<TI>(ctx, id, n, 0, true)?;
+                let fc = QFullyConnected::new::<TI, TW>(n, k, q, &const_values::<TW>(&wbytes));
+                Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                    fc.run::<TI, TI>(cast::<TI>(ins[0].bytes)?, cast_mut::<TI>(outs[0].bytes)?);
+                    Ok(())
+                }))
+            }))
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
+}
+
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
     let w = op.input(1).ok_or("input 1 (weights) is absent")?;
@@ -124,14 +218,7 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let geom = conv_geom(&xd, &wd, &od, p)?;
             let (act, tanh) = fused(p.act);
             let mut conv = Conv2d::new(geom, &filter, bias.as_deref(), act);
-            Ok(built(vec![source(ctx, x)], move |ins, outs| {
-                let out = cast_mut::<f32>(outs[0].bytes)?;
-                conv.run(cast::<f32>(ins[0].bytes)?, out);
-                if tanh {
-                    tanh_in_place(out);
-                }
-                Ok(())
-            }))
+            Ok(float_kernel(source(ctx, x), tanh, move |x, out| conv.run(x, out)))
         }
         OpKind::Conv3D(p) => {
             let filter = const_f32(ctx, w).ok_or("the filter must be a float32 constant")?;
@@ -144,27 +231,13 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             }
             let (act, tanh) = fused(p.act);
             let conv = Conv3d::new(geom, &filter, bias.as_deref(), act);
-            Ok(built(vec![source(ctx, x)], move |ins, outs| {
-                let out = cast_mut::<f32>(outs[0].bytes)?;
-                conv.run(cast::<f32>(ins[0].bytes)?, out);
-                if tanh {
-                    tanh_in_place(out);
-                }
-                Ok(())
-            }))
+            Ok(float_kernel(source(ctx, x), tanh, move |x, out| conv.run(x, out)))
         }
         OpKind::DepthwiseConv2D(p) => {
             let filter = const_f32(ctx, w).ok_or("the filter must be a float32 constant")?;
             let geom = depthwise_geom(&xd, &wd, &od, p)?;
             let (act, tanh) = fused(p.act);
-            Ok(built(vec![source(ctx, x)], move |ins, outs| {
-                let out = cast_mut::<f32>(outs[0].bytes)?;
-                depthwise_conv2d(&geom, cast::<f32>(ins[0].bytes)?, &filter, bias.as_deref(), act, out);
-                if tanh {
-                    tanh_in_place(out);
-                }
-                Ok(())
-            }))
+            Ok(float_kernel(source(ctx, x), tanh, move |x, out| depthwise_conv2d(&geom, x, &filter, bias.as_deref(), act, out)))
         }
         OpKind::FullyConnected(p) => {
             let (n, k) = (wd[0], wd[1]);
@@ -203,181 +276,206 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     }
 }
 
-/// Expanded tensors smaller than this per thread stay in the cores' L2 between the two ops:
-/// fusing gains nothing there. (MobileNetV2: the 4.8 MB tensor at 112×112 gains at 1 and 2
-/// threads; the 1.8 MB ones at 56×56 gain 2–5 % of the pair at 1 thread, nothing at 2.)
-const FUSE_MIN_BYTES: usize = 1 << 20;
-/// Smallest depthwise output a depthwise + projection step is used for.
-const PROJECT_MIN_BYTES: usize = 1 << 20;
-/// Least ratio of the depthwise output's bytes to the projection weights' for that step.
-const PROJECT_MIN_RATIO: usize = 16;
-
-/// What a fused step needs from its first op: a float CONV_2D (one group, no tanh) with one
-/// output that `next` alone reads, once, and that is not a graph output.
-struct Producer {
-    /// The convolution's input and output operands.
-    input: nnrt_core::OperandId,
-    output: nnrt_core::OperandId,
-    geom: ConvGeom,
-    act: Act,
-    /// OHWI weights and the bias.
-    weights: Vec<f32>,
-    bias: Option<Vec<f32>>,
+fn conv_quant<TO: QInt>(ctx: &CompileCtx, id: OpId, n: usize, w_axis: usize, float_requant: bool) -> Result<ConvQuant, String> {
+    let bias = ctx.graph.op(id).input(2);
+    conv_quant_of::<TO>(ctx, id, (input(ctx, id, 0)?, input(ctx, id, 1)?, bias), n, w_axis, float_requant)
 }
 
-/// Whether `next` is the only op that reads `t`, once, and `t` is neither a graph output nor a
-/// variable: a fused step may then skip writing it.
-fn read_once_by(ctx: &CompileCtx, t: nnrt_core::OperandId, next: OpId) -> bool {
-    let g = ctx.graph;
-    let reads = g.ops.iter().flat_map(|o| o.inputs.iter().flatten()).filter(|&&i| i == t).count();
-    let next_reads = g.op(next).inputs.iter().flatten().filter(|&&i| i == t).count();
-    reads == 1 && next_reads == 1 && !g.outputs.contains(&t) && !g.operand(t).is_variable
-}
-
-fn producer(ctx: &CompileCtx, conv: OpId, next: OpId) -> Option<Producer> {
-    let c = ctx.graph.op(conv);
-    let OpKind::Conv2D(p) = &c.kind else { return None };
-    all_f32(ctx, conv).ok()?;
-    all_f32(ctx, next).ok()?;
-    let (input, output, w) = (c.input(0)?, *c.outputs.first()?, c.input(1)?);
-    if c.outputs.len() != 1 || !read_once_by(ctx, output, next) {
-        return None;
-    }
-    let (xd, wd, od) = (ctx.dims(input), ctx.dims(w), ctx.dims(output));
-    if xd.len() != 4 || wd.len() != 4 || od.len() != 4 {
-        return None;
-    }
-    let geom = conv_geom(xd, wd, od, p).ok()?;
-    let (act, tanh) = fused(p.act);
-    if geom.groups != 1 || tanh || geom.k_h == 0 || geom.k_w == 0 {
-        return None;
-    }
-    let weights = const_f32(ctx, w)?;
-    let bias = const_bias(ctx, c.input(2))?;
-    if weights.len() < geom.filter_len() || bias.as_ref().is_some_and(|b| b.len() < geom.out_c) {
-        return None;
-    }
-    Some(Producer { input, output, geom, act, weights, bias })
-}
-
-impl Producer {
-    /// A 1×1, stride-1 convolution over the whole input: its input is the GEMM's `A` as is.
-    fn is_1x1(&self) -> bool {
-        let g = &self.geom;
-        g.k_h == 1 && g.k_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_top == 0 && g.pad_left == 0 && g.out_h == g.in_h && g.out_w == g.in_w
-    }
-}
-
-/// The cheap part of [`build_expand_depthwise`]'s test (no weights copied): `conv` a CONV_2D
-/// whose output only `dw`, a DEPTHWISE_CONV_2D, reads, and that output large enough.
-pub(crate) fn expand_depthwise_applies(ctx: &CompileCtx, conv: OpId, dw: OpId) -> bool {
-    let (c, d) = (ctx.graph.op(conv), ctx.graph.op(dw));
-    if !matches!(c.kind, OpKind::Conv2D(_)) || !matches!(d.kind, OpKind::DepthwiseConv2D(_)) || c.outputs.len() != 1 {
-        return false;
-    }
-    let out = c.outputs[0];
-    d.input(0) == Some(out) && read_once_by(ctx, out, dw) && ctx.dims(out).iter().product::<usize>() * 4 >= FUSE_MIN_BYTES * ctx.threads.max(1)
-}
-
-/// The fused step for op `conv` followed by op `dw` ([`ExpandDepthwise`]), when `conv` is a
-/// 1×1 stride-1 [`producer`] of `dw`, a DEPTHWISE_CONV_2D with multiplier 1 (no tanh), and the
-/// expanded tensor is large. `None` when they are not. The step reads the block's input at the
-/// depthwise op's turn and never materializes the expanded tensor: the backend tells the memory
-/// planner both (`Executable::plan_hints`).
-pub(crate) fn build_expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId) -> Option<Built> {
-    if !expand_depthwise_applies(ctx, conv, dw) {
-        return None;
-    }
-    let d = ctx.graph.op(dw);
-    let OpKind::DepthwiseConv2D(p2) = &d.kind else { return None };
-    let pr = producer(ctx, conv, dw).filter(Producer::is_1x1)?;
-    let out_t = *d.outputs.first()?;
-    let md = ctx.dims(pr.output);
-    let (w2d, od) = (ctx.dims(d.input(1)?), ctx.dims(out_t));
-    if d.input(0)? != pr.output || d.outputs.len() != 1 || w2d.len() != 4 || od.len() != 4 {
-        return None;
-    }
-    let dg = depthwise_geom(md, w2d, od, p2).ok()?;
-    let (act2, tanh2) = fused(p2.act);
-    if dg.multiplier != 1 || tanh2 || dg.batch != pr.geom.batch {
-        return None;
-    }
-    let w2 = const_f32(ctx, d.input(1)?)?;
-    let b2 = const_bias(ctx, d.input(2))?;
-    let fusedk = ExpandDepthwise::new(pr.geom.in_c, &pr.weights, pr.bias.as_deref(), pr.act, dg, &w2, b2.as_deref(), act2);
-    Some(built(vec![source(ctx, pr.input)], move |ins, outs| {
-        fusedk.run(cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
-        Ok(())
-    }))
-}
-
-/// The fused step for op `dw` followed by op `conv` ([`DepthwiseProject`]): `dw` a float
-/// DEPTHWISE_CONV_2D with multiplier 1 (no tanh) whose output only `conv` reads, `conv` a 1×1
-/// stride-1 CONV_2D (one group, no tanh) of it. `None` otherwise. The step runs at the
-/// convolution's turn and the depthwise output is never materialized.
-pub(crate) fn build_depthwise_project(ctx: &CompileCtx, dw: OpId, conv: OpId) -> Option<Built> {
-    let d = ctx.graph.op(dw);
-    let OpKind::DepthwiseConv2D(p1) = &d.kind else { return None };
-    let c = ctx.graph.op(conv);
-    let OpKind::Conv2D(p2) = &c.kind else { return None };
-    all_f32(ctx, dw).ok()?;
-    all_f32(ctx, conv).ok()?;
-    let (x, mid) = (d.input(0)?, *d.outputs.first()?);
-    if d.outputs.len() != 1 || c.input(0)? != mid || c.outputs.len() != 1 || !read_once_by(ctx, mid, conv) {
-        return None;
-    }
-    let (xd, w1d, md) = (ctx.dims(x), ctx.dims(d.input(1)?), ctx.dims(mid));
-    let (w2d, od) = (ctx.dims(c.input(1)?), ctx.dims(c.outputs[0]));
-    if xd.len() != 4 || w1d.len() != 4 || md.len() != 4 || w2d.len() != 4 || od.len() != 4 {
-        return None;
-    }
-    // Each step of rows runs its own GEMM over the whole projection matrix: worth it while the
-    // depthwise output is large next to those weights (MobileNetV2's wide maps, not the deep
-    // 14×14 and 7×7 layers).
-    let (mid_bytes, w2_bytes) = (md.iter().product::<usize>() * 4, w2d.iter().product::<usize>() * 4);
-    if mid_bytes < PROJECT_MIN_BYTES || mid_bytes < PROJECT_MIN_RATIO * w2_bytes {
-        return None;
-    }
-    let dg = depthwise_geom(xd, w1d, md, p1).ok()?;
-    let cg = conv_geom(md, w2d, od, p2).ok()?;
-    let one_by_one = cg.k_h == 1 && cg.k_w == 1 && cg.stride_h == 1 && cg.stride_w == 1 && cg.pad_top == 0 && cg.pad_left == 0;
-    let ((act1, tanh1), (act2, tanh2)) = (fused(p1.act), fused(p2.act));
-    if dg.multiplier != 1 || tanh1 || tanh2 || !one_by_one || cg.groups != 1 || cg.out_h != dg.out_h || cg.out_w != dg.out_w || cg.in_c != dg.in_c {
-        return None;
-    }
-    let (w1, w2) = (const_f32(ctx, d.input(1)?)?, const_f32(ctx, c.input(1)?)?);
-    let (b1, b2) = (const_bias(ctx, d.input(2))?, const_bias(ctx, c.input(2))?);
-    if w1.len() < dg.k_h * dg.k_w * dg.in_c || w2.len() < cg.out_c * cg.in_c || b1.as_ref().is_some_and(|b| b.len() < dg.in_c) || b2.as_ref().is_some_and(|b| b.len() < cg.out_c) {
-        return None;
-    }
-    let fusedk = DepthwiseProject::new(dg, &w1, b1.as_deref(), act1, cg.out_c, &w2, b2.as_deref(), act2);
-    Some(built(vec![source(ctx, x)], move |ins, outs| {
-        fusedk.run(cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
-        Ok(())
-    }))
-}
-
-/// The fused step for op `conv` followed by op `add` ([`Conv2d::run_add`]): `conv` a
-/// [`producer`] of `add`, an ADD (no tanh) of its output and another tensor of the same shape
-/// (MobileNetV2's projection and residual, a ResNet block's second 3×3 convolution and its
-/// shortcut). `None` otherwise. As with [`build_expand_depthwise`], the step runs at the ADD's
-/// turn and the convolution's output is never materialized.
-pub(crate) fn build_conv_add(ctx: &CompileCtx, conv: OpId, add: OpId) -> Option<Built> {
-    let a = ctx.graph.op(add);
-    let OpKind::Binary { op: nnrt_core::BinaryOp::Add, act: add_act } = &a.kind else { return None };
-    let pr = producer(ctx, conv, add)?;
-    let (act2, tanh2) = fused(*add_act);
-    let x = match (a.input(0)?, a.input(1)?) {
-        (l, r) if l == pr.output => r,
-        (l, _) => l,
+/// [`conv_quant`] for an op whose (input, weights, bias) are the operands `(x, w, bias)`.
+pub(super) fn conv_quant_of<TO: QInt>(
+    ctx: &CompileCtx,
+    id: OpId,
+    (x, w, bias): (OperandId, OperandId, Option<OperandId>),
+    n: usize,
+    w_axis: usize,
+    float_requant: bool,
+) -> Result<ConvQuant, String> {
+    let op = ctx.graph.op(id);
+    let out = op.outputs[0];
+    let (xq, oq) = (qp(ctx, x)?, qp(ctx, out)?);
+    let (w_scales, w_zp) = channel_quant(ctx, w, n, w_axis)?;
+    let uint8 = dtype(ctx, x) == DType::U8;
+    let requant = w_scales
+        .iter()
+        .map(|&ws| {
+            if float_requant {
+                Requant::Float(xq.scale as f64 * ws as f64 / oq.scale as f64)
+            } else if uint8 {
+                // TFLite's uint8 path multiplies the two float scales in float first.
+                Requant::fixed((xq.scale * ws) as f64 / oq.scale as f64)
+            } else {
+                Requant::fixed(xq.scale as f64 * ws as f64 / oq.scale as f64)
+            }
+        })
+        .collect();
+    let bias_values = match bias {
+        Some(b) => Some(const_ints(ctx, b)?),
+        None => None,
     };
-    let md = ctx.dims(pr.output);
-    if a.outputs.len() != 1 || a.inputs.len() != 2 || tanh2 || ctx.dims(x) != md || ctx.dims(a.outputs[0]) != md {
-        return None;
+    let bias_wide = bias.is_some_and(|b| dtype(ctx, b) == DType::I64);
+    let sixteen = dtype(ctx, x) == DType::I16;
+    let wide = sixteen && (bias_wide || matches!(op.kind, OpKind::DepthwiseConv2D(_)));
+    Ok(ConvQuant {
+        in_zp: xq.zero_point,
+        w_zp,
+        out_zp: oq.zero_point,
+        requant,
+        act: activation_range(act_of(&op.kind), oq, TO::MIN, TO::MAX),
+        bias: bias_values,
+        wide,
+    })
+}
+
+/// Whether the hybrid kernels handle `op` (float input/output, constant int8 weights).
+fn supports_hybrid(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    let op = ctx.graph.op(id);
+    let w = op.input(1).ok_or("input 1 (weights) is absent")?;
+    let wo = ctx.graph.operand(w);
+    if wo.dtype != DType::I8 || !wo.is_const() {
+        return Err("hybrid weights must be constant int8".into());
     }
-    let mut conv = Conv2d::new(pr.geom, &pr.weights, pr.bias.as_deref(), pr.act);
-    Some(built(vec![source(ctx, pr.input), source(ctx, x)], move |ins, outs| {
-        conv.run_add(cast::<f32>(ins[0].bytes)?, cast::<f32>(ins[1].bytes)?, act2, cast_mut::<f32>(outs[0].bytes)?);
+    if let Some(b) = op.input(2) {
+        if ctx.graph.operand(b).dtype != DType::F32 || !ctx.graph.operand(b).is_const() {
+            return Err("the bias of a hybrid op must be a float32 constant".into());
+        }
+    }
+    let act = match &op.kind {
+        OpKind::Conv2D(p) => p.act,
+        OpKind::DepthwiseConv2D(p) => p.act,
+        OpKind::FullyConnected(p) => p.act,
+        _ => return Err("not a hybrid op".into()),
+    };
+    if matches!(act, Activation::Tanh | Activation::SignBit) {
+        return Err(format!("fused {act:?} on a hybrid op is not supported"));
+    }
+    Ok(())
+}
+
+fn clamp_of(a: Activation) -> FloatClamp {
+    match a {
+        Activation::Relu => FloatClamp(0.0, f32::INFINITY),
+        Activation::Relu6 => FloatClamp(0.0, 6.0),
+        Activation::ReluN1To1 => FloatClamp(-1.0, 1.0),
+        _ => FloatClamp(f32::NEG_INFINITY, f32::INFINITY),
+    }
+}
+
+/// Builds the kernel of a hybrid op (float input and output, int8 weights).
+fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    supports_hybrid(ctx, id)?;
+    let op = ctx.graph.op(id);
+    let x = op.input(0).ok_or("input 0 is absent")?;
+    let w = op.input(1).ok_or("input 1 is absent")?;
+    let wo = ctx.graph.operand(w);
+    let weights: Vec<i8> = wo.data.as_ref().ok_or("weights must be constant")?.bytes().iter().map(|&b| b as i8).collect();
+    let bias = op.input(2).map(|b| const_f32(ctx, b).ok_or("bias must be float32")).transpose()?;
+    let xd = ctx.dims(x).to_vec();
+    let od = ctx.dims(op.outputs[0]).to_vec();
+    let wd = ctx.dims(w).to_vec();
+    let (w_scales, per_channel) = match &wo.quant {
+        Quantization::PerAxis { scales, .. } => (scales.clone(), scales.iter().any(|&s| s != scales[0])),
+        Quantization::PerTensor { scale, .. } => (vec![*scale], false),
+        Quantization::None => return Err("hybrid weights have no scale".into()),
+    };
+    match &op.kind {
+        OpKind::Conv2D(p) => {
+            let g = conv_geom(&xd, &wd, &od, p)?;
+            let channel_scale: Vec<f32> = (0..g.out_c).map(|c| w_scales[c.min(w_scales.len() - 1)]).collect();
+            let clamp = clamp_of(p.act);
+            let asym = per_channel || g.groups != 1;
+            let conv = QConv::new::<i8, i8>(ConvGeom { batch: 1, ..g }, ConvQuant::raw(g.out_c), &weights);
+            let finish = Finish { channel_scale, bias, clamp, scales_first: false };
+            Ok(hybrid_conv(source(ctx, x), g.batch, asym, finish, move |x, zp, acc| conv.run_raw(x, zp, acc)))
+        }
+        OpKind::DepthwiseConv2D(p) => {
+            let g = depthwise_geom(&xd, &wd, &od, p)?;
+            let channel_scale: Vec<f32> = (0..g.out_c()).map(|c| w_scales[c.min(w_scales.len() - 1)]).collect();
+            let clamp = clamp_of(p.act);
+            let dw = QDepthwise::new::<i8, i8>(DepthwiseGeom { batch: 1, ..g }, ConvQuant::raw(g.out_c()), &weights);
+            let finish = Finish { channel_scale, bias, clamp, scales_first: true };
+            Ok(hybrid_conv(source(ctx, x), g.batch, true, finish, move |x, zp, acc| dw.run_raw(x, zp, acc)))
+        }
+        OpKind::FullyConnected(p) => {
+            let k = *wd.last().ok_or("weights have no dims")?;
+            let n = weights.len() / k.max(1);
+            let asym = p.asymmetric_quantize_inputs;
+            let act = p.act;
+            let clamp = clamp_of(act);
+            let per_channel = matches!(wo.quant, Quantization::PerAxis { .. });
+            let channel_scale = w_scales.clone();
+            Ok(built(vec![source(ctx, x)], move |ins, outs| {
+                let input = cast::<f32>(ins[0].bytes)?;
+                let m = input.len() / k.max(1);
+                let out = cast_mut::<f32>(outs[0].bytes)?;
+                if input.iter().all(|&v| v == 0.0) {
+                    // TFLite skips the product for an all-zero input: bias, then activation.
+                    for (r, o) in out.iter_mut().enumerate() {
+                        *o = bias.as_ref().map_or(0.0, |b| b[r % n]).max(clamp.0).min(clamp.1);
+                    }
+                    return Ok(());
+                }
+                let (xq, mut scales, offsets) = quantize_rows(input, m, k, asym);
+                if !per_channel {
+                    scales.iter_mut().for_each(|s| *s *= channel_scale[0]);
+                }
+                hybrid::fully_connected(m, k, n, &xq, &offsets, &scales, &weights, &channel_scale, per_channel, bias.as_deref(), out);
+                for o in out.iter_mut() {
+                    *o = o.max(clamp.0).min(clamp.1);
+                }
+                Ok(())
+            }))
+        }
+        _ => Err("not a hybrid op".into()),
+    }
+}
+
+
+/// How a hybrid convolution scales its raw accumulators back to float (`hybrid::finish`).
+struct Finish {
+    channel_scale: Vec<f32>,
+    bias: Option<Vec<f32>>,
+    clamp: FloatClamp,
+    scales_first: bool,
+}
+
+/// Quantizes each of the `rows` runs of `len` values of `input` on its own, as TFLite's hybrid
+/// kernels do (asymmetric when `asym`, else symmetric with offset 0): the int8 values, and per
+/// run the scale and the offset.
+fn quantize_rows(input: &[f32], rows: usize, len: usize, asym: bool) -> (Vec<i8>, Vec<f32>, Vec<i32>) {
+    let mut xq = vec![0i8; input.len()];
+    let mut scales = vec![0f32; rows];
+    let mut offsets = vec![0i32; rows];
+    for b in 0..rows {
+        let r = b * len..(b + 1) * len;
+        if asym {
+            (scales[b], offsets[b]) = hybrid::asymmetric_quantize(&input[r.clone()], &mut xq[r]);
+        } else {
+            scales[b] = hybrid::symmetric_quantize(&input[r.clone()], &mut xq[r]);
+        }
+    }
+    (xq, scales, offsets)
+}
+
+/// The kernel of a hybrid CONV_2D or DEPTHWISE_CONV_2D: quantizes each of the `batch` images
+/// of the float input on its own ([`quantize_rows`]), runs `raw` (the integer convolution of one image into raw int32
+/// accumulators, given the image's offset) and scales those back to float.
+fn hybrid_conv(input: InputSource, batch: usize, asym: bool, f: Finish, raw: impl Fn(&[i8], i32, &mut [i32]) + Send + 'static) -> Built {
+    built(vec![input], move |ins, outs| {
+        let input = cast::<f32>(ins[0].bytes)?;
+        let per_batch = input.len() / batch.max(1);
+        let (xq, scales, offsets) = quantize_rows(input, batch, per_batch, asym);
+        let out = cast_mut::<f32>(outs[0].bytes)?;
+        let per_out = out.len() / batch.max(1);
+        let mut acc = vec![0i32; per_out];
+        for b in 0..batch {
+            raw(&xq[b * per_batch..(b + 1) * per_batch], offsets[b], &mut acc);
+            hybrid::finish(&acc, &f.channel_scale, scales[b], f.bias.as_deref(), f.clamp, f.scales_first, &mut out[b * per_out..(b + 1) * per_out]);
+        }
         Ok(())
-    }))
+    })
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops_with_int(&["Conv2D", "Conv3D", "DepthwiseConv2D", "FullyConnected"], supports, build, (quantized_op, supports_quantized, build_quantized));
 }

@@ -3,11 +3,22 @@
 
 use nnrt_core::{cast, cast_mut, Activation, CompileCtx, DType, MirrorMode, OpId, OpKind, Quantization, TensorMut, TensorRef};
 
-use super::{built, sources};
-use crate::backend::Built;
+use super::util::{QuantIo, dtype, qp, quantized, sources};
+use super::Registry;
+use crate::kernel::{built, Built};
+use crate::quant::misc;
+use crate::quant::QParams;
+
 use crate::kernels::data::{concat, mirror_pad, pad, transpose, MirrorMode as M};
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+/// A CONCATENATION with a quantized input or output takes the integer kernel (which rescales
+/// uint8 inputs); the other ops move quantized values as they are.
+fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
+    let op = ctx.graph.op(id);
+    matches!(op.kind, OpKind::Concatenation { .. }) && (op.inputs.iter().flatten().any(|&x| quantized(ctx, x)) || quantized(ctx, op.outputs[0]))
+}
+
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     let out = ctx.graph.operand(op.outputs[0]);
     let x = ctx.graph.operand(op.input(0).ok_or("input 0 is absent")?);
@@ -43,7 +54,26 @@ fn pads_of(ctx: &CompileCtx, id: OpId) -> Result<Vec<(usize, usize)>, String> {
     Ok(v.chunks_exact(2).map(|c| (c[0].max(0) as usize, c[1].max(0) as usize)).collect())
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    let QuantIo { out, ot, .. } = QuantIo::of(ctx, id)?;
+    let op = ctx.graph.op(id);
+    match &op.kind {
+        OpKind::Concatenation { .. } => {
+            for &x in op.inputs.iter().flatten() {
+                if dtype(ctx, x) != ot {
+                    return Err(format!("concatenation of {} into {ot}", dtype(ctx, x)));
+                }
+                if ot != DType::U8 && ctx.graph.operand(x).quant != ctx.graph.operand(out).quant {
+                    return Err(format!("{ot} concatenation needs every input quantized like the output (TFLite requires it)"));
+                }
+            }
+            Ok(())
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
+}
+
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let dtype = ctx.graph.operand(op.outputs[0]).dtype;
     let mut inputs = sources(ctx, id);
@@ -128,4 +158,42 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err("not a data movement op".into()),
     }
+}
+
+fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let QuantIo { out, ot, od, .. } = QuantIo::of(ctx, id)?;
+    let op = ctx.graph.op(id);
+    match &op.kind {
+        OpKind::Concatenation { axis, .. } => {
+            let rank = od.len() as i32;
+            let axis = if *axis < 0 { axis + rank } else { *axis } as usize;
+            let outer: usize = od[..axis].iter().product();
+            let inner: usize = od[axis + 1..].iter().product();
+            let oq = qp(ctx, out)?;
+            let qs: Vec<QParams> = op.inputs.iter().flatten().map(|&x| qp(ctx, x)).collect::<Result<_, _>>()?;
+            let size = ot.size();
+            Ok(built(sources(ctx, id), move |ins, outs| {
+                let parts: Vec<(&[u8], usize, QParams)> = ins.iter().zip(&qs).map(|(t, &q)| (t.bytes, t.dims[axis] * size, q)).collect();
+                if size == 1 {
+                    misc::concat_with_scaling(&parts, outer, inner, oq, outs[0].bytes);
+                } else {
+                    let mut o = 0;
+                    for k in 0..outer {
+                        for &(d, n, _) in &parts {
+                            let len = n * inner;
+                            outs[0].bytes[o..o + len].copy_from_slice(&d[k * len..(k + 1) * len]);
+                            o += len;
+                        }
+                    }
+                }
+                Ok(())
+            }))
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops_with_int(&["Concatenation", "Reshape", "Transpose", "Pad", "MirrorPad"], supports, build, (quantized_op, supports_quantized, build_quantized));
 }

@@ -1,18 +1,22 @@
-//! Element-wise binary ops with broadcasting (float32, int32, int64), unary ops and activations,
-//! PRELU, SOFTMAX / LOG_SOFTMAX / L2_NORMALIZATION, DEQUANTIZE.
+//! Element-wise binary ops with broadcasting (float32, int32, int64, and uint8 / int8 / int16
+//! quantized with TFLite's fixed-point arithmetic) and unary ops and activations (float32, the
+//! integer ABS / NEG / SQUARE / SIGN, LOGICAL_NOT, quantized RELUs, LEAKY_RELU, HARD_SWISH and
+//! 8-bit LOGISTIC / TANH tables, int16 LOGISTIC / TANH).
 
-use nnrt_core::shape::num_elements;
-use nnrt_core::{cast, cast_mut, Activation, BinaryOp, CompileCtx, DType, OpId, OpKind, Quantization, UnaryOp};
+use nnrt_core::{cast, cast_mut, Activation, BinaryOp, CompileCtx, DType, OpId, OpKind, TensorMut, TensorRef, UnaryOp};
 
-use super::{all_f32, built, check_act, fused, sources};
-use crate::backend::Built;
+use super::util::{QuantIo, check_act, check_all_params, dtype, first_input_quantized, fused, input, qp, source, sources};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::binary::{binary, binary_i32, binary_i64, BinaryOp as K};
 use crate::kernels::compare::logical_not;
-use crate::kernels::data::f16_to_f32;
-use crate::kernels::softmax::{l2_normalize, log_softmax, softmax};
-use crate::kernels::unary::{prelu, unary, UnaryOp as U};
+use crate::kernels::unary::{unary, UnaryOp as U};
+use crate::quant::activation::{HardSwishQ, LeakyReluQ, Lut8, ReluQ};
+use crate::quant::binary::{QBinary, QBinaryOp};
+use crate::quant::sigmoid16::Sigmoid16;
+use crate::quant::QInt;
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     match &op.kind {
         OpKind::Binary { act, .. } => {
@@ -35,23 +39,49 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
             }
             Ok(())
         }
-        OpKind::L2Normalization { act } => {
-            check_act(*act)?;
-            all_f32(ctx, id)
-        }
-        OpKind::Dequantize => {
-            let src = ctx.graph.operand(op.input(0).ok_or("input 0 is absent")?);
-            let dst = ctx.graph.operand(op.outputs[0]);
-            if dst.dtype != DType::F32 {
-                return Err(format!("dequantizing to {} is not supported (float32 only)", dst.dtype));
+        _ => Err("not an element-wise op".into()),
+    }
+}
+
+fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    check_all_params(ctx, id)?;
+    let op = ctx.graph.op(id);
+    let int16_sigmoid = matches!(op.kind, OpKind::Unary(UnaryOp::Logistic | UnaryOp::Tanh)) && op.input(0).map(|x| dtype(ctx, x)) == Some(DType::I16);
+    if int16_sigmoid {
+        return sigmoid16(ctx, id).map(|_| ());
+    }
+    let out = op.outputs.first().copied().ok_or("the op has no output")?;
+    let in0 = input(ctx, id, 0)?;
+    let (xt, ot) = (dtype(ctx, in0), dtype(ctx, out));
+    match &op.kind {
+        OpKind::Binary { op: b, .. } => {
+            let y = input(ctx, id, 1)?;
+            if matches!(b, BinaryOp::Maximum | BinaryOp::Minimum) {
+                return if xt == dtype(ctx, y) && xt == ot { Ok(()) } else { Err(format!("quantized {} needs one type", op.kind.name())) };
             }
-            match (src.dtype, &src.quant) {
-                (DType::F16, _) => Ok(()),
-                (DType::U8 | DType::I8 | DType::I16 | DType::I32, Quantization::PerTensor { .. }) => Ok(()),
-                (t, q) => Err(format!("dequantizing {t} with {q:?} is not supported")),
+            if !matches!(b, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul) {
+                return Err(format!("quantized {} is not supported", op.kind.name()));
             }
+            if xt != dtype(ctx, y) || xt != ot {
+                return Err(format!(
+                    "quantized {} needs one integer type, got {xt}, {}, {ot}",
+                    op.kind.name(),
+                    dtype(ctx, y)
+                ));
+            }
+            qp(ctx, y)?;
+            qp(ctx, out)?;
+            Ok(())
         }
-        _ => all_f32(ctx, id),
+        OpKind::Unary(u) => match u {
+            UnaryOp::Logistic | UnaryOp::Tanh | UnaryOp::HardSwish if matches!(xt, DType::U8 | DType::I8) && xt == ot => {
+                Ok(())
+            }
+            _ if relu_bounds(u).is_some() && xt == ot => qp(ctx, out).map(|_| ()),
+            UnaryOp::LeakyRelu(_) if xt == ot => qp(ctx, out).map(|_| ()),
+            _ => Err(format!("quantized {} on {xt} is not supported", op.kind.name())),
+        },
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
     }
 }
 
@@ -177,7 +207,27 @@ fn int_bounds(act: Activation) -> (i64, i64) {
     }
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+/// The real clamp of a RELU-family op.
+fn relu_bounds(u: &UnaryOp) -> Option<(f32, f32)> {
+    match u {
+        UnaryOp::Relu => Some((0.0, f32::INFINITY)),
+        UnaryOp::Relu6 => Some((0.0, 6.0)),
+        UnaryOp::ReluN1To1 => Some((-1.0, 1.0)),
+        UnaryOp::Relu0To1 => Some((0.0, 1.0)),
+        _ => None,
+    }
+}
+
+fn sigmoid16(ctx: &CompileCtx, id: OpId) -> Result<Sigmoid16, String> {
+    let op = ctx.graph.op(id);
+    let (x, out) = (input(ctx, id, 0)?, op.outputs[0]);
+    if dtype(ctx, out) != DType::I16 {
+        return Err(format!("int16 {} needs an int16 output, got {}", op.kind.name(), dtype(ctx, out)));
+    }
+    Sigmoid16::new(op.kind == OpKind::Unary(UnaryOp::Tanh), qp(ctx, x)?, qp(ctx, out)?)
+}
+
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let inputs = sources(ctx, id);
     match &op.kind {
@@ -231,34 +281,6 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                 Ok(())
             }))
         }
-        OpKind::Prelu => Ok(built(inputs, |ins, outs| {
-            prelu(cast::<f32>(ins[0].bytes)?, ins[0].dims, cast::<f32>(ins[1].bytes)?, ins[1].dims, cast_mut::<f32>(outs[0].bytes)?);
-            Ok(())
-        })),
-        OpKind::LogSoftmax | OpKind::L2Normalization { .. } => {
-            let (log, act) = match &op.kind {
-                OpKind::L2Normalization { act } => (false, *act),
-                _ => (true, Activation::None),
-            };
-            let (clamp, tanh) = fused(act);
-            Ok(built(inputs, move |ins, outs| {
-                let dims = ins[0].dims;
-                let depth = dims.last().copied().unwrap_or(1);
-                let outer = num_elements(dims).unwrap_or(0) / depth.max(1);
-                let (x, out) = (cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
-                if log {
-                    log_softmax(x, outer, depth, out);
-                } else {
-                    l2_normalize(x, outer, depth, out);
-                    out.iter_mut().for_each(|v| *v = crate::kernels::binary::clamp(*v, clamp));
-                    if tanh {
-                        let tmp = out.to_vec();
-                        unary(U::Tanh, &tmp, out);
-                    }
-                }
-                Ok(())
-            }))
-        }
         OpKind::Unary(u) => {
             let k = unary_kind(*u);
             Ok(built(inputs, move |ins, outs| {
@@ -266,37 +288,111 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                 Ok(())
             }))
         }
-        OpKind::Softmax { beta } => {
-            let beta = *beta;
-            Ok(built(inputs, move |ins, outs| {
-                let dims = ins[0].dims;
-                let depth = dims.last().copied().unwrap_or(1);
-                let outer = num_elements(dims).unwrap_or(0) / depth.max(1);
-                softmax(cast::<f32>(ins[0].bytes)?, outer, depth, beta, cast_mut::<f32>(outs[0].bytes)?);
-                Ok(())
-            }))
-        }
-        OpKind::Dequantize => {
-            let src = ctx.graph.operand(op.input(0).ok_or("input 0 is absent")?);
-            let (scale, zp) = match src.quant {
-                Quantization::PerTensor { scale, zero_point } => (scale, zero_point as f32),
-                _ => (1.0, 0.0),
-            };
-            let dtype = src.dtype;
-            Ok(built(inputs, move |ins, outs| {
-                let out = cast_mut::<f32>(outs[0].bytes)?;
-                let q = |v: f32| scale * (v - zp);
-                match dtype {
-                    DType::F16 => f16_to_f32(cast::<half::f16>(ins[0].bytes)?, out),
-                    DType::U8 => out.iter_mut().zip(ins[0].bytes).for_each(|(o, &v)| *o = q(v as f32)),
-                    DType::I8 => out.iter_mut().zip(cast::<i8>(ins[0].bytes)?).for_each(|(o, &v)| *o = q(v as f32)),
-                    DType::I16 => out.iter_mut().zip(cast::<i16>(ins[0].bytes)?).for_each(|(o, &v)| *o = q(v as f32)),
-                    DType::I32 => out.iter_mut().zip(cast::<i32>(ins[0].bytes)?).for_each(|(o, &v)| *o = q(v as f32)),
-                    other => return Err(format!("cannot dequantize {other}")),
-                }
-                Ok(())
-            }))
-        }
         _ => Err("not an element-wise op".into()),
     }
+}
+
+fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let QuantIo { x: in0, out, xt, .. } = QuantIo::of(ctx, id)?;
+    let op = ctx.graph.op(id);
+    match &op.kind {
+        OpKind::Unary(UnaryOp::Logistic | UnaryOp::Tanh) if xt == DType::I16 => {
+            let s = sigmoid16(ctx, id)?;
+            Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                s.run(cast::<i16>(ins[0].bytes)?, cast_mut::<i16>(outs[0].bytes)?);
+                Ok(())
+            }))
+        }
+        OpKind::Binary { op: b, .. } if matches!(b, BinaryOp::Maximum | BinaryOp::Minimum) => {
+            // TFLite compares the raw integers (inputs and output share their quantization).
+            let max = *b == BinaryOp::Maximum;
+            by_qtype!(xt, |T| Ok(built(sources(ctx, id), move |ins, outs| {
+                let (a, b) = (cast::<T>(ins[0].bytes)?, cast::<T>(ins[1].bytes)?);
+                let dims = outs[0].dims.to_vec();
+                let (sa, sb) = (crate::quant::binary::broadcast_strides(ins[0].dims, &dims), crate::quant::binary::broadcast_strides(ins[1].dims, &dims));
+                let out = cast_mut::<T>(outs[0].bytes)?;
+                crate::quant::binary::for_each_index(&dims, |i, idx| {
+                    let (ia, ib) = idx.iter().enumerate().fold((0, 0), |(p, q), (d, &v)| (p + v * sa[d], q + v * sb[d]));
+                    let (x, y) = (a[ia].get(), b[ib].get());
+                    out[i] = T::put(if max { x.max(y) } else { x.min(y) });
+                });
+                Ok(())
+            })))
+        }
+        OpKind::Binary { op: b, act } => {
+            let k = match b {
+                BinaryOp::Add => QBinaryOp::Add,
+                BinaryOp::Sub => QBinaryOp::Sub,
+                _ => QBinaryOp::Mul,
+            };
+            let y = input(ctx, id, 1)?;
+            let (aq, bq, oq) = (qp(ctx, in0)?, qp(ctx, y)?, qp(ctx, out)?);
+            by_qtype!(xt, |T| {
+                let p = QBinary::new::<T>(k, aq, bq, oq, *act);
+                Ok(built(sources(ctx, id), move |ins, outs| {
+                    let dims = outs[0].dims;
+                    p.run::<T, T>(
+                        cast::<T>(ins[0].bytes)?,
+                        ins[0].dims,
+                        cast::<T>(ins[1].bytes)?,
+                        ins[1].dims,
+                        cast_mut::<T>(outs[0].bytes)?,
+                        dims,
+                    );
+                    Ok(())
+                }))
+            })
+        }
+        OpKind::Unary(u) if relu_bounds(u).is_some() => {
+            let bounds = relu_bounds(u).unwrap_or((f32::NEG_INFINITY, f32::INFINITY));
+            let (iq, oq) = (qp(ctx, in0)?, qp(ctx, out)?);
+            by_qtype!(xt, |T| {
+                let r = ReluQ::new::<T>(iq, oq, bounds);
+                Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                    for (o, &x) in cast_mut::<T>(outs[0].bytes)?.iter_mut().zip(cast::<T>(ins[0].bytes)?) {
+                        *o = r.apply(x);
+                    }
+                    Ok(())
+                }))
+            })
+        }
+        OpKind::Unary(UnaryOp::LeakyRelu(alpha)) => {
+            let r = LeakyReluQ::new(qp(ctx, in0)?, qp(ctx, out)?, *alpha);
+            by_qtype!(xt, |T| Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                for (o, &x) in cast_mut::<T>(outs[0].bytes)?.iter_mut().zip(cast::<T>(ins[0].bytes)?) {
+                    *o = r.apply(x);
+                }
+                Ok(())
+            })))
+        }
+        OpKind::Unary(u) => {
+            let (iq, oq) = (qp(ctx, in0)?, qp(ctx, out)?);
+            if *u == UnaryOp::HardSwish {
+                let h = HardSwishQ::new(iq, oq);
+                return by_qtype!(xt, |T| Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                    for (o, &x) in cast_mut::<T>(outs[0].bytes)?.iter_mut().zip(cast::<T>(ins[0].bytes)?) {
+                        *o = h.apply(x);
+                    }
+                    Ok(())
+                })));
+            }
+            let lut = by_qtype!(xt, |T| if *u == UnaryOp::Logistic {
+                Lut8::logistic::<T>(iq, oq)
+            } else {
+                Lut8::tanh::<T>(iq, oq)
+            });
+            Ok(built(vec![source(ctx, in0)], move |ins: &[TensorRef<'_>], outs: &mut [TensorMut<'_>]| {
+                lut.run(ins[0].bytes, outs[0].bytes);
+                Ok(())
+            }))
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops_with_int(&["Add", "Sub", "Mul", "Div", "Pow", "SquaredDifference", "Maximum", "Minimum", "FloorDiv", "FloorMod"], supports, build, (first_input_quantized, supports_quantized, build_quantized));
+    r.ops_with_int(&["Relu", "Relu6", "ReluN1To1", "Relu0To1", "Tanh", "Logistic", "HardSwish", "LeakyRelu", "Elu", "Gelu"], supports, build, (first_input_quantized, supports_quantized, build_quantized));
+    r.ops_with_int(&["Abs", "Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Sin", "Cos", "Floor", "Ceil", "Round", "Sign", "LogicalNot"], supports, build, (first_input_quantized, supports_quantized, build_quantized));
 }

@@ -2,11 +2,12 @@
 
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind};
 
-use super::{built, source};
-use crate::backend::Built;
+use super::util::{source};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::fft::{complex_part, Part, Rfft2d};
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
     let (tx, to) = (ctx.graph.operand(x).dtype, ctx.graph.operand(op.outputs[0]).dtype);
@@ -20,7 +21,7 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     Ok(())
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
     let part = match op.kind {
@@ -45,4 +46,9 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         complex_part(part, cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
         Ok(())
     }))
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Rfft2d", "ComplexAbs", "Real", "Imag"], supports, build);
 }

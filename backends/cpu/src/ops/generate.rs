@@ -4,11 +4,12 @@
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind};
 
 use super::movement::by_size;
-use super::{built, source};
-use crate::backend::Built;
+use super::util::{source};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::movement::one_hot;
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     for &o in op.inputs.iter().flatten().chain(&op.outputs) {
         if ctx.graph.operand(o).quant.is_quantized() && !matches!(op.kind, OpKind::Shape | OpKind::Rank) {
@@ -77,7 +78,7 @@ fn range_bytes(ctx: &CompileCtx, id: OpId, n: usize) -> Result<Vec<u8>, String> 
     Ok(out)
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let out = ctx.graph.operand(op.outputs[0]);
     let (dtype, od) = (out.dtype, ctx.dims(op.outputs[0]).to_vec());
@@ -134,4 +135,9 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err("not a generating op".into()),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Fill", "Range", "Shape", "Rank", "ZerosLike", "OnesLike", "OneHot"], supports, build);
 }

@@ -3,12 +3,13 @@
 use nnrt_core::{cast, cast_mut, CompareOp, CompileCtx, DType, LogicalOp, OpId, OpKind};
 
 use super::movement::by_size;
-use super::{built, sources};
-use crate::backend::Built;
+use super::util::{sources};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::cast::cast as cast_kernel;
 use crate::kernels::compare::{compare, logical, select, select_rows, CompareOp as K};
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     let operand = |i: usize| op.input(i).map(|o| ctx.graph.operand(o)).ok_or_else(|| format!("input {i} is absent"));
     match &op.kind {
@@ -55,7 +56,7 @@ fn kind(c: CompareOp) -> K {
     }
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let inputs = sources(ctx, id);
     let out_dtype = ctx.graph.operand(op.outputs[0]).dtype;
@@ -117,4 +118,10 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err("not a logic op".into()),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"], supports, build);
+    r.ops(&["LogicalAnd", "LogicalOr", "Select", "SelectV2", "Cast"], supports, build);
 }

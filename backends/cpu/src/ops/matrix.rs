@@ -4,15 +4,16 @@ use nnrt_core::{cast, cast_mut, CompileCtx, OpId, OpKind};
 
 use super::arith::ints;
 use super::movement::by_size;
-use super::{built, sources};
-use crate::backend::Built;
+use super::util::{sources};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::matrix::{matrix_diag, matrix_set_diag, reverse_sequence};
 
-pub(super) fn supports(_ctx: &CompileCtx, _id: OpId) -> Result<(), String> {
+fn supports(_ctx: &CompileCtx, _id: OpId) -> Result<(), String> {
     Ok(())
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let ins = sources(ctx, id);
     let dtype = ctx.graph.operand(op.outputs[0]).dtype;
@@ -43,4 +44,9 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err("not a matrix op".into()),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["MatrixDiag", "MatrixSetDiag", "ReverseSequence"], supports, build);
 }

@@ -8,8 +8,9 @@
 
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, Subgraph};
 
-use super::{built, const_f32, source};
-use crate::backend::Built;
+use super::util::{const_f32, nhwc, source};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::argmax_pool::{max_pool_argmax, max_unpool};
 use crate::kernels::pool::PoolGeom;
 use crate::kernels::transpose_conv::{TransposeConv, TransposeConvGeom};
@@ -132,20 +133,7 @@ impl PoolParams {
     /// (the unpooling pads as the pooling that would map its output back onto its input).
     fn geom(&self, full: &[usize], pooled: &[usize]) -> PoolGeom {
         let pad = |a: usize| self.pad(a, full[a + 1], pooled[a + 1]);
-        PoolGeom {
-            batch: full[0],
-            in_h: full[1],
-            in_w: full[2],
-            channels: full[3],
-            out_h: pooled[1],
-            out_w: pooled[2],
-            k_h: self.filter[0],
-            k_w: self.filter[1],
-            stride_h: self.stride[0],
-            stride_w: self.stride[1],
-            pad_top: pad(0),
-            pad_left: pad(1),
-        }
+        PoolGeom::nhwc(full, pooled, self.filter, self.stride, [pad(0), pad(1)])
     }
 }
 
@@ -195,7 +183,8 @@ fn four_d<'a>(what: &str, d: &'a [usize]) -> Result<&'a [usize], String> {
     }
 }
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    nhwc(ctx, id)?;
     let op = ctx.graph.op(id);
     let Some((name, options)) = name_and_options(ctx.graph, id) else {
         return Err("not a MediaPipe op of the CPU backend".into());
@@ -225,7 +214,7 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     Ok(())
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let (name, options) = name_and_options(ctx.graph, id).ok_or("not a MediaPipe op of the CPU backend")?;
     let ins: Vec<_> = op.inputs.iter().flatten().copied().collect();
@@ -316,4 +305,9 @@ mod tests {
         let p = PoolParams::parse(&le(&[SAME, 1, 1, 3, 3])).unwrap();
         assert_eq!(p.geom(&[1, 5, 5, 1], &[1, 5, 5, 1]).pad_top, 1);
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.customs(&[TRANSPOSE_CONV_BIAS, MAX_POOL_ARGMAX, MAX_UNPOOL], supports, build);
 }

@@ -6,8 +6,9 @@
 use nnrt_core::infer::strided_slice_plan;
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, InputSource, OpId, OpKind, Quantization, TensorMut, TensorRef};
 
-use super::{built, source};
-use crate::backend::Built;
+use super::util::{nhwc, source};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::data::{concat, transpose};
 use crate::kernels::movement::{batch_to_space, gather, gather_nd, reverse, space_to_batch, split, strided_copy, tile, BlockGeom};
 
@@ -36,8 +37,11 @@ macro_rules! by_size {
 }
 pub(crate) use by_size;
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
+    if matches!(op.kind, OpKind::SpaceToDepth { .. } | OpKind::DepthToSpace { .. } | OpKind::SpaceToBatchNd | OpKind::BatchToSpaceNd) {
+        nhwc(ctx, id)?;
+    }
     let data = match op.kind {
         OpKind::Split { .. } => 1,
         _ => 0,
@@ -106,7 +110,7 @@ fn split_kernel(x: InputSource, dims: &[usize], axis: usize, sizes: Vec<usize>, 
     })
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let dtype = ctx.graph.operand(op.outputs[0]).dtype;
     let input = |i: usize| op.input(i).ok_or_else(|| format!("input {i} is absent"));
@@ -284,4 +288,10 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err("not a data movement op".into()),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Split", "SplitV", "Pack", "Unpack", "Squeeze", "ExpandDims", "Slice", "StridedSlice", "Gather", "GatherNd", "Tile", "ReverseV2"], supports, build);
+    r.ops(&["SpaceToDepth", "DepthToSpace", "SpaceToBatchNd", "BatchToSpaceNd"], supports, build);
 }

@@ -1,13 +1,17 @@
-//! Average, max and L2 pooling.
+//! Average, max and L2 pooling (float32), average and max pooling on uint8 / int8 / int16.
 
 use nnrt_core::infer::window_output;
-use nnrt_core::{cast, cast_mut, CompileCtx, OpId, OpKind, PoolKind};
+use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, PoolKind};
 
-use super::{all_f32, built, check_act, fused, source};
-use crate::backend::Built;
+use super::util::{QuantIo, all_f32, check_act, first_input_quantized, fused, is_qint, nhwc, qp, source};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::pool::{avg_pool, l2_pool, max_pool, PoolGeom};
+use crate::quant::misc::{self, PoolGeom as QPoolGeom};
+use crate::quant::{activation_range, QInt};
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    nhwc(ctx, id)?;
     all_f32(ctx, id)?;
     match &ctx.graph.op(id).kind {
         OpKind::Pool2D(p) => check_act(p.act),
@@ -15,27 +19,33 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     }
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    let QuantIo { xt, ot, .. } = QuantIo::of(ctx, id)?;
+    let op = ctx.graph.op(id);
+    match &op.kind {
+        OpKind::Pool2D(p) => {
+            if p.kind == PoolKind::L2 || !is_qint(xt) || xt != ot {
+                return Err(format!("quantized {} on {xt} -> {ot} is not supported", op.kind.name()));
+            }
+            Ok(())
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
+}
+
+/// TFLite's padding before the window (top, left) of pooling `p` over NHWC input `xd`.
+fn pads(xd: &[usize], p: &nnrt_core::Pool2D) -> Result<[usize; 2], String> {
+    let wh = window_output(xd[1], p.filter[0], p.stride[0], 1, p.padding, 0).ok_or("invalid window")?;
+    let ww = window_output(xd[2], p.filter[1], p.stride[1], 1, p.padding, 1).ok_or("invalid window")?;
+    Ok([wh.pad_before, ww.pad_before])
+}
+
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let OpKind::Pool2D(p) = &op.kind else { return Err("not a pooling op".into()) };
     let x = op.input(0).ok_or("input 0 is absent")?;
     let (xd, od) = (ctx.dims(x).to_vec(), ctx.dims(op.outputs[0]).to_vec());
-    let wh = window_output(xd[1], p.filter[0], p.stride[0], 1, p.padding, 0).ok_or("invalid window")?;
-    let ww = window_output(xd[2], p.filter[1], p.stride[1], 1, p.padding, 1).ok_or("invalid window")?;
-    let g = PoolGeom {
-        batch: xd[0],
-        in_h: xd[1],
-        in_w: xd[2],
-        channels: xd[3],
-        out_h: od[1],
-        out_w: od[2],
-        k_h: p.filter[0],
-        k_w: p.filter[1],
-        stride_h: p.stride[0],
-        stride_w: p.stride[1],
-        pad_top: wh.pad_before,
-        pad_left: ww.pad_before,
-    };
+    let g = PoolGeom::nhwc(&xd, &od, p.filter, p.stride, pads(&xd, p)?);
     let (act, tanh) = fused(p.act);
     let kind = p.kind;
     Ok(built(vec![source(ctx, x)], move |ins, outs| {
@@ -53,4 +63,28 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         Ok(())
     }))
+}
+
+fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let QuantIo { x: in0, out, xt, xd, od, .. } = QuantIo::of(ctx, id)?;
+    let op = ctx.graph.op(id);
+    match &op.kind {
+        OpKind::Pool2D(p) => {
+            let g = QPoolGeom { n: xd[0], in_h: xd[1], in_w: xd[2], c: xd[3], out_h: od[1], out_w: od[2], k: p.filter, stride: p.stride, pad: pads(&xd, p)? };
+            let average = p.kind == PoolKind::Average;
+            by_qtype!(xt, |T| {
+                let act = activation_range(p.act, qp(ctx, out)?, <T as QInt>::MIN, <T as QInt>::MAX);
+                Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                    misc::pool::<T>(&g, average, act, cast::<T>(ins[0].bytes)?, cast_mut::<T>(outs[0].bytes)?);
+                    Ok(())
+                }))
+            })
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops_with_int(&["AveragePool2D", "MaxPool2D", "L2Pool2D"], supports, build, (first_input_quantized, supports_quantized, build_quantized));
 }

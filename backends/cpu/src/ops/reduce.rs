@@ -1,13 +1,15 @@
 //! Reductions over constant axes (mean, sum, max, min, prod on float32 / int32 / int64; any, all
-//! on bools).
+//! on bools; MEAN on uint8 / int8 / int16 with TFLite's requantization).
 
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, ReduceOp};
 
-use super::{built, source};
-use crate::backend::Built;
+use super::util::{QuantIo, const_ints, first_input_quantized, input, qp, source};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::reduce::{reduce, reduce_bool, reduce_i32, reduce_i64, ReduceOp as R};
+use crate::quant::misc;
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
     let out = op.outputs[0];
@@ -29,7 +31,21 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     Ok(())
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    let QuantIo { xt, ot, .. } = QuantIo::of(ctx, id)?;
+    let op = ctx.graph.op(id);
+    match &op.kind {
+        OpKind::Reduce { op: r, .. } => {
+            if *r != nnrt_core::ReduceOp::Mean || xt != ot {
+                return Err(format!("quantized {} is not supported (MEAN is)", op.kind.name()));
+            }
+            const_ints(ctx, input(ctx, id, 1)?).map(|_| ())
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
+}
+
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let OpKind::Reduce { op: r, .. } = &op.kind else { return Err("not a reduction".into()) };
     let x = op.input(0).ok_or("input 0 is absent")?;
@@ -65,4 +81,31 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         Ok(())
     }))
+}
+
+fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let QuantIo { x: in0, out, xt, xd, .. } = QuantIo::of(ctx, id)?;
+    let op = ctx.graph.op(id);
+    match &op.kind {
+        OpKind::Reduce { .. } => {
+            let rank = xd.len() as i64;
+            let mut axes: Vec<usize> = const_ints(ctx, input(ctx, id, 1)?)?
+                .into_iter()
+                .map(|a| if a < 0 { a + rank } else { a } as usize)
+                .collect();
+            axes.sort_unstable();
+            axes.dedup();
+            let (iq, oq) = (qp(ctx, in0)?, qp(ctx, out)?);
+            by_qtype!(xt, |T| Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                misc::mean::<T>(cast::<T>(ins[0].bytes)?, ins[0].dims, &axes, iq, oq, cast_mut::<T>(outs[0].bytes)?);
+                Ok(())
+            })))
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops_with_int(&["Mean", "Sum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceAny", "ReduceAll"], supports, build, (first_input_quantized, supports_quantized, build_quantized));
 }

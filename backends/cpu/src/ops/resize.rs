@@ -1,13 +1,17 @@
 //! RESIZE_BILINEAR (float32) and RESIZE_NEAREST_NEIGHBOR (any type).
 
-use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, ResizeMode};
+use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, ResizeMode, TensorMut, TensorRef};
 
 use super::movement::by_size;
-use super::{built, source};
-use crate::backend::Built;
+use super::util::{QuantIo, const_ints, first_input_quantized, input, nhwc, source};
+use super::Registry;
+use crate::kernel::{built, Built};
+use crate::quant::misc::{self, ResizeOpts};
+
 use crate::kernels::resize::{resize_bilinear, resize_nearest, ResizeGeom};
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    nhwc(ctx, id)?;
     let op = ctx.graph.op(id);
     let OpKind::Resize(r) = &op.kind else { return Err("not a resize".into()) };
     let x = ctx.graph.operand(op.input(0).ok_or("input 0 is absent")?);
@@ -24,7 +28,21 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     Ok(())
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    let QuantIo { xt, ot, .. } = QuantIo::of(ctx, id)?;
+    let op = ctx.graph.op(id);
+    match &op.kind {
+        OpKind::Resize(r) => {
+            if r.mode != ResizeMode::Bilinear || xt != ot {
+                return Err("quantized RESIZE_NEAREST_NEIGHBOR is not supported".into());
+            }
+            const_ints(ctx, input(ctx, id, 1)?).map(|_| ())
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
+}
+
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let OpKind::Resize(r) = op.kind else { return Err("not a resize".into()) };
     let x = op.input(0).ok_or("input 0 is absent")?;
@@ -40,4 +58,35 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         Ok(())
     }))
+}
+
+fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let QuantIo { x: in0, xt, xd, od, .. } = QuantIo::of(ctx, id)?;
+    let op = ctx.graph.op(id);
+    match &op.kind {
+        OpKind::Resize(r) => {
+            let opts = ResizeOpts {
+                align_corners: r.align_corners,
+                half_pixel_centers: r.half_pixel_centers,
+            };
+            let in_dims = [xd[0], xd[1], xd[2], xd[3]];
+            let (oh, ow) = (od[1], od[2]);
+            if xt == DType::U8 {
+                return Ok(built(vec![source(ctx, in0)], move |ins: &[TensorRef<'_>], outs: &mut [TensorMut<'_>]| {
+                    misc::resize_bilinear_u8(ins[0].bytes, in_dims, oh, ow, opts, outs[0].bytes);
+                    Ok(())
+                }));
+            }
+            by_qtype!(xt, |T| Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                misc::resize_bilinear_int::<T>(cast::<T>(ins[0].bytes)?, in_dims, oh, ow, opts, cast_mut::<T>(outs[0].bytes)?);
+                Ok(())
+            })))
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops_with_int(&["ResizeBilinear", "ResizeNearestNeighbor"], supports, build, (first_input_quantized, supports_quantized, build_quantized));
 }

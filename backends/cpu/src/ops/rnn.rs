@@ -5,13 +5,14 @@
 use nnrt_core::infer::svdf_dims;
 use nnrt_core::{cast, cast_mut, Activation, CompileCtx, DType, OpId, OpKind};
 
-use super::{built, check_act, fused, source};
-use crate::backend::Built;
+use super::util::{check_act, fused, source};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::rnn::{rnn_step, svdf_step, CellAct, SvdfGeom};
 
 const STATE: usize = 4;
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     for &o in op.inputs.iter().flatten().chain(&op.outputs) {
         if ctx.graph.operand(o).dtype != DType::F32 {
@@ -45,7 +46,7 @@ fn wire(ctx: &CompileCtx, id: OpId) -> (Vec<nnrt_core::InputSource>, [Option<usi
     (inputs, pos, state)
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let dims = |i: usize| op.input(i).map(|o| ctx.dims(o).to_vec());
     let (inputs, pos, state) = wire(ctx, id);
@@ -113,4 +114,9 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     };
     b.state = state;
     Ok(b)
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Rnn", "UnidirectionalSequenceRnn", "Svdf"], supports, build);
 }

@@ -2,12 +2,20 @@
 
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind};
 
-use super::{built, source};
-use crate::backend::Built;
+use super::util::{QuantIo, const_ints, input, quantized_input, source};
+use super::Registry;
+use crate::kernel::{built, Built};
+use crate::quant::misc;
+
 use crate::kernels::reduce::arg_max_min;
 use crate::kernels::scan::{cumsum, top_k};
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+/// ARG_MAX / ARG_MIN of a quantized input take the integer kernel.
+fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
+    matches!(ctx.graph.op(id).kind, OpKind::ArgMinMax { .. }) && quantized_input(ctx, id, 0)
+}
+
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     let x = ctx.graph.operand(op.input(0).ok_or("input 0 is absent")?);
     if x.quant.is_quantized() && !matches!(op.kind, OpKind::ArgMinMax { .. } | OpKind::TopKV2) {
@@ -35,36 +43,30 @@ fn axis(ctx: &CompileCtx, id: OpId, rank: usize) -> Result<usize, String> {
 macro_rules! by_type {
     ($dtype:expr, |$t:ident| $body:expr) => {
         match $dtype {
-            DType::F32 => {
-                type $t = f32;
-                $body
-            }
-            DType::I32 => {
-                type $t = i32;
-                $body
-            }
-            DType::I64 => {
-                type $t = i64;
-                $body
-            }
-            DType::U8 | DType::Bool => {
-                type $t = u8;
-                $body
-            }
-            DType::I8 => {
-                type $t = i8;
-                $body
-            }
-            DType::I16 => {
-                type $t = i16;
-                $body
-            }
-            other => return Err(format!("type {other} is not supported here")),
+            DType::F32 => { type $t = f32; $body }
+            DType::I32 => { type $t = i32; $body }
+            DType::I64 => { type $t = i64; $body }
+            DType::Bool => { type $t = u8; $body }
+            other => by_qtype!(other, |$t| $body),
         }
     };
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    let QuantIo { ot, .. } = QuantIo::of(ctx, id)?;
+    let op = ctx.graph.op(id);
+    match &op.kind {
+        OpKind::ArgMinMax { .. } => {
+            if !matches!(ot, DType::I32 | DType::I64) {
+                return Err(format!("arg max/min into {ot}"));
+            }
+            const_ints(ctx, input(ctx, id, 1)?).map(|_| ())
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
+}
+
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
     let dims = ctx.dims(x).to_vec();
@@ -118,4 +120,32 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err("not a scan op".into()),
     }
+}
+
+fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let QuantIo { x: in0, xt, ot, xd, .. } = QuantIo::of(ctx, id)?;
+    let op = ctx.graph.op(id);
+    match &op.kind {
+        OpKind::ArgMinMax { max } => {
+            let rank = xd.len() as i64;
+            let a = *const_ints(ctx, input(ctx, id, 1)?)?.first().ok_or("the axis is empty")?;
+            let axis = if a < 0 { a + rank } else { a } as usize;
+            let max = *max;
+            by_qtype!(xt, |T| Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                let x = cast::<T>(ins[0].bytes)?;
+                if ot == DType::I64 {
+                    misc::arg_extreme::<T, i64>(x, ins[0].dims, axis, max, cast_mut::<i64>(outs[0].bytes)?, |i| i as i64);
+                } else {
+                    misc::arg_extreme::<T, i32>(x, ins[0].dims, axis, max, cast_mut::<i32>(outs[0].bytes)?, |i| i as i32);
+                }
+                Ok(())
+            })))
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops_with_int(&["Cumsum", "TopKV2", "ArgMax", "ArgMin"], supports, build, (quantized_op, supports_quantized, build_quantized));
 }

@@ -5,11 +5,12 @@ use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, Quantization, S
 
 use super::arith::ints;
 use super::movement::by_size;
-use super::{built, sources};
-use crate::backend::Built;
+use super::util::{sources};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::scatter::{dynamic_update_slice, embedding_lookup, embedding_lookup_dequant, scatter_nd, segment_reduce, sparse_to_dense, Combine};
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     let data_movement = matches!(op.kind, OpKind::DynamicUpdateSlice | OpKind::EmbeddingLookup);
     for &o in op.inputs.iter().flatten().chain(&op.outputs) {
@@ -20,7 +21,7 @@ pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     Ok(())
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let ins = sources(ctx, id);
     let in_type = |i: usize| op.input(i).map(|o| ctx.graph.operand(o).dtype).ok_or_else(|| format!("input {i} is absent"));
@@ -101,4 +102,10 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err("not a scatter op".into()),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["ScatterNd", "SparseToDense", "DynamicUpdateSlice", "EmbeddingLookup", "SegmentSum"], supports, build);
+    r.ops(&["UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd"], supports, build);
 }

@@ -6,11 +6,12 @@ use nnrt_core::infer::unique_keys;
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind};
 
 use super::movement::by_size;
-use super::{built, sources};
-use crate::backend::Built;
+use super::util::{sources};
+use super::Registry;
+use crate::kernel::{built, Built};
 use crate::kernels::select::{non_max_suppression, unique, where_coords};
 
-pub(super) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     if matches!(op.kind, OpKind::NonMaxSuppression { .. }) {
         for &o in op.inputs.iter().flatten() {
@@ -27,7 +28,7 @@ fn scalar_f32(b: &[u8]) -> Result<f32, String> {
     cast::<f32>(b)?.first().copied().ok_or_else(|| "a scalar input is empty".to_string())
 }
 
-pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let ins = sources(ctx, id);
     let dtype = ctx.graph.operand(op.input(0).ok_or("input 0 is absent")?).dtype;
@@ -92,4 +93,9 @@ pub(super) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         _ => Err("not a selection op".into()),
     }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops(&["Where", "Unique", "NonMaxSuppressionV4", "NonMaxSuppressionV5"], supports, build);
 }

@@ -7,6 +7,7 @@ use nnrt_core::Activation;
 use super::fixedpoint::{checked_log2, mbqm, rdbp, mbqm_smaller_than_one, quantize_multiplier, quantize_multiplier_smaller_than_one};
 use super::requant::mbqm_branchless;
 use super::{activation_range, QInt, QParams};
+use crate::simd::quant::{with_avx512, Avx512Body};
 
 /// Which arithmetic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +35,21 @@ pub struct QBinary {
     /// int16 ADD with power-of-two scales: TFLite's `pot_scale_int16` path (the schema's
     /// default), as right shifts of the two inputs.
     pot16: Option<(i32, i32)>,
+}
+
+/// Same-shape quantized add/sub/mul ([`QBinary::run_same`]) of `a` and `b`, run through
+/// `simd::quant::with_avx512`.
+struct SameShape<'a, T> {
+    p: &'a QBinary,
+    a: &'a [T],
+    b: &'a [T],
+}
+
+impl<T: QInt, TO: QInt> Avx512Body<TO> for SameShape<'_, T> {
+    #[inline(always)]
+    fn run(&self, out: &mut [TO]) {
+        self.p.run_same(self.a, self.b, out)
+    }
 }
 
 impl QBinary {
@@ -118,10 +134,10 @@ impl QBinary {
         if a.len() == out.len() && b.len() == out.len() && self.pot16.is_none() {
             // Three fixed-point multiplies per value: worth splitting from a few thousand.
             match crate::kernels::binary::par_chunk(out.len(), 8) {
-                None => crate::simd::quant::binary_same(self, a, b, out),
-                Some(c) => nnrt_core::par_chunks_mut(out, c, |i, o| {
+                None => with_avx512(&SameShape { p: self, a, b }, out),
+                Some(c) => nnrt_threads::par_chunks_mut(out, c, |i, o| {
                     let r = i * c..i * c + o.len();
-                    crate::simd::quant::binary_same(self, &a[r.clone()], &b[r], o)
+                    with_avx512(&SameShape { p: self, a: &a[r.clone()], b: &b[r] }, o)
                 }),
             }
             return;

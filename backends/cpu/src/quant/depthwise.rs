@@ -10,7 +10,7 @@
 
 use super::gemm::input_shift;
 use super::reference::{self, ConvQuant};
-use super::requant::ChannelRequant;
+use super::requant::{requant_row_simd, ChannelRequant};
 use super::{QInt, Requant};
 use crate::kernels::depthwise::DepthwiseGeom;
 use crate::simd::qdepthwise::{self as sdw, DwVnni, BLOCK};
@@ -25,8 +25,8 @@ const TASK_MACS: usize = 1 << 14;
 /// `out`, split across the current run's kernel pool when the whole is worth it.
 fn for_rows<T: Send>(out: &mut [T], rows: usize, row_len: usize, row_macs: usize, task: impl Fn((usize, &mut [T])) + Sync + Send) {
     let out = &mut out[..rows * row_len];
-    if rows > 1 && nnrt_core::kernel_threads() > 1 && rows * row_macs >= PAR_MIN_MACS {
-        nnrt_core::par_rows_mut(out, row_len, TASK_MACS.div_ceil(row_macs.max(1)), |r, o| task((r, o)));
+    if rows > 1 && nnrt_threads::kernel_threads() > 1 && rows * row_macs >= PAR_MIN_MACS {
+        nnrt_threads::par_rows_mut(out, row_len, TASK_MACS.div_ceil(row_macs.max(1)), |r, o| task((r, o)));
     } else {
         out.chunks_mut(row_len).enumerate().for_each(task);
     }
@@ -44,6 +44,21 @@ pub struct QDepthwise {
     /// The VNNI kernel's packing, when it applies (8-bit, multiplier 1, fixed-point requant).
     vnni: Option<(VnniToken, DwVnni)>,
     weights: Vec<i16>,
+}
+
+/// One output row (`r`) of [`QDepthwise`]'s fast path, run through `simd::quant::with_avx512`.
+struct Row<'a, TI, const RAW: bool> {
+    d: &'a QDepthwise,
+    input: &'a [TI],
+    zx: i32,
+    r: usize,
+}
+
+impl<TI: QInt, TO: QInt, const RAW: bool> sq::Avx512Body<TO> for Row<'_, TI, RAW> {
+    #[inline(always)]
+    fn run(&self, orow: &mut [TO]) {
+        self.d.row::<TI, TO, RAW>(self.input, self.zx, self.r, orow)
+    }
 }
 
 impl QDepthwise {
@@ -89,7 +104,7 @@ impl QDepthwise {
     pub fn run_raw(&self, input: &[i8], in_zp: i32, out: &mut [i32]) {
         let g = self.g;
         let row_len = g.out_w * g.out_c();
-        let task = |(r, orow): (usize, &mut [i32])| sq::dw_row::<i8, i32, true>(self, input, in_zp, r, orow);
+        let task = |(r, orow): (usize, &mut [i32])| sq::with_avx512(&Row::<i8, true> { d: self, input, zx: in_zp, r }, orow);
         for_rows(out, g.batch * g.out_h, row_len, row_len * g.k_h * g.k_w, task);
     }
 
@@ -110,7 +125,7 @@ impl QDepthwise {
             return;
         }
         let zx = self.q.in_zp;
-        for_rows(out, rows, row_len, row_macs, |(r, orow): (usize, &mut [TO])| sq::dw_row::<TI, TO, false>(self, input, zx, r, orow));
+        for_rows(out, rows, row_len, row_macs, |(r, orow): (usize, &mut [TO])| sq::with_avx512(&Row::<TI, false> { d: self, input, zx, r }, orow));
     }
 
     /// Output row `r` (batch · out_h + oy) of the fast path: for each output pixel, the
@@ -169,7 +184,7 @@ impl QDepthwise {
                 }
             }
             if !RAW {
-                sq::requant_row(&mut acc, &self.bias, &self.rq, 0, self.q.out_zp, self.q.act.0, self.q.act.1);
+                requant_row_simd(&mut acc, &self.bias, &self.rq, 0, self.q.out_zp, self.q.act.0, self.q.act.1);
             }
             for (o, &v) in orow[ox * oc..(ox + 1) * oc].iter_mut().zip(&acc) {
                 *o = TO::put(v);

@@ -15,7 +15,7 @@
 //! loop; all three must agree bit for bit with `reference::conv`.
 
 use super::reference::ConvQuant;
-use super::requant::ChannelRequant;
+use super::requant::{requant_row_simd, ChannelRequant};
 use super::{QInt, Requant};
 use crate::lines::Lines;
 use crate::simd::quant as sq;
@@ -229,7 +229,7 @@ impl QEpilogue {
             }
         }
         match &self.fixed {
-            Some(r) => sq::requant_row(acc, &self.cbias, r, c0, self.out_zp, self.act.0, self.act.1),
+            Some(r) => requant_row_simd(acc, &self.cbias, r, c0, self.out_zp, self.act.0, self.act.1),
             None => {
                 for (j, v) in acc.iter_mut().enumerate() {
                     let x = v.wrapping_add(self.cbias[c0 + j]);
@@ -329,12 +329,12 @@ pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue,
     if m == 0 || b.n == 0 {
         return;
     }
-    let threads = nnrt_core::kernel_threads();
+    let threads = nnrt_threads::kernel_threads();
     // Blocks of ROWS_PER_TASK rows, or fewer (whole tiles) when that would leave fewer than
     // about eight per thread: 14x14 and 7x7 layers (196 and 49 rows) otherwise split 3:2 or
     // not at all.
     let bm = if threads > 1 { (m.div_ceil(8 * threads).div_ceil(MR) * MR).clamp(MR, ROWS_PER_TASK) } else { ROWS_PER_TASK };
-    let task = |(blk, chunk): (usize, &mut [TO])| sq::gemm_task(a, b, ep, blk * bm, chunk, ldc, col0);
+    let task = |(blk, chunk): (usize, &mut [TO])| sq::with_avx512(&Task { a, b, ep, row0: blk * bm, ldc, col0 }, chunk);
     let chunk_len = bm * ldc;
     let total = m * ldc;
     // A block costs its multiply-adds plus about one im2col/epilogue pass per output value;
@@ -343,11 +343,29 @@ pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue,
     let blocks = m.div_ceil(bm);
     if blocks > 1 && threads > 1 && blocks * block_work >= PAR_MIN_WORK {
         let per = TASK_WORK.div_ceil(block_work).max(blocks.div_ceil(8 * threads));
-        nnrt_core::par_chunks_mut(&mut out[..total], per * chunk_len, |t, group| {
+        nnrt_threads::par_chunks_mut(&mut out[..total], per * chunk_len, |t, group| {
             group.chunks_mut(chunk_len).enumerate().for_each(|(i, chunk)| task((t * per + i, chunk)))
         });
     } else {
         out[..total].chunks_mut(chunk_len).enumerate().for_each(task);
+    }
+}
+
+/// One task of [`qgemm`] (rows from `row0`, into its chunk of the output), run through
+/// `simd::quant::with_avx512`.
+struct Task<'a> {
+    a: &'a dyn QASource,
+    b: &'a QPackedB,
+    ep: &'a QEpilogue,
+    row0: usize,
+    ldc: usize,
+    col0: usize,
+}
+
+impl<TO: QInt> sq::Avx512Body<TO> for Task<'_> {
+    #[inline(always)]
+    fn run(&self, chunk: &mut [TO]) {
+        task_body(self.a, self.b, self.ep, self.row0, chunk, self.ldc, self.col0)
     }
 }
 

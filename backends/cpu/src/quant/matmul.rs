@@ -44,7 +44,7 @@ impl QTransposeConv {
         if in_img == 0 || out_img == 0 {
             return;
         }
-        nnrt_core::par_chunks_mut(out, out_img, |i, o| self.image(&input[i * in_img..(i + 1) * in_img], o));
+        nnrt_threads::par_chunks_mut(out, out_img, |i, o| self.image(&input[i * in_img..(i + 1) * in_img], o));
     }
 
     fn image<TI: QInt, TO: QInt>(&self, x: &[TI], out: &mut [TO]) {
@@ -129,7 +129,7 @@ impl QBatchMatMul {
         };
         let used = (self.g.pairs.len() * m * n).min(out.len());
         let out = &mut out[..used];
-        nnrt_core::par_chunks_mut(out, m * n, |t, o| {
+        nnrt_threads::par_chunks_mut(out, m * n, |t, o| {
             let (xi, yi) = self.g.pairs[t];
             let xm = &x[xi * m * k..(xi + 1) * m * k];
             let ym = &packed[yi * n * k..(yi + 1) * n * k];

@@ -271,7 +271,7 @@ pub fn resize_bilinear_u8(input: &[u8], in_dims: [usize; 4], out_h: usize, out_w
     let row = |(r, orow): (usize, &mut [u8])| rows.row(simd, r, orow);
     let out = &mut out[..n * out_h * row_len];
     match crate::kernels::binary::par_chunk(n * out_h, row_len * 4) {
-        Some(chunk) => nnrt_core::par_chunks_mut(out, chunk * row_len, |t, block| {
+        Some(chunk) => nnrt_threads::par_chunks_mut(out, chunk * row_len, |t, block| {
             for (i, orow) in block.chunks_mut(row_len).enumerate() {
                 row((t * chunk + i, orow));
             }
@@ -406,7 +406,7 @@ pub fn arg_extreme<T: QInt, O: Copy + Send>(input: &[T], dims: &[usize], axis: u
             None => o.iter_mut().zip(i.chunks_exact(n)).for_each(one),
         };
         match crate::kernels::binary::par_chunk(outer, n) {
-            Some(chunk) => nnrt_core::par_chunks_mut(out, chunk, |t, o| {
+            Some(chunk) => nnrt_threads::par_chunks_mut(out, chunk, |t, o| {
                 let i = &input[t * chunk * n..t * chunk * n + o.len() * n];
                 rows((o, i))
             }),

@@ -30,6 +30,20 @@ pub struct ConvQuant {
 }
 
 impl ConvQuant {
+    /// Parameters that leave the int32 accumulators raw (no zero points, an identity
+    /// requantization, no clamp), for the dynamic-range kernels to scale in float.
+    pub fn raw(n: usize) -> ConvQuant {
+        ConvQuant {
+            in_zp: 0,
+            w_zp: vec![0; n],
+            out_zp: 0,
+            requant: vec![Requant::Fixed { multiplier: 1 << 30, shift: 1 }; n],
+            act: (i32::MIN, i32::MAX),
+            bias: None,
+            wide: false,
+        }
+    }
+
     /// Bias, requantization, output zero point and clamp of channel `c`'s accumulator.
     #[inline(always)]
     pub fn finish(&self, c: usize, acc: i64) -> i32 {

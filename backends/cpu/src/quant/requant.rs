@@ -57,6 +57,14 @@ pub fn requant_row(acc: &mut [i32], bias: &[i32], r: &ChannelRequant, c0: usize,
     }
 }
 
+/// [`requant_row`] with whole blocks of 16 channels through AVX-512 when the CPU has it
+/// (`simd::quant::requant_row_prefix`), the rest here.
+#[inline(always)]
+pub(crate) fn requant_row_simd(acc: &mut [i32], bias: &[i32], r: &ChannelRequant, c0: usize, out_zp: i32, lo: i32, hi: i32) {
+    let full = crate::simd::quant::requant_row_prefix(acc, &bias[c0..], &r.lmul[c0..], &r.mult[c0..], &r.right[c0..], r.any_left, out_zp, lo, hi);
+    requant_row(&mut acc[full..], bias, r, c0 + full, out_zp, lo, hi);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -112,7 +112,7 @@ fn stem_convs_match_reference() {
             groups: 1,
         };
         for threads in [1, 2] {
-            let pool = nnrt_core::KernelPool::new(threads).expect("pool");
+            let pool = nnrt_threads::KernelPool::new(threads).expect("pool");
             pool.install(|| {
                 seed += 1;
                 conv_case::<i8, i8>(seed, g, QLayout::Quad).expect("int8 stem");
@@ -242,15 +242,7 @@ proptest! {
         let scales: Vec<f32> = fill(seed ^ 3, g.out_c, 1, 1000).into_iter().map(|v| v as f32 * 1e-5).collect();
         let bias: Vec<f32> = fill(seed ^ 4, g.out_c, -100, 100).into_iter().map(|v| v as f32 * 0.01).collect();
         let clamp = FloatClamp(-1.5, 1.5);
-        let identity = |n: usize| ConvQuant {
-            in_zp: 0,
-            w_zp: vec![0; n],
-            out_zp: 0,
-            requant: vec![Requant::Fixed { multiplier: 1 << 30, shift: 1 }; n],
-            act: (i32::MIN, i32::MAX),
-            bias: None,
-            wide: false,
-        };
+        let identity = ConvQuant::raw;
         let mut want = vec![0f32; g.output_len()];
         conv_per_channel(&g, &x, &[offset], &[0.02], &w, &scales, Some(&bias), clamp, &mut want);
         let mut acc = vec![0i32; g.output_len()];
@@ -285,7 +277,7 @@ proptest! {
         let bias = fill(seed ^ 2, n, -100000, 100000);
         let r = super::requant::ChannelRequant::new(mults.into_iter().zip(shifts));
         let (mut a, mut b) = (acc.clone(), acc);
-        sq::requant_row(&mut a, &bias, &r, 0, zp, -300, 300);
+        super::requant::requant_row_simd(&mut a, &bias, &r, 0, zp, -300, 300);
         super::requant::requant_row(&mut b, &bias, &r, 0, zp, -300, 300);
         prop_assert_eq!(a, b);
     }
@@ -395,5 +387,101 @@ proptest! {
         l.run::<i8>(&row, 16, &mut out);
         let imax = (0..16).max_by_key(|&i| (row[i], std::cmp::Reverse(i))).unwrap_or(0);
         prop_assert!(out.iter().all(|&o| o <= out[imax]));
+    }
+}
+
+/// The AVX-512 epilogue of the VNNI kernels against the scalar `MultiplyByQuantizedMultiplier`.
+#[cfg(target_arch = "x86_64")]
+mod simd_epilogue {
+    use crate::quant::fixedpoint::mbqm;
+    use crate::simd::quant::probe::{narrow_lanes, requant64_lanes};
+    use crate::simd::quant::{LaneRequant, Narrow, VnniToken};
+
+    /// `requant64` against the scalar `MultiplyByQuantizedMultiplier` on extreme and random
+    /// accumulators, for right shifts 0..=31 and left shifts 0..=4 (multipliers in [2^30, 2^31)).
+    #[test]
+    fn requant64_is_mbqm() {
+        if no_vnni() {
+            return;
+        }
+        let mut next = xorshift(0x9e3779b97f4a7c15);
+        let mut xs: Vec<i32> = vec![0, 1, -1, i32::MAX, i32::MIN, i32::MIN + 1, 1 << 30, -(1 << 30), (1 << 30) - 1, -(1 << 30) + 1];
+        xs.extend((0..4000).map(|i| if i % 3 == 0 { (next() as i32) >> (next() % 31) } else { next() as i32 }));
+        for shift in -31..=4 {
+            for _ in 0..6 {
+                let m = (1 << 30) + (next() % (1 << 30)) as i32;
+                let cols: Vec<(i32, i32, (i32, i32))> = (0..16).map(|_| (0, 0, (m, shift))).collect();
+                let lr = LaneRequant::new(cols, 16, (0, i32::MIN, i32::MAX));
+                for chunk in xs.chunks(16) {
+                    let mut lanes = [0i32; 16];
+                    lanes[..chunk.len()].copy_from_slice(chunk);
+                    let got = requant64_lanes(&lr, lanes).expect("AVX-512 VNNI");
+                    for (i, &x) in lanes.iter().enumerate() {
+                        assert_eq!(got[i], mbqm(x, m, shift), "x {x} m {m} shift {shift}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The shortened epilogues [`Narrow::of`] picks give the bytes of the full one,
+    /// `clamp(mbqm(x) + zp, lo, hi)`, for ReLU-style ranges (the lower bound at the zero point,
+    /// where negative products skip their correction), the int8 range (saturating narrow) and
+    /// general ones, int8 and uint8, on every small accumulator and random large ones.
+    #[test]
+    fn narrow_shortcuts_match_the_full_epilogue() {
+        if no_vnni() {
+            return;
+        }
+        let mut next = xorshift(0x2545f4914f6cdd1d);
+        let mut xs: Vec<i32> = (-4096..4096).collect();
+        xs.extend((0..4096).map(|i| if i % 2 == 0 { (next() as i32) >> (next() % 31) } else { next() as i32 }));
+        let ranges = [
+            (-128, -128, 127, true),
+            (5, -128, 127, true),
+            (-3, -3, 127, true),
+            (-128, -128, 20, true),
+            (10, -100, 100, true),
+            (0, 0, 255, false),
+            (128, 0, 255, false),
+            (3, 3, 200, false),
+        ];
+        for shift in [-20, -12, -9, -7, -5, -3, -1, 0, 1] {
+            let m = (1 << 30) + (next() % (1 << 30)) as i32;
+            let cols: Vec<(i32, i32, (i32, i32))> = (0..16).map(|_| (0, 0, (m, shift))).collect();
+            for &(zp, lo, hi, signed) in &ranges {
+                let lr = LaneRequant::new(cols.clone(), 16, (zp, lo, hi));
+                let n = Narrow::of(lr.out, signed);
+                assert_eq!(n.neg, zp > lo);
+                for chunk in xs.chunks(16) {
+                    let mut lanes = [0i32; 16];
+                    lanes[..chunk.len()].copy_from_slice(chunk);
+                    let got = narrow_lanes(&lr, lanes, n).expect("AVX-512 VNNI");
+                    for (i, &x) in lanes.iter().enumerate() {
+                        let want = (mbqm(x, m, shift) as i64 + zp as i64).clamp(lo as i64, hi as i64) as u8;
+                        assert_eq!(got[i], want, "x {x} m {m} shift {shift} range {:?} {n:?}", (zp, lo, hi, signed));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether this CPU lacks AVX-512 VNNI (the test then says it is skipped).
+    fn no_vnni() -> bool {
+        let none = VnniToken::new().is_none();
+        if none {
+            eprintln!("skipped: no AVX-512 VNNI on this CPU");
+        }
+        none
+    }
+
+    /// A xorshift64 stream from `seed`.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
     }
 }

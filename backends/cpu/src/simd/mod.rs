@@ -4,8 +4,33 @@
 //! fallback in `kernels`, so the crate runs on any CPU and under valgrind (which does not emulate
 //! AVX-512). Nothing here is chosen at compile time with `target-cpu=native`.
 
-pub(crate) mod conv;
+/// Declares a proof-of-features token: `$name::new()` returns one only when the CPU has every
+/// feature listed (and, where `isa >= ...` is given, `NNRT_ISA` does not lower [`isa`] below
+/// that level). Tokens are built only after this run-time detection.
+macro_rules! cpu_token {
+    ($(#[$doc:meta])* $name:ident: $($feat:tt),+ $(; isa >= $min:expr)?) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug)]
+        pub(crate) struct $name(());
+
+        impl $name {
+            /// A token when the CPU has the features.
+            pub(crate) fn new() -> Option<Self> {
+                #[cfg(target_arch = "x86_64")]
+                {
+                    if true $(&& $crate::simd::isa() >= $min)? $(&& is_x86_feature_detected!($feat))+ {
+                        return Some($name(()));
+                    }
+                }
+                None
+            }
+        }
+    };
+}
+
+pub(crate) mod depthwise;
 pub(crate) mod elementwise;
+pub(crate) mod gemm;
 pub(crate) mod qdepthwise;
 pub(crate) mod qmisc;
 pub(crate) mod quant;
@@ -61,3 +86,13 @@ fn detect() -> Isa {
     }
     Isa::Scalar
 }
+
+cpu_token!(
+    /// Proof that this CPU runs AVX-512F, AVX2 and FMA.
+    Avx512Token: "avx512f", "avx2", "fma"
+);
+
+cpu_token!(
+    /// Proof that this CPU runs AVX2 and FMA.
+    Avx2Token: "avx2", "fma"
+);

@@ -23,7 +23,7 @@
 use std::arch::x86_64::*;
 
 use super::quant::{Narrow, VnniToken};
-use crate::kernels::depthwise::DepthwiseGeom;
+use super::depthwise::DepthwiseGeom;
 
 /// Channels per block (four vectors of 16 lanes).
 pub(crate) const BLOCK: usize = 64;

@@ -7,26 +7,10 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-/// Proof that this CPU runs AVX-512 F/BW/VL (and `NNRT_ISA` allows AVX-512).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct BwToken(());
-
-impl BwToken {
-    /// A token when the CPU has AVX-512 F, BW and VL.
-    pub(crate) fn new() -> Option<Self> {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if super::isa() >= super::Isa::Avx512
-                && is_x86_feature_detected!("avx512f")
-                && is_x86_feature_detected!("avx512bw")
-                && is_x86_feature_detected!("avx512vl")
-            {
-                return Some(BwToken(()));
-            }
-        }
-        None
-    }
-}
+cpu_token!(
+    /// Proof that this CPU runs AVX-512 F/BW/VL (and `NNRT_ISA` allows AVX-512).
+    BwToken: "avx512f", "avx512bw", "avx512vl"; isa >= super::Isa::Avx512
+);
 
 /// One output row of uint8 RESIZE_BILINEAR: for each `(x0, x1, dx)` of `cols`, the `c`
 /// channels `r0[x0]·(1−dy)·(1−dx) + r1[x0]·dy·(1−dx) + r0[x1]·(1−dy)·dx + r1[x1]·dy·dx + 0.5`

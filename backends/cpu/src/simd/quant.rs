@@ -17,44 +17,15 @@ const NR_QUAD: usize = 32;
 /// Columns of a pair-packed panel.
 const NR_PAIR: usize = 16;
 
-/// Proof that this CPU runs AVX-512F/BW/VL with VNNI.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct VnniToken(());
+cpu_token!(
+    /// Proof that this CPU runs AVX-512F/BW/VL with VNNI (and `NNRT_ISA` does not lower the ISA).
+    VnniToken: "avx512f", "avx512bw", "avx512vnni", "avx512vl"; isa >= super::Isa::Avx512
+);
 
-impl VnniToken {
-    /// A token when the CPU has AVX-512 VNNI (and `NNRT_ISA` does not lower the ISA).
-    pub(crate) fn new() -> Option<Self> {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if super::isa() >= super::Isa::Avx512
-                && is_x86_feature_detected!("avx512f")
-                && is_x86_feature_detected!("avx512bw")
-                && is_x86_feature_detected!("avx512vnni")
-                && is_x86_feature_detected!("avx512vl")
-            {
-                return Some(VnniToken(()));
-            }
-        }
-        None
-    }
-}
-
-/// Proof that this CPU runs AVX2.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Avx2Token(());
-
-impl Avx2Token {
-    /// A token when the CPU has AVX2 (and `NNRT_ISA` does not lower the ISA to scalar).
-    pub(crate) fn new() -> Option<Self> {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if super::isa() >= super::Isa::Avx2Fma && is_x86_feature_detected!("avx2") {
-                return Some(Avx2Token(()));
-            }
-        }
-        None
-    }
-}
+cpu_token!(
+    /// Proof that this CPU runs AVX2 (and `NNRT_ISA` does not lower the ISA to scalar).
+    Avx2Token: "avx2"; isa >= super::Isa::Avx2Fma
+);
 
 /// `acc[r][c] = Σ_k a[r][k] · b[c][k]` for an `MR_QUAD × 32` tile: `a` holds `MR_QUAD` rows of
 /// `kp` unsigned bytes, `panel` the quad-packed columns. Uses VNNI when present.
@@ -458,92 +429,53 @@ fn row_avx512() -> bool {
     false
 }
 
-#[cfg(target_arch = "x86_64")]
-#[allow(clippy::too_many_arguments)]
-#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-unsafe fn gemm_task_avx512<TO: crate::quant::QInt>(
-    a: &dyn crate::quant::gemm::QASource,
-    b: &crate::quant::gemm::QPackedB,
-    ep: &crate::quant::gemm::QEpilogue,
-    row0: usize,
-    chunk: &mut [TO],
-    ldc: usize,
-    col0: usize,
-) {
-    crate::quant::gemm::task_body(a, b, ep, row0, chunk, ldc, col0)
-}
-
-/// One task of the integer GEMM, compiled for AVX-512 when the CPU has it.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn gemm_task<TO: crate::quant::QInt>(
-    a: &dyn crate::quant::gemm::QASource,
-    b: &crate::quant::gemm::QPackedB,
-    ep: &crate::quant::gemm::QEpilogue,
-    row0: usize,
-    chunk: &mut [TO],
-    ldc: usize,
-    col0: usize,
-) {
-    #[cfg(target_arch = "x86_64")]
-    if row_avx512() {
-        // SAFETY: `row_avx512` verified the features; the body is safe Rust.
-        return unsafe { gemm_task_avx512(a, b, ep, row0, chunk, ldc, col0) };
-    }
-    crate::quant::gemm::task_body(a, b, ep, row0, chunk, ldc, col0)
+/// Safe Rust that [`with_avx512`] compiles again with AVX-512 (F, BW, DQ, VL) enabled, so its
+/// loops vectorize 16 lanes wide: the integer GEMM's tasks, the depthwise rows, same-shape
+/// binary ops. Implementations mark `run` `#[inline(always)]` so it is compiled inside the
+/// AVX-512 trampoline. The output is an argument of its own so the compiler knows that it
+/// aliases nothing the body reads.
+pub(crate) trait Avx512Body<O> {
+    /// Runs the body into `out`.
+    fn run(&self, out: &mut [O]);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-unsafe fn dw_row_avx512<TI: crate::quant::QInt, TO: crate::quant::QInt, const RAW: bool>(d: &crate::quant::depthwise::QDepthwise, input: &[TI], zx: i32, r: usize, orow: &mut [TO]) {
-    d.row::<TI, TO, RAW>(input, zx, r, orow)
+unsafe fn run_avx512<O, B: Avx512Body<O>>(body: &B, out: &mut [O]) {
+    body.run(out)
 }
 
-/// One output row of the optimized depthwise convolution, compiled for AVX-512 when present.
-pub(crate) fn dw_row<TI: crate::quant::QInt, TO: crate::quant::QInt, const RAW: bool>(d: &crate::quant::depthwise::QDepthwise, input: &[TI], zx: i32, r: usize, orow: &mut [TO]) {
+/// Runs `body` into `out`, compiled for AVX-512 when the CPU has it.
+pub(crate) fn with_avx512<O, B: Avx512Body<O>>(body: &B, out: &mut [O]) {
     #[cfg(target_arch = "x86_64")]
     if row_avx512() {
         // SAFETY: `row_avx512` verified the features; the body is safe Rust.
-        return unsafe { dw_row_avx512::<TI, TO, RAW>(d, input, zx, r, orow) };
+        return unsafe { run_avx512(body, out) };
     }
-    d.row::<TI, TO, RAW>(input, zx, r, orow)
+    body.run(out)
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-unsafe fn binary_same_avx512<T: crate::quant::QInt, TO: crate::quant::QInt>(p: &crate::quant::binary::QBinary, a: &[T], b: &[T], out: &mut [TO]) {
-    p.run_same(a, b, out)
-}
-
-/// Same-shape quantized add/sub/mul, compiled for AVX-512 when present.
-pub(crate) fn binary_same<T: crate::quant::QInt, TO: crate::quant::QInt>(p: &crate::quant::binary::QBinary, a: &[T], b: &[T], out: &mut [TO]) {
-    #[cfg(target_arch = "x86_64")]
-    if row_avx512() {
-        // SAFETY: `row_avx512` verified the features; the body is safe Rust.
-        return unsafe { binary_same_avx512(p, a, b, out) };
-    }
-    p.run_same(a, b, out)
-}
-
-/// [`crate::quant::requant::requant_row`] with AVX-512 intrinsics: the 32×32→64-bit high
-/// multiply runs on even and odd lanes with `vpmuldq`, the rounding shift per lane with
-/// `vpsravd`. Falls back to the portable loop elsewhere and for the tail.
+/// The AVX-512 part of a row requantization (`quant::requant::requant_row`): for the first
+/// `n / 16 * 16` channels, `acc[i] = clamp(mbqm(acc[i] + bias[i], mult[i], shift) + zp, lo,
+/// hi)` with `lmul = 1 << max(shift, 0)` (applied when `any_left`) and `right = max(-shift, 0)`.
+/// The 32×32→64-bit high multiply runs on even and odd lanes with `vpmuldq`, the rounding shift
+/// per lane with `vpsravd`. Returns how many channels it did (0 without AVX-512); the caller
+/// finishes the rest.
 #[inline(always)]
-pub(crate) fn requant_row(acc: &mut [i32], bias: &[i32], r: &crate::quant::requant::ChannelRequant, c0: usize, zp: i32, lo: i32, hi: i32) {
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn requant_row_prefix(acc: &mut [i32], bias: &[i32], lmul: &[i32], mult: &[i32], right: &[i32], any_left: bool, zp: i32, lo: i32, hi: i32) -> usize {
     let n = acc.len();
-    assert!(bias.len() >= c0 + n && r.lmul.len() >= c0 + n && r.mult.len() >= c0 + n && r.right.len() >= c0 + n);
+    assert!(bias.len() >= n && lmul.len() >= n && mult.len() >= n && right.len() >= n);
     #[cfg(target_arch = "x86_64")]
     if row_avx512() {
         let full = n / 16 * 16;
         // SAFETY: the features were checked; the assert above bounds every 16-lane load and
-        // store at offsets `i .. i + 16 <= full <= n` of `acc` and `c0 + i + 16 <= c0 + n` of the
-        // parameter slices.
-        unsafe {
-            requant16_avx512(full, acc.as_mut_ptr(), bias.as_ptr().add(c0), r.lmul.as_ptr().add(c0), r.mult.as_ptr().add(c0), r.right.as_ptr().add(c0), zp, lo, hi, r.any_left)
-        };
-        crate::quant::requant::requant_row(&mut acc[full..], bias, r, c0 + full, zp, lo, hi);
-        return;
+        // store at offsets `i .. i + 16 <= full <= n` of `acc` and of the parameter slices.
+        unsafe { requant16_avx512(full, acc.as_mut_ptr(), bias.as_ptr(), lmul.as_ptr(), mult.as_ptr(), right.as_ptr(), zp, lo, hi, any_left) };
+        return full;
     }
-    crate::quant::requant::requant_row(acc, bias, r, c0, zp, lo, hi)
+    let _ = (bias, lmul, mult, right, any_left, zp, lo, hi);
+    0
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -580,92 +512,24 @@ unsafe fn requant16_avx512(n: usize, acc: *mut i32, bias: *const i32, lmul: *con
     }
 }
 
+/// Safe views of the AVX-512 epilogue for tests that compare it with `quant`'s scalar
+/// arithmetic.
 #[cfg(all(test, target_arch = "x86_64"))]
-mod tests {
+pub(crate) mod probe {
     use super::*;
-    use crate::quant::fixedpoint::mbqm;
 
-    /// `requant64` against the scalar `MultiplyByQuantizedMultiplier` on extreme and random
-    /// accumulators, for right shifts 0..=31 and left shifts 0..=4 (multipliers in [2^30, 2^31)).
-    #[test]
-    fn requant64_is_mbqm() {
-        if VnniToken::new().is_none() {
-            eprintln!("skipped: no AVX-512 VNNI on this CPU");
-            return;
-        }
-        let mut next = xorshift(0x9e3779b97f4a7c15);
-        let mut xs: Vec<i32> = vec![0, 1, -1, i32::MAX, i32::MIN, i32::MIN + 1, 1 << 30, -(1 << 30), (1 << 30) - 1, -(1 << 30) + 1];
-        xs.extend((0..4000).map(|i| if i % 3 == 0 { (next() as i32) >> (next() % 31) } else { next() as i32 }));
-        for shift in -31..=4 {
-            for _ in 0..6 {
-                let m = (1 << 30) + (next() % (1 << 30)) as i32;
-                let cols: Vec<(i32, i32, (i32, i32))> = (0..16).map(|_| (0, 0, (m, shift))).collect();
-                let lr = LaneRequant::new(cols, 16, (0, i32::MIN, i32::MAX));
-                for chunk in xs.chunks(16) {
-                    let mut lanes = [0i32; 16];
-                    lanes[..chunk.len()].copy_from_slice(chunk);
-                    // SAFETY: AVX-512 (the token above); all loads are of 16-lane arrays.
-                    let got: [i32; 16] = unsafe { std::mem::transmute(run::<true>(&lr, lanes)) };
-                    for (i, &x) in lanes.iter().enumerate() {
-                        assert_eq!(got[i], mbqm(x, m, shift), "x {x} m {m} shift {shift}");
-                    }
-                }
-            }
-        }
+    /// `requant64::<true>` of 16 accumulators with `lr`'s lanes, `None` without AVX-512 VNNI.
+    pub(crate) fn requant64_lanes(lr: &LaneRequant, lanes: [i32; 16]) -> Option<[i32; 16]> {
+        VnniToken::new()?;
+        // SAFETY: AVX-512 (the token above); all loads are of 16-lane arrays.
+        Some(unsafe { std::mem::transmute::<__m512i, [i32; 16]>(run::<true>(lr, lanes)) })
     }
 
-    /// The shortened epilogues [`Narrow::of`] picks give the bytes of the full one,
-    /// `clamp(mbqm(x) + zp, lo, hi)`, for ReLU-style ranges (the lower bound at the zero point,
-    /// where negative products skip their correction), the int8 range (saturating narrow) and
-    /// general ones, int8 and uint8, on every small accumulator and random large ones.
-    #[test]
-    fn narrow_shortcuts_match_the_full_epilogue() {
-        if VnniToken::new().is_none() {
-            eprintln!("skipped: no AVX-512 VNNI on this CPU");
-            return;
-        }
-        let mut next = xorshift(0x2545f4914f6cdd1d);
-        let mut xs: Vec<i32> = (-4096..4096).collect();
-        xs.extend((0..4096).map(|i| if i % 2 == 0 { (next() as i32) >> (next() % 31) } else { next() as i32 }));
-        let ranges = [
-            (-128, -128, 127, true),
-            (5, -128, 127, true),
-            (-3, -3, 127, true),
-            (-128, -128, 20, true),
-            (10, -100, 100, true),
-            (0, 0, 255, false),
-            (128, 0, 255, false),
-            (3, 3, 200, false),
-        ];
-        for shift in [-20, -12, -9, -7, -5, -3, -1, 0, 1] {
-            let m = (1 << 30) + (next() % (1 << 30)) as i32;
-            let cols: Vec<(i32, i32, (i32, i32))> = (0..16).map(|_| (0, 0, (m, shift))).collect();
-            for &(zp, lo, hi, signed) in &ranges {
-                let lr = LaneRequant::new(cols.clone(), 16, (zp, lo, hi));
-                let n = Narrow::of(lr.out, signed);
-                assert_eq!(n.neg, zp > lo);
-                for chunk in xs.chunks(16) {
-                    let mut lanes = [0i32; 16];
-                    lanes[..chunk.len()].copy_from_slice(chunk);
-                    // SAFETY: AVX-512 (the token above); all loads are of 16-lane arrays.
-                    let got = unsafe { run_narrow(&lr, lanes, n) };
-                    for (i, &x) in lanes.iter().enumerate() {
-                        let want = (mbqm(x, m, shift) as i64 + zp as i64).clamp(lo as i64, hi as i64) as u8;
-                        assert_eq!(got[i], want, "x {x} m {m} shift {shift} range {:?} {n:?}", (zp, lo, hi, signed));
-                    }
-                }
-            }
-        }
-    }
-
-    /// A xorshift64 stream from `seed`.
-    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
-        move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        }
+    /// The 16 bytes the epilogue `n` stores for 16 accumulators, `None` without AVX-512 VNNI.
+    pub(crate) fn narrow_lanes(lr: &LaneRequant, lanes: [i32; 16], n: Narrow) -> Option<[u8; 16]> {
+        VnniToken::new()?;
+        // SAFETY: as in `requant64_lanes`.
+        Some(unsafe { run_narrow(lr, lanes, n) })
     }
 
     /// `requant64::<NEG>` of 16 accumulators with `lr`'s lanes (left shift included).

@@ -1,0 +1,218 @@
+//! Fused steps of two float ops, one kernel each (MobileNet's expansion + depthwise and
+//! depthwise + projection, a convolution + residual ADD): the op between them is never written.
+
+use nnrt_core::{cast, cast_mut, CompileCtx, OpId, OpKind};
+
+use super::conv::{const_bias, conv_geom, depthwise_geom};
+use super::util::{all_f32, const_f32, fused, source};
+use crate::kernel::{built, Built};
+use crate::kernels::conv::{Conv2d, ConvGeom};
+use crate::kernels::expand_dw::{DepthwiseProject, ExpandDepthwise};
+use crate::kernels::Act;
+
+/// One step for ops `a` then `b` when the backend has a fused kernel for the pair (see
+/// `build_expand_depthwise`, `build_depthwise_project` and `build_conv_add`),
+/// `None` otherwise. `after` is the op after `b`, if any: a pair that would take `b` from a
+/// larger saving with `after` is left alone.
+pub(crate) fn fuse_pair(ctx: &CompileCtx, a: OpId, b: OpId, after: Option<OpId>) -> Option<Built> {
+    if std::env::var_os("NNRT_NOFUSE").is_some() {
+        return None;
+    }
+    // The convolution + residual pair only with several threads: on one, keeping the
+    // projection's input alive one op longer moved the greedy plan's tensors and the fused
+    // expansion steps ran slower (MobileNetV2, 1 thread: +3 %; 2 threads: −1.4 %). The
+    // depthwise + projection pair only on one thread: there it saves 3.4 % of MobileNetV2
+    // (less memory traffic, and a plan with fewer tensors); on two, its row bands ran each pair
+    // 0–6 % slower than the two ops split across threads, and it took the projections from
+    // the residual fusion (+3 %).
+    build_expand_depthwise(ctx, a, b).or_else(|| {
+        if ctx.threads >= 2 {
+            build_conv_add(ctx, a, b)
+        } else if after.is_some_and(|c| expand_depthwise_applies(ctx, b, c)) {
+            // MobileNetV1's pointwise convolution sits between two depthwise ones: its pair with
+            // the next depthwise (the large expanded tensor never written) saves more.
+            None
+        } else {
+            build_depthwise_project(ctx, a, b)
+        }
+    })
+}
+
+/// Expanded tensors smaller than this per thread stay in the cores' L2 between the two ops:
+/// fusing gains nothing there. (MobileNetV2: the 4.8 MB tensor at 112×112 gains at 1 and 2
+/// threads; the 1.8 MB ones at 56×56 gain 2–5 % of the pair at 1 thread, nothing at 2.)
+const FUSE_MIN_BYTES: usize = 1 << 20;
+/// Smallest depthwise output a depthwise + projection step is used for.
+const PROJECT_MIN_BYTES: usize = 1 << 20;
+/// Least ratio of the depthwise output's bytes to the projection weights' for that step.
+const PROJECT_MIN_RATIO: usize = 16;
+
+/// What a fused step needs from its first op: a float CONV_2D (one group, no tanh) with one
+/// output that `next` alone reads, once, and that is not a graph output.
+struct Producer {
+    /// The convolution's input and output operands.
+    input: nnrt_core::OperandId,
+    output: nnrt_core::OperandId,
+    geom: ConvGeom,
+    act: Act,
+    /// OHWI weights and the bias.
+    weights: Vec<f32>,
+    bias: Option<Vec<f32>>,
+}
+
+/// Whether `next` is the only op that reads `t`, once, and `t` is neither a graph output nor a
+/// variable: a fused step may then skip writing it.
+fn read_once_by(ctx: &CompileCtx, t: nnrt_core::OperandId, next: OpId) -> bool {
+    let g = ctx.graph;
+    let reads = g.ops.iter().flat_map(|o| o.inputs.iter().flatten()).filter(|&&i| i == t).count();
+    let next_reads = g.op(next).inputs.iter().flatten().filter(|&&i| i == t).count();
+    reads == 1 && next_reads == 1 && !g.outputs.contains(&t) && !g.operand(t).is_variable
+}
+
+fn producer(ctx: &CompileCtx, conv: OpId, next: OpId) -> Option<Producer> {
+    let c = ctx.graph.op(conv);
+    let OpKind::Conv2D(p) = &c.kind else { return None };
+    all_f32(ctx, conv).ok()?;
+    all_f32(ctx, next).ok()?;
+    let (input, output, w) = (c.input(0)?, *c.outputs.first()?, c.input(1)?);
+    if c.outputs.len() != 1 || !read_once_by(ctx, output, next) {
+        return None;
+    }
+    let (xd, wd, od) = (ctx.dims(input), ctx.dims(w), ctx.dims(output));
+    if xd.len() != 4 || wd.len() != 4 || od.len() != 4 {
+        return None;
+    }
+    let geom = conv_geom(xd, wd, od, p).ok()?;
+    let (act, tanh) = fused(p.act);
+    if geom.groups != 1 || tanh || geom.k_h == 0 || geom.k_w == 0 {
+        return None;
+    }
+    let weights = const_f32(ctx, w)?;
+    let bias = const_bias(ctx, c.input(2))?;
+    if weights.len() < geom.filter_len() || bias.as_ref().is_some_and(|b| b.len() < geom.out_c) {
+        return None;
+    }
+    Some(Producer { input, output, geom, act, weights, bias })
+}
+
+impl Producer {
+    /// A 1×1, stride-1 convolution over the whole input: its input is the GEMM's `A` as is.
+    fn is_1x1(&self) -> bool {
+        let g = &self.geom;
+        g.k_h == 1 && g.k_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_top == 0 && g.pad_left == 0 && g.out_h == g.in_h && g.out_w == g.in_w
+    }
+}
+
+/// The cheap part of [`build_expand_depthwise`]'s test (no weights copied): `conv` a CONV_2D
+/// whose output only `dw`, a DEPTHWISE_CONV_2D, reads, and that output large enough.
+fn expand_depthwise_applies(ctx: &CompileCtx, conv: OpId, dw: OpId) -> bool {
+    let (c, d) = (ctx.graph.op(conv), ctx.graph.op(dw));
+    if !matches!(c.kind, OpKind::Conv2D(_)) || !matches!(d.kind, OpKind::DepthwiseConv2D(_)) || c.outputs.len() != 1 {
+        return false;
+    }
+    let out = c.outputs[0];
+    d.input(0) == Some(out) && read_once_by(ctx, out, dw) && ctx.dims(out).iter().product::<usize>() * 4 >= FUSE_MIN_BYTES * ctx.threads.max(1)
+}
+
+/// The fused step for op `conv` followed by op `dw` ([`ExpandDepthwise`]), when `conv` is a
+/// 1×1 stride-1 [`producer`] of `dw`, a DEPTHWISE_CONV_2D with multiplier 1 (no tanh), and the
+/// expanded tensor is large. `None` when they are not. The step reads the block's input at the
+/// depthwise op's turn and never materializes the expanded tensor: the backend tells the memory
+/// planner both (`Executable::plan_hints`).
+fn build_expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId) -> Option<Built> {
+    if !expand_depthwise_applies(ctx, conv, dw) {
+        return None;
+    }
+    let d = ctx.graph.op(dw);
+    let OpKind::DepthwiseConv2D(p2) = &d.kind else { return None };
+    let pr = producer(ctx, conv, dw).filter(Producer::is_1x1)?;
+    let out_t = *d.outputs.first()?;
+    let md = ctx.dims(pr.output);
+    let (w2d, od) = (ctx.dims(d.input(1)?), ctx.dims(out_t));
+    if d.input(0)? != pr.output || d.outputs.len() != 1 || w2d.len() != 4 || od.len() != 4 {
+        return None;
+    }
+    let dg = depthwise_geom(md, w2d, od, p2).ok()?;
+    let (act2, tanh2) = fused(p2.act);
+    if dg.multiplier != 1 || tanh2 || dg.batch != pr.geom.batch {
+        return None;
+    }
+    let w2 = const_f32(ctx, d.input(1)?)?;
+    let b2 = const_bias(ctx, d.input(2))?;
+    let fusedk = ExpandDepthwise::new(pr.geom.in_c, &pr.weights, pr.bias.as_deref(), pr.act, dg, &w2, b2.as_deref(), act2);
+    Some(built(vec![source(ctx, pr.input)], move |ins, outs| {
+        fusedk.run(cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
+        Ok(())
+    }))
+}
+
+/// The fused step for op `dw` followed by op `conv` ([`DepthwiseProject`]): `dw` a float
+/// DEPTHWISE_CONV_2D with multiplier 1 (no tanh) whose output only `conv` reads, `conv` a 1×1
+/// stride-1 CONV_2D (one group, no tanh) of it. `None` otherwise. The step runs at the
+/// convolution's turn and the depthwise output is never materialized.
+fn build_depthwise_project(ctx: &CompileCtx, dw: OpId, conv: OpId) -> Option<Built> {
+    let d = ctx.graph.op(dw);
+    let OpKind::DepthwiseConv2D(p1) = &d.kind else { return None };
+    let c = ctx.graph.op(conv);
+    let OpKind::Conv2D(p2) = &c.kind else { return None };
+    all_f32(ctx, dw).ok()?;
+    all_f32(ctx, conv).ok()?;
+    let (x, mid) = (d.input(0)?, *d.outputs.first()?);
+    if d.outputs.len() != 1 || c.input(0)? != mid || c.outputs.len() != 1 || !read_once_by(ctx, mid, conv) {
+        return None;
+    }
+    let (xd, w1d, md) = (ctx.dims(x), ctx.dims(d.input(1)?), ctx.dims(mid));
+    let (w2d, od) = (ctx.dims(c.input(1)?), ctx.dims(c.outputs[0]));
+    if xd.len() != 4 || w1d.len() != 4 || md.len() != 4 || w2d.len() != 4 || od.len() != 4 {
+        return None;
+    }
+    // Each step of rows runs its own GEMM over the whole projection matrix: worth it while the
+    // depthwise output is large next to those weights (MobileNetV2's wide maps, not the deep
+    // 14×14 and 7×7 layers).
+    let (mid_bytes, w2_bytes) = (md.iter().product::<usize>() * 4, w2d.iter().product::<usize>() * 4);
+    if mid_bytes < PROJECT_MIN_BYTES || mid_bytes < PROJECT_MIN_RATIO * w2_bytes {
+        return None;
+    }
+    let dg = depthwise_geom(xd, w1d, md, p1).ok()?;
+    let cg = conv_geom(md, w2d, od, p2).ok()?;
+    let one_by_one = cg.k_h == 1 && cg.k_w == 1 && cg.stride_h == 1 && cg.stride_w == 1 && cg.pad_top == 0 && cg.pad_left == 0;
+    let ((act1, tanh1), (act2, tanh2)) = (fused(p1.act), fused(p2.act));
+    if dg.multiplier != 1 || tanh1 || tanh2 || !one_by_one || cg.groups != 1 || cg.out_h != dg.out_h || cg.out_w != dg.out_w || cg.in_c != dg.in_c {
+        return None;
+    }
+    let (w1, w2) = (const_f32(ctx, d.input(1)?)?, const_f32(ctx, c.input(1)?)?);
+    let (b1, b2) = (const_bias(ctx, d.input(2))?, const_bias(ctx, c.input(2))?);
+    if w1.len() < dg.k_h * dg.k_w * dg.in_c || w2.len() < cg.out_c * cg.in_c || b1.as_ref().is_some_and(|b| b.len() < dg.in_c) || b2.as_ref().is_some_and(|b| b.len() < cg.out_c) {
+        return None;
+    }
+    let fusedk = DepthwiseProject::new(dg, &w1, b1.as_deref(), act1, cg.out_c, &w2, b2.as_deref(), act2);
+    Some(built(vec![source(ctx, x)], move |ins, outs| {
+        fusedk.run(cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
+        Ok(())
+    }))
+}
+
+/// The fused step for op `conv` followed by op `add` ([`Conv2d::run_add`]): `conv` a
+/// [`producer`] of `add`, an ADD (no tanh) of its output and another tensor of the same shape
+/// (MobileNetV2's projection and residual, a ResNet block's second 3×3 convolution and its
+/// shortcut). `None` otherwise. As with [`build_expand_depthwise`], the step runs at the ADD's
+/// turn and the convolution's output is never materialized.
+fn build_conv_add(ctx: &CompileCtx, conv: OpId, add: OpId) -> Option<Built> {
+    let a = ctx.graph.op(add);
+    let OpKind::Binary { op: nnrt_core::BinaryOp::Add, act: add_act } = &a.kind else { return None };
+    let pr = producer(ctx, conv, add)?;
+    let (act2, tanh2) = fused(*add_act);
+    let x = match (a.input(0)?, a.input(1)?) {
+        (l, r) if l == pr.output => r,
+        (l, _) => l,
+    };
+    let md = ctx.dims(pr.output);
+    if a.outputs.len() != 1 || a.inputs.len() != 2 || tanh2 || ctx.dims(x) != md || ctx.dims(a.outputs[0]) != md {
+        return None;
+    }
+    let mut conv = Conv2d::new(pr.geom, &pr.weights, pr.bias.as_deref(), pr.act);
+    Some(built(vec![source(ctx, pr.input), source(ctx, x)], move |ins, outs| {
+        conv.run_add(cast::<f32>(ins[0].bytes)?, cast::<f32>(ins[1].bytes)?, act2, cast_mut::<f32>(outs[0].bytes)?);
+        Ok(())
+    }))
+}

@@ -1,0 +1,137 @@
+//! QUANTIZE (float32 to uint8 / int8 / int16, per tensor or per channel, and requantizing
+//! between integer types) and DEQUANTIZE (from float16 and from quantized integers).
+
+use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, Quantization};
+
+use super::util::{QuantIo, is_qint, qp, quantized_input, source, sources};
+use super::Registry;
+use crate::kernel::{built, Built};
+use crate::kernels::data::f16_to_f32;
+use crate::quant::misc::{self, Requantize};
+
+/// QUANTIZE has integer kernels only; DEQUANTIZE takes them from a quantized input.
+fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
+    matches!(ctx.graph.op(id).kind, OpKind::Quantize) || quantized_input(ctx, id, 0)
+}
+
+fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    let op = ctx.graph.op(id);
+    match &op.kind {
+        OpKind::Dequantize => {
+            let src = ctx.graph.operand(op.input(0).ok_or("input 0 is absent")?);
+            let dst = ctx.graph.operand(op.outputs[0]);
+            if dst.dtype != DType::F32 {
+                return Err(format!("dequantizing to {} is not supported (float32 only)", dst.dtype));
+            }
+            match (src.dtype, &src.quant) {
+                (DType::F16, _) => Ok(()),
+                (DType::U8 | DType::I8 | DType::I16 | DType::I32, Quantization::PerTensor { .. }) => Ok(()),
+                (t, q) => Err(format!("dequantizing {t} with {q:?} is not supported")),
+            }
+        }
+        _ => Err("not a dequantization".into()),
+    }
+}
+
+fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    let QuantIo { x: in0, out, xt, ot, .. } = QuantIo::of(ctx, id)?;
+    let op = ctx.graph.op(id);
+    match &op.kind {
+        OpKind::Quantize => match (xt, ot) {
+            (DType::F32, t) if is_qint(t) && matches!(ctx.graph.operand(out).quant, Quantization::PerAxis { .. }) => Ok(()),
+            (DType::F32, t) if is_qint(t) => qp(ctx, out).map(|_| ()),
+            (a, b) if is_qint(a) && is_qint(b) => qp(ctx, in0).and(qp(ctx, out)).map(|_| ()),
+            _ => Err(format!("quantizing {xt} to {ot} is not supported")),
+        },
+        OpKind::Dequantize => {
+            if ot != DType::F32 {
+                return Err(format!("dequantizing to {ot} is not supported"));
+            }
+            Ok(())
+        }
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
+}
+
+fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let op = ctx.graph.op(id);
+    let inputs = sources(ctx, id);
+    match &op.kind {
+        OpKind::Dequantize => {
+            let src = ctx.graph.operand(op.input(0).ok_or("input 0 is absent")?);
+            let (scale, zp) = match src.quant {
+                Quantization::PerTensor { scale, zero_point } => (scale, zero_point as f32),
+                _ => (1.0, 0.0),
+            };
+            let dtype = src.dtype;
+            Ok(built(inputs, move |ins, outs| {
+                let out = cast_mut::<f32>(outs[0].bytes)?;
+                let q = |v: f32| scale * (v - zp);
+                match dtype {
+                    DType::F16 => f16_to_f32(cast::<half::f16>(ins[0].bytes)?, out),
+                    DType::U8 => out.iter_mut().zip(ins[0].bytes).for_each(|(o, &v)| *o = q(v as f32)),
+                    DType::I8 => out.iter_mut().zip(cast::<i8>(ins[0].bytes)?).for_each(|(o, &v)| *o = q(v as f32)),
+                    DType::I16 => out.iter_mut().zip(cast::<i16>(ins[0].bytes)?).for_each(|(o, &v)| *o = q(v as f32)),
+                    DType::I32 => out.iter_mut().zip(cast::<i32>(ins[0].bytes)?).for_each(|(o, &v)| *o = q(v as f32)),
+                    other => return Err(format!("cannot dequantize {other}")),
+                }
+                Ok(())
+            }))
+        }
+        _ => Err("not a dequantization".into()),
+    }
+}
+
+fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let QuantIo { x: in0, out, xt, ot, .. } = QuantIo::of(ctx, id)?;
+    let op = ctx.graph.op(id);
+    match &op.kind {
+        OpKind::Quantize if xt == DType::F32 && matches!(ctx.graph.operand(out).quant, Quantization::PerAxis { .. }) => {
+            let Quantization::PerAxis { scales, zero_points, axis } = ctx.graph.operand(out).quant.clone() else { return Err("per-axis".into()) };
+            by_qtype!(ot, |TO| Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                misc::quantize_per_channel::<TO>(cast::<f32>(ins[0].bytes)?, ins[0].dims, axis, &scales, &zero_points, cast_mut::<TO>(outs[0].bytes)?);
+                Ok(())
+            })))
+        }
+        OpKind::Quantize => {
+            let oq = qp(ctx, out)?;
+            if xt == DType::F32 {
+                return by_qtype!(ot, |TO| Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                    misc::quantize::<TO>(cast::<f32>(ins[0].bytes)?, oq, cast_mut::<TO>(outs[0].bytes)?);
+                    Ok(())
+                })));
+            }
+            let r = Requantize::new(qp(ctx, in0)?, oq);
+            by_qtype!(xt, |TI| by_qtype!(ot, |TO| Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                r.run::<TI, TO>(cast::<TI>(ins[0].bytes)?, cast_mut::<TO>(outs[0].bytes)?);
+                Ok(())
+            }))))
+        }
+        OpKind::Dequantize => match ctx.graph.operand(in0).quant.clone() {
+            Quantization::PerAxis { scales, zero_points, axis } => by_qtype!(xt, |T| Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                misc::dequantize_per_channel::<T>(
+                    cast::<T>(ins[0].bytes)?,
+                    ins[0].dims,
+                    axis,
+                    &scales,
+                    &zero_points,
+                    cast_mut::<f32>(outs[0].bytes)?,
+                );
+                Ok(())
+            }))),
+            _ => {
+                let q = qp(ctx, in0)?;
+                by_qtype!(xt, |T| Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                    misc::dequantize::<T>(cast::<T>(ins[0].bytes)?, q, cast_mut::<f32>(outs[0].bytes)?);
+                    Ok(())
+                })))
+            }
+        },
+        _ => Err(format!("{} has no quantized kernel", op.kind.name())),
+    }
+}
+
+/// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+pub(super) fn register(r: &mut Registry) {
+    r.ops_with_int(&["Quantize", "Dequantize"], supports, build, (quantized_op, supports_quantized, build_quantized));
+}
