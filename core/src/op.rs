@@ -158,6 +158,9 @@ pub enum OpKind {
     Resize(Resize),
     /// Repeats input 0 the number of times in input 1 along each dim.
     Tile,
+    /// DILATE: the input's elements spread apart by a dilation per dim, the gaps holding a
+    /// padding value (inputs: data, int32 dilations, padding value).
+    Dilate,
     /// Moves `block`×`block` spatial blocks into channels.
     SpaceToDepth {
         /// Block edge.
@@ -335,7 +338,7 @@ impl OpKind {
             OpKind::Reduce { .. } | OpKind::ArgMinMax { .. } | OpKind::Cumsum { .. } | OpKind::TopKV2 => Family::Reduce,
             OpKind::Concatenation { .. } | OpKind::Reshape { .. } | OpKind::Transpose | OpKind::Pad | OpKind::MirrorPad(_) => Family::Data,
             OpKind::Split { .. } | OpKind::SplitV { .. } | OpKind::Pack { .. } | OpKind::Unpack { .. } | OpKind::Squeeze { .. } => Family::Movement,
-            OpKind::ExpandDims | OpKind::Gather { .. } | OpKind::GatherNd | OpKind::Tile | OpKind::ReverseV2 => Family::Movement,
+            OpKind::ExpandDims | OpKind::Gather { .. } | OpKind::GatherNd | OpKind::Tile | OpKind::Dilate | OpKind::ReverseV2 => Family::Movement,
             OpKind::Slice | OpKind::StridedSlice(_) => Family::Slice,
             OpKind::Fill | OpKind::Range | OpKind::Shape | OpKind::Rank | OpKind::ZerosLike | OpKind::OnesLike | OpKind::OneHot { .. } => {
                 Family::Generate

@@ -1,5 +1,5 @@
 //! Ops that move data without computing on it: SPLIT, SPLIT_V, PACK, UNPACK, SQUEEZE,
-//! EXPAND_DIMS, GATHER, GATHER_ND, TILE, REVERSE_V2.
+//! EXPAND_DIMS, GATHER, GATHER_ND, TILE, DILATE, REVERSE_V2.
 
 use super::Shapes::{Many, One};
 use super::{fixed, spec, Spec, INDEX_TYPES};
@@ -18,6 +18,8 @@ slots! {
     mod split: AXIS = 0: "The axis split.", INPUT = 1: "The data.";
     /// Input slots of SPLIT_V.
     mod split_v: INPUT = 0: "The data.", SIZE_SPLITS = 1: "The size of each part (one may be -1).", AXIS = 2: "The axis split.";
+    /// Input slots of DILATE.
+    mod dilate: INPUT = 0: "The data.", DILATIONS = 1: "One int32 factor >= 1 per dim.", PADDING_VALUE = 2: "A one-element tensor of the data's type filling the gaps.";
 }
 
 /// The family's ops: the name, arity and shape rule of each.
@@ -32,6 +34,7 @@ pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
         OpKind::Gather { .. } => fixed("Gather", 2, 1, One(gather)),
         OpKind::GatherNd => fixed("GatherNd", 2, 1, One(gather_nd)),
         OpKind::Tile => fixed("Tile", 2, 1, One(tile)),
+        OpKind::Dilate => fixed("Dilate", 3, 1, One(dilate_shape)),
         OpKind::ReverseV2 => fixed("ReverseV2", 2, 1, One(reverse)),
         _ => return None,
     })
@@ -200,6 +203,29 @@ fn tile(cx: &Cx) -> Result<Vec<usize>, CompileError> {
         return Err(cx.input_err(MULTIPLES, format!("multiples {m:?} need one value >= 0 per dim of {}", fmt_dims(x))));
     }
     Ok(x.iter().zip(&m).map(|(&d, &k)| d * k as usize).collect())
+}
+
+/// DILATE: a dim of `n` elements dilated by `d` holds `(n - 1) * d + 1` (an empty dim stays empty).
+fn dilate_shape(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    use dilate::{DILATIONS, INPUT, PADDING_VALUE};
+    let x = cx.input(INPUT)?;
+    let t = cx.outputs_like(INPUT)?;
+    if x.is_empty() {
+        return Err(cx.input_err(INPUT, "is a scalar; DILATE needs a tensor of rank 1 or more"));
+    }
+    cx.expect_dtype(DILATIONS, &[DType::I32])?;
+    if cx.dtype(PADDING_VALUE)? != t || cx.input(PADDING_VALUE)?.iter().product::<usize>() != 1 {
+        return Err(cx.input_err(PADDING_VALUE, format!("the padding value must hold one {t} value (the data's type)")));
+    }
+    let d = cx.const_ints(DILATIONS)?;
+    if d.len() != x.len() || d.iter().any(|&v| v < 1) {
+        return Err(cx.input_err(DILATIONS, format!("dilations {d:?} need one value >= 1 per dim of {}", fmt_dims(x))));
+    }
+    x.iter()
+        .zip(&d)
+        .map(|(&n, &k)| if n == 0 { Some(0) } else { (n - 1).checked_mul(k as usize).and_then(|v| v.checked_add(1)) })
+        .collect::<Option<Vec<usize>>>()
+        .ok_or_else(|| cx.input_err(DILATIONS, format!("dilations {d:?} make {} too large", fmt_dims(x))))
 }
 
 fn reverse(cx: &Cx) -> Result<Vec<usize>, CompileError> {

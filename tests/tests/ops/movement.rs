@@ -1,5 +1,5 @@
 //! Data movement: CONCATENATION, RESHAPE, SQUEEZE, EXPAND_DIMS, TRANSPOSE, PAD, PADV2,
-//! MIRROR_PAD, TILE, REVERSE_V2, SPACE_TO_DEPTH, DEPTH_TO_SPACE, SPACE_TO_BATCH_ND,
+//! MIRROR_PAD, TILE, DILATE, REVERSE_V2, SPACE_TO_DEPTH, DEPTH_TO_SPACE, SPACE_TO_BATCH_ND,
 //! BATCH_TO_SPACE_ND, and CUMSUM.
 
 use nnrt_core::{Activation, DType, MirrorMode, OpKind, UnaryOp};
@@ -9,7 +9,7 @@ use nnrt_tests::{Act, BuiltinOperator as Op, MirrorPadMode, ModelBuilder, Option
 
 use crate::{ints, noise, random, tflite_unary, zero_input as z, F};
 
-nnrt_tests::replay_on_every_target!(shape_cases, pad_cases, tile_reverse_cumsum_cases, space_cases, tflite_cases, gpu_cases, later_builtin_neg_cases, tflite_neg_cases);
+nnrt_tests::replay_on_every_target!(shape_cases, pad_cases, tile_reverse_cumsum_cases, dilate_cases, space_cases, tflite_cases, gpu_cases, later_builtin_neg_cases, tflite_neg_cases);
 
 fn one_op(kind: OpKind, x: (&[usize], nnrt_tests::V), consts: &[(&[usize], nnrt_tests::V)], out: (DType, &[usize])) -> Graph {
     let mut g = Graph::new();
@@ -59,6 +59,41 @@ fn tile_reverse_cumsum_cases() -> Vec<Case> {
     }
     let g = one_op(OpKind::Cumsum { exclusive: false, reverse: false }, (&[2, 2], i64s(&[1, 2, 3, 4])), &[(&[], i(&[0]))], (DType::I64, &[2, 2]));
     cases.push(Case::new("cumsum int64", &g).out(0, i64s(&[1, 2, 4, 6])).no_gpu("no Cumsum kernel"));
+    cases
+}
+
+/// DILATE spreads elements apart (TFLite's kernel comment: B(i) = A(i / d) where every i % d is
+/// 0, else the padding value): values worked out by hand, any element type, bit-exact.
+fn dilate_cases() -> Vec<Case> {
+    let g = one_op(OpKind::Dilate, (&[3, 3], f(&seq(9))), &[(&[2], i(&[2, 3])), (&[], f(&[0.0]))], (DType::F32, &[5, 7]));
+    #[rustfmt::skip]
+    let want = [
+        0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 2.0,
+        0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+        3.0, 0.0, 0.0, 4.0, 0.0, 0.0, 5.0,
+        0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+        6.0, 0.0, 0.0, 7.0, 0.0, 0.0, 8.0,
+    ];
+    let mut cases = vec![Case::new("dilate 3x3 by [2,3]", &g).out(0, f(&want)).no_gpu("no Dilate kernel")];
+    let int8 = |v: &[i8]| nnrt_tests::V::I8(v.to_vec());
+    let g = one_op(OpKind::Dilate, (&[2, 2], int8(&[1, 2, 3, 4])), &[(&[2], i(&[1, 2])), (&[1], int8(&[-1]))], (DType::I8, &[2, 3]));
+    cases.push(Case::new("dilate int8, padding -1", &g).out(0, int8(&[1, -1, 2, 3, -1, 4])).no_gpu("no Dilate kernel"));
+    let g = one_op(OpKind::Dilate, (&[2, 1, 2], f(&seq(4))), &[(&[3], i(&[3, 1, 2])), (&[], f(&[7.5]))], (DType::F32, &[4, 1, 3]));
+    let want = [0.0, 7.5, 1.0, 7.5, 7.5, 7.5, 7.5, 7.5, 7.5, 2.0, 7.5, 3.0];
+    cases.push(Case::new("dilate rank 3, a dim of 1", &g).out(0, f(&want)).no_gpu("no Dilate kernel"));
+    let g = one_op(OpKind::Dilate, (&[2, 2], f(&seq(4))), &[(&[2], i(&[1, 0])), (&[], f(&[0.0]))], (DType::F32, &[2, 2]));
+    cases.push(Case::new("neg_dilate_by_zero", &g).prepare_error(&["Dilate", "dilations [1, 0]"]));
+    let g = one_op(OpKind::Dilate, (&[2, 2], f(&seq(4))), &[(&[2], i(&[2, 2])), (&[], i(&[0]))], (DType::F32, &[3, 3]));
+    cases.push(Case::new("neg_dilate_padding_of_another_type", &g).prepare_error(&["Dilate", "padding", "float32"]));
+    // Through the TFLite reader (operator code 203).
+    let x = T::new(&[2, 3], seq(6));
+    let want = T::new(&[3, 3], vec![0.0, 1.0, 2.0, -2.0, -2.0, -2.0, 3.0, 4.0, 5.0]);
+    cases.push(tflite_unary("DILATE [2,1] padding -2", &x, &want, Tol::EXACT, |b, xi, y| {
+        let d = b.constant_i32("dilations", &[2], &[2, 1]);
+        let pad = b.constant_f32("padding", &[], &[-2.0]);
+        b.op(Op::DILATE, &[xi, d, pad], &[y], Options::None);
+    })
+    .no_gpu("no Dilate kernel"));
     cases
 }
 

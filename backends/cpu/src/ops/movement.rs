@@ -1,5 +1,5 @@
 //! Data movement for every element type: SPLIT, SPLIT_V, PACK, UNPACK, SQUEEZE, EXPAND_DIMS,
-//! SLICE, STRIDED_SLICE, GATHER, GATHER_ND, TILE, REVERSE_V2, SPACE_TO_DEPTH, DEPTH_TO_SPACE,
+//! SLICE, STRIDED_SLICE, GATHER, GATHER_ND, TILE, DILATE, REVERSE_V2, SPACE_TO_DEPTH, DEPTH_TO_SPACE,
 //! SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND. Elements move as unsigned words of the dtype's size;
 //! index-valued parameters were checked constant by shape inference and are read here once.
 
@@ -231,6 +231,18 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                 Ok(())
             }))
         }
+        OpKind::Dilate => {
+            let (x, pad) = (input(0)?, input(2)?);
+            let dims = ctx.dims(x).to_vec();
+            let d: Vec<usize> = ints(ctx, id, 1)?.iter().map(|&v| v.max(1) as usize).collect();
+            Ok(built(vec![source(ctx, x), source(ctx, pad)], move |ins, outs| {
+                by_size!(dtype, |T| {
+                    let pad = *cast::<T>(ins[1].bytes)?.first().ok_or("the padding value is empty")?;
+                    dilate(cast::<T>(ins[0].bytes)?, &dims, &d, pad, cast_mut::<T>(outs[0].bytes)?)
+                });
+                Ok(())
+            }))
+        }
         OpKind::ReverseV2 => {
             let x = input(0)?;
             let dims = ctx.dims(x).to_vec();
@@ -290,8 +302,38 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     }
 }
 
+/// DILATE (TFLite's kernel): `out`, of dims `(n - 1) * d + 1`, holds `pad` but at the multiples
+/// of the dilations, which hold `x` in order. Shape inference checked the dims.
+fn dilate<T: Copy>(x: &[T], dims: &[usize], d: &[usize], pad: T, out: &mut [T]) {
+    out.fill(pad);
+    let Some((&inner, outer)) = dims.split_last() else { return };
+    if x.is_empty() {
+        return;
+    }
+    // step[k]: how far one input index along dim k moves in the output.
+    let (mut step, mut size) = (vec![0; dims.len()], 1);
+    for k in (0..dims.len()).rev() {
+        step[k] = size * d[k];
+        size *= (dims[k] - 1) * d[k] + 1;
+    }
+    let mut idx = vec![0usize; outer.len()];
+    for row in x.chunks_exact(inner) {
+        let base: usize = idx.iter().zip(&step).map(|(i, s)| i * s).sum();
+        for (j, &v) in row.iter().enumerate() {
+            out[base + j * step[outer.len()]] = v;
+        }
+        for k in (0..outer.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < outer[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+}
+
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
-    r.ops(&["Split", "SplitV", "Pack", "Unpack", "Squeeze", "ExpandDims", "Slice", "StridedSlice", "Gather", "GatherNd", "Tile", "ReverseV2"], supports, build);
+    r.ops(&["Split", "SplitV", "Pack", "Unpack", "Squeeze", "ExpandDims", "Slice", "StridedSlice", "Gather", "GatherNd", "Tile", "Dilate", "ReverseV2"], supports, build);
     r.ops(&["SpaceToDepth", "DepthToSpace", "SpaceToBatchNd", "BatchToSpaceNd"], supports, build);
 }

@@ -27,6 +27,7 @@ pub(super) fn map(m: &OpRef<'_, '_>) -> Result<Option<OpKind>, LoadError> {
             new_shape: op.builtin_options_as_reshape_options().and_then(|o| o.new_shape()).map(|v| v.iter().collect()),
         },
         B::TRANSPOSE => OpKind::Transpose,
+        B::DILATE => OpKind::Dilate,
         B::PAD | B::PADV2 => OpKind::Pad,
         B::MIRROR_PAD => OpKind::MirrorPad(match op.builtin_options_as_mirror_pad_options().map(|o| o.mode()) {
             Some(t::MirrorPadMode::SYMMETRIC) => MirrorMode::Symmetric,
