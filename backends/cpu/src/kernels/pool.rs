@@ -182,40 +182,78 @@ fn avg_pixel(g: &PoolGeom, image: &[f32], oy: usize, ox: usize, px: &mut [f32], 
     // An empty window (padding only) yields clamp(0) (TFLite fails instead).
     let scale = 1.0 / ((y1 - y0) * (x1 - x0)).max(1) as f32;
     let taps = g.k_h * g.k_w;
+    // Steps of nine cells that are all padding add exactly +0.0 to each sum, which leaves it
+    // unchanged: a window much larger than the image visits only the steps that reach it (the
+    // order of the cells summed stays XNNPACK's), so its cost follows the image, not the window.
+    let valid = (y1 - y0) * (x1 - x0);
+    let steps = if taps > 2 * valid + 18 { Some(reaching_steps(g, oy, ox, (y0, y1), (x0, x1))) } else { None };
     for c0 in (0..px.len()).step_by(AVG_BLOCK) {
         let n = AVG_BLOCK.min(px.len() - c0);
         let mut acc = [0.0f32; AVG_BLOCK];
-        let mut t = 0;
-        // Cell t's window position (column outer, row inner), advanced without dividing.
-        let (mut kx, mut ky) = (0, 0);
-        loop {
-            // The step's nine cells read in place (padding and cells past the window read
-            // zeros), so the channel loop below vectorizes without copying or clearing.
-            let v: [&[f32]; 9] = std::array::from_fn(|i| {
-                let cell = (t + i < taps).then(|| avg_cell_at(g, oy, ox, kx, ky)).flatten();
-                ky += 1;
-                if ky == g.k_h {
-                    ky = 0;
-                    kx += 1;
-                }
-                match cell {
-                    Some(o) => &image[o + c0..o + c0 + n],
-                    None => &AVG_ZEROS[..n],
-                }
-            });
+        let add = |v: [&[f32]; 9], acc: &mut [f32; AVG_BLOCK]| {
             let acc = &mut acc[..n];
             for ch in 0..n {
                 acc[ch] += tree9(std::array::from_fn(|i| v[i][ch]));
             }
-            t += 9;
-            if t >= taps {
-                break;
+        };
+        let cell = |c: Option<usize>| match c {
+            Some(o) => &image[o + c0..o + c0 + n],
+            None => &AVG_ZEROS[..n],
+        };
+        if let Some(steps) = &steps {
+            for &s in steps {
+                let v = std::array::from_fn(|i| {
+                    let t = 9 * s + i;
+                    cell((t < taps).then(|| avg_cell_at(g, oy, ox, t / g.k_h, t % g.k_h)).flatten())
+                });
+                add(v, &mut acc);
+            }
+        } else {
+            let mut t = 0;
+            // Cell t's window position (column outer, row inner), advanced without dividing.
+            let (mut kx, mut ky) = (0, 0);
+            loop {
+                // The step's nine cells read in place (padding and cells past the window read
+                // zeros), so the channel loop vectorizes without copying or clearing.
+                let v = std::array::from_fn(|i| {
+                    let c = (t + i < taps).then(|| avg_cell_at(g, oy, ox, kx, ky)).flatten();
+                    ky += 1;
+                    if ky == g.k_h {
+                        ky = 0;
+                        kx += 1;
+                    }
+                    cell(c)
+                });
+                add(v, &mut acc);
+                t += 9;
+                if t >= taps {
+                    break;
+                }
             }
         }
         for (dst, &a) in px[c0..c0 + n].iter_mut().zip(&acc[..n]) {
             *dst = clamp(a * scale, act);
         }
     }
+}
+
+/// The indices, in order, of the nine-cell steps of output `(oy, ox)`'s window (cells numbered
+/// column outer, row inner) that hold at least one cell of the image, whose rows and columns
+/// are `ys` and `xs`.
+fn reaching_steps(g: &PoolGeom, oy: usize, ox: usize, ys: (usize, usize), xs: (usize, usize)) -> Vec<usize> {
+    // Window rows and columns of the image's cells.
+    let (ky0, ky1) = (ys.0 + g.pad_top - oy * g.stride_h, ys.1 + g.pad_top - oy * g.stride_h);
+    let (kx0, kx1) = (xs.0 + g.pad_left - ox * g.stride_w, xs.1 + g.pad_left - ox * g.stride_w);
+    let mut steps = Vec::new();
+    if ky0 >= ky1 {
+        return steps;
+    }
+    for kx in kx0..kx1 {
+        let (first, last) = ((kx * g.k_h + ky0) / 9, (kx * g.k_h + ky1 - 1) / 9);
+        let from = steps.last().map_or(first, |&s: &usize| first.max(s + 1));
+        steps.extend(from..=last);
+    }
+    steps
 }
 
 fn pool(kind: Kind, g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
@@ -231,7 +269,7 @@ fn pool(kind: Kind, g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
             pool_row(kind, g, input, r / g.out_h, r % g.out_h, row, act);
         }
     };
-    match par_chunk(rows, row_len * g.k_h * g.k_w) {
+    match par_chunk(rows, row_len.saturating_mul(g.k_h).saturating_mul(g.k_w)) {
         None => run(0, output),
         Some(c) => nnrt_threads::par_chunks_mut(output, c * row_len, |i, o| run(i * c, o)),
     }
@@ -440,6 +478,24 @@ mod tests {
             prop_assert_eq!(&o1, &o2);
             avg_pool(&g, &input, &mut o1, act);
             avg_pool_ref(&g, &input, &mut o2, act);
+            prop_assert_eq!(&o1, &o2);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 100, failure_persistence: None, ..ProptestConfig::default() })]
+
+        // Windows far larger than the image (mostly padding) visit only the steps that reach
+        // it: still bit-identical to the reference, which walks every cell.
+        #[test]
+        fn huge_windows_match_ref(in_h in 1usize..6, in_w in 1usize..6, channels in 1usize..70, k_h in 6usize..40, k_w in 6usize..40, pt in 0usize..40, pl in 0usize..40, seed in any::<u32>()) {
+            let (pt, pl) = (pt % k_h, pl % k_w);
+            let g = PoolGeom { batch: 1, in_h, in_w, channels, out_h: 2, out_w: 3, k_h, k_w, stride_h: 1, stride_w: 2, pad_top: pt, pad_left: pl };
+            let input = data(in_h * in_w * channels, seed);
+            let n = g.out_h * g.out_w * channels;
+            let (mut o1, mut o2) = (vec![0.0; n], vec![0.0; n]);
+            avg_pool(&g, &input, &mut o1, Act::NONE);
+            avg_pool_ref(&g, &input, &mut o2, Act::NONE);
             prop_assert_eq!(&o1, &o2);
         }
     }
