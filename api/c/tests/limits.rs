@@ -1,0 +1,88 @@
+//! Hostile sizes and counts through the C ABI: a caller's huge input shape gets
+//! `NNFW_STATUS_OUT_OF_MEMORY` (never an abort), a huge thread count an error, and `nnfw_cancel`
+//! stops one run and leaves the session usable.
+
+use std::ffi::{c_char, c_void, CStr, CString};
+
+use nnfw::*;
+use nnrt_tests::{Act, BuiltinOperator as Op, ModelBuilder, Options, TensorType};
+
+/// x[-1, 12] -> FULLY_CONNECTED(12 -> 4): a batch the caller sets.
+fn dynamic_batch_model() -> CString {
+    let mut b = ModelBuilder::new();
+    let x = b.input("x", TensorType::FLOAT32, &[1, 12]);
+    b.shape_signature(x, &[-1, 12]);
+    let w = b.constant_f32("w", &[4, 12], &[0.5; 48]);
+    let bias = b.constant_f32("b", &[4], &[0.0; 4]);
+    let y = b.tensor("y", TensorType::FLOAT32, &[1, 4]);
+    b.shape_signature(y, &[-1, 4]);
+    b.op(Op::FULLY_CONNECTED, &[x, w, bias], &[y], Options::FullyConnected { act: Act::NONE, keep_num_dims: false });
+    b.output(y);
+    let path = std::env::temp_dir().join(format!("nnfw-limits-{}.tflite", std::process::id()));
+    std::fs::write(&path, b.finish()).expect("write model");
+    CString::new(path.to_string_lossy().into_owned()).expect("path")
+}
+
+fn loaded() -> *mut nnfw_session {
+    let model = dynamic_batch_model();
+    let mut s: *mut nnfw_session = std::ptr::null_mut();
+    assert_eq!(nnfw_create_session(&mut s), NNFW_STATUS_NO_ERROR);
+    assert_eq!(nnfw_load_model_from_file(s, model.as_ptr()), NNFW_STATUS_NO_ERROR);
+    s
+}
+
+fn last_error(s: *mut nnfw_session) -> String {
+    let mut buf = vec![0 as c_char; 1024];
+    assert_eq!(nnfw_get_last_error_message(s, buf.as_mut_ptr(), buf.len()), NNFW_STATUS_NO_ERROR);
+    let bytes: Vec<u8> = buf.iter().map(|&c| c as u8).collect();
+    CStr::from_bytes_until_nul(&bytes).map(|m| m.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+#[test]
+fn a_huge_input_shape_is_out_of_memory_not_an_abort() {
+    for dims in [[i32::MAX, 12], [100_000_000, 12]] {
+        let s = loaded();
+        let mut ti = nnfw_tensorinfo { dtype: NNFW_TYPE_TENSOR_FLOAT32, rank: 2, dims: [0; NNFW_MAX_RANK] };
+        ti.dims[..2].copy_from_slice(&dims);
+        let cfg = (CString::new("MEMORY_LIMIT").unwrap(), CString::new("1G").unwrap());
+        assert_eq!(nnfw_set_config(s, cfg.0.as_ptr(), cfg.1.as_ptr()), NNFW_STATUS_NO_ERROR);
+        assert_eq!(nnfw_set_input_tensorinfo(s, 0, &ti), NNFW_STATUS_NO_ERROR);
+        assert_eq!(nnfw_prepare(s), NNFW_STATUS_OUT_OF_MEMORY, "{dims:?}: {}", last_error(s));
+        assert!(last_error(s).contains("memory limit"), "{}", last_error(s));
+        assert_eq!(nnfw_close_session(s), NNFW_STATUS_NO_ERROR);
+    }
+}
+
+#[test]
+fn thread_counts_out_of_range_are_refused() {
+    let s = loaded();
+    let key = CString::new("NUM_THREADS").unwrap();
+    for bad in ["4294967296", "-5", "0", "18446744073709551615"] {
+        let v = CString::new(bad).unwrap();
+        assert_eq!(nnfw_set_config(s, key.as_ptr(), v.as_ptr()), NNFW_STATUS_ERROR, "{bad}");
+        assert!(last_error(s).contains("NUM_THREADS"), "{}", last_error(s));
+    }
+    let v = CString::new("2").unwrap();
+    assert_eq!(nnfw_set_config(s, key.as_ptr(), v.as_ptr()), NNFW_STATUS_NO_ERROR);
+    assert_eq!(nnfw_close_session(s), NNFW_STATUS_NO_ERROR);
+}
+
+#[test]
+fn cancel_stops_one_run_and_the_session_goes_on() {
+    let mut s: *mut nnfw_session = std::ptr::null_mut();
+    assert_eq!(nnfw_create_session(&mut s), NNFW_STATUS_NO_ERROR);
+    assert_eq!(nnfw_cancel(s), NNFW_STATUS_INVALID_STATE, "no model yet");
+    assert_eq!(nnfw_close_session(s), NNFW_STATUS_NO_ERROR);
+    let s = loaded();
+    assert_eq!(nnfw_prepare(s), NNFW_STATUS_NO_ERROR);
+    let input = [1.0f32; 12];
+    let mut output = [0.0f32; 4];
+    assert_eq!(nnfw_set_input(s, 0, NNFW_TYPE_TENSOR_FLOAT32, input.as_ptr() as *const c_void, 48), NNFW_STATUS_NO_ERROR);
+    assert_eq!(nnfw_set_output(s, 0, NNFW_TYPE_TENSOR_FLOAT32, output.as_mut_ptr() as *mut c_void, 16), NNFW_STATUS_NO_ERROR);
+    assert_eq!(nnfw_cancel(s), NNFW_STATUS_NO_ERROR);
+    assert_eq!(nnfw_run(s), NNFW_STATUS_ERROR);
+    assert!(last_error(s).contains("cancelled"), "{}", last_error(s));
+    assert_eq!(nnfw_run(s), NNFW_STATUS_NO_ERROR, "{}", last_error(s));
+    assert_eq!(output, [6.0; 4]);
+    assert_eq!(nnfw_close_session(s), NNFW_STATUS_NO_ERROR);
+}
