@@ -141,6 +141,16 @@ fn run() -> Result<()> {
     let t = Instant::now();
     let mut s = Session::load(&path)?;
     let load_ms = ms(t.elapsed());
+    // The first Ctrl-C cancels the run in progress (it ends with "run cancelled", exit 1); a
+    // second, for a kernel that does not return, ends the process.
+    let cancel = s.cancel_handle();
+    let pressed = std::sync::atomic::AtomicBool::new(false);
+    let _ = ctrlc::set_handler(move || {
+        if pressed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        cancel.cancel();
+    });
     if let Some(b) = args.value("backends") {
         s.set_backends(b)?;
     }
