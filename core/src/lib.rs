@@ -36,6 +36,7 @@ pub mod passes;
 mod plan;
 mod prepared;
 mod quant;
+mod registry;
 pub mod shape;
 mod validate;
 
@@ -54,5 +55,6 @@ pub use plan::{plan, plan_for_threads, plan_static, MemoryPlan};
 pub use nnrt_threads::{kernel_threads, par_blocks_mut, par_chunks_mut, par_for, par_map, par_rows_mut, BlockMut, Grid, KernelPool};
 pub use prepared::Prepared;
 pub use quant::Quantization;
+pub use registry::OpRegistry;
 pub use shape::{Dim, Shape};
 pub use validate::{validate, validate_model};

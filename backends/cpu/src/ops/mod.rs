@@ -49,10 +49,9 @@ mod select;
 mod softmax;
 mod util;
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use nnrt_core::{CompileCtx, OpId, OpKind};
+use nnrt_core::{CompileCtx, OpId, OpKind, OpRegistry};
 
 use crate::kernel::Built;
 
@@ -86,44 +85,32 @@ impl Entry {
     }
 }
 
-/// Every op the CPU backend runs: builtin ops by `OpKind::name()`, custom ops by their name
-/// (kept apart, so a custom op named like a builtin is never taken for it).
+/// Every op the CPU backend runs, an [`OpRegistry`] of [`Entry`]s: builtin ops by
+/// `OpKind::name()`, custom ops by their name (kept apart, so a custom op named like a builtin
+/// is never taken for it).
 #[derive(Default)]
-pub(crate) struct Registry {
-    builtin: HashMap<&'static str, Entry>,
-    custom: HashMap<&'static str, Entry>,
-}
+pub(crate) struct Registry(OpRegistry<Entry>);
 
 impl Registry {
     /// Registers builtin ops by their `OpKind::name()`, all built by one family's `supports`
     /// and `build`.
     pub(crate) fn ops(&mut self, names: &[&'static str], supports: SupportsFn, build: BuildFn) {
-        Self::add(&mut self.builtin, names, Entry { supports, build, int: None });
+        self.0.ops(names, Entry { supports, build, int: None });
     }
 
     /// Registers builtin ops that also have integer kernels: `int` holds the family's test
     /// that picks them for an op and their `supports` and `build`.
     pub(crate) fn ops_with_int(&mut self, names: &[&'static str], supports: SupportsFn, build: BuildFn, int: (QuantizedFn, SupportsFn, BuildFn)) {
-        Self::add(&mut self.builtin, names, Entry { supports, build, int: Some(int) });
+        self.0.ops(names, Entry { supports, build, int: Some(int) });
     }
 
     /// Registers custom ops by name (kernels built into this backend, like MediaPipe's).
     pub(crate) fn customs(&mut self, names: &[&'static str], supports: SupportsFn, build: BuildFn) {
-        Self::add(&mut self.custom, names, Entry { supports, build, int: None });
-    }
-
-    fn add(map: &mut HashMap<&'static str, Entry>, names: &[&'static str], entry: Entry) {
-        for &name in names {
-            let old = map.insert(name, entry);
-            assert!(old.is_none(), "op {name} is registered twice");
-        }
+        self.0.customs(names, Entry { supports, build, int: None });
     }
 
     fn get(&self, kind: &OpKind) -> Option<&Entry> {
-        match kind {
-            OpKind::Custom { name, .. } => self.custom.get(name.as_str()),
-            kind => self.builtin.get(kind.name()),
-        }
+        self.0.get(kind)
     }
 }
 

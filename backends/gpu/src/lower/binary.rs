@@ -7,16 +7,7 @@ use super::{Lowered, Registry};
 
 /// The family's ops.
 pub(super) fn register(r: &mut Registry) {
-    r.op("Add", binary);
-    r.op("Sub", binary);
-    r.op("Mul", binary);
-    r.op("Div", binary);
-    r.op("Pow", binary);
-    r.op("SquaredDifference", binary);
-    r.op("Maximum", binary);
-    r.op("Minimum", binary);
-    r.op("FloorDiv", binary);
-    r.op("FloorMod", binary);
+    r.ops(&["Add", "Sub", "Mul", "Div", "Pow", "SquaredDifference", "Maximum", "Minimum", "FloorDiv", "FloorMod"], binary);
 }
 
 fn binary(cx: &mut Cx, kind: &OpKind) -> R<Lowered> {

@@ -9,8 +9,8 @@ use super::{Lowered, Registry};
 
 /// The family's ops.
 pub(super) fn register(r: &mut Registry) {
-    r.op("Conv2D", conv);
-    r.op("DepthwiseConv2D", depthwise);
+    r.ops(&["Conv2D"], conv);
+    r.ops(&["DepthwiseConv2D"], depthwise);
 }
 
 /// Operands and dims of a conv-like op, and its padding before (top, left).

@@ -8,12 +8,10 @@ use super::{Lowered, Registry};
 
 /// The family's ops.
 pub(super) fn register(r: &mut Registry) {
-    r.op("Concatenation", concat);
-    r.op("Pad", pad);
-    r.op("Transpose", transpose);
-    r.op("Reshape", alias);
-    r.op("Squeeze", alias);
-    r.op("ExpandDims", alias);
+    r.ops(&["Concatenation"], concat);
+    r.ops(&["Pad"], pad);
+    r.ops(&["Transpose"], transpose);
+    r.ops(&["Reshape", "Squeeze", "ExpandDims"], alias);
 }
 
 fn concat(cx: &mut Cx, kind: &OpKind) -> R<Lowered> {

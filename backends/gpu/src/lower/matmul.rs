@@ -7,8 +7,8 @@ use super::{Buf, Dispatch, Lowered, Registry};
 
 /// The family's ops.
 pub(super) fn register(r: &mut Registry) {
-    r.op("FullyConnected", fully_connected);
-    r.op("BatchMatMul", batch_matmul);
+    r.ops(&["FullyConnected"], fully_connected);
+    r.ops(&["BatchMatMul"], batch_matmul);
 }
 
 /// The matmul dispatch for C[b, m, n] over batches `batch` ([outer, inner]) with the given strides.

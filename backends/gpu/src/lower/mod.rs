@@ -2,8 +2,9 @@
 //! only relabel dims). The same code answers `supports` (a lowering error is the reason the op
 //! falls back) and builds the dispatches at compile, so the two can never disagree.
 //!
-//! One module per op family; each family's `register` lists its ops, one line per op, by
-//! [`OpKind::name`], and [`lower`] looks an op up there. An op no family lists has no gpu kernel.
+//! One module per op family; each family's `register` lists its ops by [`OpKind::name`], one
+//! line per group of ops sharing a lowering, and [`lower`] looks an op up there. An op no family
+//! lists has no gpu kernel.
 
 mod binary;
 mod conv;
@@ -17,7 +18,7 @@ mod unary;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use nnrt_core::{CompileCtx, OpId, OpKind, OperandId};
+use nnrt_core::{CompileCtx, OpId, OpKind, OpRegistry, OperandId};
 
 use crate::device::PipelineKey;
 use cx::{no_kernel, Cx, R};
@@ -109,42 +110,25 @@ impl Consts {
 type LowerFn = fn(&mut Cx<'_, '_>, &OpKind) -> R<Lowered>;
 
 /// Op name ([`OpKind::name`]) → its lowering, filled by each family's `register`.
-#[derive(Default)]
-struct Registry(HashMap<&'static str, LowerFn>);
+type Registry = OpRegistry<LowerFn>;
 
-impl Registry {
-    /// Lists op `name` with its lowering.
-    fn op(&mut self, name: &'static str, lower: LowerFn) {
-        let earlier = self.0.insert(name, lower);
-        assert!(earlier.is_none(), "{name} is registered twice");
-    }
-
-    /// Every family's ops.
-    fn all() -> &'static Registry {
-        static ALL: OnceLock<Registry> = OnceLock::new();
-        ALL.get_or_init(|| {
-            let mut r = Registry::default();
-            conv::register(&mut r);
-            matmul::register(&mut r);
-            pool::register(&mut r);
-            binary::register(&mut r);
-            unary::register(&mut r);
-            reduce::register(&mut r);
-            layout::register(&mut r);
-            r
-        })
-    }
+/// Every family's ops.
+fn registry() -> &'static Registry {
+    static ALL: OnceLock<Registry> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut r = Registry::default();
+        for register in [conv::register, matmul::register, pool::register, binary::register, unary::register, reduce::register, layout::register] {
+            register(&mut r);
+        }
+        r
+    })
 }
 
 /// Lowers op `op` of `ctx.graph`; the error is why the gpu cannot run it.
 pub(crate) fn lower(ctx: &CompileCtx, op: OpId, consts: &mut Consts, limits: Limits) -> R<Lowered> {
     let kind = &ctx.graph.op(op).kind;
-    // A custom op is never a builtin, even one that shares a builtin's name.
-    let found = match kind {
-        OpKind::Custom { .. } => None,
-        kind => Registry::all().0.get(kind.name()),
-    };
-    let Some(lower) = found else { return no_kernel(kind) };
+    // No custom op is registered: one that shares a builtin's name is not that builtin.
+    let Some(lower) = registry().get(kind) else { return no_kernel(kind) };
     lower(&mut Cx { ctx, op, consts, limits }, kind)
 }
 
@@ -211,7 +195,7 @@ mod tests {
     /// The ops the families list: every op the gpu lowers or refuses with a reason of its own.
     #[test]
     fn registry_lists_each_family_op_once() {
-        let mut names: Vec<&str> = Registry::all().0.keys().copied().collect();
+        let mut names: Vec<&str> = registry().builtin_names().collect();
         names.sort_unstable();
         let mut want = vec![
             "Conv2D", "DepthwiseConv2D", "FullyConnected", "BatchMatMul", "AveragePool2D", "MaxPool2D", "L2Pool2D", "ResizeBilinear", "ResizeNearestNeighbor",

@@ -8,11 +8,8 @@ use super::{Lowered, Registry};
 
 /// The family's ops.
 pub(super) fn register(r: &mut Registry) {
-    r.op("AveragePool2D", pool);
-    r.op("MaxPool2D", pool);
-    r.op("L2Pool2D", pool);
-    r.op("ResizeBilinear", resize);
-    r.op("ResizeNearestNeighbor", resize);
+    r.ops(&["AveragePool2D", "MaxPool2D", "L2Pool2D"], pool);
+    r.ops(&["ResizeBilinear", "ResizeNearestNeighbor"], resize);
 }
 
 fn pool(cx: &mut Cx, kind: &OpKind) -> R<Lowered> {

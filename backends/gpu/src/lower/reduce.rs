@@ -7,15 +7,8 @@ use super::{Lowered, Registry};
 
 /// The family's ops.
 pub(super) fn register(r: &mut Registry) {
-    r.op("Mean", reduce);
-    r.op("Sum", reduce);
-    r.op("ReduceMax", reduce);
-    r.op("ReduceMin", reduce);
-    r.op("ReduceProd", reduce);
-    r.op("ReduceAny", reduce);
-    r.op("ReduceAll", reduce);
-    r.op("Softmax", softmax);
-    r.op("LogSoftmax", softmax);
+    r.ops(&["Mean", "Sum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceAny", "ReduceAll"], reduce);
+    r.ops(&["Softmax", "LogSoftmax"], softmax);
 }
 
 fn reduce(cx: &mut Cx, kind: &OpKind) -> R<Lowered> {

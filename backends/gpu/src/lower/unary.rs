@@ -7,30 +7,7 @@ use super::{Lowered, Registry};
 
 /// The family's ops.
 pub(super) fn register(r: &mut Registry) {
-    r.op("Relu", unary);
-    r.op("Relu6", unary);
-    r.op("ReluN1To1", unary);
-    r.op("Tanh", unary);
-    r.op("Logistic", unary);
-    r.op("HardSwish", unary);
-    r.op("LeakyRelu", unary);
-    r.op("Relu0To1", unary);
-    r.op("Elu", unary);
-    r.op("Gelu", unary);
-    r.op("Abs", unary);
-    r.op("Neg", unary);
-    r.op("Exp", unary);
-    r.op("Log", unary);
-    r.op("Sqrt", unary);
-    r.op("Rsqrt", unary);
-    r.op("Square", unary);
-    r.op("Sin", unary);
-    r.op("Cos", unary);
-    r.op("Floor", unary);
-    r.op("Ceil", unary);
-    r.op("Round", unary);
-    r.op("Sign", unary);
-    r.op("LogicalNot", unary);
+    r.ops(&["Relu", "Relu6", "ReluN1To1", "Tanh", "Logistic", "HardSwish", "LeakyRelu", "Relu0To1", "Elu", "Gelu", "Abs", "Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Sin", "Cos", "Floor", "Ceil", "Round", "Sign", "LogicalNot"], unary);
 }
 
 fn unary(cx: &mut Cx, kind: &OpKind) -> R<Lowered> {
