@@ -2,15 +2,7 @@
 
 /// `n` values in [-1, 1) from a fixed-seed xorshift generator.
 pub fn data(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        })
-        .collect()
+    nnrt_backend_cpu::testdata::unit_values(n, seed).map(|u| u * 2.0 - 1.0).collect()
 }
 
 /// A kernel pool with `n` threads (kernels split work over the pool of the run they are in).
