@@ -37,23 +37,5 @@ pub fn square_conv(hw: usize, in_c: usize, out_c: usize, k: usize, stride: usize
 /// Geometry of a square, undilated 3x3 depthwise conv (multiplier 1) with SAME padding over a
 /// 1×hw×hw×ch input.
 pub fn square_depthwise(hw: usize, ch: usize, stride: usize) -> nnrt_backend_cpu::kernels::depthwise::DepthwiseGeom {
-    let out = hw.div_ceil(stride);
-    let pad = ((out - 1) * stride + 3).saturating_sub(hw) / 2;
-    nnrt_backend_cpu::kernels::depthwise::DepthwiseGeom {
-        batch: 1,
-        in_h: hw,
-        in_w: hw,
-        in_c: ch,
-        multiplier: 1,
-        out_h: out,
-        out_w: out,
-        k_h: 3,
-        k_w: 3,
-        stride_h: stride,
-        stride_w: stride,
-        dil_h: 1,
-        dil_w: 1,
-        pad_top: pad,
-        pad_left: pad,
-    }
+    nnrt_backend_cpu::kernels::depthwise::DepthwiseGeom::from_conv(&square_conv(hw, ch, ch, 3, stride), 1)
 }
