@@ -5,35 +5,11 @@ Needs a Python with ai-edge-litert and numpy (python3 -m venv V && V/bin/pip ins
 
   V/bin/python tools/quant_oneop.py target/release/nnpackage_run [OUT_DIR]
 """
-import os, subprocess, sys, numpy as np, flatbuffers
+import os, subprocess, sys, numpy as np
 import ai_edge_litert.schema_py_generated as S
 from ai_edge_litert.interpreter import Interpreter, OpResolverType
+from oneop_model import B, model, opt
 CLI = sys.argv[1]; OUT = sys.argv[2] if len(sys.argv) > 2 else '/tmp/nnrt_quant_oneop'; os.makedirs(OUT, exist_ok=True)
-TT = {'u8': (S.TensorType.UINT8, np.uint8), 'i8': (S.TensorType.INT8, np.int8), 'i16': (S.TensorType.INT16, np.int16), 'i32': (S.TensorType.INT32, np.int32), 'i64': (S.TensorType.INT64, np.int64), 'f32': (S.TensorType.FLOAT32, np.float32)}
-def model(op, ins, outs, opts_type=0, opts=None, consts={}):
-    m = S.ModelT(); m.version = 3; m.buffers = [S.BufferT()]
-    g = S.SubGraphT(); g.tensors = []; m.subgraphs = [g]
-    def tensor(name, dt, shape, q, data=None):
-        t = S.TensorT(); t.name = name.encode(); t.type = TT[dt][0]; t.shape = list(shape)
-        if data is not None:
-            b = S.BufferT(); b.data = list(np.asarray(data, TT[dt][1]).tobytes()); m.buffers.append(b); t.buffer = len(m.buffers) - 1
-        else: t.buffer = 0
-        if q:
-            qq = S.QuantizationParametersT()
-            if isinstance(q[0], list): qq.scale = q[0]; qq.zeroPoint = q[1]; qq.quantizedDimension = q[2]
-            else: qq.scale = [q[0]]; qq.zeroPoint = [q[1]]
-            t.quantization = qq
-        g.tensors.append(t); return len(g.tensors) - 1
-    ii = []
-    for k, (dt, shape, q) in enumerate(ins):
-        ii.append(tensor(f'in{k}', dt, shape, q, consts.get(k)))
-    oo = [tensor(f'out{k}', dt, shape, q) for k, (dt, shape, q) in enumerate(outs)]
-    g.inputs = [i for k, i in enumerate(ii) if k not in consts]; g.outputs = oo
-    oc = S.OperatorCodeT(); oc.builtinCode = op; oc.deprecatedBuiltinCode = min(op, 127); oc.version = 1; m.operatorCodes = [oc]
-    o = S.OperatorT(); o.opcodeIndex = 0; o.inputs = ii; o.outputs = oo
-    if opts is not None: o.builtinOptionsType = opts_type; o.builtinOptions = opts
-    g.operators = [o]
-    b = flatbuffers.Builder(1024); b.Finish(m.Pack(b), file_identifier=b'TFL3'); return b.Output()
 def check(name, data):
     path = f'{OUT}/{name}.tflite'; open(path, 'wb').write(data)
     ip = Interpreter(model_path=path, experimental_op_resolver_type=OpResolverType.BUILTIN_REF); ip.allocate_tensors()
@@ -52,11 +28,6 @@ def check(name, data):
         e = ip.get_tensor(d['index']); gv = np.load(f'{OUT}/{name}.out.{j}.npy')
         diff = np.abs(e.astype(np.float64) - gv.astype(np.float64)); res.append(f'max|diff|={diff.max():.3g} ndiff={int((diff>0).sum())}/{diff.size}')
     print(f'{name:28s} ' + '; '.join(res))
-B = S.BuiltinOperator
-def opt(cls, **kw):
-    o = cls()
-    for k, v in kw.items(): setattr(o, k, v)
-    return o
 u, i8 = (0.05, 120), (0.05, -10)
 check('relu6_u8', model(B.RELU6, [('u8', [2, 33], (0.04, 100))], [('u8', [2, 33], (0.03, 10))]))
 check('relu_i8', model(B.RELU, [('i8', [2, 33], (0.04, -3))], [('i8', [2, 33], (0.02, -128))]))

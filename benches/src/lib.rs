@@ -2,15 +2,7 @@
 
 /// `n` values in [-1, 1) from a fixed-seed xorshift generator.
 pub fn data(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        })
-        .collect()
+    nnrt_backend_cpu::testdata::unit_values(n, seed).map(|u| u * 2.0 - 1.0).collect()
 }
 
 /// A kernel pool with `n` threads (kernels split work over the pool of the run they are in).
@@ -45,23 +37,5 @@ pub fn square_conv(hw: usize, in_c: usize, out_c: usize, k: usize, stride: usize
 /// Geometry of a square, undilated 3x3 depthwise conv (multiplier 1) with SAME padding over a
 /// 1×hw×hw×ch input.
 pub fn square_depthwise(hw: usize, ch: usize, stride: usize) -> nnrt_backend_cpu::kernels::depthwise::DepthwiseGeom {
-    let out = hw.div_ceil(stride);
-    let pad = ((out - 1) * stride + 3).saturating_sub(hw) / 2;
-    nnrt_backend_cpu::kernels::depthwise::DepthwiseGeom {
-        batch: 1,
-        in_h: hw,
-        in_w: hw,
-        in_c: ch,
-        multiplier: 1,
-        out_h: out,
-        out_w: out,
-        k_h: 3,
-        k_w: 3,
-        stride_h: stride,
-        stride_w: stride,
-        dil_h: 1,
-        dil_w: 1,
-        pad_top: pad,
-        pad_left: pad,
-    }
+    nnrt_backend_cpu::kernels::depthwise::DepthwiseGeom::from_conv(&square_conv(hw, ch, ch, 3, stride), 1)
 }

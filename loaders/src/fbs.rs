@@ -455,6 +455,13 @@ mod tests {
         out
     }
 
+    /// `bytes` opened, checked to read as Circle.
+    fn open_circle(bytes: &[u8]) -> Model<'_> {
+        let (flavor, model) = open(bytes).expect("valid Circle model");
+        assert_eq!(flavor, Flavor::Circle);
+        model
+    }
+
     /// Touches everything a loader could read, to show it never panics on a verified buffer.
     fn walk(model: &Model<'_>) {
         let _ = format!("{model:?}"); // the generated Debug visits every verified field
@@ -537,8 +544,7 @@ mod tests {
     #[test]
     fn circle_identifier_reads_as_circle() {
         let bytes = with_identifier(&build_model(false), b"CIR0");
-        let (flavor, model) = open(&bytes).expect("valid Circle model");
-        assert_eq!(flavor, Flavor::Circle);
+        let model = open_circle(&bytes);
         let codes = model.operator_codes().expect("operator codes");
         assert_eq!(builtin_code(&codes.get(1)), 163);
         let main = model.subgraphs().expect("subgraphs").get(0);
@@ -553,8 +559,7 @@ mod tests {
     #[test]
     fn circle_only_fields_read_raw() {
         let bytes = with_identifier(&build_model(true), b"CIR0");
-        let (flavor, model) = open(&bytes).expect("valid Circle model");
-        assert_eq!(flavor, Flavor::Circle);
+        let model = open_circle(&bytes);
         let codes = model.operator_codes().expect("operator codes");
         // v0.3 style: -2 only in the byte field; TFLite's max() alone would say ADD (0).
         assert_eq!(builtin_code(&codes.get(2)), i32::from(INSTANCE_NORM));

@@ -27,6 +27,7 @@
 #![forbid(unsafe_code)]
 
 mod builder;
+mod built;
 mod case;
 pub mod example;
 mod graph;
@@ -39,6 +40,7 @@ mod rng;
 mod values;
 
 pub use builder::{BuiltinOperator, ModelBuilder, TensorIdx, TensorType};
+pub use built::{built_plugin, cli_binary};
 pub use case::{Case, Target, Tol};
 pub use graph::{Arg, Graph};
 pub use npy::{model_cases, npy_f32, npy_file, numbered_npys, read_npy_f32, read_npy_raw, RawNpy};

@@ -5,19 +5,8 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use nnrt_tests::{read_npy_f32, ModelBuilder, TempDir, TensorType};
+use nnrt_tests::{cli_binary, read_npy_f32, ModelBuilder, TempDir, TensorType};
 
-/// `target/<profile>/<name>`: the test executable lives in `target/<profile>/deps/`.
-fn binary(name: &str) -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let p = exe.parent()?.parent()?.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    if p.is_file() {
-        Some(p)
-    } else {
-        println!("skipped: {} is not built (run `cargo build -p nnrt-cli` with this test's profile)", p.display());
-        None
-    }
-}
 
 /// Runs a tool from the repository root with nnrt's environment variables cleared.
 fn run(bin: &PathBuf, args: &[&str]) -> Output {
@@ -35,7 +24,7 @@ fn text(bytes: &[u8]) -> String {
 
 #[test]
 fn nnpackage_run_example_reports_and_dumps() {
-    let Some(bin) = binary("nnpackage_run") else { return };
+    let Some(bin) = cli_binary("nnpackage_run") else { return };
     let tmp = TempDir::new("cli").expect("temp dir");
     for model in ["examples/models/tiny_mobilenet.nnpkg", "examples/models/tiny_mobilenet.tflite"] {
         let out_prefix = tmp.path().join("out");
@@ -68,7 +57,7 @@ fn nnpackage_run_example_reports_and_dumps() {
 
 #[test]
 fn nnpackage_run_missing_file_exits_1_naming_it() {
-    let Some(bin) = binary("nnpackage_run") else { return };
+    let Some(bin) = cli_binary("nnpackage_run") else { return };
     let o = run(&bin, &["no/such/model.tflite"]);
     assert_eq!(o.status.code(), Some(1), "stderr: {}", text(&o.stderr));
     let err = text(&o.stderr);
@@ -78,7 +67,7 @@ fn nnpackage_run_missing_file_exits_1_naming_it() {
 
 #[test]
 fn nnpackage_run_unknown_custom_op_exits_1_naming_it() {
-    let Some(bin) = binary("nnpackage_run") else { return };
+    let Some(bin) = cli_binary("nnpackage_run") else { return };
     let mut b = ModelBuilder::new();
     let x = b.input("x", TensorType::FLOAT32, &[1, 4]);
     let y = b.tensor("y", TensorType::FLOAT32, &[1, 4]);
@@ -95,7 +84,7 @@ fn nnpackage_run_unknown_custom_op_exits_1_naming_it() {
 
 #[test]
 fn nnrt_inspect_prints_one_line_per_op_with_backend() {
-    let Some(bin) = binary("nnrt-inspect") else { return };
+    let Some(bin) = cli_binary("nnrt-inspect") else { return };
     let o = run(&bin, &["examples/models/tiny_mobilenet.tflite"]);
     let out = text(&o.stdout);
     assert!(o.status.success(), "stdout: {out}\nstderr: {}", text(&o.stderr));
@@ -121,7 +110,7 @@ fn run_without_gpu(bin: &PathBuf, args: &[&str]) -> Output {
 
 #[test]
 fn gpu_without_an_adapter_is_a_clear_error_or_a_fallback() {
-    let Some(bin) = binary("nnpackage_run") else { return };
+    let Some(bin) = cli_binary("nnpackage_run") else { return };
     let o = run_without_gpu(&bin, &["examples/models/tiny_mobilenet.tflite", "--backends", "gpu"]);
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "stderr: {err}");
@@ -134,7 +123,7 @@ fn gpu_without_an_adapter_is_a_clear_error_or_a_fallback() {
 
 #[test]
 fn nnrt_inspect_partition_shows_gpu_placement_and_fallback_reasons() {
-    let Some(bin) = binary("nnrt-inspect") else { return };
+    let Some(bin) = cli_binary("nnrt-inspect") else { return };
     if let Err(why) = nnrt_backend_gpu::GpuBackend::new(None) {
         println!("skipped: no GPU adapter: {why}");
         return;

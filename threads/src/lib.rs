@@ -642,12 +642,17 @@ mod tests {
                 })
             }));
             assert!(r.is_err());
-            let sum = AtomicUsize::new(0);
-            pool.install(|| par_for(100, &|i| {
-                sum.fetch_add(i, Ordering::Relaxed);
-            }));
-            assert_eq!(sum.load(Ordering::Relaxed), 4950);
+            assert_sums_0_to_99(&pool);
         }
+    }
+
+    /// Adds 0..100 with `par_for` on `pool` and checks the total.
+    fn assert_sums_0_to_99(pool: &KernelPool) {
+        let sum = AtomicUsize::new(0);
+        pool.install(|| par_for(100, &|i| {
+            sum.fetch_add(i, Ordering::Relaxed);
+        }));
+        assert_eq!(sum.load(Ordering::Relaxed), 4950);
     }
 
     #[test]
@@ -657,11 +662,7 @@ mod tests {
             for _ in 0..2 {
                 s.spawn(|| {
                     for _ in 0..200 {
-                        let sum = AtomicUsize::new(0);
-                        pool.install(|| par_for(100, &|i| {
-                            sum.fetch_add(i, Ordering::Relaxed);
-                        }));
-                        assert_eq!(sum.load(Ordering::Relaxed), 4950);
+                        assert_sums_0_to_99(&pool);
                     }
                 });
             }

@@ -101,6 +101,21 @@ fn check_index(call: &str, what: &str, index: u32, count: usize) -> Result<usize
     Ok(i)
 }
 
+/// Fails `call` when a user buffer of `len` bytes is too small for its `what` (input or output)
+/// `index`, described by `info` and exchanged in `form`.
+fn check_buffer_len(call: &str, what: &str, index: u32, info: &nnrt::TensorInfo, form: IoForm, len: usize) -> Result<(), ApiError> {
+    let need = io::user_size(info, form);
+    if len < need {
+        return Err(ApiError::error(format!(
+            "{call}: {what} {index} ('{}') needs {need} bytes ({} {:?}) but the buffer has {len}",
+            info.name,
+            type_name(io::user_type(info, form).unwrap_or(-1)),
+            info.dims
+        )));
+    }
+    Ok(())
+}
+
 impl Inner {
     fn require(&self, call: &str, allowed: &[Phase], hint: &str) -> Result<(), ApiError> {
         if allowed.contains(&self.phase) {
@@ -239,17 +254,7 @@ impl CSession {
         let m = g.loaded(CALL)?;
         let i = check_index(CALL, "input", index, m.in_bufs.len())?;
         if let Some(b) = &buf {
-            let info = m.session.input_info(i).during(CALL)?;
-            let need = io::user_size(&info, m.in_forms[i]);
-            if b.len() < need {
-                return Err(ApiError::error(format!(
-                    "{CALL}: input {index} ('{}') needs {need} bytes ({} {:?}) but the buffer has {}",
-                    info.name,
-                    type_name(io::user_type(&info, m.in_forms[i]).unwrap_or(-1)),
-                    info.dims,
-                    b.len()
-                )));
-            }
+            check_buffer_len(CALL, "input", index, &m.session.input_info(i).during(CALL)?, m.in_forms[i], b.len())?;
         }
         m.in_bufs[i] = buf;
         Ok(())
@@ -263,17 +268,7 @@ impl CSession {
         let m = g.loaded(CALL)?;
         let i = check_index(CALL, "output", index, m.out_bufs.len())?;
         if let Some(b) = &buf {
-            let info = m.session.output_info(i).during(CALL)?;
-            let need = io::user_size(&info, m.out_forms[i]);
-            if b.len() < need {
-                return Err(ApiError::error(format!(
-                    "{CALL}: output {index} ('{}') needs {need} bytes ({} {:?}) but the buffer has {}",
-                    info.name,
-                    type_name(io::user_type(&info, m.out_forms[i]).unwrap_or(-1)),
-                    info.dims,
-                    b.len()
-                )));
-            }
+            check_buffer_len(CALL, "output", index, &m.session.output_info(i).during(CALL)?, m.out_forms[i], b.len())?;
         }
         m.out_bufs[i] = buf;
         Ok(())

@@ -64,6 +64,15 @@ fn program(name: &str, out: &Path) -> PathBuf {
     compile(name, &[manifest_dir().join(format!("tests/c/{name}.c"))], out, false)
 }
 
+/// Builds the C program `name` in `tmp` and checks that it succeeds on `model`, written there
+/// as `file` first.
+fn program_succeeds_on(tmp: &TempDir, name: &str, file: &str, model: Vec<u8>) {
+    let path = tmp.path().join(file);
+    std::fs::write(&path, model).unwrap();
+    let exe = program(name, tmp.path());
+    assert_ok(&run(&exe, &[&path]), name);
+}
+
 /// Runs a compiled program (under `NNFW_C_TEST_RUNNER` when set) with nnrt's configuration
 /// variables cleared.
 fn run(exe: &Path, args: &[&Path]) -> Output {
@@ -259,10 +268,7 @@ fn custom_op_kernel_from_c() {
     let y = b.tensor("y", TensorType::FLOAT32, &[1, 4]);
     b.custom_op("AddScalar", &[x], &[y], &[3]);
     b.output(y);
-    let model = tmp.path().join("custom.tflite");
-    std::fs::write(&model, b.finish()).unwrap();
-    let exe = program("custom_op", tmp.path());
-    assert_ok(&run(&exe, &[&model]), "custom_op");
+    program_succeeds_on(&tmp, "custom_op", "custom.tflite", b.finish());
 }
 
 /// NCHW buffers for NHWC tensors and float32 buffers for quantized ones.
@@ -280,10 +286,7 @@ fn layouts_and_types_convert_at_the_boundary() {
     b.quantization(q_out, &[0.5], &[10], 0);
     b.op(BuiltinOperator::RESHAPE, &[q, shape], &[q_out], Options::Reshape { new_shape: Some(vec![1, 2, 3, 4]) });
     b.output(f_out).output(q_out);
-    let model = tmp.path().join("io_forms.tflite");
-    std::fs::write(&model, b.finish()).unwrap();
-    let exe = program("io_forms", tmp.path());
-    assert_ok(&run(&exe, &[&model]), "io_forms");
+    program_succeeds_on(&tmp, "io_forms", "io_forms.tflite", b.finish());
 }
 
 /// `libnnfw.a` links into a C program on its own too.

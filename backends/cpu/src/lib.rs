@@ -14,5 +14,7 @@ mod ops;
 pub mod quant;
 #[allow(unsafe_code)]
 pub(crate) mod simd;
+#[doc(hidden)]
+pub mod testdata;
 
 pub use backend::CpuBackend;

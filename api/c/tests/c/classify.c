@@ -20,13 +20,23 @@ static NNFW_TYPE npy_type(const char *descr)
   return NNFW_TYPE_TENSOR_UINT8;
 }
 
+/* Prints "<what> failed: <the session's last error>", closes the session, frees both arrays and
+ * returns `code`. */
+static int give_up(nnfw_session *session, const char *what, npy_array *input, npy_array *expected, int code)
+{
+  char msg[1024] = "";
+  nnfw_get_last_error_message(session, msg, sizeof msg);
+  printf("%s failed: %s\n", what, msg);
+  nnfw_close_session(session);
+  free(input->data);
+  free(expected->data);
+  return code;
+}
+
 int main(int argc, char **argv)
 {
-  if (argc != 4)
-  {
-    fprintf(stderr, "usage: %s MODEL INPUT.npy EXPECTED.npy\n", argv[0]);
+  if (!usage_ok(argc, argv, 3, 3, "MODEL INPUT.npy EXPECTED.npy"))
     return 1;
-  }
   npy_array input, expected;
   if (npy_read(argv[2], &input) != 0 || npy_read(argv[3], &expected) != 0)
   {
@@ -34,29 +44,12 @@ int main(int argc, char **argv)
     return 1;
   }
 
-  nnfw_session *session = NULL;
-  EXPECT_OK(session, nnfw_create_session(&session));
+  nnfw_session *session = new_session();
   if (nnfw_load_model_from_file(session, argv[1]) != NNFW_STATUS_NO_ERROR)
-  {
-    char msg[1024] = "";
-    nnfw_get_last_error_message(session, msg, sizeof msg);
-    printf("load failed: %s\n", msg);
-    nnfw_close_session(session);
-    free(input.data);
-    free(expected.data);
-    return 3;
-  }
+    return give_up(session, "load", &input, &expected, 3);
   EXPECT_OK(session, nnfw_set_available_backends(session, "cpu"));
   if (nnfw_prepare(session) != NNFW_STATUS_NO_ERROR)
-  {
-    char msg[1024] = "";
-    nnfw_get_last_error_message(session, msg, sizeof msg);
-    printf("prepare failed: %s\n", msg);
-    nnfw_close_session(session);
-    free(input.data);
-    free(expected.data);
-    return 4;
-  }
+    return give_up(session, "prepare", &input, &expected, 4);
 
   uint32_t n_in = 0, n_out = 0;
   EXPECT_OK(session, nnfw_input_size(session, &n_in));
@@ -98,7 +91,5 @@ int main(int argc, char **argv)
   free(output2);
   free(input.data);
   free(expected.data);
-  if (g_failures)
-    fprintf(stderr, "%d check(s) failed\n", g_failures);
-  return g_failures ? 1 : 0;
+  return exit_status(NULL);
 }

@@ -62,6 +62,35 @@ static inline const char *status_name(NNFW_STATUS s)
     }                                                                                           \
   } while (0)
 
+/* Whether the program got between `min` and `max` arguments; otherwise prints
+ * "usage: PROGRAM <args>" and returns 0. */
+static inline int usage_ok(int argc, char **argv, int min, int max, const char *args)
+{
+  if (argc - 1 >= min && argc - 1 <= max)
+    return 1;
+  fprintf(stderr, "usage: %s %s\n", argv[0], args);
+  return 0;
+}
+
+/* A new session (a failed nnfw_create_session counts as a failure). */
+static inline nnfw_session *new_session(void)
+{
+  nnfw_session *s = NULL;
+  EXPECT_OK(s, nnfw_create_session(&s));
+  return s;
+}
+
+/* The exit status of a test program: 1 after failed checks (counted on stderr), else 0 after
+ * printing `passed` (when not NULL). */
+static inline int exit_status(const char *passed)
+{
+  if (g_failures)
+    fprintf(stderr, "%d check(s) failed\n", g_failures);
+  else if (passed)
+    printf("%s\n", passed);
+  return g_failures ? 1 : 0;
+}
+
 /* A .npy file: its dtype descriptor ("<f4", "|u1", ...) and its raw data. */
 typedef struct
 {

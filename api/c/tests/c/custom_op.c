@@ -26,13 +26,9 @@ static void add_scalar(nnfw_custom_kernel_params *params, char *userdata, size_t
 
 int main(int argc, char **argv)
 {
-  if (argc != 2)
-  {
-    fprintf(stderr, "usage: %s MODEL\n", argv[0]);
+  if (!usage_ok(argc, argv, 1, 1, "MODEL"))
     return 1;
-  }
-  nnfw_session *s = NULL;
-  EXPECT_OK(s, nnfw_create_session(&s));
+  nnfw_session *s = new_session();
   custom_kernel_registration_info info = {add_scalar};
   /* Registered before loading, as onert applications do. */
   EXPECT_OK(s, nnfw_register_custom_op_info(s, "AddScalar", &info));
@@ -60,9 +56,5 @@ int main(int argc, char **argv)
   EXPECT_TRUE(strstr(msg, "AddScalar") != NULL);
   EXPECT_OK(s, nnfw_close_session(s));
 
-  if (g_failures)
-    fprintf(stderr, "%d check(s) failed\n", g_failures);
-  else
-    printf("custom_op: y = x + 3 through the C kernel\n");
-  return g_failures ? 1 : 0;
+  return exit_status("custom_op: y = x + 3 through the C kernel");
 }

@@ -14,13 +14,9 @@ enum { N = 1, H = 2, W = 3, C = 4, SIZE = N * H * W * C };
 
 int main(int argc, char **argv)
 {
-  if (argc != 2)
-  {
-    fprintf(stderr, "usage: %s MODEL\n", argv[0]);
+  if (!usage_ok(argc, argv, 1, 1, "MODEL"))
     return 1;
-  }
-  nnfw_session *s = NULL;
-  EXPECT_OK(s, nnfw_create_session(&s));
+  nnfw_session *s = new_session();
   EXPECT_OK(s, nnfw_load_model_from_file(s, argv[1]));
 
   EXPECT_OK(s, nnfw_set_input_layout(s, 0, NNFW_LAYOUT_CHANNELS_FIRST));
@@ -68,9 +64,5 @@ int main(int argc, char **argv)
     EXPECT_TRUE(q_out[i] == q_nchw[i]);
 
   EXPECT_OK(s, nnfw_close_session(s));
-  if (g_failures)
-    fprintf(stderr, "%d check(s) failed\n", g_failures);
-  else
-    printf("io_forms: NCHW and float32 buffers converted at the boundary\n");
-  return g_failures ? 1 : 0;
+  return exit_status("io_forms: NCHW and float32 buffers converted at the boundary");
 }

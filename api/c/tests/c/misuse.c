@@ -20,11 +20,8 @@ static void nop_eval(nnfw_custom_kernel_params *params, char *userdata, size_t s
 
 int main(int argc, char **argv)
 {
-  if (argc != 2)
-  {
-    fprintf(stderr, "usage: %s MODEL\n", argv[0]);
+  if (!usage_ok(argc, argv, 1, 1, "MODEL"))
     return 1;
-  }
   const char *model = argv[1];
   nnfw_session *none = NULL;
   uint32_t n = 0;
@@ -229,9 +226,5 @@ int main(int argc, char **argv)
 
   free(in);
   free(outb);
-  if (g_failures)
-    fprintf(stderr, "%d check(s) failed\n", g_failures);
-  else
-    printf("misuse: all checks passed\n");
-  return g_failures ? 1 : 0;
+  return exit_status("misuse: all checks passed");
 }

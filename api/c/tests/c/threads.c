@@ -2,6 +2,7 @@
  * the same input (some with nnfw_run, some with nnfw_run_async): all outputs must be identical.
  *
  *   threads MODEL [INPUT.npy] */
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,11 +86,8 @@ done:
 
 int main(int argc, char **argv)
 {
-  if (argc < 2)
-  {
-    fprintf(stderr, "usage: %s MODEL [INPUT.npy]\n", argv[0]);
+  if (!usage_ok(argc, argv, 1, INT_MAX, "MODEL [INPUT.npy]"))
     return 1;
-  }
   npy_array input;
   int have_input = argc > 2 && npy_read(argv[2], &input) == 0;
   pthread_t threads[THREADS];

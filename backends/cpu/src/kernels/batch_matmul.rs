@@ -153,15 +153,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn values(n: usize, seed: u64) -> Vec<f32> {
-        let mut s = seed | 1;
-        (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-            })
-            .collect()
+        crate::testdata::unit_values(n, seed).map(|u| u - 0.5).collect()
     }
 
     proptest! {

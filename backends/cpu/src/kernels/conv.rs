@@ -92,6 +92,19 @@ impl ConvGeom {
         self.out_c * self.taps()
     }
 
+    /// A 1×1, stride-1, unpadded conv whose output has the input's size: its im2col matrix is
+    /// the NHWC input itself, one row per pixel.
+    pub(crate) fn is_direct(&self) -> bool {
+        self.k_h == 1
+            && self.k_w == 1
+            && self.stride_h == 1
+            && self.stride_w == 1
+            && self.pad_top == 0
+            && self.pad_left == 0
+            && self.out_h == self.in_h
+            && self.out_w == self.in_w
+    }
+
     /// Panics with a message naming the inconsistent field.
     fn validate(&self) {
         assert!(self.groups >= 1, "conv groups must be ≥ 1");
@@ -174,14 +187,7 @@ impl Conv2d {
         let packed = (0..g.groups)
             .map(|grp| PackedB::pack_with_isa(isa, cout_g, k, &filter[grp * cout_g * k..(grp + 1) * cout_g * k]))
             .collect();
-        let direct = g.k_h == 1
-            && g.k_w == 1
-            && g.stride_h == 1
-            && g.stride_w == 1
-            && g.pad_top == 0
-            && g.pad_left == 0
-            && g.out_h == g.in_h
-            && g.out_w == g.in_w;
+        let direct = g.is_direct();
         let implicit = !direct && g.groups == 1 && g.dil_w == 1;
         Conv2d { geom, packed, bias: bias.map(|b| b[..g.out_c].to_vec()), act, direct, implicit }
     }

@@ -36,6 +36,18 @@ fn tap_range(o: usize, s: usize, d: usize, pad: usize, n: usize, k: usize) -> (u
     (lo.min(hi), hi)
 }
 
+impl DepthwiseGeom {
+    /// The depthwise conv with the batch, input, window, strides, dilations and padding of the
+    /// conv `g`, and `multiplier` outputs per input channel (`g.out_c` and `g.groups` go unused).
+    pub fn from_conv(g: &super::conv::ConvGeom, multiplier: usize) -> DepthwiseGeom {
+        DepthwiseGeom {
+            batch: g.batch, in_h: g.in_h, in_w: g.in_w, in_c: g.in_c, multiplier, out_h: g.out_h, out_w: g.out_w,
+            k_h: g.k_h, k_w: g.k_w, stride_h: g.stride_h, stride_w: g.stride_w, dil_h: g.dil_h, dil_w: g.dil_w,
+            pad_top: g.pad_top, pad_left: g.pad_left,
+        }
+    }
+}
+
 /// The vector code a call runs.
 #[derive(Clone, Copy, Debug)]
 enum Kernel {

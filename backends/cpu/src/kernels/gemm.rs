@@ -743,14 +743,9 @@ pub(crate) mod tests {
 
     /// Deterministic values in [-1, 1] (xorshift), so failures reproduce from the seed.
     pub(crate) fn values(len: usize, seed: u64) -> Vec<f32> {
-        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..len)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                ((s >> 40) as f32 / (1u64 << 23) as f32) * 2.0 - 1.0
-            })
+        crate::testdata::xorshift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .take(len)
+            .map(|s| ((s >> 40) as f32 / (1u64 << 23) as f32) * 2.0 - 1.0)
             .collect()
     }
 

@@ -204,15 +204,7 @@ impl QConv {
         match &self.fast {
             Some((b, ep)) => {
                 let m = g.batch * g.out_h * g.out_w;
-                let direct = g.k_h == 1
-                    && g.k_w == 1
-                    && g.stride_h == 1
-                    && g.stride_w == 1
-                    && g.pad_top == 0
-                    && g.pad_left == 0
-                    && g.in_h == g.out_h
-                    && g.in_w == g.out_w;
-                if direct {
+                if g.is_direct() {
                     qgemm(m, &RowsSource { data: input, k: g.in_c }, b, ep, out, g.out_c, 0);
                 } else {
                     let pad = (self.q.in_zp + input_shift::<TI>()) as u8;

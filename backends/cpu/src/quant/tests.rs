@@ -56,6 +56,28 @@ fn conv_case<TI: QInt, TW: QInt>(seed: u64, g: ConvGeom, layout: QLayout) -> Res
     Ok(())
 }
 
+/// `QFullyConnected` in both layouts against the reference on `x` (m×k) and `w` (n×k), bit for bit.
+fn fc_matches<T: QInt + PartialEq + std::fmt::Debug>(m: usize, k: usize, n: usize, q: &ConvQuant, x: &[T], w: &[T]) -> Result<(), TestCaseError> {
+    let mut want = vec![T::default(); m * n];
+    reference::fully_connected::<T, T, T>(m, k, n, q, x, w, &mut want);
+    for layout in [QLayout::Quad, QLayout::Pair] {
+        let mut got = vec![T::default(); m * n];
+        QFullyConnected::with_layout::<T, T>(n, k, q.clone(), w, layout).run::<T, T>(x, &mut got);
+        prop_assert_eq!(&got, &want);
+    }
+    Ok(())
+}
+
+/// `QDepthwise` against the reference on `x` and `w`, bit for bit.
+fn depthwise_matches<T: QInt + PartialEq + std::fmt::Debug>(d: DepthwiseGeom, q: ConvQuant, x: &[T], w: &[T]) -> Result<(), TestCaseError> {
+    let mut want = vec![T::default(); d.output_len()];
+    reference::depthwise::<T, T, T>(&d, &q, x, w, &mut want);
+    let mut got = vec![T::default(); d.output_len()];
+    QDepthwise::new::<T, T>(d, q, w).run::<T, T>(x, &mut got);
+    prop_assert_eq!(got, want);
+    Ok(())
+}
+
 fn geom() -> impl Strategy<Value = ConvGeom> {
     (1usize..3, 1usize..9, 1usize..9, 1usize..20, 1usize..40, 1usize..4, 1usize..4, 1usize..3, 1usize..3, 0usize..2, 0usize..2).prop_map(
         |(batch, in_h, in_w, in_c, out_c, k_h, k_w, stride, dil, pt, pl)| {
@@ -144,56 +166,32 @@ proptest! {
             let w: Vec<u8> = cast(&fill(seed ^ 1, n * k, 0, 255));
             let zp = fill(seed ^ 2, 3, 0, 255);
             let q = quant(seed, n, zp[0], zp[1], vec![zp[2]; n], false, (0, 255));
-            let mut want = vec![0u8; m * n];
-            reference::fully_connected::<u8, u8, u8>(m, k, n, &q, &x, &w, &mut want);
-            for layout in [QLayout::Quad, QLayout::Pair] {
-                let mut got = vec![0u8; m * n];
-                QFullyConnected::with_layout::<u8, u8>(n, k, q.clone(), &w, layout).run::<u8, u8>(&x, &mut got);
-                prop_assert_eq!(&got, &want);
-            }
+            fc_matches(m, k, n, &q, &x, &w)?;
         } else {
             let x: Vec<i8> = cast(&fill(seed, m * k, -128, 127));
             let w: Vec<i8> = cast(&fill(seed ^ 1, n * k, -127, 127));
             let zp = fill(seed ^ 2, 2, -128, 127);
             let q = quant(seed, n, zp[0], zp[1], vec![0; n], false, (-128, 127));
-            let mut want = vec![0i8; m * n];
-            reference::fully_connected::<i8, i8, i8>(m, k, n, &q, &x, &w, &mut want);
-            for layout in [QLayout::Quad, QLayout::Pair] {
-                let mut got = vec![0i8; m * n];
-                QFullyConnected::with_layout::<i8, i8>(n, k, q.clone(), &w, layout).run::<i8, i8>(&x, &mut got);
-                prop_assert_eq!(&got, &want);
-            }
+            fc_matches(m, k, n, &q, &x, &w)?;
         }
     }
 
     #[test]
     fn depthwise_matches_reference(g in geom(), mult in 1usize..3, seed in any::<u64>(), unsigned in any::<bool>()) {
-        let d = DepthwiseGeom {
-            batch: g.batch, in_h: g.in_h, in_w: g.in_w, in_c: g.in_c, multiplier: mult, out_h: g.out_h, out_w: g.out_w,
-            k_h: g.k_h, k_w: g.k_w, stride_h: g.stride_h, stride_w: g.stride_w, dil_h: g.dil_h, dil_w: g.dil_w,
-            pad_top: g.pad_top, pad_left: g.pad_left,
-        };
+        let d = DepthwiseGeom::from_conv(&g, mult);
         let oc = d.out_c();
         if unsigned {
             let x: Vec<u8> = cast(&fill(seed, d.input_len(), 0, 255));
             let w: Vec<u8> = cast(&fill(seed ^ 1, d.filter_len(), 0, 255));
             let zp = fill(seed ^ 2, 3, 0, 255);
             let q = quant(seed, oc, zp[0], zp[1], vec![zp[2]; oc], true, (zp[1].min(40), 255));
-            let mut want = vec![0u8; d.output_len()];
-            reference::depthwise::<u8, u8, u8>(&d, &q, &x, &w, &mut want);
-            let mut got = vec![0u8; d.output_len()];
-            QDepthwise::new::<u8, u8>(d, q, &w).run::<u8, u8>(&x, &mut got);
-            prop_assert_eq!(got, want);
+            depthwise_matches(d, q, &x, &w)?;
         } else {
             let x: Vec<i8> = cast(&fill(seed, d.input_len(), -128, 127));
             let w: Vec<i8> = cast(&fill(seed ^ 1, d.filter_len(), -127, 127));
             let zp = fill(seed ^ 2, 2, -128, 127);
             let q = quant(seed, oc, zp[0], zp[1], vec![0; oc], true, (-128, 127));
-            let mut want = vec![0i8; d.output_len()];
-            reference::depthwise::<i8, i8, i8>(&d, &q, &x, &w, &mut want);
-            let mut got = vec![0i8; d.output_len()];
-            QDepthwise::new::<i8, i8>(d, q, &w).run::<i8, i8>(&x, &mut got);
-            prop_assert_eq!(got, want);
+            depthwise_matches(d, q, &x, &w)?;
         }
     }
 
@@ -251,11 +249,7 @@ proptest! {
         finish(&acc, &scales, 0.02, Some(&bias), clamp, false, &mut got);
         prop_assert_eq!(got, want);
 
-        let d = DepthwiseGeom {
-            batch: 1, in_h: g.in_h, in_w: g.in_w, in_c: g.in_c, multiplier: 1, out_h: g.out_h, out_w: g.out_w,
-            k_h: g.k_h, k_w: g.k_w, stride_h: g.stride_h, stride_w: g.stride_w, dil_h: g.dil_h, dil_w: g.dil_w,
-            pad_top: g.pad_top, pad_left: g.pad_left,
-        };
+        let d = DepthwiseGeom { batch: 1, ..DepthwiseGeom::from_conv(&g, 1) };
         let wd: Vec<i8> = cast(&fill(seed ^ 5, d.filter_len(), -127, 127));
         let sd: Vec<f32> = fill(seed ^ 6, d.out_c(), 1, 1000).into_iter().map(|v| v as f32 * 1e-5).collect();
         let mut want = vec![0f32; d.output_len()];

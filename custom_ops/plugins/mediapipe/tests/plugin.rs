@@ -8,13 +8,7 @@ use nnrt_tests::{ModelBuilder, TempDir, TensorType};
 
 /// The plugin Cargo built for this test (beside the test executable, else `target/<profile>/`).
 fn plugin() -> PathBuf {
-    let name = format!("{}nnrt_mediapipe_ops{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
-    let exe = std::env::current_exe().expect("test executable path");
-    let deps = exe.parent().expect("deps folder");
-    [deps.join(&name), deps.parent().expect("profile folder").join(&name)]
-        .into_iter()
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("{name} is not built next to {}: build the workspace (cargo build -p nnrt-mediapipe-ops)", deps.display()))
+    nnrt_tests::built_plugin("nnrt_mediapipe_ops", "nnrt-mediapipe-ops")
 }
 
 fn f32_bytes(v: &[f32]) -> Vec<u8> {
@@ -23,6 +17,25 @@ fn f32_bytes(v: &[f32]) -> Vec<u8> {
 
 fn floats(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+/// The model `b` holds, written to `name` in `dir`.
+fn write_model(b: &ModelBuilder, dir: &Path, name: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, b.finish()).unwrap();
+    p
+}
+
+/// One custom op `op` (with `options`) on a float input (`name`, `dims`) and a float [1, 4, 4]
+/// `matrix`, giving a float `y` of `y_dims`: the model written to `file` in `dir`.
+fn matrix_op_model(dir: &Path, file: &str, op: &str, (name, dims): (&str, &[i32]), y_dims: &[i32], options: &[u8]) -> PathBuf {
+    let mut b = ModelBuilder::new();
+    let x = b.input(name, TensorType::FLOAT32, dims);
+    let m = b.input("matrix", TensorType::FLOAT32, &[1, 4, 4]);
+    let y = b.tensor("y", TensorType::FLOAT32, y_dims);
+    b.custom_op(op, &[x, m], &[y], options);
+    b.output(y);
+    write_model(&b, dir, file)
 }
 
 /// `Convolution2DTransposeBias` on x [1, 3, 4, 2] with 3x3 weights, stride 2, SAME padding; the
@@ -40,8 +53,7 @@ fn transpose_conv_model(dir: &Path) -> (PathBuf, Vec<f32>, Vec<f32>, Vec<f32>) {
     let options: Vec<u8> = [1i32, 2, 2].iter().flat_map(|v| v.to_le_bytes()).collect();
     b.custom_op("Convolution2DTransposeBias", &[xi, wi, bi], &[y], &options);
     b.output(y);
-    let p = dir.join("tconv.tflite");
-    std::fs::write(&p, b.finish()).unwrap();
+    let p = write_model(&b, dir, "tconv.tflite");
     (p, x, w, bias)
 }
 
@@ -110,14 +122,7 @@ fn transpose_conv_bias_runs_without_a_plugin_on_the_cpu_backend() {
 fn without_the_plugin_prepare_names_the_op() {
     // TransformTensorBilinear has no built-in kernel (LiteRT's XNNPACK has none either).
     let dir = TempDir::new("mediapipe-missing").unwrap();
-    let mut b = ModelBuilder::new();
-    let x = b.input("x", TensorType::FLOAT32, &[1, 4, 4, 1]);
-    let m = b.input("matrix", TensorType::FLOAT32, &[1, 4, 4]);
-    let y = b.tensor("y", TensorType::FLOAT32, &[1, 2, 2, 1]);
-    b.custom_op("TransformTensorBilinear", &[x, m], &[y], &[]);
-    b.output(y);
-    let p = dir.path().join("tt.tflite");
-    std::fs::write(&p, b.finish()).unwrap();
+    let p = matrix_op_model(dir.path(), "tt.tflite", "TransformTensorBilinear", ("x", &[1, 4, 4, 1]), &[1, 2, 2, 1], &[]);
     let e = Session::load(&p).unwrap().prepare().unwrap_err();
     assert!(e.to_string().contains("TransformTensorBilinear"), "{e}");
 }
@@ -126,15 +131,8 @@ fn without_the_plugin_prepare_names_the_op() {
 fn a_kernel_error_is_a_run_error_naming_the_op() {
     // TransformLandmarks version 1 (rank-4 landmarks) needs a 'scale' option; give none.
     let dir = TempDir::new("mediapipe-error").unwrap();
-    let mut b = ModelBuilder::new();
-    let lm = b.input("landmarks", TensorType::FLOAT32, &[1, 1, 2, 3]);
-    let m = b.input("matrix", TensorType::FLOAT32, &[1, 4, 4]);
-    let y = b.tensor("y", TensorType::FLOAT32, &[1, 1, 2, 3]);
     let options = nnrt_plugin_sdk::flexbuffers::build::map(&[("dimensions", nnrt_plugin_sdk::flexbuffers::build::Value::Int(3))]);
-    b.custom_op("TransformLandmarks", &[lm, m], &[y], &options);
-    b.output(y);
-    let p = dir.path().join("tl.tflite");
-    std::fs::write(&p, b.finish()).unwrap();
+    let p = matrix_op_model(dir.path(), "tl.tflite", "TransformLandmarks", ("landmarks", &[1, 1, 2, 3]), &[1, 1, 2, 3], &options);
     let mut s = Session::load(&p).unwrap();
     s.load_custom_op_library(plugin()).unwrap();
     s.prepare().unwrap();

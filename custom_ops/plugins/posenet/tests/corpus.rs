@@ -18,13 +18,7 @@ use std::path::{Path, PathBuf};
 use nnrt::Session;
 
 fn plugin() -> PathBuf {
-    let name = format!("{}nnrt_posenet_decoder{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
-    let exe = std::env::current_exe().expect("test executable path");
-    let deps = exe.parent().expect("deps folder");
-    [deps.join(&name), deps.parent().expect("profile folder").join(&name)]
-        .into_iter()
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("{name} is not built next to {}", deps.display()))
+    nnrt_tests::built_plugin("nnrt_posenet_decoder", "nnrt-posenet-decoder")
 }
 
 /// The data bytes of a `.npy` file (any dtype; the caller knows it).

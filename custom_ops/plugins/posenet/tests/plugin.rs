@@ -17,13 +17,7 @@ const MAX: usize = 3;
 /// The plugin Cargo built for this test: `target/<profile>/deps/libnnrt_posenet_decoder.so`
 /// (beside the test executable), else `target/<profile>/`.
 fn plugin() -> PathBuf {
-    let name = format!("{}nnrt_posenet_decoder{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
-    let exe = std::env::current_exe().expect("test executable path");
-    let deps = exe.parent().expect("deps folder");
-    [deps.join(&name), deps.parent().expect("profile folder").join(&name)]
-        .into_iter()
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("{name} is not built next to {}: build the workspace (cargo build -p nnrt-posenet-decoder)", deps.display()))
+    nnrt_tests::built_plugin("nnrt_posenet_decoder", "nnrt-posenet-decoder")
 }
 
 /// A model whose only op is the decoder, reading three float inputs.
@@ -64,6 +58,13 @@ fn run_and_check(s: &mut Session) {
     assert!((floats(2)[0] - expected).abs() < 1e-5, "pose score {}", floats(2)[0]);
 }
 
+/// [`model`] written to `decoder.tflite` in `dir`.
+fn model_file(dir: &TempDir) -> PathBuf {
+    let file = dir.path().join("decoder.tflite");
+    std::fs::write(&file, model()).unwrap();
+    file
+}
+
 fn write_package(dir: &Path, with_plugin: bool, cfg: Option<&str>) {
     let mut pkg = NnPackage::single("model.tflite", model());
     if let Some(text) = cfg {
@@ -78,8 +79,7 @@ fn write_package(dir: &Path, with_plugin: bool, cfg: Option<&str>) {
 #[test]
 fn explicit_library_supplies_kernel_and_output_shapes() {
     let dir = TempDir::new("posenet-explicit").unwrap();
-    let file = dir.path().join("decoder.tflite");
-    std::fs::write(&file, model()).unwrap();
+    let file = model_file(&dir);
     let mut s = Session::load(&file).unwrap();
     let ops = s.load_custom_op_library(plugin()).unwrap();
     assert_eq!(ops, vec!["PosenetDecoderOp"]);
@@ -90,8 +90,7 @@ fn explicit_library_supplies_kernel_and_output_shapes() {
 #[test]
 fn without_the_plugin_prepare_names_the_op() {
     let dir = TempDir::new("posenet-missing").unwrap();
-    let file = dir.path().join("decoder.tflite");
-    std::fs::write(&file, model()).unwrap();
+    let file = model_file(&dir);
     let mut s = Session::load(&file).unwrap();
     let e = s.prepare().unwrap_err();
     assert!(matches!(e, Error::Compile(_)), "{e:?}");
@@ -146,20 +145,9 @@ fn plugins_in_a_zipped_package_say_to_unzip() {
 
 /// `target/<profile>/nnpackage_run`, when built (it belongs to nnrt-cli; skipped otherwise).
 fn nnpackage_run() -> Option<PathBuf> {
-    cli_binary("nnpackage_run")
+    nnrt_tests::cli_binary("nnpackage_run")
 }
 
-/// `target/<profile>/<name>`, when built (nnrt-cli's binaries; skipped otherwise).
-fn cli_binary(name: &str) -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let p = exe.parent()?.parent()?.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    if p.is_file() {
-        Some(p)
-    } else {
-        println!("skipped: {} is not built (cargo build -p nnrt-cli with this test's profile)", p.display());
-        None
-    }
-}
 
 #[test]
 fn nnpackage_run_refuses_package_plugins_unless_allowed() {
@@ -175,8 +163,7 @@ fn nnpackage_run_refuses_package_plugins_unless_allowed() {
     assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
 
     // A bare model with the library given explicitly.
-    let file = dir.path().join("decoder.tflite");
-    std::fs::write(&file, model()).unwrap();
+    let file = model_file(&dir);
     let out = Command::new(&bin).arg(&file).arg("--custom-op-lib").arg(plugin()).output().unwrap();
     assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let out = Command::new(&bin).arg(&file).arg("--custom-op-lib").arg(dir.path().join("missing.so")).output().unwrap();
@@ -186,10 +173,9 @@ fn nnpackage_run_refuses_package_plugins_unless_allowed() {
 
 #[test]
 fn nnrt_inspect_loads_plugins_to_show_shapes_and_placement() {
-    let Some(bin) = cli_binary("nnrt-inspect") else { return };
+    let Some(bin) = nnrt_tests::cli_binary("nnrt-inspect") else { return };
     let dir = TempDir::new("posenet-inspect").unwrap();
-    let file = dir.path().join("decoder.tflite");
-    std::fs::write(&file, model()).unwrap();
+    let file = model_file(&dir);
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
 
     // Without the plugin the model cannot prepare: the outputs keep their open shapes.
