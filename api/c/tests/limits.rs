@@ -18,7 +18,10 @@ fn dynamic_batch_model() -> CString {
     b.shape_signature(y, &[-1, 4]);
     b.op(Op::FULLY_CONNECTED, &[x, w, bias], &[y], Options::FullyConnected { act: Act::NONE, keep_num_dims: false });
     b.output(y);
-    let path = std::env::temp_dir().join(format!("nnfw-limits-{}.tflite", std::process::id()));
+    // One file per call: the tests of this binary run at once.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("nnfw-limits-{}-{k}.tflite", std::process::id()));
     std::fs::write(&path, b.finish()).expect("write model");
     CString::new(path.to_string_lossy().into_owned()).expect("path")
 }
