@@ -1,6 +1,6 @@
 //! [`OpRegistry`]: the table a backend looks its ops up in.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use crate::OpKind;
 
@@ -10,15 +10,17 @@ use crate::OpKind;
 /// functions that check and build an op, or lower it).
 ///
 /// Backends fill a registry once, from each op family's `register`, one call per group of ops
-/// sharing an entry. Registering a name twice is a bug and panics.
+/// sharing an entry. Registering a name twice is a bug and panics. The maps are B-trees: a
+/// registry lives in a process-wide static, and leak checkers (valgrind) take a hash table's
+/// pointer into the middle of its allocation for a possible leak.
 pub struct OpRegistry<E> {
-    builtin: HashMap<&'static str, E>,
-    custom: HashMap<&'static str, E>,
+    builtin: BTreeMap<&'static str, E>,
+    custom: BTreeMap<&'static str, E>,
 }
 
 impl<E> Default for OpRegistry<E> {
     fn default() -> Self {
-        OpRegistry { builtin: HashMap::new(), custom: HashMap::new() }
+        OpRegistry { builtin: BTreeMap::new(), custom: BTreeMap::new() }
     }
 }
 
@@ -56,7 +58,7 @@ impl<E> OpRegistry<E> {
     }
 }
 
-fn add<E: Clone>(map: &mut HashMap<&'static str, E>, names: &[&'static str], entry: E) {
+fn add<E: Clone>(map: &mut BTreeMap<&'static str, E>, names: &[&'static str], entry: E) {
     for &name in names {
         let old = map.insert(name, entry.clone());
         assert!(old.is_none(), "op {name} is registered twice");
