@@ -15,9 +15,12 @@ type Output = (Vec<usize>, DType, Vec<u8>);
 /// The GPU adapter's name (`GPU_ADAPTER` picks one), or why there is none on this machine.
 pub fn gpu_adapter() -> Result<&'static str, &'static str> {
     static ADAPTER: OnceLock<Result<String, String>> = OnceLock::new();
+    #[cfg(feature = "gpu")]
     let found = ADAPTER.get_or_init(|| {
         nnrt_backend_gpu::GpuBackend::new(std::env::var("GPU_ADAPTER").ok().as_deref()).map(|b| b.gpu().adapter_name().to_string())
     });
+    #[cfg(not(feature = "gpu"))]
+    let found = ADAPTER.get_or_init(|| Err("nnrt-tests was built without its gpu feature".to_string()));
     found.as_ref().map(String::as_str).map_err(String::as_str)
 }
 

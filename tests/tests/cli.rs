@@ -121,6 +121,7 @@ fn gpu_without_an_adapter_is_a_clear_error_or_a_fallback() {
     assert!(err.contains("backend 'gpu' skipped: no GPU adapter"), "{err}");
 }
 
+#[cfg(feature = "gpu")]
 #[test]
 fn nnrt_inspect_partition_shows_gpu_placement_and_fallback_reasons() {
     let Some(bin) = cli_binary("nnrt-inspect") else { return };
