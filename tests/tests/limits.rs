@@ -5,44 +5,27 @@
 use std::time::{Duration, Instant};
 
 use nnrt::{CompileError, DType, Error, RunError, Session};
-use nnrt_core::{Activation, BinaryOp, CompareOp, ConstData, Model, OpKind, Operand, OperandId, Operation, Subgraph, SubgraphId};
-
-fn konst(g: &mut Subgraph, dtype: DType, bytes: Vec<u8>) -> OperandId {
-    let mut o = Operand::new("k", dtype, &[]);
-    o.data = Some(ConstData::owned(bytes));
-    g.add_operand(o)
-}
-
-fn op(g: &mut Subgraph, kind: OpKind, inputs: &[OperandId], outputs: &[OperandId]) {
-    g.add_op(Operation { kind, inputs: inputs.iter().map(|&i| Some(i)).collect(), outputs: outputs.to_vec() });
-}
+use nnrt_core::{Activation, BinaryOp, CompareOp, Model, OpKind, SubgraphId};
+use nnrt_tests::{i, Graph};
 
 /// `while (i < limit) i = i + step` on an int32 scalar; the body's output has type `body_out`
 /// (int32 unless a test breaks it).
 fn counting_loop(limit: i32, step: i32, body_out: DType) -> Model {
-    let mut cond = Subgraph::default();
-    let i = cond.add_operand(Operand::new("i", DType::I32, &[]));
-    let n = konst(&mut cond, DType::I32, limit.to_le_bytes().to_vec());
-    let c = cond.add_operand(Operand::new("c", DType::Bool, &[]));
-    op(&mut cond, OpKind::Compare(CompareOp::Less), &[i, n], &[c]);
-    cond.inputs.push(i);
-    cond.outputs.push(c);
+    let mut cond = Graph::new();
+    let (x, n) = (cond.input(&[], i(&[0])), cond.scalar(limit));
+    let c = cond.out(DType::Bool, &[]);
+    cond.op(OpKind::Compare(CompareOp::Less), &[Some(x), Some(n)], &[c]);
 
-    let mut body = Subgraph::default();
-    let i = body.add_operand(Operand::new("i", DType::I32, &[]));
-    let s = konst(&mut body, DType::I32, step.to_le_bytes().to_vec());
-    let next = body.add_operand(Operand::new("next", body_out, &[]));
-    op(&mut body, OpKind::Binary { op: BinaryOp::Add, act: Activation::None }, &[i, s], &[next]);
-    body.inputs.push(i);
-    body.outputs.push(next);
+    let mut body = Graph::new();
+    let (x, s) = (body.input(&[], i(&[0])), body.scalar(step));
+    let next = body.out(body_out, &[]);
+    body.op(OpKind::Binary { op: BinaryOp::Add, act: Activation::None }, &[Some(x), Some(s)], &[next]);
 
-    let mut main = Subgraph::default();
-    let i0 = main.add_operand(Operand::new("i0", DType::I32, &[]));
-    let out = main.add_operand(Operand::new("out", DType::I32, &[]));
-    op(&mut main, OpKind::While { cond: SubgraphId::new(1), body: SubgraphId::new(2) }, &[i0], &[out]);
-    main.inputs.push(i0);
-    main.outputs.push(out);
-    Model { subgraphs: vec![main, cond, body], signatures: Vec::new(), source: "limits test".into() }
+    let mut main = Graph::new();
+    let i0 = main.input(&[], i(&[0]));
+    let out = main.out(DType::I32, &[]);
+    main.op(OpKind::While { cond: SubgraphId::new(1), body: SubgraphId::new(2) }, &[Some(i0)], &[out]);
+    Model { subgraphs: vec![main.sub, cond.sub, body.sub], signatures: Vec::new(), source: "limits test".into() }
 }
 
 fn session(model: Model, config: &[(&str, &str)]) -> Result<Session, Error> {
@@ -118,14 +101,8 @@ fn thread_counts_and_memory_limits_out_of_range_are_typed_errors() {
 
 #[test]
 fn a_tensor_over_the_memory_limit_fails_at_prepare_not_at_allocation() {
-    let mut main = Subgraph::default();
-    let x = main.add_operand(Operand::new("x", DType::F32, &[1 << 20, 64]));
-    let y = main.add_operand(Operand::new("y", DType::F32, &[1 << 20, 64]));
-    op(&mut main, OpKind::Unary(nnrt_core::UnaryOp::Relu), &[x], &[y]);
-    main.inputs.push(x);
-    main.outputs.push(y);
-    let model = Model { subgraphs: vec![main], signatures: Vec::new(), source: "big".into() };
-    let mut s = Session::from_model(model).unwrap();
+    let g = Graph::unary(OpKind::Unary(nnrt_core::UnaryOp::Relu), &[1 << 20, 64], nnrt_tests::f(&[]), DType::F32);
+    let mut s = Session::from_model(g.model()).unwrap();
     s.set_config("MEMORY_LIMIT", "64M").unwrap();
     let e = s.prepare().unwrap_err();
     assert!(matches!(e, Error::Compile(CompileError::OutOfMemory { bytes: 268_435_456, .. })), "{e}");

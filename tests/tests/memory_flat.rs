@@ -8,7 +8,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use nnrt::{DType, Session};
-use nnrt_core::{ConstData, Dim, Model, OpKind, Operand, Operation, Shape, Subgraph};
+use nnrt_core::{Dim, OpKind, OperandId, Shape};
+use nnrt_tests::{f, i, Graph};
 
 /// The system allocator, counting the bytes held.
 struct Counting;
@@ -46,24 +47,26 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// FILL(dims, 2.5) with `dims` a graph input: its output's shape is known only at run time.
-fn fill_session() -> Session {
-    let mut g = Subgraph::default();
-    let dims = g.add_operand(Operand::new("dims", DType::I32, &[2]));
-    let mut v = Operand::new("v", DType::F32, &[]);
-    v.data = Some(ConstData::owned(2.5f32.to_le_bytes().to_vec()));
-    let v = g.add_operand(v);
-    let mut y = Operand::new("y", DType::F32, &[1, 1]);
-    y.shape = Shape(vec![Dim::Unknown; 2]);
-    let y = g.add_operand(y);
-    g.add_op(Operation { kind: OpKind::Fill, inputs: vec![Some(dims), Some(v)], outputs: vec![y] });
-    g.inputs.push(dims);
-    g.outputs.push(y);
-    let mut s = Session::from_model(Model { subgraphs: vec![g], source: "memory_flat".into(), ..Model::default() }).unwrap();
+/// A session on one thread for `g`, after giving the listed operands declared shapes whose
+/// `None` dims are unknown.
+fn session(mut g: Graph, unknown: &[(OperandId, &[Option<usize>])]) -> Session {
+    for (id, dims) in unknown {
+        g.sub.operands[id.index()].shape = Shape(dims.iter().map(|d| d.map_or(Dim::Unknown, Dim::Known)).collect());
+    }
+    let mut s = Session::from_model(g.model()).unwrap();
     s.set_backends("cpu").unwrap();
     s.set_threads(1).unwrap();
     s.prepare().unwrap();
     s
+}
+
+/// FILL(dims, 2.5) with `dims` a graph input: its output's shape is known only at run time.
+fn fill_session() -> Session {
+    let mut g = Graph::new();
+    let (dims, v) = (g.input(&[2], i(&[1, 1])), g.konst(&[], f(&[2.5])));
+    let y = g.out(DType::F32, &[1, 1]);
+    g.op(OpKind::Fill, &[Some(dims), Some(v)], &[y]);
+    session(g, &[(y, &[None, None])])
 }
 
 /// Calls `run(i)` 1000 times; the bytes held after the 100th call may not grow by the end.
@@ -83,21 +86,9 @@ fn assert_flat(what: &str, mut run: impl FnMut(usize)) {
 
 /// x[?,12] -> RELU, on one thread.
 fn relu_session() -> Session {
-    let mut g = Subgraph::default();
-    let mut x = Operand::new("x", DType::F32, &[1, 12]);
-    x.shape = Shape(vec![Dim::Unknown, Dim::Known(12)]);
-    let x = g.add_operand(x);
-    let mut y = Operand::new("y", DType::F32, &[1, 12]);
-    y.shape = Shape(vec![Dim::Unknown, Dim::Known(12)]);
-    let y = g.add_operand(y);
-    g.add_op(Operation { kind: OpKind::Unary(nnrt_core::UnaryOp::Relu), inputs: vec![Some(x)], outputs: vec![y] });
-    g.inputs.push(x);
-    g.outputs.push(y);
-    let mut s = Session::from_model(Model { subgraphs: vec![g], source: "memory_flat".into(), ..Model::default() }).unwrap();
-    s.set_backends("cpu").unwrap();
-    s.set_threads(1).unwrap();
-    s.prepare().unwrap();
-    s
+    let g = Graph::unary(OpKind::Unary(nnrt_core::UnaryOp::Relu), &[1, 12], f(&[0.0; 12]), DType::F32);
+    let (x, y) = (g.sub.inputs[0], g.sub.outputs[0]);
+    session(g, &[(x, &[None, Some(12)]), (y, &[None, Some(12)])])
 }
 
 /// One test, so that nothing else allocates while it measures.
