@@ -102,7 +102,8 @@ fn map_file(path: &Path) -> Result<Blob, LoadError> {
     // SAFETY: `Mmap::map` is unsafe because the mapped bytes change if another process truncates
     // or rewrites the file while it is mapped. Model files are read-only inputs here (as in every
     // runtime that maps them: TFLite, onert); all reads go through bounds-checked slices and the
-    // flatbuffers verifier. This is the loader's only `unsafe`.
+    // flatbuffers verifier. (The loader's other `unsafe` is the `Follow` impl in
+    // `fbs/circle.rs`, which the flatbuffers API requires.)
     match unsafe { memmap2::Mmap::map(&file) } {
         Ok(map) => Ok(Arc::new(map) as Blob),
         // Some file systems cannot map; reading is always possible.
