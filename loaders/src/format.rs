@@ -10,7 +10,7 @@ use core::fmt;
 
 use nnrt_core::{Blob, LoadError, Model};
 
-use crate::tflite;
+use crate::{pte, tflite};
 
 /// The custom op name Edge TPU compilers give the op that carries a DarwiNN package.
 pub const EDGETPU_CUSTOM_OP: &str = "edgetpu-custom-op";
@@ -68,7 +68,7 @@ impl Format {
 
     /// Whether nnrt can load the format into its IR today.
     pub const fn is_supported(self) -> bool {
-        matches!(self, Format::Tflite | Format::Circle | Format::EdgeTpu)
+        matches!(self, Format::Tflite | Format::Circle | Format::EdgeTpu | Format::ExecuTorch)
     }
 
     /// The format whose file identifier is `id` (`TFL3` is [`Format::Tflite`]; telling an Edge
@@ -224,7 +224,8 @@ pub fn check_declared(path: &str, model_type: &str, head: &[u8]) -> Result<Forma
 fn load_as(path: &str, format: Format, blob: Blob) -> Result<Loaded, LoadError> {
     match format {
         Format::Tflite | Format::Circle | Format::EdgeTpu => tflite::load(path, blob),
-        Format::ExecuTorch | Format::Tosa => Err(not_supported_yet(path, format)),
+        Format::ExecuTorch => pte::load(path, blob),
+        Format::Tosa => Err(not_supported_yet(path, format)),
     }
 }
 

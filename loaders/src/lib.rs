@@ -3,8 +3,9 @@
 //! Turns model files into nnrt-core's IR. One frontend layer ([`format`]) recognises a model by
 //! its bytes or by its nnpackage MANIFEST `model-types` and hands it to its format's reader:
 //! TFLite (`TFL3`) and Circle (`CIR0`) through one generated flatbuffers reader that is verified
-//! on every load (TFLite files with the Edge TPU custom op load as TFLite); ExecuTorch (`ET12`)
-//! and TOSA (`TOSA`) are recognised and refused as not supported yet. nnpackages (folder or zip,
+//! on every load (TFLite files with the Edge TPU custom op load as TFLite); ExecuTorch programs
+//! (`ET12`, [`pte`]) through their own verified reader; TOSA (`TOSA`) is recognised and refused
+//! as not supported yet. nnpackages (folder or zip,
 //! MANIFEST 1.0–1.3, cfg files) wrap them. Readers share [`import`]'s helpers; constant data is
 //! borrowed from the memory-mapped file, not copied.
 //!
@@ -16,6 +17,7 @@ pub mod generated;
 pub mod import;
 pub mod join;
 pub mod nnpackage;
+pub mod pte;
 pub mod tflite;
 
 pub use format::{detect, Format, FormatInfo, Loaded};

@@ -1,0 +1,177 @@
+//! Typed reads of a KernelCall's arguments: `args[k]` is an index into the method's values, and
+//! the value must be of the kind the operator's schema says. Errors name the method, the
+//! instruction, the argument and the value.
+
+use nnrt_core::{LoadError, OperandId};
+
+use super::method::{MethodBuilder, Scalar};
+use crate::generated::executorch_flatbuffer as et;
+
+impl<'a> MethodBuilder<'_, 'a> {
+    /// The value index of argument `k`.
+    pub fn arg_index(&self, args: &[i64], k: usize) -> Result<i64, LoadError> {
+        args.get(k).copied().ok_or_else(|| self.err(format!("has {} arguments; argument {k} is missing", args.len())))
+    }
+
+    /// Argument `k`'s value.
+    pub fn arg(&self, args: &[i64], k: usize) -> Result<et::EValue<'a>, LoadError> {
+        self.value(self.arg_index(args, k)?)
+    }
+
+    fn wrong(&self, args: &[i64], k: usize, want: &str) -> LoadError {
+        let (vi, kind) = match self.arg(args, k) {
+            Ok(v) => (args[k], v.val_type().variant_name().unwrap_or("unknown kind")),
+            Err(e) => return e,
+        };
+        self.err(format!("argument {k} (value {vi}) is {kind}, where {want} is expected"))
+    }
+
+    /// Whether argument `k` is present and not Null.
+    pub fn has(&self, args: &[i64], k: usize) -> bool {
+        self.arg(args, k).is_ok_and(|v| v.val_type() != et::KernelTypes::Null)
+    }
+
+    /// Tensor argument `k` (its current operand).
+    pub fn tensor(&mut self, args: &[i64], k: usize) -> Result<OperandId, LoadError> {
+        let v = self.arg(args, k)?;
+        if v.val_as_tensor().is_none() {
+            return Err(self.wrong(args, k, "a Tensor"));
+        }
+        self.read(args[k])
+    }
+
+    /// Optional tensor argument `k` (`Tensor?`): `None` for Null.
+    pub fn opt_tensor(&mut self, args: &[i64], k: usize) -> Result<Option<OperandId>, LoadError> {
+        if !self.has(args, k) {
+            return Ok(None);
+        }
+        self.tensor(args, k).map(Some)
+    }
+
+    /// Tensor-list argument `k` (`Tensor[]`).
+    pub fn tensors(&mut self, args: &[i64], k: usize) -> Result<Vec<OperandId>, LoadError> {
+        let v = self.arg(args, k)?;
+        let items = v.val_as_tensor_list().ok_or_else(|| self.wrong(args, k, "a TensorList"))?;
+        let items: Vec<i64> = items.items().map(|l| l.iter().map(i64::from).collect()).unwrap_or_default();
+        items.into_iter().map(|i| self.read(i)).collect()
+    }
+
+    /// The value indices of tensor-list argument `k`, for outputs written one by one.
+    pub fn list_items(&self, args: &[i64], k: usize) -> Result<Vec<i64>, LoadError> {
+        let v = self.arg(args, k)?;
+        let items = v.val_as_tensor_list().ok_or_else(|| self.wrong(args, k, "a TensorList"))?;
+        Ok(items.items().map(|l| l.iter().map(i64::from).collect()).unwrap_or_default())
+    }
+
+    /// A fresh operand for out-argument `k` (a Tensor value), bound to that value.
+    pub fn out(&mut self, args: &[i64], k: usize) -> Result<OperandId, LoadError> {
+        let v = self.arg(args, k)?;
+        if v.val_as_tensor().is_none() {
+            return Err(self.wrong(args, k, "an out Tensor"));
+        }
+        self.write(args[k])
+    }
+
+    /// Int argument `k`.
+    pub fn int(&self, args: &[i64], k: usize) -> Result<i64, LoadError> {
+        let v = self.arg(args, k)?;
+        v.val_as_int().map(|i| i.int_val()).ok_or_else(|| self.wrong(args, k, "an Int"))
+    }
+
+    /// Optional int argument `k` (`int?`).
+    pub fn opt_int(&self, args: &[i64], k: usize) -> Result<Option<i64>, LoadError> {
+        if !self.has(args, k) {
+            return Ok(None);
+        }
+        self.int(args, k).map(Some)
+    }
+
+    /// Bool argument `k`.
+    pub fn boolean(&self, args: &[i64], k: usize) -> Result<bool, LoadError> {
+        let v = self.arg(args, k)?;
+        v.val_as_bool().map(|b| b.bool_val()).ok_or_else(|| self.wrong(args, k, "a Bool"))
+    }
+
+    /// Float argument `k` (`float`: a Double, or an Int the exporter kept as one).
+    pub fn double(&self, args: &[i64], k: usize) -> Result<f64, LoadError> {
+        match self.scalar(args, k)? {
+            Scalar::Double(d) => Ok(d),
+            Scalar::Int(i) => Ok(i as f64),
+            Scalar::Bool(_) => Err(self.wrong(args, k, "a Double")),
+        }
+    }
+
+    /// Scalar argument `k` (an Int, Double or Bool).
+    pub fn scalar(&self, args: &[i64], k: usize) -> Result<Scalar, LoadError> {
+        let v = self.arg(args, k)?;
+        if let Some(i) = v.val_as_int() {
+            return Ok(Scalar::Int(i.int_val()));
+        }
+        if let Some(d) = v.val_as_double() {
+            return Ok(Scalar::Double(d.double_val()));
+        }
+        if let Some(b) = v.val_as_bool() {
+            return Ok(Scalar::Bool(b.bool_val()));
+        }
+        Err(self.wrong(args, k, "a Scalar (Int, Double or Bool)"))
+    }
+
+    /// Optional scalar argument `k` (`Scalar?`).
+    pub fn opt_scalar(&self, args: &[i64], k: usize) -> Result<Option<Scalar>, LoadError> {
+        if !self.has(args, k) {
+            return Ok(None);
+        }
+        self.scalar(args, k).map(Some)
+    }
+
+    /// Int-list argument `k` (`int[]`): an IntList whose items name Int values.
+    pub fn ints(&self, args: &[i64], k: usize) -> Result<Vec<i64>, LoadError> {
+        let v = self.arg(args, k)?;
+        let list = v.val_as_int_list().ok_or_else(|| self.wrong(args, k, "an IntList"))?;
+        let items: Vec<i64> = list.items().map(|l| l.iter().collect()).unwrap_or_default();
+        items
+            .into_iter()
+            .map(|i| {
+                let item = self.value(i)?;
+                item.val_as_int().map(|x| x.int_val()).ok_or_else(|| {
+                    self.err(format!("argument {k}'s list names value {i}, which is {}, not an Int", item.val_type().variant_name().unwrap_or("unknown")))
+                })
+            })
+            .collect()
+    }
+
+    /// Optional int-list argument `k` (`int[]?`).
+    pub fn opt_ints(&self, args: &[i64], k: usize) -> Result<Option<Vec<i64>>, LoadError> {
+        if !self.has(args, k) {
+            return Ok(None);
+        }
+        self.ints(args, k).map(Some)
+    }
+
+    /// Float-list argument `k` (`float[]`).
+    pub fn doubles(&self, args: &[i64], k: usize) -> Result<Vec<f64>, LoadError> {
+        let v = self.arg(args, k)?;
+        let list = v.val_as_double_list().ok_or_else(|| self.wrong(args, k, "a DoubleList"))?;
+        Ok(list.items().map(|l| l.iter().collect()).unwrap_or_default())
+    }
+
+    /// Optional string argument `k` (`str?`).
+    pub fn opt_str(&self, args: &[i64], k: usize) -> Result<Option<String>, LoadError> {
+        if !self.has(args, k) {
+            return Ok(None);
+        }
+        let v = self.arg(args, k)?;
+        let s = v.val_as_string().ok_or_else(|| self.wrong(args, k, "a String"))?;
+        Ok(Some(s.string_val().unwrap_or_default().to_string()))
+    }
+
+    /// Normalises dim `d` (negative counts from the end) for a tensor of `rank` dims.
+    pub fn axis(&self, d: i64, rank: usize) -> Result<usize, LoadError> {
+        let r = rank.max(1) as i64;
+        let a = if d < 0 { d + r } else { d };
+        if a < 0 || a >= r {
+            return Err(self.err(format!("dim {d} is out of range for a tensor of rank {rank}")));
+        }
+        Ok(a as usize)
+    }
+}

@@ -1,0 +1,385 @@
+//! One execution plan (a method) into one IR subgraph: its values become operands as
+//! instructions read and write them, each `KernelCall` through its operator's converter.
+//!
+//! Values are renamed as they are written (a tensor written twice becomes two operands), so the
+//! subgraph is in SSA form whatever the program's memory plan shares. `MoveCall` rebinds a
+//! value; `FreeCall` releases nothing here (the arena plan does that); `JumpFalseCall` is followed
+//! when its condition is a constant and refused otherwise; a jump that comes back to an
+//! instruction already run is a cycle and refused.
+
+use std::collections::HashMap;
+
+use flatbuffers::{ForwardsUOffset, Vector};
+
+use nnrt_core::{DType, Dim, LoadError, Operand, OperandId, OpKind, Operation, Shape, Subgraph};
+
+use super::container::Container;
+use super::ops;
+use crate::generated::executorch_flatbuffer as et;
+
+/// A Scalar argument as the program stores it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Scalar {
+    Int(i64),
+    Double(f64),
+    Bool(bool),
+}
+
+impl Scalar {
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Scalar::Int(i) => i as f64,
+            Scalar::Double(d) => d,
+            Scalar::Bool(b) => f64::from(u8::from(b)),
+        }
+    }
+}
+
+/// The ExecuTorch scalar type `t` as an nnrt element type.
+pub(crate) fn dtype_of(t: et::ScalarType) -> Option<DType> {
+    Some(match t {
+        et::ScalarType::BYTE | et::ScalarType::QUINT8 => DType::U8,
+        et::ScalarType::CHAR | et::ScalarType::QINT8 => DType::I8,
+        et::ScalarType::SHORT => DType::I16,
+        et::ScalarType::INT | et::ScalarType::QINT32 => DType::I32,
+        et::ScalarType::LONG => DType::I64,
+        et::ScalarType::HALF => DType::F16,
+        et::ScalarType::FLOAT => DType::F32,
+        et::ScalarType::BOOL => DType::Bool,
+        _ => return None,
+    })
+}
+
+/// ExecuTorch's name of a scalar type number, for errors.
+pub(crate) fn scalar_type_name(t: et::ScalarType) -> String {
+    t.variant_name().map(str::to_string).unwrap_or_else(|| format!("scalar type {}", t.0))
+}
+
+fn kind_name(v: &et::EValue<'_>) -> &'static str {
+    v.val_type().variant_name().unwrap_or("unknown kind")
+}
+
+/// Builds the subgraph of one method.
+pub(crate) struct MethodBuilder<'c, 'a> {
+    pub c: &'c Container<'a>,
+    /// The method's name, for errors.
+    pub method: String,
+    values: Vector<'a, ForwardsUOffset<et::EValue<'a>>>,
+    bound: Vec<Option<OperandId>>,
+    pub g: Subgraph,
+    /// The last write to each planned place (memory id, offset): its operand and byte size. A
+    /// tensor that no instruction writes but that is planned at the same place is a view of it
+    /// (ExecuTorch removes view copies whose result it can place over their input).
+    memory: HashMap<(u32, u64), (OperandId, usize)>,
+    /// The instruction being converted and its operator, for errors.
+    pub at: (usize, String),
+}
+
+impl<'c, 'a> MethodBuilder<'c, 'a> {
+    pub fn new(c: &'c Container<'a>, plan: &et::ExecutionPlan<'a>, method: &str) -> Self {
+        let values = plan.values().unwrap_or_default();
+        let bound = vec![None; values.len()];
+        let g = Subgraph { name: method.to_string(), ..Subgraph::default() };
+        Self { c, method: method.to_string(), values, bound, g, memory: HashMap::new(), at: (0, String::new()) }
+    }
+
+    /// An error about this method, at the current instruction when there is one.
+    pub fn err(&self, reason: impl Into<String>) -> LoadError {
+        let (i, op) = &self.at;
+        let at = if op.is_empty() { String::new() } else { format!(", instruction {i} ({op})") };
+        self.c.malformed(format!("method '{}'{at}: {}", self.method, reason.into()))
+    }
+
+    /// Value `i` of the method.
+    pub fn value(&self, i: i64) -> Result<et::EValue<'a>, LoadError> {
+        usize::try_from(i)
+            .ok()
+            .filter(|&i| i < self.values.len())
+            .map(|i| self.values.get(i))
+            .ok_or_else(|| self.err(format!("value {i} does not exist (the method has {} values)", self.values.len())))
+    }
+
+    fn tensor_decl(&self, i: i64) -> Result<et::Tensor<'a>, LoadError> {
+        let v = self.value(i)?;
+        v.val_as_tensor().ok_or_else(|| self.err(format!("value {i} is {}, where a Tensor is expected", kind_name(&v))))
+    }
+
+    /// A fresh operand declared like tensor value `i` (type, sizes, dynamism), with no data.
+    fn declare(&self, i: i64) -> Result<Operand, LoadError> {
+        let t = self.tensor_decl(i)?;
+        let st = t.scalar_type();
+        let dtype = dtype_of(st).ok_or_else(|| LoadError::UnsupportedType {
+            path: self.c.path.to_string(),
+            tensor: i as usize,
+            name: format!("value {i} of method '{}'", self.method),
+            dtype: scalar_type_name(st),
+        })?;
+        let sizes = t.sizes().map(|s| s.iter().collect::<Vec<i32>>()).unwrap_or_default();
+        let dims = sizes
+            .iter()
+            .map(|&d| usize::try_from(d).map_err(|_| self.err(format!("value {i} has a negative size {d} in {sizes:?}"))))
+            .collect::<Result<Vec<usize>, _>>()?;
+        if let Some(order) = t.dim_order() {
+            let mut seen: Vec<u8> = order.iter().collect();
+            seen.sort_unstable();
+            if !order.is_empty() && (seen.len() != dims.len() || seen.iter().enumerate().any(|(k, &d)| d as usize != k)) {
+                return Err(self.err(format!("value {i}'s dim_order {:?} is not a permutation of its {} dims", order.iter().collect::<Vec<_>>(), dims.len())));
+            }
+        }
+        let mut op = Operand::new(self.tensor_name(&t, i), dtype, &dims);
+        if t.shape_dynamism() != et::TensorShapeDynamism::STATIC {
+            op.shape = Shape(vec![Dim::Unknown; dims.len()]);
+        }
+        Ok(op)
+    }
+
+    fn tensor_name(&self, t: &et::Tensor<'_>, i: i64) -> String {
+        t.extra_tensor_info().and_then(|x| x.fully_qualified_name()).map_or_else(|| format!("v{i}"), str::to_string)
+    }
+
+    /// Declares a method input.
+    pub fn input(&mut self, i: i64) -> Result<OperandId, LoadError> {
+        let v = self.value(i)?;
+        if v.val_as_tensor().is_none() {
+            return Err(self.err(format!("input value {i} is {}; nnrt runs methods whose inputs are tensors", kind_name(&v))));
+        }
+        let id = self.g.add_operand(self.declare(i)?);
+        self.bound[i as usize] = Some(id);
+        Ok(id)
+    }
+
+    /// The operand holding tensor value `i` now: the last write, or its constant data.
+    pub fn read(&mut self, i: i64) -> Result<OperandId, LoadError> {
+        let t = self.tensor_decl(i)?;
+        if let Some(id) = self.bound[i as usize] {
+            return Ok(id);
+        }
+        let idx = t.data_buffer_idx() as usize;
+        let mut op = self.declare(i)?;
+        let len = op.default_dims.iter().try_fold(op.dtype.size(), |a, &d| a.checked_mul(d)).ok_or_else(|| self.err(format!("value {i}'s size overflows")))?;
+        if idx == 0 {
+            let place = t.allocation_info().map(|p| (p.memory_id(), place_offset(&p)));
+            let Some(&(src, size)) = place.and_then(|p| self.memory.get(&p)) else {
+                return Err(self.err(format!("value {i} (a tensor with no data) is read before anything writes it")));
+            };
+            if size != len {
+                return Err(self.err(format!("value {i} ({len} bytes) views memory last written with {size} bytes")));
+            }
+            let dims = op.default_dims.clone();
+            let id = self.g.add_operand(op);
+            self.emit_all(OpKind::Reshape { new_shape: Some(dims.iter().map(|&d| d as i32).collect()) }, &[src], vec![id]);
+            self.bound[i as usize] = Some(id);
+            return Ok(id);
+        }
+        let what = format!("method '{}' value {i}", self.method);
+        op.data = Some(match t.allocation_info() {
+            None => self.c.constant(idx, len, &what)?,
+            Some(_) => {
+                let list = t.extra_tensor_info().map_or(0, |x| x.mutable_data_segments_idx() as usize);
+                self.c.mutable(list, idx, len, &what)?
+            }
+        });
+        let id = self.g.add_operand(op);
+        self.bound[i as usize] = Some(id);
+        Ok(id)
+    }
+
+    /// A fresh operand for a write to tensor value `i`, bound to `i` from now on.
+    pub fn write(&mut self, i: i64) -> Result<OperandId, LoadError> {
+        let op = self.declare(i)?;
+        let len = op.default_dims.iter().try_fold(op.dtype.size(), |a, &d| a.checked_mul(d)).unwrap_or(usize::MAX);
+        let id = self.g.add_operand(op);
+        self.bound[i as usize] = Some(id);
+        if let Some(p) = self.tensor_decl(i)?.allocation_info() {
+            self.memory.insert((p.memory_id(), place_offset(&p)), (id, len));
+        }
+        Ok(id)
+    }
+
+    /// Binds value `i` to an existing operand (an alias: MoveCall, a no-op copy).
+    pub fn bind(&mut self, i: i64, id: OperandId) -> Result<(), LoadError> {
+        self.value(i)?;
+        self.bound[i as usize] = Some(id);
+        Ok(())
+    }
+
+    /// Whether value `i` is bound (written, an input, or a constant read).
+    pub fn is_bound(&self, i: i64) -> bool {
+        usize::try_from(i).ok().and_then(|i| self.bound.get(i)).is_some_and(Option::is_some)
+    }
+
+    /// The operand's dims as declared.
+    pub fn dims(&self, id: OperandId) -> Vec<usize> {
+        self.g.operand(id).default_dims.clone()
+    }
+
+    pub fn dtype(&self, id: OperandId) -> DType {
+        self.g.operand(id).dtype
+    }
+
+    /// A new operand without data.
+    pub fn temp(&mut self, dtype: DType, dims: &[usize]) -> OperandId {
+        let n = self.g.operands.len();
+        self.g.add_operand(Operand::new(format!("t{n}"), dtype, dims))
+    }
+
+    /// A constant operand of `dims` holding `bytes`.
+    pub fn constant(&mut self, dtype: DType, dims: &[usize], bytes: Vec<u8>) -> OperandId {
+        let n = self.g.operands.len();
+        let mut op = Operand::new(format!("c{n}"), dtype, dims);
+        op.data = Some(nnrt_core::ConstData::owned(bytes));
+        self.g.add_operand(op)
+    }
+
+    pub fn const_i32(&mut self, v: &[i32]) -> OperandId {
+        self.constant(DType::I32, &[v.len()], v.iter().flat_map(|x| x.to_le_bytes()).collect())
+    }
+
+    pub fn const_i32_scalar(&mut self, v: i32) -> OperandId {
+        self.constant(DType::I32, &[], v.to_le_bytes().to_vec())
+    }
+
+    pub fn const_f32(&mut self, dims: &[usize], v: &[f32]) -> OperandId {
+        self.constant(DType::F32, dims, v.iter().flat_map(|x| x.to_le_bytes()).collect())
+    }
+
+    /// A one-element constant (rank 0) of `dtype` holding `x` (converted as a cast would).
+    pub fn const_scalar(&mut self, dtype: DType, x: Scalar) -> Result<OperandId, LoadError> {
+        let f = x.as_f64();
+        let i = match x {
+            Scalar::Int(i) => i,
+            Scalar::Double(d) => d as i64,
+            Scalar::Bool(b) => i64::from(b),
+        };
+        let bytes = match dtype {
+            DType::F32 => (f as f32).to_le_bytes().to_vec(),
+            DType::F16 => half::f16::from_f64(f).to_le_bytes().to_vec(),
+            DType::I32 => (i as i32).to_le_bytes().to_vec(),
+            DType::I64 => i.to_le_bytes().to_vec(),
+            DType::I16 => (i as i16).to_le_bytes().to_vec(),
+            DType::I8 => vec![i as i8 as u8],
+            DType::U8 => vec![i as u8],
+            DType::Bool => vec![u8::from(f != 0.0)],
+            DType::C64 => return Err(self.err("a complex scalar")),
+        };
+        Ok(self.constant(dtype, &[], bytes))
+    }
+
+    /// Appends an op.
+    pub fn emit(&mut self, kind: OpKind, inputs: Vec<Option<OperandId>>, outputs: Vec<OperandId>) {
+        self.g.add_op(Operation { kind, inputs, outputs });
+    }
+
+    /// Appends an op of all-present inputs.
+    pub fn emit_all(&mut self, kind: OpKind, inputs: &[OperandId], outputs: Vec<OperandId>) {
+        self.emit(kind, inputs.iter().map(|&i| Some(i)).collect(), outputs);
+    }
+
+    /// `x` converted to `dtype` (itself when it already is).
+    pub fn cast(&mut self, x: OperandId, dtype: DType) -> OperandId {
+        if self.dtype(x) == dtype {
+            return x;
+        }
+        let dims = self.dims(x);
+        let out = self.temp(dtype, &dims);
+        self.emit_all(OpKind::Cast, &[x], vec![out]);
+        out
+    }
+
+    /// Runs the method's instructions (chain 0; a plan with several chains runs them in order).
+    pub fn run(&mut self, plan: &et::ExecutionPlan<'a>) -> Result<(), LoadError> {
+        let operators: Vec<String> = plan
+            .operators()
+            .map(|ops| ops.iter().map(|o| op_name(&o)).collect())
+            .unwrap_or_default();
+        for (ci, chain) in plan.chains().unwrap_or_default().iter().enumerate() {
+            let instrs = chain.instructions().unwrap_or_default();
+            let mut pc = 0usize;
+            let mut visited = vec![false; instrs.len()];
+            while pc < instrs.len() {
+                if std::mem::replace(&mut visited[pc], true) {
+                    return Err(self.err(format!("chain {ci} jumps back to instruction {pc}: a loop, which nnrt cannot run as a graph")));
+                }
+                let ins = instrs.get(pc);
+                self.at = (pc, String::new());
+                let mut next = pc + 1;
+                match ins.instr_args_type() {
+                    et::InstructionArguments::KernelCall => {
+                        let k = ins.instr_args_as_kernel_call().ok_or_else(|| self.err("empty KernelCall"))?;
+                        let name = usize::try_from(k.op_index()).ok().and_then(|o| operators.get(o)).cloned().ok_or_else(|| {
+                            self.err(format!("KernelCall names operator {} (the method has {})", k.op_index(), operators.len()))
+                        })?;
+                        self.at = (pc, name.clone());
+                        let args: Vec<i64> = k.args().map(|a| a.iter().map(i64::from).collect()).unwrap_or_default();
+                        let convert = ops::find(&name).ok_or_else(|| self.err("no converter (checked before)"))?;
+                        convert(self, &args)?;
+                    }
+                    et::InstructionArguments::DelegateCall => {
+                        let d = ins.instr_args_as_delegate_call().ok_or_else(|| self.err("empty DelegateCall"))?;
+                        let delegates = plan.delegates().unwrap_or_default();
+                        let di = usize::try_from(d.delegate_index()).ok().filter(|&i| i < delegates.len()).ok_or_else(|| {
+                            self.err(format!("DelegateCall names delegate {} (the method has {})", d.delegate_index(), delegates.len()))
+                        })?;
+                        let delegate = delegates.get(di);
+                        let id = delegate.id().unwrap_or_default().to_string();
+                        self.at = (pc, format!("delegate {id}"));
+                        let args: Vec<i64> = d.args().map(|a| a.iter().map(i64::from).collect()).unwrap_or_default();
+                        super::delegate::call(self, &delegate, &id, &args)?;
+                    }
+                    et::InstructionArguments::MoveCall => {
+                        let m = ins.instr_args_as_move_call().ok_or_else(|| self.err("empty MoveCall"))?;
+                        self.at = (pc, "MoveCall".into());
+                        let from = self.value(i64::from(m.move_from()))?;
+                        if from.val_as_tensor().is_some() {
+                            let id = self.read(i64::from(m.move_from()))?;
+                            self.bind(i64::from(m.move_to()), id)?;
+                        } else {
+                            self.value(i64::from(m.move_to()))?;
+                        }
+                    }
+                    et::InstructionArguments::JumpFalseCall => {
+                        let j = ins.instr_args_as_jump_false_call().ok_or_else(|| self.err("empty JumpFalseCall"))?;
+                        self.at = (pc, "JumpFalseCall".into());
+                        let cond = self.value(i64::from(j.cond_value_index()))?;
+                        let dest = usize::try_from(j.destination_instruction()).ok().filter(|&d| d <= instrs.len()).ok_or_else(|| {
+                            self.err(format!("jumps to instruction {} (the chain has {})", j.destination_instruction(), instrs.len()))
+                        })?;
+                        match cond.val_as_bool() {
+                            Some(b) if !b.bool_val() => next = dest,
+                            Some(_) => {}
+                            None => {
+                                return Err(self.err(format!(
+                                    "the condition (value {}) is {}, computed at run time; data-dependent control flow is not supported yet",
+                                    j.cond_value_index(),
+                                    kind_name(&cond)
+                                )))
+                            }
+                        }
+                    }
+                    et::InstructionArguments::FreeCall => {
+                        let f = ins.instr_args_as_free_call().ok_or_else(|| self.err("empty FreeCall"))?;
+                        self.value(i64::from(f.value_index()))?;
+                    }
+                    other => return Err(self.err(format!("instruction kind {} is unknown", other.0))),
+                }
+                pc = next;
+            }
+        }
+        self.at = (0, String::new());
+        Ok(())
+    }
+}
+
+/// The 64-bit offset of a planned tensor.
+fn place_offset(p: &et::AllocationDetails<'_>) -> u64 {
+    u64::from(p.memory_offset_high()) << 32 | u64::from(p.memory_offset_low())
+}
+
+/// `name.overload` of an operator (`aten::add.out`); the bare name when the overload is empty.
+pub(crate) fn op_name(o: &et::Operator<'_>) -> String {
+    let name = o.name().unwrap_or_default();
+    match o.overload().unwrap_or_default() {
+        "" => name.to_string(),
+        ov => format!("{name}.{ov}"),
+    }
+}

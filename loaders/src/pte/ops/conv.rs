@@ -1,0 +1,323 @@
+//! Image ops of NCHW programs: `convolution` (1-D and 2-D, groups, dilation, transposed),
+//! pooling (`max_pool2d[_with_indices]`, `avg_pool2d`, `_adaptive_avg_pool2d`), inference batch
+//! norm, and `upsample_{nearest,bilinear}2d`. Each reads its NCHW input through a transpose to
+//! NHWC, runs nnrt's NHWC op and transposes the result back; a core pass cancels the transposes
+//! that meet between two such ops.
+
+use nnrt_core::{Activation, BinaryOp, Conv2D, DType, DepthwiseConv2D, LoadError, OpKind, OperandId, Padding, Pool2D, PoolKind, Resize, ResizeMode, TransposeConv};
+
+use super::{binary, reshape, transpose, transpose_into, Convert, TO_NCHW, TO_NHWC};
+use crate::pte::method::MethodBuilder;
+
+pub(super) fn find(name: &str) -> Option<Convert> {
+    Some(match name {
+        "aten::convolution.out" => convolution,
+        "aten::max_pool2d_with_indices.out" => |b, a| max_pool(b, a, true),
+        "aten::max_pool2d.out" => |b, a| max_pool(b, a, false),
+        "aten::avg_pool2d.out" => avg_pool,
+        "aten::_adaptive_avg_pool2d.out" | "aten::adaptive_avg_pool2d.out" => adaptive_avg_pool,
+        "aten::_native_batch_norm_legit_no_training.out" => batch_norm,
+        "aten::upsample_nearest2d.vec_out" => |b, a| upsample(b, a, ResizeMode::Nearest),
+        "aten::upsample_bilinear2d.vec_out" => |b, a| upsample(b, a, ResizeMode::Bilinear),
+        _ => return None,
+    })
+}
+
+/// A 2-element int list, a 1-element one repeated (PyTorch's `_pair`), or `default`.
+fn pair(b: &MethodBuilder<'_, '_>, v: &[i64], what: &str, default: usize) -> Result<[usize; 2], LoadError> {
+    let ok = |x: i64| usize::try_from(x).map_err(|_| b.err(format!("{what} {v:?} holds a negative value")));
+    match v {
+        [] => Ok([default, default]),
+        [x] => Ok([ok(*x)?, ok(*x)?]),
+        [h, w] => Ok([ok(*h)?, ok(*w)?]),
+        _ => Err(b.err(format!("{what} {v:?} must have 1 or 2 values"))),
+    }
+}
+
+/// The NHWC view of NCHW image `x` (rank 3 `[N, C, L]` becomes `[N, 1, L, C]`).
+fn to_nhwc(b: &mut MethodBuilder<'_, '_>, x: OperandId) -> Result<(OperandId, bool), LoadError> {
+    let d = b.dims(x);
+    match d.len() {
+        4 => Ok((transpose(b, x, &TO_NHWC), false)),
+        3 => {
+            let r = reshape(b, x, &[d[0], d[1], 1, d[2]]);
+            Ok((transpose(b, r, &TO_NHWC), true))
+        }
+        n => Err(b.err(format!("the image has rank {n}; 2-D ops take [N, C, H, W] (or [N, C, L])"))),
+    }
+}
+
+/// Writes NHWC `y` into NCHW out-argument `k` (rank 3 when `one_d`).
+fn from_nhwc(b: &mut MethodBuilder<'_, '_>, y: OperandId, a: &[i64], k: usize, one_d: bool) -> Result<(), LoadError> {
+    let out = b.out(a, k)?;
+    if one_d {
+        let t = transpose(b, y, &TO_NCHW);
+        super::reshape_into(b, t, out);
+    } else {
+        transpose_into(b, y, &TO_NCHW, out);
+    }
+    Ok(())
+}
+
+/// `convolution(input, weight, bias?, stride, padding, dilation, transposed, output_padding, groups)`.
+fn convolution(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    let mut w = b.tensor(a, 1)?;
+    let bias = b.opt_tensor(a, 2)?;
+    let transposed = b.boolean(a, 6)?;
+    let groups = usize::try_from(b.int(a, 8)?).ok().filter(|&g| g > 0).ok_or_else(|| b.err("groups must be positive"))?;
+    let (xn, one_d) = to_nhwc(b, x)?;
+    if one_d {
+        let wd = b.dims(w);
+        if wd.len() != 3 {
+            return Err(b.err(format!("a 1-D convolution's weight {wd:?} must have rank 3")));
+        }
+        w = reshape(b, w, &[wd[0], wd[1], 1, wd[2]]);
+    }
+    let widen = |v: [usize; 2], fill: usize| if one_d { [fill, v[1]] } else { v };
+    let stride = widen(pair(b, &b.ints(a, 3)?, "stride", 1)?, 1);
+    let pad = widen(pair(b, &b.ints(a, 4)?, "padding", 0)?, 0);
+    let dilation = widen(pair(b, &b.ints(a, 5)?, "dilation", 1)?, 1);
+    let wd = b.dims(w);
+    if wd.len() != 4 {
+        return Err(b.err(format!("the weight {wd:?} must have rank 4 (OIHW)")));
+    }
+    let c_in = b.dims(xn)[3];
+    let (y, y_dims) = if transposed {
+        let op = widen(pair(b, &b.ints(a, 7)?, "output_padding", 0)?, 0);
+        if groups != 1 || dilation != [1, 1] {
+            return Err(LoadError::UnsupportedOp {
+                path: b.c.path.to_string(),
+                subgraph: 0,
+                index: b.at.0,
+                op: "aten::convolution.out".into(),
+                detail: format!(" (method '{}': transposed convolution with groups {groups}, dilation {dilation:?})", b.method),
+            });
+        }
+        if op[0] > pad[0] || op[1] > pad[1] {
+            return Err(b.err(format!("transposed convolution with output_padding {op:?} larger than padding {pad:?} is not supported")));
+        }
+        // PyTorch's weight is [in, out, kh, kw]; TRANSPOSE_CONV's is [out, kh, kw, in].
+        let wt = transpose(b, w, &[1, 2, 3, 0]);
+        let xd = b.dims(xn);
+        let oh = ((xd[1] - 1) * stride[0] + wd[2]).saturating_sub(2 * pad[0]) + op[0];
+        let ow = ((xd[2] - 1) * stride[1] + wd[3]).saturating_sub(2 * pad[1]) + op[1];
+        let dims = vec![xd[0], oh, ow, wd[1]];
+        let shape = b.const_i32(&dims.iter().map(|&d| d as i32).collect::<Vec<_>>());
+        let y = b.temp(b.dtype(xn), &dims);
+        let kind = OpKind::TransposeConv(TransposeConv { padding: Padding::Explicit([pad[0], pad[0] - op[0], pad[1], pad[1] - op[1]]), stride, act: Activation::None });
+        b.emit(kind, vec![Some(shape), Some(wt), Some(xn), bias], vec![y]);
+        (y, dims)
+    } else {
+        let padding = Padding::Explicit([pad[0], pad[0], pad[1], pad[1]]);
+        let xd = b.dims(xn);
+        let window = |i: usize, k: usize| (xd[1 + i] + 2 * pad[i]).saturating_sub(dilation[i] * (k - 1) + 1) / stride[i].max(1) + 1;
+        let dims = vec![xd[0], window(0, wd[2]), window(1, wd[3]), wd[0]];
+        let y = b.temp(b.dtype(xn), &dims);
+        if groups > 1 && groups == c_in && wd[1] == 1 {
+            // Depthwise: [O, 1, kh, kw] -> [1, kh, kw, O].
+            let wt = transpose(b, w, &[1, 2, 3, 0]);
+            let kind = OpKind::DepthwiseConv2D(DepthwiseConv2D { padding, stride, dilation, depth_multiplier: wd[0] / c_in, act: Activation::None });
+            b.emit(kind, vec![Some(xn), Some(wt), bias], vec![y]);
+        } else {
+            if wd[1] * groups != c_in {
+                return Err(b.err(format!("the weight {wd:?} with {groups} groups does not match the input's {c_in} channels")));
+            }
+            let wt = transpose(b, w, &TO_NHWC);
+            b.emit(OpKind::Conv2D(Conv2D { padding, stride, dilation, act: Activation::None }), vec![Some(xn), Some(wt), bias], vec![y]);
+        }
+        (y, dims)
+    };
+    let _ = y_dims;
+    from_nhwc(b, y, a, 9, one_d)
+}
+
+/// Output size of a pooling window (PyTorch's rule, with `ceil_mode`).
+fn pooled(b: &MethodBuilder<'_, '_>, n: usize, k: usize, s: usize, p: usize, ceil: bool) -> Result<usize, LoadError> {
+    let span = (n + 2 * p).checked_sub(k).ok_or_else(|| b.err(format!("window {k} is larger than the padded input {}", n + 2 * p)))?;
+    let mut out = if ceil { span.div_ceil(s) } else { span / s } + 1;
+    // The last window must start inside the input or its left padding.
+    if ceil && (out - 1) * s >= n + p {
+        out -= 1;
+    }
+    Ok(out)
+}
+
+/// Pool parameters shared by max and average pooling: explicit padding that reproduces PyTorch's
+/// output size, with the extra cells of `ceil_mode` at the bottom/right.
+fn pool_geometry(b: &mut MethodBuilder<'_, '_>, xn: OperandId, k: [usize; 2], s: [usize; 2], p: [usize; 2], ceil: bool) -> Result<(Padding, Vec<usize>), LoadError> {
+    let xd = b.dims(xn);
+    let oh = pooled(b, xd[1], k[0], s[0], p[0], ceil)?;
+    let ow = pooled(b, xd[2], k[1], s[1], p[1], ceil)?;
+    let extra = |o: usize, n: usize, k: usize, s: usize, p: usize| ((o - 1) * s + k).saturating_sub(n + 2 * p);
+    let padding = Padding::Explicit([p[0], p[0] + extra(oh, xd[1], k[0], s[0], p[0]), p[1], p[1] + extra(ow, xd[2], k[1], s[1], p[1])]);
+    Ok((padding, vec![xd[0], oh, ow, xd[3]]))
+}
+
+/// `max_pool2d[_with_indices](self, kernel_size, stride=[], padding=0, dilation=1, ceil_mode=False)`.
+fn max_pool(b: &mut MethodBuilder<'_, '_>, a: &[i64], with_indices: bool) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    let k = pair(b, &b.ints(a, 1)?, "kernel_size", 1)?;
+    let s = pair(b, &b.ints(a, 2)?, "stride", 0)?;
+    let s = if s == [0, 0] { k } else { s };
+    let p = pair(b, &b.ints(a, 3)?, "padding", 0)?;
+    let d = pair(b, &b.ints(a, 4)?, "dilation", 1)?;
+    let ceil = b.boolean(a, 5)?;
+    if d != [1, 1] {
+        return Err(b.err(format!("max pooling with dilation {d:?} is not supported")));
+    }
+    let (xn, one_d) = to_nhwc(b, x)?;
+    let (padding, dims) = pool_geometry(b, xn, k, s, p, ceil)?;
+    let y = b.temp(b.dtype(xn), &dims);
+    b.emit_all(OpKind::Pool2D(Pool2D { kind: PoolKind::Max, padding, stride: s, filter: k, act: Activation::None }), &[xn], vec![y]);
+    from_nhwc(b, y, a, 6, one_d)?;
+    if with_indices && b.arg_index(a, 7).is_ok() {
+        // The indices are computed only if something reads them: bind nothing, so a later read
+        // fails with "read before written" naming the value.
+    }
+    Ok(())
+}
+
+/// `avg_pool2d(self, kernel_size, stride=[], padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None)`.
+fn avg_pool(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    let k = pair(b, &b.ints(a, 1)?, "kernel_size", 1)?;
+    let s = pair(b, &b.ints(a, 2)?, "stride", 0)?;
+    let s = if s == [0, 0] { k } else { s };
+    let p = pair(b, &b.ints(a, 3)?, "padding", 0)?;
+    let ceil = b.boolean(a, 4)?;
+    let include_pad = b.boolean(a, 5)?;
+    let divisor = b.opt_int(a, 6)?;
+    let (xn, one_d) = to_nhwc(b, x)?;
+    let dt = b.dtype(xn);
+    let (padding, dims) = pool_geometry(b, xn, k, s, p, ceil)?;
+    let y = b.temp(dt, &dims);
+    let has_pad = p != [0, 0] || matches!(padding, Padding::Explicit([_, bo, _, r]) if bo != p[0] || r != p[1]);
+    if divisor.is_none() && (!include_pad || !has_pad) {
+        // nnrt averages the in-bounds cells: count_include_pad=False, or nothing padded.
+        b.emit_all(OpKind::Pool2D(Pool2D { kind: PoolKind::Average, padding, stride: s, filter: k, act: Activation::None }), &[xn], vec![y]);
+    } else {
+        // Sum over the window (average times the in-bounds count), then divide by PyTorch's
+        // divisor: the override, or the window clipped to the padded input.
+        let avg = b.temp(dt, &dims);
+        b.emit_all(OpKind::Pool2D(Pool2D { kind: PoolKind::Average, padding, stride: s, filter: k, act: Activation::None }), &[xn], vec![avg]);
+        let (Padding::Explicit([t, _, l, _]), xd) = (padding, b.dims(xn)) else { return Err(b.err("pool padding")) };
+        // nnrt's average is over the in-bounds cells; rescale each output cell by
+        // in-bounds count / PyTorch's divisor.
+        let mut counts = Vec::with_capacity(dims[1] * dims[2]);
+        let mut divs = Vec::with_capacity(dims[1] * dims[2]);
+        for oy in 0..dims[1] {
+            for ox in 0..dims[2] {
+                let y0 = (oy * s[0]) as i64 - t as i64;
+                let x0 = (ox * s[1]) as i64 - l as i64;
+                let clip = |v0: i64, kk: usize, n: usize, p: usize| {
+                    let lo = v0.max(-(p as i64));
+                    let hi = (v0 + kk as i64).min((n + p) as i64);
+                    let inb = (v0.max(0)..(v0 + kk as i64).min(n as i64)).count();
+                    ((hi - lo).max(0) as usize, inb)
+                };
+                let (ph, ih) = clip(y0, k[0], xd[1], p[0]);
+                let (pw, iw) = clip(x0, k[1], xd[2], p[1]);
+                counts.push((ih * iw) as f32);
+                divs.push(match divisor {
+                    Some(d) => d as f32,
+                    None if include_pad => (ph * pw) as f32,
+                    None => (ih * iw) as f32,
+                });
+            }
+        }
+        let scale: Vec<f32> = counts.iter().zip(&divs).map(|(c, d)| c / d).collect();
+        let sc = b.const_f32(&[1, dims[1], dims[2], 1], &scale);
+        let r = binary(b, BinaryOp::Mul, avg, sc);
+        return from_nhwc(b, r, a, 7, one_d);
+    }
+    from_nhwc(b, y, a, 7, one_d)
+}
+
+/// `_adaptive_avg_pool2d(self, output_size)`: bins `[floor(i*n/o), ceil((i+1)*n/o))`. Equal
+/// bins become one average pool; a 1x1 output a mean.
+fn adaptive_avg_pool(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    let o = pair(b, &b.ints(a, 1)?, "output_size", 1)?;
+    let (xn, one_d) = to_nhwc(b, x)?;
+    let xd = b.dims(xn);
+    let dt = b.dtype(xn);
+    let dims = vec![xd[0], o[0], o[1], xd[3]];
+    let y = b.temp(dt, &dims);
+    if o == [1, 1] {
+        let axes = b.const_i32(&[1, 2]);
+        b.emit_all(OpKind::Reduce { op: nnrt_core::ReduceOp::Mean, keep_dims: true }, &[xn, axes], vec![y]);
+    } else if o[0] > 0 && o[1] > 0 && xd[1] % o[0] == 0 && xd[2] % o[1] == 0 {
+        let k = [xd[1] / o[0], xd[2] / o[1]];
+        b.emit_all(OpKind::Pool2D(Pool2D { kind: PoolKind::Average, padding: Padding::Valid, stride: k, filter: k, act: Activation::None }), &[xn], vec![y]);
+    } else {
+        return Err(b.err(format!("adaptive average pooling from {:?} to {o:?} (unequal bins) is not supported", &xd[1..3])));
+    }
+    from_nhwc(b, y, a, 2, one_d)
+}
+
+/// `_native_batch_norm_legit_no_training(input, weight?, bias?, running_mean, running_var,
+/// momentum, eps)` -> (out, save_mean, save_invstd): `(x - mean) / sqrt(var + eps) * w + b`,
+/// folded into one scale and shift per channel (dim 1).
+fn batch_norm(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    let w = b.opt_tensor(a, 1)?;
+    let bias = b.opt_tensor(a, 2)?;
+    let mean = b.tensor(a, 3)?;
+    let var = b.tensor(a, 4)?;
+    let eps = b.double(a, 6)?;
+    let xd = b.dims(x);
+    let c = *xd.get(1).ok_or_else(|| b.err("batch norm input needs a channel dim (dim 1)"))?;
+    let read = |b: &MethodBuilder<'_, '_>, id: Option<OperandId>, fill: f32, what: &str| -> Result<Vec<f32>, LoadError> {
+        let Some(id) = id else { return Ok(vec![fill; c]) };
+        let op = b.g.operand(id);
+        let data = op.data.as_ref().filter(|_| op.dtype == DType::F32).ok_or_else(|| b.err(format!("batch norm {what} must be a float32 constant")))?;
+        let v: Vec<f32> = data.bytes().chunks_exact(4).map(|q| f32::from_le_bytes([q[0], q[1], q[2], q[3]])).collect();
+        if v.len() != c {
+            return Err(b.err(format!("batch norm {what} has {} values for {c} channels", v.len())));
+        }
+        Ok(v)
+    };
+    let (wv, bv, mv, vv) = (read(b, w, 1.0, "weight")?, read(b, bias, 0.0, "bias")?, read(b, Some(mean), 0.0, "running mean")?, read(b, Some(var), 1.0, "running var")?);
+    let scale: Vec<f32> = (0..c).map(|i| wv[i] / (vv[i] + eps as f32).sqrt()).collect();
+    let shift: Vec<f32> = (0..c).map(|i| bv[i] - mv[i] * scale[i]).collect();
+    let mut shape = vec![c];
+    shape.extend(std::iter::repeat_n(1, xd.len().saturating_sub(2)));
+    let sc = b.const_f32(&shape, &scale);
+    let sh = b.const_f32(&shape, &shift);
+    let xs = b.cast(x, DType::F32);
+    let m = binary(b, BinaryOp::Mul, xs, sc);
+    let out = b.out(a, 7)?;
+    b.emit_all(OpKind::Binary { op: BinaryOp::Add, act: Activation::None }, &[m, sh], vec![out]);
+    Ok(())
+}
+
+/// `upsample_*2d.vec(input, output_size?, [align_corners,] scale_factors?)`.
+fn upsample(b: &mut MethodBuilder<'_, '_>, a: &[i64], mode: ResizeMode) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    let (align, out_k) = match mode {
+        ResizeMode::Bilinear => (b.boolean(a, 2)?, 4),
+        _ => (false, 3),
+    };
+    // The out tensor's sizes are the result of output_size or scale_factors.
+    let od = {
+        let t = b.arg(a, out_k)?.val_as_tensor().ok_or_else(|| b.err("the out argument must be a Tensor"))?;
+        t.sizes().map(|s| s.iter().map(|d| d.max(0) as usize).collect::<Vec<_>>()).unwrap_or_default()
+    };
+    if od.len() != 4 {
+        return Err(b.err(format!("upsampling output {od:?} must have rank 4")));
+    }
+    let scales = if b.has(a, out_k - 1) { b.doubles(a, out_k - 1)? } else { Vec::new() };
+    let (xn, _) = to_nhwc(b, x)?;
+    let xd = b.dims(xn);
+    // nnrt resizes by sizes; PyTorch samples with the given scale, the same when it is the
+    // output/input ratio.
+    if scales.iter().zip([xd[1], xd[2]]).zip([od[2], od[3]]).any(|((&s, i), o)| (o as f64 / i as f64 - s).abs() > 1e-9) {
+        return Err(b.err(format!("upsampling by scale factors {scales:?} that are not output/input ratios is not supported")));
+    }
+    let size = b.const_i32(&[od[2] as i32, od[3] as i32]);
+    let y = b.temp(b.dtype(xn), &[xd[0], od[2], od[3], xd[3]]);
+    let half_pixel = !align && mode == ResizeMode::Bilinear;
+    b.emit_all(OpKind::Resize(Resize { mode, align_corners: align, half_pixel_centers: half_pixel }), &[xn, size], vec![y]);
+    from_nhwc(b, y, a, out_k, false)
+}

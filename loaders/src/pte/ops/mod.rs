@@ -1,0 +1,175 @@
+//! ExecuTorch operators (`name.overload`) onto nnrt's IR, one file per family. Each converter
+//! reads its arguments in schema order (out-arguments last; the trailing return value that
+//! programs append is ignored) and emits IR ops; image ops get the NCHW <-> NHWC transposes the
+//! NHWC kernels need.
+
+mod activation;
+mod arith;
+mod conv;
+mod matmul;
+mod norm;
+mod reduce;
+mod shape;
+
+use nnrt_core::{DType, LoadError, OpKind, OperandId};
+
+use super::method::MethodBuilder;
+
+/// Converts one KernelCall with argument value indices `args`.
+pub(crate) type Convert = fn(&mut MethodBuilder<'_, '_>, &[i64]) -> Result<(), LoadError>;
+
+/// The converter of operator `name` (`aten::add.out`), if nnrt has one.
+pub(crate) fn find(name: &str) -> Option<Convert> {
+    arith::find(name)
+        .or_else(|| activation::find(name))
+        .or_else(|| conv::find(name))
+        .or_else(|| matmul::find(name))
+        .or_else(|| norm::find(name))
+        .or_else(|| reduce::find(name))
+        .or_else(|| shape::find(name))
+}
+
+/// Dims of `dims` permuted by `perm`.
+fn permuted_dims(dims: &[usize], perm: &[usize]) -> Vec<usize> {
+    perm.iter().map(|&p| dims.get(p).copied().unwrap_or(1)).collect()
+}
+
+/// `x` transposed by `perm` into a new operand. A constant is permuted here, once.
+pub(crate) fn transpose(b: &mut MethodBuilder<'_, '_>, x: OperandId, perm: &[usize]) -> OperandId {
+    let dims = b.dims(x);
+    let out_dims = permuted_dims(&dims, perm);
+    if let Some(data) = b.g.operand(x).data.clone() {
+        let es = b.dtype(x).size();
+        let bytes = data.bytes();
+        let n: usize = dims.iter().product();
+        if bytes.len() == n * es {
+            let mut strides = vec![1usize; dims.len()];
+            for d in (0..dims.len().saturating_sub(1)).rev() {
+                strides[d] = strides[d + 1] * dims[d + 1];
+            }
+            let mut out = vec![0u8; bytes.len()];
+            let mut idx = vec![0usize; dims.len()];
+            for o in 0..n {
+                let src: usize = idx.iter().zip(perm).map(|(&i, &p)| i * strides[p]).sum();
+                out[o * es..(o + 1) * es].copy_from_slice(&bytes[src * es..(src + 1) * es]);
+                for d in (0..idx.len()).rev() {
+                    idx[d] += 1;
+                    if idx[d] < out_dims[d] {
+                        break;
+                    }
+                    idx[d] = 0;
+                }
+            }
+            let dt = b.dtype(x);
+            return b.constant(dt, &out_dims, out);
+        }
+    }
+    let out = b.temp(b.dtype(x), &out_dims);
+    let p = b.const_i32(&perm.iter().map(|&p| p as i32).collect::<Vec<_>>());
+    b.emit_all(OpKind::Transpose, &[x, p], vec![out]);
+    out
+}
+
+/// Transposes `x` by `perm` into the existing operand `out`.
+pub(crate) fn transpose_into(b: &mut MethodBuilder<'_, '_>, x: OperandId, perm: &[usize], out: OperandId) {
+    let p = b.const_i32(&perm.iter().map(|&p| p as i32).collect::<Vec<_>>());
+    b.emit_all(OpKind::Transpose, &[x, p], vec![out]);
+}
+
+/// NCHW -> NHWC.
+pub(crate) const TO_NHWC: [usize; 4] = [0, 2, 3, 1];
+/// NHWC -> NCHW.
+pub(crate) const TO_NCHW: [usize; 4] = [0, 3, 1, 2];
+
+/// Copies (or reshapes) `x` into `out`, converting the type when they differ.
+pub(crate) fn copy_into(b: &mut MethodBuilder<'_, '_>, x: OperandId, out: OperandId) {
+    if b.dtype(x) != b.dtype(out) {
+        let dims = b.dims(out);
+        if b.dims(x).iter().product::<usize>() == dims.iter().product::<usize>() && b.dims(x) != dims {
+            let c = b.cast(x, b.dtype(out));
+            reshape_into(b, c, out);
+        } else {
+            b.emit_all(OpKind::Cast, &[x], vec![out]);
+        }
+        return;
+    }
+    reshape_into(b, x, out);
+}
+
+/// Reshapes `x` to `out`'s declared dims.
+pub(crate) fn reshape_into(b: &mut MethodBuilder<'_, '_>, x: OperandId, out: OperandId) {
+    let dims = b.dims(out);
+    let shape = b.const_i32(&dims.iter().map(|&d| d as i32).collect::<Vec<_>>());
+    b.emit_all(OpKind::Reshape { new_shape: Some(dims.iter().map(|&d| d as i32).collect()) }, &[x, shape], vec![out]);
+}
+
+/// `x` reshaped to `dims` in a new operand.
+pub(crate) fn reshape(b: &mut MethodBuilder<'_, '_>, x: OperandId, dims: &[usize]) -> OperandId {
+    let out = b.temp(b.dtype(x), dims);
+    reshape_into(b, x, out);
+    out
+}
+
+/// The type two operands (or an operand and a scalar) compute in, as PyTorch promotes: a float
+/// wins over an integer, a wider type over a narrower one, bool loses to everything.
+pub(crate) fn promote(a: DType, c: DType) -> DType {
+    fn rank(d: DType) -> u8 {
+        match d {
+            DType::Bool => 0,
+            DType::U8 => 1,
+            DType::I8 => 2,
+            DType::I16 => 3,
+            DType::I32 => 4,
+            DType::I64 => 5,
+            DType::F16 => 6,
+            DType::F32 => 7,
+            DType::C64 => 8,
+        }
+    }
+    if rank(a) >= rank(c) {
+        a
+    } else {
+        c
+    }
+}
+
+/// Shape of broadcasting `a` with `c` (numpy rules); `None` when they do not broadcast.
+pub(crate) fn broadcast(a: &[usize], c: &[usize]) -> Option<Vec<usize>> {
+    let n = a.len().max(c.len());
+    let mut out = vec![0; n];
+    for i in 0..n {
+        let x = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
+        let y = if i + c.len() >= n { c[i + c.len() - n] } else { 1 };
+        out[i] = match (x, y) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => return None,
+        };
+    }
+    Some(out)
+}
+
+/// Emits a binary op into a new operand of `dtype` with the broadcast shape.
+pub(crate) fn binary(b: &mut MethodBuilder<'_, '_>, op: nnrt_core::BinaryOp, x: OperandId, y: OperandId) -> OperandId {
+    let dims = broadcast(&b.dims(x), &b.dims(y)).unwrap_or_default();
+    let out = b.temp(b.dtype(x), &dims);
+    b.emit_all(OpKind::Binary { op, act: nnrt_core::Activation::None }, &[x, y], vec![out]);
+    out
+}
+
+/// Emits a unary op into a new operand shaped like `x`.
+pub(crate) fn unary(b: &mut MethodBuilder<'_, '_>, op: nnrt_core::UnaryOp, x: OperandId) -> OperandId {
+    let dims = b.dims(x);
+    let out = b.temp(b.dtype(x), &dims);
+    b.emit_all(OpKind::Unary(op), &[x], vec![out]);
+    out
+}
+
+/// The normalised dims `ds` of a tensor of rank `rank`, sorted, without repeats.
+pub(crate) fn axes(b: &MethodBuilder<'_, '_>, ds: &[i64], rank: usize) -> Result<Vec<usize>, LoadError> {
+    let mut v = ds.iter().map(|&d| b.axis(d, rank)).collect::<Result<Vec<_>, _>>()?;
+    v.sort_unstable();
+    v.dedup();
+    Ok(v)
+}
