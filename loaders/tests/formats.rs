@@ -50,9 +50,16 @@ fn recognised_and_refused(kind: &str, file: &str, at_least: usize, format: Forma
 }
 
 #[test]
-fn executorch_programs_are_recognised_and_refused_as_not_yet_supported() {
+fn executorch_programs_are_recognised_and_loaded() {
     assert_eq!(Format::ExecuTorch.to_string(), "ExecuTorch program (ET12)");
-    recognised_and_refused("pte", "program.pte", 7, Format::ExecuTorch);
+    let Some(dir) = corpus("pte") else { return };
+    let found = files(&dir, "program.pte");
+    assert!(found.len() >= 7, "{found:?}");
+    for p in &found {
+        assert_eq!(detect(p), Format::ExecuTorch, "{}", p.display());
+        let m = nnrt_loaders::load(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        assert!(!m.models[0].signatures.is_empty(), "{}: no methods", p.display());
+    }
 }
 
 #[test]

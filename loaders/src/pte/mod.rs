@@ -12,6 +12,7 @@ mod container;
 mod delegate;
 mod method;
 mod ops;
+mod xnnpack;
 
 use nnrt_core::{Blob, LoadError, Model, OpKind, Signature, SubgraphId};
 
