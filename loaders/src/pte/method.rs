@@ -143,8 +143,13 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         if v.val_as_tensor().is_none() {
             return Err(self.err(format!("input value {i} is {}; nnrt runs methods whose inputs are tensors", kind_name(&v))));
         }
-        let id = self.g.add_operand(self.declare(i)?);
+        let op = self.declare(i)?;
+        let len = op.default_dims.iter().try_fold(op.dtype.size(), |a, &d| a.checked_mul(d)).unwrap_or(usize::MAX);
+        let id = self.g.add_operand(op);
         self.bound[i as usize] = Some(id);
+        if let Some(p) = self.tensor_decl(i)?.allocation_info() {
+            self.memory.insert((p.memory_id(), place_offset(&p)), (id, len));
+        }
         Ok(id)
     }
 
@@ -201,11 +206,6 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         self.value(i)?;
         self.bound[i as usize] = Some(id);
         Ok(())
-    }
-
-    /// Whether value `i` is bound (written, an input, or a constant read).
-    pub fn is_bound(&self, i: i64) -> bool {
-        usize::try_from(i).ok().and_then(|i| self.bound.get(i)).is_some_and(Option::is_some)
     }
 
     /// The operand's dims as declared.

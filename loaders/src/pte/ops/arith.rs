@@ -22,7 +22,7 @@ pub(super) fn find(name: &str) -> Option<Convert> {
         "aten::pow.Tensor_Tensor_out" | "aten::pow.Tensor_Scalar_out" => |b, a| simple(b, a, BinaryOp::Pow),
         "aten::pow.Scalar_out" => pow_scalar_base,
         "aten::floor_divide.out" | "aten::floor_divide.Scalar_out" => |b, a| simple(b, a, BinaryOp::FloorDiv),
-        "aten::remainder.Tensor_out" | "aten::remainder.Scalar_out" => |b, a| simple(b, a, BinaryOp::FloorMod),
+        "aten::remainder.Tensor_out" | "aten::remainder.Scalar_out" => remainder,
         "aten::fmod.Tensor_out" | "aten::fmod.Scalar_out" => fmod,
         "aten::div.out" | "aten::div.Scalar_out" => |b, a| div(b, a, false),
         "aten::div.out_mode" | "aten::div.Scalar_mode_out" => |b, a| div(b, a, true),
@@ -37,6 +37,9 @@ pub(super) fn find(name: &str) -> Option<Convert> {
         "aten::logical_xor.out" => logical_xor,
         "aten::logical_not.out" => logical_not,
         "aten::bitwise_not.out" => bitwise_not,
+        "aten::bitwise_and.Tensor_out" | "aten::bitwise_and.Scalar_out" => |b, a| bitwise(b, a, "and"),
+        "aten::bitwise_or.Tensor_out" | "aten::bitwise_or.Scalar_out" => |b, a| bitwise(b, a, "or"),
+        "aten::bitwise_xor.Tensor_out" | "aten::bitwise_xor.Scalar_out" => |b, a| bitwise(b, a, "xor"),
         "aten::where.self_out" => where_self,
         "aten::masked_fill.Scalar_out" => masked_fill,
         _ => return None,
@@ -148,7 +151,8 @@ fn fmod(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
 fn trunc(b: &mut MethodBuilder<'_, '_>, q: OperandId) -> OperandId {
     let fl = unary(b, UnaryOp::Floor, q);
     let ce = unary(b, UnaryOp::Ceil, q);
-    let zero = b.const_scalar(b.dtype(q), Scalar::Int(0)).expect("float scalar");
+    let zero = b.const_f32(&[], &[0.0]);
+    let zero = b.cast(zero, b.dtype(q));
     let dims = b.dims(q);
     let neg = b.temp(DType::Bool, &dims);
     b.emit_all(OpKind::Compare(CompareOp::Less), &[q, zero], vec![neg]);
@@ -281,4 +285,36 @@ fn masked_fill(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError
     let r = b.temp(dt, &dims);
     b.emit_all(OpKind::Select { v2: true }, &[m, k, x], vec![r]);
     finish(b, a, 3, r)
+}
+
+/// `remainder`: floor modulo for floats; for integers ExecuTorch's portable kernel uses C's `%`
+/// (the sign follows the dividend), which nnrt matches.
+fn remainder(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    if out_type(b, a, 2)?.is_float() {
+        simple(b, a, BinaryOp::FloorMod)
+    } else {
+        fmod(b, a)
+    }
+}
+
+/// `bitwise_and/or/xor`: on bools the logical op; xor on integers; and/or on integers are not
+/// in nnrt's IR.
+fn bitwise(b: &mut MethodBuilder<'_, '_>, a: &[i64], which: &str) -> Result<(), LoadError> {
+    let dt = out_type(b, a, 2)?;
+    if dt == DType::Bool {
+        return match which {
+            "and" => logical(b, a, LogicalOp::And),
+            "or" => logical(b, a, LogicalOp::Or),
+            _ => logical_xor(b, a),
+        };
+    }
+    if which != "xor" {
+        return Err(b.err(format!("bitwise_{which} on {dt} tensors is not supported (only on bool)")));
+    }
+    let x = operand_as(b, a, 0, dt)?;
+    let y = operand_as(b, a, 1, dt)?;
+    let dims = broadcast(&b.dims(x), &b.dims(y)).ok_or_else(|| b.err("the operands do not broadcast"))?;
+    let r = b.temp(dt, &dims);
+    b.emit_all(OpKind::Bitwise(nnrt_core::BitwiseOp::Xor), &[x, y], vec![r]);
+    finish(b, a, 2, r)
 }

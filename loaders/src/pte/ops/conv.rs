@@ -251,7 +251,32 @@ fn adaptive_avg_pool(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), Loa
         let k = [xd[1] / o[0], xd[2] / o[1]];
         b.emit_all(OpKind::Pool2D(Pool2D { kind: PoolKind::Average, padding: Padding::Valid, stride: k, filter: k, act: Activation::None }), &[xn], vec![y]);
     } else {
-        return Err(b.err(format!("adaptive average pooling from {:?} to {o:?} (unequal bins) is not supported", &xd[1..3])));
+        // Unequal bins: out = A_h . X . A_w^T per channel, A's rows averaging each bin.
+        let d = b.dims(x);
+        if d.len() != 4 || o[0] == 0 || o[1] == 0 {
+            return Err(b.err(format!("adaptive average pooling of {d:?} to {o:?}")));
+        }
+        let bins = |n: usize, m: usize| -> Vec<f32> {
+            let mut w = vec![0f32; m * n];
+            for i in 0..m {
+                let (s, e) = (i * n / m, ((i + 1) * n).div_ceil(m));
+                for j in s..e {
+                    w[i * n + j] = 1.0 / (e - s) as f32;
+                }
+            }
+            w
+        };
+        let ah = bins(d[2], o[0]);
+        let aw = bins(d[3], o[1]);
+        let aw_t: Vec<f32> = (0..d[3] * o[1]).map(|k| aw[(k % o[1]) * d[3] + k / o[1]]).collect();
+        let awc = b.const_f32(&[d[3], o[1]], &aw_t);
+        let ahc = b.const_f32(&[o[0], d[2]], &ah);
+        let xf = b.cast(x, DType::F32);
+        let t1 = b.temp(DType::F32, &[d[0], d[1], d[2], o[1]]);
+        b.emit_all(OpKind::BatchMatMul { adj_x: false, adj_y: false }, &[xf, awc], vec![t1]);
+        let out = b.out(a, 2)?;
+        b.emit_all(OpKind::BatchMatMul { adj_x: false, adj_y: false }, &[ahc, t1], vec![out]);
+        return Ok(());
     }
     from_nhwc(b, y, a, 2, one_d)
 }

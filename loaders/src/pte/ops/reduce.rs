@@ -24,6 +24,7 @@ pub(super) fn find(name: &str) -> Option<Convert> {
         "aten::_softmax.out" => |b, a| softmax(b, a, false),
         "aten::_log_softmax.out" => |b, a| softmax(b, a, true),
         "aten::cumsum.out" => cumsum,
+        "aten::var.correction_out" => var,
         _ => return None,
     })
 }
@@ -166,5 +167,35 @@ fn cumsum(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     let x = b.cast(x, b.dtype(out));
     let ax = b.const_i32_scalar(d as i32);
     b.emit_all(OpKind::Cumsum { exclusive: false, reverse: false }, &[x, ax], vec![out]);
+    Ok(())
+}
+
+/// `var.correction(self, dim?, *, correction?, keepdim)`: the mean squared deviation over `dim`,
+/// divided by `N - correction` (default 1).
+fn var(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    use nnrt_core::BinaryOp;
+    let x = b.tensor(a, 0)?;
+    let x = b.cast(x, DType::F32);
+    let xd = b.dims(x);
+    let dims = b.opt_ints(a, 1)?.unwrap_or_default();
+    let ax = if dims.is_empty() { (0..xd.len()).collect() } else { axes(b, &dims, xd.len())? };
+    let correction = b.opt_scalar(a, 2)?.map_or(1.0, crate::pte::method::Scalar::as_f64);
+    let n: usize = ax.iter().map(|&i| xd[i]).product();
+    let out = b.out(a, 4)?;
+    let axc = b.const_i32(&ax.iter().map(|&i| i as i32).collect::<Vec<_>>());
+    let mut kd = xd.clone();
+    for &i in &ax {
+        kd[i] = 1;
+    }
+    let mean = b.temp(DType::F32, &kd);
+    b.emit_all(OpKind::Reduce { op: ReduceOp::Mean, keep_dims: true }, &[x, axc], vec![mean]);
+    let d = super::binary(b, BinaryOp::Sub, x, mean);
+    let sq = super::binary(b, BinaryOp::Mul, d, d);
+    let axc = b.const_i32(&ax.iter().map(|&i| i as i32).collect::<Vec<_>>());
+    let s = b.temp(DType::F32, &kd);
+    b.emit_all(OpKind::Reduce { op: ReduceOp::Sum, keep_dims: true }, &[sq, axc], vec![s]);
+    let k = b.const_f32(&[], &[(n as f64 - correction).max(0.0) as f32]);
+    let v = super::binary(b, BinaryOp::Div, s, k);
+    copy_into(b, v, out);
     Ok(())
 }

@@ -29,6 +29,7 @@ pub(super) fn find(name: &str) -> Option<Convert> {
         "aten::flip.out" => flip,
         "aten::constant_pad_nd.out" => constant_pad,
         "aten::index_select.out" => index_select,
+        "aten::index.Tensor_out" => index_tensor,
         "aten::pixel_shuffle.out" => pixel_shuffle,
         "aten::full.out" => full,
         "aten::full_like.out" => full_like,
@@ -393,5 +394,25 @@ fn arange(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     }
     let c = b.constant(dt, &[n], bytes);
     copy_into(b, c, out);
+    Ok(())
+}
+
+/// `index.Tensor(self, indices: Tensor?[])` with one index tensor (the others absent): GATHER
+/// along that dim. Several index tensors (advanced indexing) are not supported.
+fn index_tensor(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    let v = b.arg(a, 1)?;
+    let list = v.val_as_optional_tensor_list().ok_or_else(|| b.err("argument 1 must be an OptionalTensorList"))?;
+    let items: Vec<i64> = list.items().map(|l| l.iter().map(i64::from).collect()).unwrap_or_default();
+    let present: Vec<(usize, i64)> = items.iter().enumerate().filter(|(_, &i)| i >= 0 && b.value(i).is_ok_and(|v| v.val_as_tensor().is_some())).map(|(k, &i)| (k, i)).collect();
+    let [(dim, idx)] = present[..] else {
+        return Err(b.err(format!("indexing with {} index tensors is not supported (one is)", present.len())));
+    };
+    let i = b.read(idx)?;
+    if b.dtype(i) == DType::Bool {
+        return Err(b.err("indexing with a boolean mask is not supported"));
+    }
+    let out = b.out(a, 2)?;
+    b.emit_all(OpKind::Gather { axis: dim as i32, batch_dims: 0 }, &[x, i], vec![out]);
     Ok(())
 }
