@@ -71,6 +71,8 @@ pub(crate) struct MethodBuilder<'c, 'a> {
     /// tensor that no instruction writes but that is planned at the same place is a view of it
     /// (ExecuTorch removes view copies whose result it can place over their input).
     memory: HashMap<(u32, u64), (OperandId, usize)>,
+    /// Values an op leaves uncomputed (max pooling's indices), with what they are.
+    pub uncomputed: HashMap<i64, &'static str>,
     /// The instruction being converted and its operator, for errors.
     pub at: (usize, String),
 }
@@ -80,7 +82,7 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         let values = plan.values().unwrap_or_default();
         let bound = vec![None; values.len()];
         let g = Subgraph { name: method.to_string(), ..Subgraph::default() };
-        Self { c, method: method.to_string(), values, bound, g, memory: HashMap::new(), at: (0, String::new()) }
+        Self { c, method: method.to_string(), values, bound, g, memory: HashMap::new(), uncomputed: HashMap::new(), at: (0, String::new()) }
     }
 
     /// An error about this method, at the current instruction when there is one.
@@ -159,6 +161,9 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         if let Some(id) = self.bound[i as usize] {
             return Ok(id);
         }
+        if let Some(what) = self.uncomputed.get(&i) {
+            return Err(self.err(format!("value {i} ({what}) is used, and nnrt does not compute it yet")));
+        }
         let idx = t.data_buffer_idx() as usize;
         let mut op = self.declare(i)?;
         let len = op.default_dims.iter().try_fold(op.dtype.size(), |a, &d| a.checked_mul(d)).ok_or_else(|| self.err(format!("value {i}'s size overflows")))?;
@@ -191,6 +196,7 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
 
     /// A fresh operand for a write to tensor value `i`, bound to `i` from now on.
     pub fn write(&mut self, i: i64) -> Result<OperandId, LoadError> {
+        self.uncomputed.remove(&i);
         let op = self.declare(i)?;
         let len = op.default_dims.iter().try_fold(op.dtype.size(), |a, &d| a.checked_mul(d)).unwrap_or(usize::MAX);
         let id = self.g.add_operand(op);

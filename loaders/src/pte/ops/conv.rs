@@ -171,9 +171,10 @@ fn max_pool(b: &mut MethodBuilder<'_, '_>, a: &[i64], with_indices: bool) -> Res
     let y = b.temp(b.dtype(xn), &dims);
     b.emit_all(OpKind::Pool2D(Pool2D { kind: PoolKind::Max, padding, stride: s, filter: k, act: Activation::None }), &[xn], vec![y]);
     from_nhwc(b, y, a, 6, one_d)?;
-    if with_indices && b.arg_index(a, 7).is_ok() {
-        // The indices are computed only if something reads them: bind nothing, so a later read
-        // fails with "read before written" naming the value.
+    if with_indices {
+        // The indices are not computed; reading them is an error that says so.
+        let i = b.arg_index(a, 7)?;
+        b.uncomputed.insert(i, "the indices of max_pool2d_with_indices");
     }
     Ok(())
 }

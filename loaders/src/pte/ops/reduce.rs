@@ -13,9 +13,10 @@ pub(super) fn find(name: &str) -> Option<Convert> {
         "aten::amax.out" => |b, a| reduce(b, a, ReduceOp::Max, false),
         "aten::amin.out" => |b, a| reduce(b, a, ReduceOp::Min, false),
         "aten::any.dims_out" => |b, a| reduce(b, a, ReduceOp::Any, false),
-        "aten::any.out" | "aten::any.all_out" => |b, a| reduce_all(b, a, ReduceOp::Any),
-        "aten::all.out" | "aten::all.all_out" => |b, a| reduce_all(b, a, ReduceOp::All),
-        "aten::sum.out" => |b, a| reduce_all(b, a, ReduceOp::Sum),
+        "aten::any.all_out" => |b, a| reduce_all(b, a, ReduceOp::Any),
+        "aten::all.all_out" => |b, a| reduce_all(b, a, ReduceOp::All),
+        "aten::any.out" => |b, a| bool_dim(b, a, ReduceOp::Any),
+        "aten::all.out" => |b, a| bool_dim(b, a, ReduceOp::All),
         "aten::prod.int_out" => prod_dim,
         "aten::argmax.out" => |b, a| arg(b, a, true),
         "aten::argmin.out" => |b, a| arg(b, a, false),
@@ -197,5 +198,23 @@ fn var(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     let k = b.const_f32(&[], &[(n as f64 - correction).max(0.0) as f32]);
     let v = super::binary(b, BinaryOp::Div, s, k);
     copy_into(b, v, out);
+    Ok(())
+}
+
+/// `any.out(self, int dim, bool keepdim)` / `all.out`: over one dim, of the values as bools.
+fn bool_dim(b: &mut MethodBuilder<'_, '_>, a: &[i64], op: ReduceOp) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    let rank = b.dims(x).len();
+    let d = b.axis(b.int(a, 1)?, rank)?;
+    let out = b.out(a, 3)?;
+    let x = if b.dtype(x) == DType::Bool {
+        x
+    } else {
+        let zero = b.const_scalar(b.dtype(x), crate::pte::method::Scalar::Int(0))?;
+        let t = b.temp(DType::Bool, &b.dims(x));
+        b.emit_all(OpKind::Compare(nnrt_core::CompareOp::NotEqual), &[x, zero], vec![t]);
+        t
+    };
+    reduce_into(b, x, op, &[d], out);
     Ok(())
 }

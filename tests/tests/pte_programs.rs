@@ -1,0 +1,124 @@
+//! ExecuTorch programs made by the real exporter (`tools/pte_export.py`: executorch 1.5.1, torch
+//! 2.14.1), committed under `tests/data/pte/`, each a portable program and its XNNPACK-lowered
+//! twin, with ExecuTorch's own runtime outputs. Every method runs on the CPU backend with 1 and 2
+//! threads. Tolerance: conform.py's, float32 within 1e-4 + 1e-4 relative (kernels differ from
+//! ExecuTorch's in summation order and transcendental functions); integers and bools exactly.
+//!
+//! The programs nnrt cannot run yet are listed in `NOT_YET` with the reason; they must still fail
+//! at load with one typed error (never a panic or a wrong answer). Remove a name when it passes.
+
+use std::path::{Path, PathBuf};
+
+use nnrt::Session;
+use nnrt_tests::{numbered_npys, repo_root, RawNpy};
+
+/// Programs that use what nnrt lacks today, and the word their load error must contain.
+const NOT_YET: &[(&str, &str)] = &[
+    ("conv_transpose", "transposed convolution with groups 2"),
+    ("conv_transpose_xnnpack", "XNNConvTranspose2d"),
+    ("dynamic_batch", "aten::sym_size.int"),
+    ("dynamic_batch_xnnpack", "aten::sym_size.int"),
+    ("elementwise_float", "aten::erf.out"),
+    ("elementwise_float_xnnpack", "aten::erf.out"),
+    ("elementwise_int", "bitwise_and on int64"),
+    ("elementwise_int_xnnpack", "bitwise_and on int64"),
+    ("indexing_ops", "aten::gather.out"),
+    ("indexing_ops_xnnpack", "aten::gather.out"),
+    ("resnet_block", "the indices of max_pool2d_with_indices"),
+    ("resnet_block_xnnpack", "the indices of max_pool2d_with_indices"),
+];
+
+fn cases() -> Vec<PathBuf> {
+    let root = repo_root().join("tests/data/pte");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("program.pte").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// The methods with their own input files (`input_<method>_0.npy`), or `[None]`.
+fn methods(dir: &Path) -> Vec<Option<String>> {
+    let mut m: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|f| f.strip_prefix("input_")?.strip_suffix("_0.npy").map(str::to_string))
+        .collect();
+    m.sort();
+    if m.is_empty() {
+        vec![None]
+    } else {
+        m.into_iter().map(Some).collect()
+    }
+}
+
+fn f32s(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+fn compare(name: &str, j: usize, got: &[u8], dims: &[usize], want: &RawNpy) -> Option<String> {
+    if dims != want.dims.as_slice() {
+        return Some(format!("{name} output {j}: shape {dims:?}, ExecuTorch {:?}", want.dims));
+    }
+    if want.descr == "<f4" {
+        let (g, w) = (f32s(got), f32s(&want.data));
+        let bad = g.iter().zip(&w).position(|(a, b)| !((a - b).abs() <= 1e-4 + 1e-4 * b.abs() || (a.is_nan() && b.is_nan())));
+        return bad.map(|k| format!("{name} output {j}: element {k} is {} where ExecuTorch has {}", g[k], w[k]));
+    }
+    (got != want.data.as_slice()).then(|| format!("{name} output {j} ({}): differs from ExecuTorch's", want.descr))
+}
+
+fn run(dir: &Path, threads: usize) -> Result<Vec<String>, String> {
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let pkg = nnrt_loaders::load(dir.join("program.pte")).map_err(|e| e.to_string())?;
+    let model = pkg.models.into_iter().next().ok_or("no model")?;
+    let mut bad = Vec::new();
+    for method in methods(dir) {
+        let tag = method.as_ref().map(|m| format!("_{m}")).unwrap_or_default();
+        let mut s = Session::from_model(model.clone()).map_err(|e| e.to_string())?;
+        if let Some(m) = &method {
+            s.select_signature(m).map_err(|e| e.to_string())?;
+        }
+        s.set_backends("cpu").map_err(|e| e.to_string())?;
+        s.set_threads(threads).map_err(|e| e.to_string())?;
+        s.prepare().map_err(|e| format!("prepare: {e}"))?;
+        for (i, x) in numbered_npys(dir, &format!("input{tag}")).iter().enumerate() {
+            s.set_input(i, &x.data).map_err(|e| format!("input {i}: {e}"))?;
+        }
+        s.run().map_err(|e| format!("run: {e}"))?;
+        let expected = numbered_npys(dir, &format!("expected{tag}"));
+        assert!(!expected.is_empty(), "{name}: no expected outputs");
+        for (j, want) in expected.iter().enumerate() {
+            let dims = s.output_info(j).map_err(|e| e.to_string())?.dims;
+            let got = s.output(j).map_err(|e| e.to_string())?;
+            bad.extend(compare(&format!("{name}{tag}"), j, got, &dims, want));
+        }
+    }
+    Ok(bad)
+}
+
+#[test]
+fn exporter_made_programs_match_executorch() {
+    let all = cases();
+    assert!(all.len() >= 38, "expected the committed programs, found {}", all.len());
+    let mut bad = Vec::new();
+    let mut passed = 0;
+    for dir in &all {
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let known = NOT_YET.iter().find(|(n, _)| *n == name);
+        for threads in [1, 2] {
+            match (run(dir, threads), known) {
+                (Ok(diffs), None) if diffs.is_empty() => passed += 1,
+                (Ok(diffs), None) => bad.extend(diffs.into_iter().map(|d| format!("{d} ({threads} threads)"))),
+                (Err(e), None) => bad.push(format!("{name}: {e}")),
+                (Err(e), Some((_, why))) if e.contains(why) => {}
+                (Err(e), Some((_, why))) => bad.push(format!("{name}: expected an error about '{why}', got: {e}")),
+                (Ok(_), Some(_)) => bad.push(format!("{name} runs now: remove it from NOT_YET")),
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{} runs passed; problems:\n{}", passed, bad.join("\n"));
+}
