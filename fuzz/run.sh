@@ -28,6 +28,10 @@ if [ -d "$shared" ] && [ -z "$(ls -A "$corpus")" ]; then
       done ;;
     nnpackage)
       cp "$shared"/tflite/_nnpkg_variants/op_*.zip "$corpus"/ ;;
+    pte)
+      for f in "$shared"/pte/*/program.pte ../tests/data/pte/*/program.pte; do
+        if [ -f "$f" ]; then cp "$f" "$corpus/$(basename "$(dirname "$f")").pte"; fi
+      done ;;
     manifest)
       i=0
       for f in "$shared"/nnpackage/*/metadata/MANIFEST; do cp "$f" "$corpus/manifest$i"; i=$((i + 1)); done ;;
