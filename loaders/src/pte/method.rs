@@ -7,7 +7,7 @@
 //! when its condition is a constant and refused otherwise; a jump that comes back to an
 //! instruction already run is a cycle and refused.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use flatbuffers::{ForwardsUOffset, Vector};
 
@@ -71,6 +71,12 @@ pub(crate) struct MethodBuilder<'c, 'a> {
     /// tensor that no instruction writes but that is planned at the same place is a view of it
     /// (ExecuTorch removes view copies whose result it can place over their input).
     memory: HashMap<(u32, u64), (OperandId, usize)>,
+    /// NHWC twins of 4-D NCHW operands: an image op's NHWC result stands for its NCHW out
+    /// tensor, and the transpose back is emitted only when an op reads the NCHW form
+    /// ([`MethodBuilder::emit`]); NHWC readers and layout-blind elementwise ops use the twin.
+    twin: HashMap<OperandId, OperandId>,
+    /// NCHW operands whose transpose from their twin has not been emitted yet.
+    pending: HashSet<OperandId>,
     /// Values an op leaves uncomputed (max pooling's indices), with what they are.
     pub uncomputed: HashMap<i64, &'static str>,
     /// The instruction being converted and its operator, for errors.
@@ -82,7 +88,7 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         let values = plan.values().unwrap_or_default();
         let bound = vec![None; values.len()];
         let g = Subgraph { name: method.to_string(), ..Subgraph::default() };
-        Self { c, method: method.to_string(), values, bound, g, memory: HashMap::new(), uncomputed: HashMap::new(), at: (0, String::new()) }
+        Self { c, method: method.to_string(), values, bound, g, memory: HashMap::new(), twin: HashMap::new(), pending: HashSet::new(), uncomputed: HashMap::new(), at: (0, String::new()) }
     }
 
     /// An error about this method, at the current instruction when there is one.
@@ -271,9 +277,38 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         Ok(self.constant(dtype, &[], bytes))
     }
 
-    /// Appends an op.
+    /// Appends an op, after the transposes that materialise any pending NCHW input.
     pub fn emit(&mut self, kind: OpKind, inputs: Vec<Option<OperandId>>, outputs: Vec<OperandId>) {
+        for &i in inputs.iter().flatten() {
+            self.materialize(i);
+        }
         self.g.add_op(Operation { kind, inputs, outputs });
+    }
+
+    /// Makes `nchw` (declared NCHW, 4-D) stand for the NHWC operand `nhwc` without a transpose
+    /// until an op reads it.
+    pub fn set_lazy(&mut self, nchw: OperandId, nhwc: OperandId) {
+        self.twin.insert(nchw, nhwc);
+        self.pending.insert(nchw);
+    }
+
+    /// The NHWC twin of a 4-D NCHW operand, when there is one.
+    pub fn twin(&self, nchw: OperandId) -> Option<OperandId> {
+        self.twin.get(&nchw).copied()
+    }
+
+    /// Records `nhwc` as the NHWC form of `nchw` (both computed).
+    pub fn set_twin(&mut self, nchw: OperandId, nhwc: OperandId) {
+        self.twin.insert(nchw, nhwc);
+    }
+
+    /// Emits the pending transpose that computes `x` from its twin, if any.
+    pub fn materialize(&mut self, x: OperandId) {
+        if self.pending.remove(&x) {
+            let t = self.twin[&x];
+            let perm = self.const_i32(&[0, 3, 1, 2]);
+            self.g.add_op(Operation { kind: OpKind::Transpose, inputs: vec![Some(t), Some(perm)], outputs: vec![x] });
+        }
     }
 
     /// Appends an op of all-present inputs.

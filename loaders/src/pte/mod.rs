@@ -10,6 +10,7 @@
 mod args;
 mod container;
 mod delegate;
+mod fold;
 mod method;
 mod ops;
 mod xnnpack;
@@ -57,6 +58,7 @@ pub fn load(path: &str, blob: Blob) -> Result<Loaded, LoadError> {
                 return Err(b.err(format!("output value {o} is {}; nnrt runs methods whose outputs are tensors", v.val_type().variant_name().unwrap_or("unknown"))));
             }
             let mut id = b.read(i64::from(o))?;
+            b.materialize(id);
             // A graph output must be an op's result: copy an input or a constant returned as is,
             // and an operand returned twice.
             if b.g.inputs.contains(&id) || b.g.operand(id).data.is_some() || outputs.contains(&id) {
@@ -68,6 +70,7 @@ pub fn load(path: &str, blob: Blob) -> Result<Loaded, LoadError> {
             outputs.push(id);
         }
         b.g.outputs = outputs.clone();
+        fold::fold_conv_affine(&mut b.g);
         let named = |ids: &[nnrt_core::OperandId], what: &str| ids.iter().enumerate().map(|(k, &id)| (format!("{what}{k}"), id)).collect::<Vec<_>>();
         model.signatures.push(Signature { key: name, subgraph: SubgraphId::new(mi), inputs: named(&inputs, "input_"), outputs: named(&outputs, "output_") });
         model.subgraphs.push(b.g);

@@ -6,7 +6,7 @@
 
 use nnrt_core::{Activation, BinaryOp, Conv2D, DType, DepthwiseConv2D, LoadError, OpKind, OperandId, Padding, Pool2D, PoolKind, Resize, ResizeMode, TransposeConv};
 
-use super::{binary, reshape, transpose, transpose_into, Convert, TO_NCHW, TO_NHWC};
+use super::{binary, reshape, transpose, Convert, TO_NCHW, TO_NHWC};
 use crate::pte::method::MethodBuilder;
 
 pub(super) fn find(name: &str) -> Option<Convert> {
@@ -38,7 +38,7 @@ fn pair(b: &MethodBuilder<'_, '_>, v: &[i64], what: &str, default: usize) -> Res
 fn to_nhwc(b: &mut MethodBuilder<'_, '_>, x: OperandId) -> Result<(OperandId, bool), LoadError> {
     let d = b.dims(x);
     match d.len() {
-        4 => Ok((transpose(b, x, &TO_NHWC), false)),
+        4 => Ok((super::as_nhwc(b, x), false)),
         3 => {
             let r = reshape(b, x, &[d[0], d[1], 1, d[2]]);
             Ok((transpose(b, r, &TO_NHWC), true))
@@ -54,7 +54,8 @@ fn from_nhwc(b: &mut MethodBuilder<'_, '_>, y: OperandId, a: &[i64], k: usize, o
         let t = transpose(b, y, &TO_NCHW);
         super::reshape_into(b, t, out);
     } else {
-        transpose_into(b, y, &TO_NCHW, out);
+        // The NCHW result is transposed only if something reads it as NCHW.
+        b.set_lazy(out, y);
     }
     Ok(())
 }
@@ -313,8 +314,9 @@ fn batch_norm(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError>
     let sh = b.const_f32(&shape, &shift);
     let xs = b.cast(x, DType::F32);
     let m = binary(b, BinaryOp::Mul, xs, sc);
+    let r = binary(b, BinaryOp::Add, m, sh);
     let out = b.out(a, 7)?;
-    b.emit_all(OpKind::Binary { op: BinaryOp::Add, act: Activation::None }, &[m, sh], vec![out]);
+    super::copy_into(b, r, out);
     Ok(())
 }
 

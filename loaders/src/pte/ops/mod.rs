@@ -81,8 +81,79 @@ pub(crate) const TO_NHWC: [usize; 4] = [0, 2, 3, 1];
 /// NHWC -> NCHW.
 pub(crate) const TO_NCHW: [usize; 4] = [0, 3, 1, 2];
 
+/// `x` in NHWC order: its twin, or a transpose (remembered as its twin). `x` is 4-D.
+pub(crate) fn as_nhwc(b: &mut MethodBuilder<'_, '_>, x: OperandId) -> OperandId {
+    if let Some(t) = b.twin(x) {
+        return t;
+    }
+    let t = transpose(b, x, &TO_NHWC);
+    if b.g.operand(x).data.is_none() {
+        b.set_twin(x, t);
+    }
+    t
+}
+
+/// A constant with the same bytes as constant `x` and dims `dims` (same element count).
+fn reshaped_const(b: &mut MethodBuilder<'_, '_>, x: OperandId, dims: &[usize]) -> OperandId {
+    let mut op = b.g.operand(x).clone();
+    op.shape = nnrt_core::Shape::fixed(dims);
+    op.default_dims = dims.to_vec();
+    op.name = format!("{}_r", op.name);
+    b.g.add_operand(op)
+}
+
+/// Whether [`nhwc_operand`] can give `x` in NHWC order without a transpose of activations it
+/// would not otherwise need: a twin, a constant (of rank <= 4), or a one-element operand.
+fn nhwc_ready(b: &MethodBuilder<'_, '_>, x: OperandId) -> bool {
+    let d = b.dims(x);
+    b.twin(x).is_some() || d.iter().product::<usize>() == 1 || (d.len() <= 4 && b.g.operand(x).data.is_some()) || d.len() == 4
+}
+
+/// `x` laid out to broadcast against a 4-D NHWC operand as it did against the NCHW one.
+fn nhwc_operand(b: &mut MethodBuilder<'_, '_>, x: OperandId) -> OperandId {
+    if let Some(t) = b.twin(x) {
+        return t;
+    }
+    let d = b.dims(x);
+    if d.iter().product::<usize>() == 1 {
+        return x;
+    }
+    if d.len() < 4 {
+        let mut d4 = vec![1; 4 - d.len()];
+        d4.extend(&d);
+        let c = reshaped_const(b, x, &d4);
+        return transpose(b, c, &TO_NHWC);
+    }
+    as_nhwc(b, x)
+}
+
+/// A binary op computed on NHWC twins when an operand has one (the result then has a twin
+/// too); `None` when the op must run in NCHW.
+fn lazy_binary(b: &mut MethodBuilder<'_, '_>, op: nnrt_core::BinaryOp, x: OperandId, y: OperandId) -> Option<OperandId> {
+    if b.twin(x).is_none() && b.twin(y).is_none() {
+        return None;
+    }
+    let dims = broadcast(&b.dims(x), &b.dims(y))?;
+    if dims.len() != 4 || !nhwc_ready(b, x) || !nhwc_ready(b, y) {
+        return None;
+    }
+    let (nx, ny) = (nhwc_operand(b, x), nhwc_operand(b, y));
+    let dt = b.dtype(x);
+    let t = b.temp(dt, &permuted_dims(&dims, &TO_NHWC));
+    b.emit_all(OpKind::Binary { op, act: nnrt_core::Activation::None }, &[nx, ny], vec![t]);
+    let r = b.temp(dt, &dims);
+    b.set_lazy(r, t);
+    Some(r)
+}
+
 /// Copies (or reshapes) `x` into `out`, converting the type when they differ.
 pub(crate) fn copy_into(b: &mut MethodBuilder<'_, '_>, x: OperandId, out: OperandId) {
+    if let Some(t) = b.twin(x) {
+        if b.dtype(x) == b.dtype(out) && b.dims(x) == b.dims(out) {
+            b.set_lazy(out, t);
+            return;
+        }
+    }
     if b.dtype(x) != b.dtype(out) {
         let dims = b.dims(out);
         if b.dims(x).iter().product::<usize>() == dims.iter().product::<usize>() && b.dims(x) != dims {
@@ -152,6 +223,9 @@ pub(crate) fn broadcast(a: &[usize], c: &[usize]) -> Option<Vec<usize>> {
 
 /// Emits a binary op into a new operand of `dtype` with the broadcast shape.
 pub(crate) fn binary(b: &mut MethodBuilder<'_, '_>, op: nnrt_core::BinaryOp, x: OperandId, y: OperandId) -> OperandId {
+    if let Some(r) = lazy_binary(b, op, x, y) {
+        return r;
+    }
     let dims = broadcast(&b.dims(x), &b.dims(y)).unwrap_or_default();
     let out = b.temp(b.dtype(x), &dims);
     b.emit_all(OpKind::Binary { op, act: nnrt_core::Activation::None }, &[x, y], vec![out]);
@@ -160,6 +234,13 @@ pub(crate) fn binary(b: &mut MethodBuilder<'_, '_>, op: nnrt_core::BinaryOp, x: 
 
 /// Emits a unary op into a new operand shaped like `x`.
 pub(crate) fn unary(b: &mut MethodBuilder<'_, '_>, op: nnrt_core::UnaryOp, x: OperandId) -> OperandId {
+    if let Some(t) = b.twin(x) {
+        let rt = b.temp(b.dtype(x), &b.dims(t));
+        b.emit_all(OpKind::Unary(op), &[t], vec![rt]);
+        let r = b.temp(b.dtype(x), &b.dims(x));
+        b.set_lazy(r, rt);
+        return r;
+    }
     let dims = b.dims(x);
     let out = b.temp(b.dtype(x), &dims);
     b.emit_all(OpKind::Unary(op), &[x], vec![out]);

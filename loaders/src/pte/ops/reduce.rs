@@ -32,6 +32,25 @@ pub(super) fn find(name: &str) -> Option<Convert> {
 
 fn reduce_into(b: &mut MethodBuilder<'_, '_>, x: OperandId, op: ReduceOp, ax: &[usize], out: OperandId) {
     let dt = b.dtype(out);
+    if let (Some(t), true) = (b.twin(x), b.dtype(x) == dt) {
+        // Reduce the NHWC twin over the same dims (NCHW dim d is NHWC dim [0, 3, 1, 2][d]).
+        let nhwc_ax: Vec<i32> = ax.iter().map(|&a| [0, 3, 1, 2][a]).collect();
+        let mut td = b.dims(t);
+        for &a in &nhwc_ax {
+            td[a as usize] = 1;
+        }
+        let axes = b.const_i32(&nhwc_ax);
+        let rt = b.temp(dt, &td);
+        b.emit_all(OpKind::Reduce { op, keep_dims: true }, &[t, axes], vec![rt]);
+        let mut dims = b.dims(x);
+        for &a in ax {
+            dims[a] = 1;
+        }
+        let r = b.temp(dt, &dims);
+        b.set_lazy(r, rt);
+        copy_into(b, r, out);
+        return;
+    }
     // Sum and mean of integers or bools accumulate in the out type (PyTorch: int64).
     let x = if matches!(op, ReduceOp::Any | ReduceOp::All) { x } else { b.cast(x, dt) };
     let axes = b.const_i32(&ax.iter().map(|&a| a as i32).collect::<Vec<_>>());

@@ -66,6 +66,10 @@ fn permute(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     let x = b.tensor(a, 0)?;
     let dims = b.ints(a, 1)?;
     let p = perm_of(b, &dims, b.dims(x).len())?;
+    if let (Some(t), true) = (b.twin(x), p == super::TO_NHWC) {
+        // NCHW -> NHWC of an operand that has its NHWC form already.
+        return b.bind(b.arg_index(a, 2)?, t);
+    }
     if b.g.operand(x).data.is_some() {
         let t = transpose(b, x, &p);
         return b.bind(b.arg_index(a, 2)?, t);
