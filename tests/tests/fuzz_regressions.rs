@@ -37,3 +37,29 @@ fn prepare_findings_end_in_typed_errors() {
         }
     }
 }
+
+/// The `pte` target: an ExecuTorch program loaded, then prepared on the CPU under small limits
+/// and run once on zeros.
+#[test]
+fn pte_findings_end_in_typed_errors() {
+    let files = regressions("pte");
+    assert!(!files.is_empty(), "fuzz/regressions/pte holds the findings of the pte target");
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap();
+        let Ok(loaded) = nnrt_loaders::pte::load("fuzz.pte", std::sync::Arc::new(bytes)) else { continue };
+        let mut s = Session::from_model(loaded.model).unwrap();
+        for (k, v) in [("BACKENDS", "cpu"), ("NUM_THREADS", "1"), ("MEMORY_LIMIT", "64M")] {
+            s.set_config(k, v).unwrap();
+        }
+        let result = s.prepare().and_then(|()| {
+            for i in 0..s.input_count() {
+                let info = s.input_info(i)?;
+                s.set_input(i, &vec![0u8; info.dims.iter().product::<usize>() * info.dtype.size()])?;
+            }
+            s.run()
+        });
+        if let Err(e @ Error::Internal { .. }) = result {
+            panic!("{}: {e}", f.display());
+        }
+    }
+}

@@ -68,6 +68,9 @@ pub(crate) fn fold_conv_affine(g: &mut Subgraph) -> usize {
             let c = if depthwise { f.default_dims.last().copied() } else { f.default_dims.first().copied() };
             let Some(c) = c.filter(|&c| c > 0) else { continue };
             let Some(v) = per_channel(g, k, c) else { continue };
+            if f32s(fd).len() % c != 0 {
+                continue;
+            }
             let bias_v = match bias {
                 Some(b) => match g.operand(b).data.as_ref().filter(|_| g.operand(b).dtype == DType::F32) {
                     Some(d) if f32s(d).len() == c => f32s(d),

@@ -220,6 +220,15 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         Ok(())
     }
 
+    /// Refuses a constant of `elems` elements that the importer would compute from the program's
+    /// values (an `arange`, pooling weights, batch-norm statistics): at most 2^26 elements, so a
+    /// corrupt size cannot make loading allocate without bound. Tensors the program runs on are
+    /// checked against the session's MEMORY_LIMIT at prepare instead.
+    pub fn budget(&self, elems: Option<usize>, what: &str) -> Result<usize, LoadError> {
+        const MAX: usize = 1 << 26;
+        elems.filter(|&n| n <= MAX).ok_or_else(|| self.err(format!("{what} would need {} elements computed at load (at most {MAX})", elems.map_or("too many".into(), |n| n.to_string()))))
+    }
+
     /// The operand's dims as declared.
     pub fn dims(&self, id: OperandId) -> Vec<usize> {
         self.g.operand(id).default_dims.clone()

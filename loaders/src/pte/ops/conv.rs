@@ -25,7 +25,8 @@ pub(super) fn find(name: &str) -> Option<Convert> {
 
 /// A 2-element int list, a 1-element one repeated (PyTorch's `_pair`), or `default`.
 fn pair(b: &MethodBuilder<'_, '_>, v: &[i64], what: &str, default: usize) -> Result<[usize; 2], LoadError> {
-    let ok = |x: i64| usize::try_from(x).map_err(|_| b.err(format!("{what} {v:?} holds a negative value")));
+    // Bounded so that window arithmetic on declared sizes (< 2^31) cannot overflow.
+    let ok = |x: i64| usize::try_from(x).ok().filter(|&x| x <= 1 << 24).ok_or_else(|| b.err(format!("{what} {v:?} holds a negative or huge value")));
     match v {
         [] => Ok([default, default]),
         [x] => Ok([ok(*x)?, ok(*x)?]),
@@ -101,8 +102,8 @@ fn convolution(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError
         // PyTorch's weight is [in, out, kh, kw]; TRANSPOSE_CONV's is [out, kh, kw, in].
         let wt = transpose(b, w, &[1, 2, 3, 0]);
         let xd = b.dims(xn);
-        let oh = ((xd[1] - 1) * stride[0] + wd[2]).saturating_sub(2 * pad[0]) + op[0];
-        let ow = ((xd[2] - 1) * stride[1] + wd[3]).saturating_sub(2 * pad[1]) + op[1];
+        let oh = (xd[1].saturating_sub(1) * stride[0] + wd[2]).saturating_sub(2 * pad[0]) + op[0];
+        let ow = (xd[2].saturating_sub(1) * stride[1] + wd[3]).saturating_sub(2 * pad[1]) + op[1];
         let dims = vec![xd[0], oh, ow, wd[1]];
         let shape = b.const_i32(&dims.iter().map(|&d| d as i32).collect::<Vec<_>>());
         let y = b.temp(b.dtype(xn), &dims);
@@ -112,7 +113,7 @@ fn convolution(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError
     } else {
         let padding = Padding::Explicit([pad[0], pad[0], pad[1], pad[1]]);
         let xd = b.dims(xn);
-        let window = |i: usize, k: usize| (xd[1 + i] + 2 * pad[i]).saturating_sub(dilation[i] * (k - 1) + 1) / stride[i].max(1) + 1;
+        let window = |i: usize, k: usize| (xd[1 + i] + 2 * pad[i]).saturating_sub(dilation[i] * k.saturating_sub(1) + 1) / stride[i].max(1) + 1;
         let dims = vec![xd[0], window(0, wd[2]), window(1, wd[3]), wd[0]];
         let y = b.temp(b.dtype(xn), &dims);
         if groups > 1 && groups == c_in && wd[1] == 1 {
@@ -135,6 +136,7 @@ fn convolution(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError
 
 /// Output size of a pooling window (PyTorch's rule, with `ceil_mode`).
 fn pooled(b: &MethodBuilder<'_, '_>, n: usize, k: usize, s: usize, p: usize, ceil: bool) -> Result<usize, LoadError> {
+    let s = s.max(1);
     let span = (n + 2 * p).checked_sub(k).ok_or_else(|| b.err(format!("window {k} is larger than the padded input {}", n + 2 * p)))?;
     let mut out = if ceil { span.div_ceil(s) } else { span / s } + 1;
     // The last window must start inside the input or its left padding.
@@ -206,6 +208,7 @@ fn avg_pool(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
         let (Padding::Explicit([t, _, l, _]), xd) = (padding, b.dims(xn)) else { return Err(b.err("pool padding")) };
         // nnrt's average is over the in-bounds cells; rescale each output cell by
         // in-bounds count / PyTorch's divisor.
+        b.budget(dims[1].checked_mul(dims[2]), "average pooling divisors")?;
         let mut counts = Vec::with_capacity(dims[1] * dims[2]);
         let mut divs = Vec::with_capacity(dims[1] * dims[2]);
         for oy in 0..dims[1] {
@@ -268,6 +271,8 @@ fn adaptive_avg_pool(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), Loa
             }
             w
         };
+        b.budget(d[2].checked_mul(o[0]), "adaptive pooling weights")?;
+        b.budget(d[3].checked_mul(o[1]), "adaptive pooling weights")?;
         let ah = bins(d[2], o[0]);
         let aw = bins(d[3], o[1]);
         let aw_t: Vec<f32> = (0..d[3] * o[1]).map(|k| aw[(k % o[1]) * d[3] + k / o[1]]).collect();
@@ -295,6 +300,7 @@ fn batch_norm(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError>
     let eps = b.double(a, 6)?;
     let xd = b.dims(x);
     let c = *xd.get(1).ok_or_else(|| b.err("batch norm input needs a channel dim (dim 1)"))?;
+    b.budget(Some(c), "batch norm statistics")?;
     let read = |b: &MethodBuilder<'_, '_>, id: Option<OperandId>, fill: f32, what: &str| -> Result<Vec<f32>, LoadError> {
         let Some(id) = id else { return Ok(vec![fill; c]) };
         let op = b.g.operand(id);

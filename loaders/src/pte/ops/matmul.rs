@@ -27,7 +27,7 @@ fn fc_weights(b: &mut MethodBuilder<'_, '_>, m: OperandId) -> OperandId {
 
 fn fully_connected(b: &mut MethodBuilder<'_, '_>, x: OperandId, w: OperandId, bias: Option<OperandId>) -> OperandId {
     let xd = b.dims(x);
-    let n = b.dims(w)[0];
+    let n = b.dims(w).first().copied().unwrap_or(0);
     let mut dims = xd.clone();
     if let Some(l) = dims.last_mut() {
         *l = n;

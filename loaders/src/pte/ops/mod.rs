@@ -38,7 +38,8 @@ fn permuted_dims(dims: &[usize], perm: &[usize]) -> Vec<usize> {
 pub(crate) fn transpose(b: &mut MethodBuilder<'_, '_>, x: OperandId, perm: &[usize]) -> OperandId {
     let dims = b.dims(x);
     let out_dims = permuted_dims(&dims, perm);
-    if let Some(data) = b.g.operand(x).data.clone() {
+    let is_perm = perm.len() == dims.len() && { let mut p = perm.to_vec(); p.sort_unstable(); p.iter().enumerate().all(|(i, &v)| i == v) };
+    if let (Some(data), true) = (b.g.operand(x).data.clone(), is_perm) {
         let es = b.dtype(x).size();
         let bytes = data.bytes();
         let n: usize = dims.iter().product();

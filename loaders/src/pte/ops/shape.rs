@@ -327,7 +327,7 @@ fn index_select(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadErro
 /// going to row offset `i`, column offset `j`.
 fn pixel_shuffle(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     let x = b.tensor(a, 0)?;
-    let r = usize::try_from(b.int(a, 1)?).ok().filter(|&r| r > 0).ok_or_else(|| b.err("upscale factor must be positive"))?;
+    let r = usize::try_from(b.int(a, 1)?).ok().filter(|&r| r > 0 && r <= 1 << 16).ok_or_else(|| b.err("upscale factor must be in 1..=65536"))?;
     let d = b.dims(x);
     if d.len() != 4 || d[1] % (r * r) != 0 {
         return Err(b.err(format!("pixel_shuffle of {d:?} by {r}: channels must divide by {}", r * r)));
@@ -383,8 +383,12 @@ fn arange(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     if st == 0.0 || !((e - s) / st).is_finite() {
         return Err(b.err(format!("arange({s}, {e}, {st}) has a zero or invalid step")));
     }
-    let n = ((e - s) / st).ceil().max(0.0) as usize;
+    let n = ((e - s) / st).ceil().max(0.0);
+    let n = b.budget((n < 1e18).then_some(n as usize), "arange")?;
     let out = b.out(a, 3)?;
+    if b.dims(out) != [n] {
+        return Err(b.err(format!("arange({s}, {e}, {st}) has {n} values but its out tensor is {:?}", b.dims(out))));
+    }
     let dt = b.dtype(out);
     let mut bytes = Vec::new();
     for i in 0..n {
