@@ -8,13 +8,13 @@ use crate::{OpId, OperandId};
 #[derive(Debug, Error)]
 pub enum LoadError {
     /// The file could not be read.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         /// The path involved.
         path: String,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
+        /// The OS error. Its text is part of this error's message, so it is not also the
+        /// error's `source()`: a printer of error chains (`anyhow`'s `{:#}`) would repeat it.
+        error: std::io::Error,
     },
     /// The file is not a well-formed model of its format.
     #[error("{path}: not a valid {format} model: {reason}")]

@@ -63,8 +63,8 @@ fn pkg_err(path: &str, reason: impl Into<String>) -> LoadError {
     LoadError::Package { path: path.to_string(), reason: reason.into() }
 }
 
-fn io_err(path: &Path, source: std::io::Error) -> LoadError {
-    LoadError::Io { path: path.display().to_string(), source }
+fn io_err(path: &Path, error: std::io::Error) -> LoadError {
+    LoadError::Io { path: path.display().to_string(), error }
 }
 
 /// Loads a package folder, a package zip, or a bare model file (its format read from its bytes).
