@@ -61,12 +61,22 @@ pub enum LoadError {
         reason: String,
     },
     /// The path's format is not recognised.
-    #[error("{path}: unknown model format ({reason}); expected an nnpackage folder or zip, a .tflite or a .circle file")]
+    #[error("{path}: unknown model format ({reason}); expected {expected}")]
     UnknownFormat {
         /// The path involved.
         path: String,
         /// What was found.
         reason: String,
+        /// What nnrt recognises (packages and each model format the loaders know).
+        expected: String,
+    },
+    /// The file is of a format nnrt recognises but has no reader for yet.
+    #[error("{path}: {format}: not supported yet")]
+    UnsupportedFormat {
+        /// The path involved.
+        path: String,
+        /// The format, with its file identifier (e.g. `TOSA flatbuffer (TOSA)`).
+        format: String,
     },
 }
 
