@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs one fuzz target for SECONDS (default 60) with libFuzzer, seeded from ../shared/corpus when
-# it exists, and fails on any crash, hang (10 s per input) or allocation over 2 GiB.
+# Runs one fuzz target for SECONDS (default 60) with libFuzzer, seeded from ../shared/corpus
+# ($NNRT_SHARED/corpus when set) when it exists, and fails on any crash, hang (10 s per input) or
+# allocation over 2 GiB.
 #
 #   fuzz/run.sh TARGET [SECONDS] [extra libFuzzer flags]     targets: fuzz/run.sh --list
 #
@@ -18,7 +19,8 @@ seconds=${2:-60}
 shift $(( $# >= 2 ? 2 : 1 ))
 corpus=corpus/$target
 mkdir -p "$corpus"
-shared=../../shared/corpus
+# ../shared beside the checkout, or $NNRT_SHARED (as the tests read it).
+shared=${NNRT_SHARED:-../../shared}/corpus
 if [ -d "$shared" ] && [ -z "$(ls -A "$corpus")" ]; then
   case $target in
     tflite|prepare)
@@ -31,6 +33,12 @@ if [ -d "$shared" ] && [ -z "$(ls -A "$corpus")" ]; then
     pte)
       for f in "$shared"/pte/*/program.pte ../tests/data/pte/*/program.pte; do
         if [ -f "$f" ]; then cp "$f" "$corpus/$(basename "$(dirname "$f")").pte"; fi
+      done ;;
+    npy)
+      # The corpus's small inputs and expected outputs (every dtype and rank it has).
+      find "$shared" -name '*.npy' -size -65k | while read -r f; do
+        rel=${f#"$shared"/}
+        cp "$f" "$corpus/${rel//\//_}"
       done ;;
     manifest)
       i=0

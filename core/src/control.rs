@@ -10,7 +10,7 @@ use crate::callee::Callee;
 use crate::ops::control::{BRANCH_INPUTS, CONDITION, LOOP_VARS};
 use crate::prepared::Env;
 use crate::shape::fmt_dims;
-use crate::{infer_graph_with, Backend, CompileError, Inferred, InputSource, Model, OpId, OpIo, OpKind, RunError, SubgraphId, TensorArena};
+use crate::{infer_graph_with, Backend, CompileError, Inferred, InputSource, Model, OpId, OpIo, OperandId, OpKind, RunError, SubgraphId, TensorArena};
 
 /// How deep IF/WHILE may nest (a subgraph calling itself would otherwise recurse forever).
 pub const MAX_DEPTH: usize = 16;
@@ -83,42 +83,52 @@ pub fn infer_model(model: &Model, sub: SubgraphId, input_dims: &[Vec<usize>], de
 /// surprise. Other ops pass.
 pub(crate) fn check_signature(model: &Model, g: &crate::Subgraph, id: OpId, op: &crate::Operation) -> Result<(), CompileError> {
     let fail = |reason: String| CompileError::InvalidOp { op: id, kind: op.kind.name().into(), reason };
-    let dtypes = |ids: &mut dyn Iterator<Item = crate::OperandId>, sg: &crate::Subgraph| -> Vec<crate::DType> { ids.map(|i| sg.operand(i).dtype).collect() };
-    let op_ins = |from: usize| dtypes(&mut op.inputs.iter().skip(from).flatten().copied(), g);
-    let op_outs = dtypes(&mut op.outputs.iter().copied(), g);
-    let check = |role: &str, sub: SubgraphId, ins: &[crate::DType], outs: Option<&[crate::DType]>| -> Result<(), CompileError> {
+    // An operand for messages: `%3 'name' int32`.
+    let show = |sg: &crate::Subgraph, i: OperandId| format!("{i} '{}' {}", sg.operand(i).name, sg.operand(i).dtype);
+    let op_ins = |from: usize| -> Vec<OperandId> { op.inputs.iter().skip(from).flatten().copied().collect() };
+    let dtypes = |sg: &crate::Subgraph, ids: &[OperandId]| -> Vec<crate::DType> { ids.iter().map(|&i| sg.operand(i).dtype).collect() };
+    // The subgraph's inputs must have the types of the op's operands `ins`; its outputs those of
+    // `outs`, or (`Err`) the one type given.
+    let check = |role: &str, sub: SubgraphId, ins: &[OperandId], outs: Result<&[OperandId], crate::DType>| -> Result<(), CompileError> {
         let sg = model.subgraph(sub).ok_or_else(|| fail(format!("names subgraph {sub}, but the model has {}", model.subgraphs.len())))?;
-        for (what, want, got) in [("inputs", Some(ins), dtypes(&mut sg.inputs.iter().copied(), sg)), ("outputs", outs, dtypes(&mut sg.outputs.iter().copied(), sg))] {
-            let Some(want) = want else { continue };
-            if want.len() != got.len() {
-                return Err(fail(format!("the {role} subgraph {sub} has {} {what}, the op passes {}", got.len(), want.len())));
+        for (what, want, got) in [("input", Ok(ins), &sg.inputs), ("output", outs, &sg.outputs)] {
+            let want_types = match want {
+                Ok(ids) => dtypes(g, ids),
+                Err(t) => vec![t],
+            };
+            if want_types.len() != got.len() {
+                let verb = if what == "input" { "passes" } else { "expects" };
+                return Err(fail(format!("the {role} subgraph {sub} has {} {what}s, the op {verb} {}", got.len(), want_types.len())));
             }
-            if let Some(k) = (0..want.len()).find(|&k| want[k] != got[k]) {
-                return Err(fail(format!("{what} {k} of the {role} subgraph {sub} is {}, the op's is {}", got[k], want[k])));
+            if let Some(k) = (0..got.len()).find(|&k| want_types[k] != sg.operand(got[k]).dtype) {
+                let theirs = match want {
+                    Ok(ids) => format!("the op's {}", show(g, ids[k])),
+                    Err(t) => format!("it must be {t}"),
+                };
+                return Err(fail(format!("{what} {k} of the {role} subgraph {sub} is {}, {theirs}", show(sg, got[k]))));
             }
         }
         Ok(())
     };
     match &op.kind {
         OpKind::If { then_branch, else_branch } => {
-            let ins = op_ins(1);
-            check("then", *then_branch, &ins, Some(&op_outs))?;
-            check("else", *else_branch, &ins, Some(&op_outs))
+            let ins = op_ins(BRANCH_INPUTS);
+            check("then", *then_branch, &ins, Ok(&op.outputs))?;
+            check("else", *else_branch, &ins, Ok(&op.outputs))
         }
         OpKind::While { cond, body } => {
-            let ins = op_ins(0);
-            if ins != op_outs {
-                return Err(fail(format!("its outputs ({}) are not of its loop-carried inputs' types ({})", fmt_types(&op_outs), fmt_types(&ins))));
+            let op_ins = op_ins(LOOP_VARS);
+            if op_ins.len() != op.outputs.len() {
+                return Err(fail(format!("it has {} loop-carried inputs but {} outputs", op_ins.len(), op.outputs.len())));
             }
-            check("condition", *cond, &ins, Some(&[crate::DType::Bool]))?;
-            check("body", *body, &ins, Some(&ins))
+            if let Some(k) = (0..op_ins.len()).find(|&k| g.operand(op_ins[k]).dtype != g.operand(op.outputs[k]).dtype) {
+                return Err(fail(format!("output {k} {} is not of its loop-carried input's type ({})", show(g, op.outputs[k]), show(g, op_ins[k]))));
+            }
+            check("condition", *cond, &op_ins, Err(crate::DType::Bool))?;
+            check("body", *body, &op_ins, Ok(&op_ins))
         }
         _ => Ok(()),
     }
-}
-
-fn fmt_types(t: &[crate::DType]) -> String {
-    t.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
 }
 
 /// One IF or WHILE op, with the subgraphs it calls.

@@ -8,13 +8,13 @@ use crate::{OpId, OperandId};
 #[derive(Debug, Error)]
 pub enum LoadError {
     /// The file could not be read.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         /// The path involved.
         path: String,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
+        /// The OS error. Its text is part of this error's message, so it is not also the
+        /// error's `source()`: a printer of error chains (`anyhow`'s `{:#}`) would repeat it.
+        error: std::io::Error,
     },
     /// The file is not a well-formed model of its format.
     #[error("{path}: not a valid {format} model: {reason}")]
@@ -61,12 +61,22 @@ pub enum LoadError {
         reason: String,
     },
     /// The path's format is not recognised.
-    #[error("{path}: unknown model format ({reason}); expected an nnpackage folder or zip, a .tflite or a .circle file")]
+    #[error("{path}: unknown model format ({reason}); expected {expected}")]
     UnknownFormat {
         /// The path involved.
         path: String,
         /// What was found.
         reason: String,
+        /// What nnrt recognises (packages and each model format the loaders know).
+        expected: String,
+    },
+    /// The file is of a format nnrt recognises but has no reader for yet.
+    #[error("{path}: {format}: not supported yet")]
+    UnsupportedFormat {
+        /// The path involved.
+        path: String,
+        /// The format, with its file identifier (e.g. `TOSA flatbuffer (TOSA)`).
+        format: String,
     },
 }
 

@@ -6,8 +6,11 @@ use crate::{CompileError, Model, OpId, OperandId, Subgraph};
 
 /// Validates every subgraph of `model`, including the subgraph ids control-flow ops name.
 pub fn validate_model(model: &Model) -> Result<(), CompileError> {
+    // Every subgraph's own indices first: the signature checks read the subgraphs an op calls.
     for g in &model.subgraphs {
         validate(g)?;
+    }
+    for g in &model.subgraphs {
         for (i, op) in g.ops.iter().enumerate() {
             for s in crate::ops::control::called_subgraphs(&op.kind).into_iter().flatten() {
                 if model.subgraph(s).is_none() {

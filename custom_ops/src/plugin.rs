@@ -156,7 +156,12 @@ impl PluginLibrary {
         };
         // SAFETY: opening a library runs its initializers: the caller chose to trust this file
         // (explicit `--custom-op-lib`/`load_custom_op_library`, or an allowed package plugin).
-        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| PluginError::Open { path: shown.clone(), reason: e.to_string() })?;
+        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| {
+            // dlerror's text starts with the path, which the error already names.
+            let reason = e.to_string();
+            let reason = reason.strip_prefix(&format!("{}: ", path.display())).map(str::to_string).unwrap_or(reason);
+            PluginError::Open { path: shown.clone(), reason }
+        })?;
         // SAFETY: the symbol's type is the one nnrt_plugin.h declares for `nnrt_plugin_register`.
         let register: abi::nnrt_plugin_register_fn = match unsafe { lib.get::<abi::nnrt_plugin_register_fn>(abi::NNRT_PLUGIN_ENTRY_POINT) } {
             Ok(sym) => *sym,

@@ -142,20 +142,23 @@ pub struct Loaded {
 
 /// The error for a format nnrt recognises but cannot load yet.
 fn not_supported_yet(path: &str, format: Format) -> LoadError {
-    LoadError::Package { path: path.to_string(), reason: format!("{format}: not supported yet") }
+    LoadError::UnsupportedFormat { path: path.to_string(), format: format.to_string() }
 }
 
-/// The known identifiers, for messages: `"TFL3" (TFLite), "CIR0" (Circle), ...`.
-fn known_identifiers() -> String {
+/// The error for bytes of no format nnrt recognises; `reason` says what was found, and the
+/// error lists what nnrt recognises (every [`Format`]).
+pub(crate) fn unknown_format(path: &str, reason: String) -> LoadError {
     let known = Format::ALL.into_iter().filter(|&f| f != Format::EdgeTpu);
-    known.map(|f| format!("\"{}\" ({})", f.identifier().escape_ascii(), f.name())).collect::<Vec<_>>().join(", ")
+    let known = known.map(|f| format!("\"{}\" ({}, .{})", f.identifier().escape_ascii(), f.name(), f.model_type()));
+    let expected = format!("an nnpackage folder or zip, or a model file whose identifier (bytes 4..8) is one nnrt recognises: {}", known.collect::<Vec<_>>().join(", "));
+    LoadError::UnknownFormat { path: path.to_string(), reason, expected }
 }
 
 /// The format named by bytes 4..8, without reading further (`TFL3` is [`Format::Tflite`]).
 /// `declared` (a MANIFEST `model-types` value) is named in the error when the bytes are unknown.
 fn identify(path: &str, bytes: &[u8], declared: Option<&str>) -> Result<Format, LoadError> {
     let declared = declared.map(|t| format!("; the MANIFEST declares it '{t}'")).unwrap_or_default();
-    let unknown = |reason: String| LoadError::UnknownFormat { path: path.to_string(), reason: format!("{reason}{declared}") };
+    let unknown = |reason: String| unknown_format(path, format!("{reason}{declared}"));
     let Some(found) = bytes.get(4..8).and_then(|id| <[u8; 4]>::try_from(id).ok()) else {
         return Err(unknown(format!(
             "the file is {} bytes, too short for a model flatbuffer (at least 8: root offset and file identifier); is it empty or truncated?",
@@ -164,9 +167,8 @@ fn identify(path: &str, bytes: &[u8], declared: Option<&str>) -> Result<Format, 
     };
     Format::from_identifier(&found).ok_or_else(|| {
         unknown(format!(
-            "file identifier is \"{}\" (bytes 4..8), not one nnrt knows: {}; the file may be size-prefixed or corrupt",
-            found.escape_ascii(),
-            known_identifiers()
+            "file identifier is \"{}\" (bytes 4..8); the file may be size-prefixed or corrupt",
+            found.escape_ascii()
         ))
     })
 }

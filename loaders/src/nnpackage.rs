@@ -63,8 +63,8 @@ fn pkg_err(path: &str, reason: impl Into<String>) -> LoadError {
     LoadError::Package { path: path.to_string(), reason: reason.into() }
 }
 
-fn io_err(path: &Path, source: std::io::Error) -> LoadError {
-    LoadError::Io { path: path.display().to_string(), source }
+fn io_err(path: &Path, error: std::io::Error) -> LoadError {
+    LoadError::Io { path: path.display().to_string(), error }
 }
 
 /// Loads a package folder, a package zip, or a bare model file (its format read from its bytes).
@@ -97,7 +97,7 @@ fn map_file(path: &Path) -> Result<Blob, LoadError> {
     let file = File::open(path).map_err(|e| io_err(path, e))?;
     let len = file.metadata().map_err(|e| io_err(path, e))?.len();
     if len == 0 {
-        return Err(LoadError::UnknownFormat { path: path.display().to_string(), reason: "the file is empty".into() });
+        return Err(format::unknown_format(&path.display().to_string(), "the file is empty".into()));
     }
     // SAFETY: `Mmap::map` is unsafe because the mapped bytes change if another process truncates
     // or rewrites the file while it is mapped. Model files are read-only inputs here (as in every

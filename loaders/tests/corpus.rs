@@ -1,4 +1,5 @@
-//! Golden loader tests on the real-model corpus (`../shared/corpus`), skipped when it is absent.
+//! Golden loader tests on the real-model corpus (`../shared/corpus`, or `$NNRT_SHARED/corpus`),
+//! skipped when it is absent.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -6,7 +7,8 @@ use std::sync::Arc;
 use nnrt_core::{Blob, LoadError};
 
 fn corpus() -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/tflite");
+    let shared = std::env::var_os("NNRT_SHARED").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
+    let p = shared.join("corpus/tflite");
     if p.is_dir() {
         Some(p)
     } else {

@@ -32,7 +32,7 @@ fn detect(path: &PathBuf) -> Format {
 fn load_error(path: &PathBuf) -> String {
     match nnrt_loaders::load(path) {
         Ok(_) => panic!("{}: loaded", path.display()),
-        Err(e @ LoadError::Package { .. }) => e.to_string(),
+        Err(e @ LoadError::UnsupportedFormat { .. }) => e.to_string(),
         Err(e) => panic!("{}: {e:?}", path.display()),
     }
 }

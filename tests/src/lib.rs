@@ -56,9 +56,11 @@ pub fn repo_root() -> std::path::PathBuf {
     manifest_dir.parent().map_or_else(|| manifest_dir.join(".."), std::path::Path::to_path_buf)
 }
 
-/// `../shared/corpus` beside the repository, when it exists.
+/// `../shared/corpus` beside the repository (`$NNRT_SHARED/corpus` when that is set, for a
+/// checkout elsewhere, e.g. a git worktree), when it exists.
 pub fn corpus_dir() -> Option<std::path::PathBuf> {
-    let p = repo_root().join("../shared/corpus");
+    let shared = std::env::var_os("NNRT_SHARED").map(std::path::PathBuf::from).unwrap_or_else(|| repo_root().join("../shared"));
+    let p = shared.join("corpus");
     p.is_dir().then_some(p)
 }
 

@@ -5,8 +5,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use nnrt_tests::{cli_binary, read_npy_f32, ModelBuilder, TempDir, TensorType};
-
+use nnrt_tests::{cli_binary, read_npy_f32, ModelBuilder, NnPackage, TempDir, TensorType, ZipMethod};
 
 /// Runs a tool from the repository root with nnrt's environment variables cleared.
 fn run(bin: &PathBuf, args: &[&str]) -> Output {
@@ -63,6 +62,48 @@ fn nnpackage_run_missing_file_exits_1_naming_it() {
     let err = text(&o.stderr);
     assert_eq!(err.trim_end().lines().count(), 1, "one line on stderr, got: {err}");
     assert!(err.contains("no/such/model.tflite"), "stderr should name the path: {err}");
+}
+
+/// The one error line of a failed tool run, checked to say each part of its cause once: exit 1,
+/// one line, `cause` in it exactly once, and no `: `-separated part repeated (an error that
+/// printed its source's text and then the source again read "x: No such file ...: No such file ...").
+fn error_line(bin: &PathBuf, args: &[&str], cause: &str) -> String {
+    let o = run(bin, args);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: one line on stderr, got: {err}");
+    let line = err.trim_end().to_string();
+    assert_eq!(line.matches(cause).count(), 1, "{args:?}: '{cause}' once in: {line}");
+    let parts: Vec<&str> = line.split(": ").collect();
+    for (i, p) in parts.iter().enumerate() {
+        assert!(!parts[i + 1..].contains(p), "{args:?}: '{p}' repeated in: {line}");
+    }
+    line
+}
+
+#[test]
+fn error_lines_state_their_cause_once() {
+    let Some(run_bin) = cli_binary("nnpackage_run") else { return };
+    let Some(inspect) = cli_binary("nnrt-inspect") else { return };
+    let tmp = TempDir::new("cli-causes").expect("temp dir");
+    let at = |name: &str| tmp.path().join(name).to_string_lossy().into_owned();
+    for bin in [&run_bin, &inspect] {
+        let line = error_line(bin, &["no/such/model.tflite"], "No such file or directory");
+        assert_eq!(line.matches("no/such/model.tflite").count(), 1, "{line}");
+    }
+    std::fs::write(at("bad.zip"), b"PK\x03\x04 a zip header and nothing after it").unwrap();
+    error_line(&run_bin, &[&at("bad.zip")], "not a readable zip");
+    let model = std::fs::read(nnrt_tests::repo_root().join("examples/models/tiny_mobilenet.tflite")).expect("example model");
+    let bad_manifest = NnPackage::single("m.tflite", model).with_manifest("{\"models\": [");
+    std::fs::write(at("bad_manifest.zip"), bad_manifest.to_zip(ZipMethod::Deflated, None).unwrap()).unwrap();
+    error_line(&run_bin, &[&at("bad_manifest.zip")], "MANIFEST is not valid JSON");
+    bad_manifest.write_dir(&tmp.path().join("pkg")).unwrap();
+    error_line(&inspect, &[&at("pkg")], "MANIFEST is not valid JSON");
+    std::fs::write(at("junk.bin"), b"0123456789abcdef").unwrap();
+    error_line(&run_bin, &[&at("junk.bin")], "\"TFL3\"");
+    error_line(&run_bin, &["examples/models/tiny_mobilenet.tflite", "--load:npy", &at("none")], "No such file or directory");
+    let line = error_line(&run_bin, &["examples/models/tiny_mobilenet.tflite", "--custom-op-lib", &at("libnone.so")], "No such file or directory");
+    assert_eq!(line.matches("libnone.so").count(), 1, "{line}");
 }
 
 #[test]

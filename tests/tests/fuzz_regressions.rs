@@ -63,3 +63,17 @@ fn pte_findings_end_in_typed_errors() {
         }
     }
 }
+
+/// The `npy` target: parse; an array that parsed round-trips through the writer.
+#[test]
+fn npy_findings_end_in_typed_errors() {
+    let files = regressions("npy");
+    assert!(!files.is_empty(), "fuzz/regressions/npy holds the findings of the npy target");
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap();
+        let parsed = std::panic::catch_unwind(|| nnrt_npy::parse(&bytes)).unwrap_or_else(|_| panic!("{}: parse panicked", f.display()));
+        if let Ok(a) = parsed {
+            assert_eq!(nnrt_npy::parse(&nnrt_npy::to_bytes(a.dtype, &a.dims, &a.data)).as_ref(), Ok(&a), "{}", f.display());
+        }
+    }
+}

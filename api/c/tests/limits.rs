@@ -1,6 +1,7 @@
 //! Hostile sizes and counts through the C ABI: a caller's huge input shape gets
 //! `NNFW_STATUS_OUT_OF_MEMORY` (never an abort), a huge thread count an error, and `nnfw_cancel`
-//! stops one run and leaves the session usable.
+//! stops one run and leaves the session usable. Files nnrt cannot load are `NNFW_STATUS_ERROR`
+//! with their cause said once.
 
 use std::ffi::{c_char, c_void, CStr, CString};
 
@@ -88,4 +89,32 @@ fn cancel_stops_one_run_and_the_session_goes_on() {
     assert_eq!(nnfw_run(s), NNFW_STATUS_NO_ERROR, "{}", last_error(s));
     assert_eq!(output, [6.0; 4]);
     assert_eq!(nnfw_close_session(s), NNFW_STATUS_NO_ERROR);
+}
+
+#[test]
+fn files_nnrt_cannot_load_are_errors_that_say_their_cause_once() {
+    let dir = std::env::temp_dir().join(format!("nnfw-unloadable-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let write = |name: &str, bytes: &[u8]| {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).expect("write");
+        p.to_string_lossy().into_owned()
+    };
+    let cases = [
+        (dir.join("missing.tflite").to_string_lossy().into_owned(), "No such file or directory"),
+        // A format nnrt recognises but has no reader for (bytes 4..8 name it).
+        (write("graph.tosa", b"\0\0\0\0TOSA\0\0\0\0"), "TOSA flatbuffer (TOSA): not supported yet"),
+        (write("junk.bin", b"0123456789abcdef"), "unknown model format"),
+    ];
+    for (path, cause) in cases {
+        let mut s: *mut nnfw_session = std::ptr::null_mut();
+        assert_eq!(nnfw_create_session(&mut s), NNFW_STATUS_NO_ERROR);
+        let c = CString::new(path.clone()).unwrap();
+        assert_eq!(nnfw_load_model_from_file(s, c.as_ptr()), NNFW_STATUS_ERROR, "{path}");
+        let e = last_error(s);
+        assert_eq!(e.matches(cause).count(), 1, "'{cause}' once in: {e}");
+        assert_eq!(e.matches(path.as_str()).count(), 1, "the path once in: {e}");
+        assert_eq!(nnfw_close_session(s), NNFW_STATUS_NO_ERROR);
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

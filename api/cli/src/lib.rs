@@ -1,4 +1,4 @@
-//! Shared pieces of nnrt's command-line tools: `.npy` files, argument parsing, logging.
+//! Shared pieces of nnrt's command-line tools: `.npy` file I/O, argument parsing, logging.
 
 #![forbid(unsafe_code)]
 

@@ -95,7 +95,7 @@ impl<'a> Container<'a> {
     pub fn open(path: &'a str, blob: &'a Blob) -> Result<Self, LoadError> {
         let bytes: &'a [u8] = (**blob).as_ref();
         if bytes.get(4..8) != Some(b"ET12".as_slice()) {
-            return Err(LoadError::UnknownFormat { path: path.to_string(), reason: "file identifier is not \"ET12\"".into() });
+            return Err(crate::format::unknown_format(path, "file identifier is not \"ET12\"".into()));
         }
         let header = header(path, bytes)?;
         let fb_len = header.map_or(bytes.len(), |h| h.program_size as usize);

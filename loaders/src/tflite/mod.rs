@@ -33,7 +33,7 @@ fn malformed(path: &str, flavor: &'static str, reason: impl Into<String>) -> Loa
 /// The load error for a buffer [`fbs::open`] refused.
 pub(crate) fn open_error(path: &str, e: fbs::FbsError) -> LoadError {
     match e {
-        fbs::FbsError::UnknownIdentifier { .. } | fbs::FbsError::TooShort { .. } => LoadError::UnknownFormat { path: path.to_string(), reason: e.to_string() },
+        fbs::FbsError::UnknownIdentifier { .. } | fbs::FbsError::TooShort { .. } => crate::format::unknown_format(path, e.to_string()),
         other => malformed(path, "TFLite/Circle", other.to_string()),
     }
 }
