@@ -77,6 +77,9 @@ pub(crate) struct MethodBuilder<'c, 'a> {
     twin: HashMap<OperandId, OperandId>,
     /// NCHW operands whose transpose from their twin has not been emitted yet.
     pending: HashSet<OperandId>,
+    /// Operands made by [`MethodBuilder::temp`] that nothing names (no value, no twin): an op
+    /// writing one may write its final destination instead ([`MethodBuilder::retarget`]).
+    temps: HashSet<OperandId>,
     /// Values an op leaves uncomputed (max pooling's indices), with what they are.
     pub uncomputed: HashMap<i64, &'static str>,
     /// The instruction being converted and its operator, for errors.
@@ -88,7 +91,7 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         let values = plan.values().unwrap_or_default();
         let bound = vec![None; values.len()];
         let g = Subgraph { name: method.to_string(), ..Subgraph::default() };
-        Self { c, method: method.to_string(), values, bound, g, memory: HashMap::new(), twin: HashMap::new(), pending: HashSet::new(), uncomputed: HashMap::new(), at: (0, String::new()) }
+        Self { c, method: method.to_string(), values, bound, g, memory: HashMap::new(), twin: HashMap::new(), pending: HashSet::new(), temps: HashSet::new(), uncomputed: HashMap::new(), at: (0, String::new()) }
     }
 
     /// An error about this method, at the current instruction when there is one.
@@ -216,6 +219,7 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
     /// Binds value `i` to an existing operand (an alias: MoveCall, a no-op copy).
     pub fn bind(&mut self, i: i64, id: OperandId) -> Result<(), LoadError> {
         self.value(i)?;
+        self.temps.remove(&id);
         self.bound[i as usize] = Some(id);
         Ok(())
     }
@@ -241,7 +245,22 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
     /// A new operand without data.
     pub fn temp(&mut self, dtype: DType, dims: &[usize]) -> OperandId {
         let n = self.g.operands.len();
-        self.g.add_operand(Operand::new(format!("t{n}"), dtype, dims))
+        let id = self.g.add_operand(Operand::new(format!("t{n}"), dtype, dims));
+        self.temps.insert(id);
+        id
+    }
+
+    /// When `x` is an unnamed temporary that the last op wrote, makes that op write `out`
+    /// instead (same type and dims) and returns true: the copy into `out` is then not needed.
+    pub fn retarget(&mut self, x: OperandId, out: OperandId) -> bool {
+        let same = self.g.operand(x).dtype == self.g.operand(out).dtype && self.g.operand(x).default_dims == self.g.operand(out).default_dims;
+        let Some(last) = self.g.ops.last_mut() else { return false };
+        if !same || !self.temps.contains(&x) || last.outputs.as_slice() != [x] {
+            return false;
+        }
+        last.outputs[0] = out;
+        self.temps.remove(&x);
+        true
     }
 
     /// A constant operand of `dims` holding `bytes`.
@@ -297,6 +316,7 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
     /// Makes `nchw` (declared NCHW, 4-D) stand for the NHWC operand `nhwc` without a transpose
     /// until an op reads it.
     pub fn set_lazy(&mut self, nchw: OperandId, nhwc: OperandId) {
+        self.temps.remove(&nhwc);
         self.twin.insert(nchw, nhwc);
         self.pending.insert(nchw);
     }
@@ -308,6 +328,7 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
 
     /// Records `nhwc` as the NHWC form of `nchw` (both computed).
     pub fn set_twin(&mut self, nchw: OperandId, nhwc: OperandId) {
+        self.temps.remove(&nhwc);
         self.twin.insert(nchw, nhwc);
     }
 

@@ -155,6 +155,9 @@ pub(crate) fn copy_into(b: &mut MethodBuilder<'_, '_>, x: OperandId, out: Operan
             return;
         }
     }
+    if b.retarget(x, out) {
+        return;
+    }
     if b.dtype(x) != b.dtype(out) {
         let dims = b.dims(out);
         if b.dims(x).iter().product::<usize>() == dims.iter().product::<usize>() && b.dims(x) != dims {
