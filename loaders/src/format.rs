@@ -116,8 +116,12 @@ pub struct FormatInfo {
     pub description: Option<String>,
     /// Subgraphs (regions, methods) in the file.
     pub subgraphs: usize,
-    /// Named entry points (TFLite SignatureDefs) in the file.
+    /// Named entry points (TFLite SignatureDefs, ExecuTorch methods) in the file.
     pub signatures: usize,
+    /// For formats whose entry points call named operators (ExecuTorch methods): each entry
+    /// point's name and the operators it uses as the file names them (`aten::add.out`,
+    /// `delegate XnnpackBackend`), in file order. Empty for TFLite and Circle.
+    pub entry_operators: Vec<(String, Vec<String>)>,
 }
 
 impl fmt::Display for FormatInfo {

@@ -195,3 +195,21 @@ fn nnrt_inspect_partition_shows_gpu_placement_and_fallback_reasons() {
     assert!(o.status.success(), "stdout: {out}\nstderr: {}", text(&o.stderr));
     assert!(out.contains("Add") && out.contains("cpu") && out.contains("fallback: gpu: input 0 is int32; gpu kernels compute in float32"), "{out}");
 }
+
+#[test]
+fn nnrt_inspect_lists_an_executorch_programs_methods_with_their_operators() {
+    let Some(bin) = cli_binary("nnrt-inspect") else { return };
+    for (file, op) in [("tests/data/pte/two_methods_cnn/program.pte", "aten::convolution.out"), ("tests/data/pte/two_methods_cnn_xnnpack/program.pte", "delegate XnnpackBackend")] {
+        let o = run(&bin, &[file]);
+        let out = text(&o.stdout);
+        assert!(o.status.success(), "stdout: {out}\nstderr: {}", text(&o.stderr));
+        assert!(out.contains("format: ExecuTorch program (ET12)"), "{out}");
+        for m in ["features", "head"] {
+            let line = out.lines().find(|l| l.starts_with(&format!("method '{m}'"))).unwrap_or_else(|| panic!("no method '{m}':\n{out}"));
+            assert!(line.contains("inputs [input_0 float32 [") && line.contains("outputs [output_0 float32 ["), "{line}");
+        }
+        let ops: Vec<&str> = out.lines().filter(|l| l.starts_with("  operators: ")).collect();
+        assert_eq!(ops.len(), 2, "{out}");
+        assert!(ops.iter().any(|l| l.contains(op)), "expected {op}:\n{out}");
+    }
+}

@@ -26,7 +26,7 @@ mod backends;
 mod plugins;
 mod session;
 
-pub use nnrt_core::{CancelToken, CompileError, Config, DType, LoadError, Quantization, RunError};
+pub use nnrt_core::{CancelToken, CompileError, Config, DType, LoadError, OperandId, Quantization, RunError};
 pub use nnrt_custom_ops::{EvalFn, PluginError, ALLOW_PACKAGE_PLUGINS};
 pub use backends::{available_backends, built_with, KNOWN_BACKENDS};
 pub use nnrt_loaders::{Format, FormatInfo};

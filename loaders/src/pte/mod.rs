@@ -81,6 +81,14 @@ pub fn load(path: &str, blob: Blob) -> Result<Loaded, LoadError> {
         description: None,
         subgraphs: model.subgraphs.len(),
         signatures: model.signatures.len(),
+        entry_operators: plans
+            .iter()
+            .map(|p| {
+                let mut ops: Vec<String> = p.operators().map(|o| o.iter().map(|o| op_name(&o)).collect()).unwrap_or_default();
+                ops.extend(p.delegates().unwrap_or_default().iter().map(|d| format!("delegate {}", d.id().unwrap_or_default())));
+                (p.name().unwrap_or_default().to_string(), ops)
+            })
+            .collect(),
     };
     Ok(Loaded { model, info })
 }

@@ -105,6 +105,7 @@ pub fn load(path: &str, blob: Blob) -> Result<Loaded, LoadError> {
         description: root.description().map(String::from),
         subgraphs: model.subgraphs.len(),
         signatures: model.signatures.len(),
+        entry_operators: Vec::new(),
     };
     Ok(Loaded { model, info })
 }

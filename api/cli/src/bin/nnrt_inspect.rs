@@ -104,10 +104,27 @@ fn run() -> Result<()> {
             println!("{what} {k}: {id} '{}' {} {declared}{prepared}{}", o.name, o.dtype, quant(&o.quant));
         }
     }
+    // ExecuTorch methods are listed with their tensors and the operators they call.
+    let entry_ops: HashMap<&str, &Vec<String>> = s.package().formats.iter().flat_map(|f| f.entry_operators.iter().map(|(n, o)| (n.as_str(), o))).collect();
     for sig in &model.signatures {
-        let names: Vec<&str> = sig.inputs.iter().map(|(n, _)| n.as_str()).collect();
-        let outs: Vec<&str> = sig.outputs.iter().map(|(n, _)| n.as_str()).collect();
-        println!("signature '{}' ({}): inputs [{}] outputs [{}]", sig.key, sig.subgraph, names.join(", "), outs.join(", "));
+        let Some(ops) = entry_ops.get(sig.key.as_str()) else {
+            let names: Vec<&str> = sig.inputs.iter().map(|(n, _)| n.as_str()).collect();
+            let outs: Vec<&str> = sig.outputs.iter().map(|(n, _)| n.as_str()).collect();
+            println!("signature '{}' ({}): inputs [{}] outputs [{}]", sig.key, sig.subgraph, names.join(", "), outs.join(", "));
+            continue;
+        };
+        let sg = model.subgraph(sig.subgraph);
+        let describe = |list: &[(String, nnrt::OperandId)]| -> String {
+            list.iter()
+                .map(|(n, id)| match sg.and_then(|g| g.operands.get(id.index())) {
+                    Some(o) => format!("{n} {} {}", o.dtype, o.shape),
+                    None => n.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        println!("method '{}' ({}): inputs [{}] outputs [{}]", sig.key, sig.subgraph, describe(&sig.inputs), describe(&sig.outputs));
+        println!("  operators: {}", ops.join(", "));
     }
     println!("ops:");
     for (i, op) in g.ops.iter().enumerate() {
