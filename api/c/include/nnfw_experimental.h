@@ -62,6 +62,21 @@ NNFW_STATUS nnfw_register_custom_op_info(nnfw_session *session, const char *id,
  * INVALID_STATE before a model is loaded. Never waits for the running call. */
 NNFW_STATUS nnfw_cancel(nnfw_session *session);
 
+/** nnrt extension: stores in *count how many named entry points the model has (TFLite
+ * SignatureDefs, ExecuTorch methods; 0 for a model without any). Any state with a model. */
+NNFW_STATUS nnfw_signature_count(nnfw_session *session, uint32_t *count);
+
+/** nnrt extension: copies the name of entry point index (0 .. count-1, in file order) into buffer
+ * as a NUL-terminated string of at most length bytes; INSUFFICIENT_OUTPUT_SIZE if it does not fit,
+ * ERROR for an index out of range. Any state with a model. */
+NNFW_STATUS nnfw_signature_name(nnfw_session *session, uint32_t index, char *buffer, size_t length);
+
+/** nnrt extension: runs entry point name (a signature key or an ExecuTorch method name) instead of
+ * the model's first subgraph; the session's inputs and outputs become that entry point's, in its
+ * order. After loading, before nnfw_prepare (INVALID_STATE otherwise); ERROR naming the known
+ * entry points if the model has none called name. */
+NNFW_STATUS nnfw_select_signature(nnfw_session *session, const char *name);
+
 /** Stores in *index the index of the input named tensorname (the first one if several share the
  * name). ERROR if none has that name (index untouched) or the name is 64 bytes or longer. */
 NNFW_STATUS nnfw_input_tensorindex(nnfw_session *session, const char *tensorname, uint32_t *index);

@@ -153,6 +153,42 @@ pub extern "C" fn nnfw_await(session: *mut nnfw_session) -> NNFW_STATUS {
     with_session(session, "nnfw_await", |s| s.await_run())
 }
 
+/// How many named entry points the model has (`nnfw_experimental.h`).
+#[unsafe(no_mangle)]
+pub extern "C" fn nnfw_signature_count(session: *mut nnfw_session, count: *mut u32) -> NNFW_STATUS {
+    const CALL: &str = "nnfw_signature_count";
+    with_session(session, CALL, |s| {
+        if count.is_null() {
+            return Err(ApiError::null(CALL, "count"));
+        }
+        out(CALL, "count", count, s.signature_count(CALL)?)
+    })
+}
+
+/// Copies the name of entry point `index` into `buffer` (`nnfw_experimental.h`).
+#[unsafe(no_mangle)]
+pub extern "C" fn nnfw_signature_name(session: *mut nnfw_session, index: u32, buffer: *mut c_char, length: usize) -> NNFW_STATUS {
+    const CALL: &str = "nnfw_signature_name";
+    with_session(session, CALL, |s| {
+        if buffer.is_null() {
+            return Err(ApiError::null(CALL, "buffer"));
+        }
+        let name = s.signature_name(CALL, index)?;
+        if ffi::copy_c_string(buffer, length, &name) {
+            Ok(())
+        } else {
+            Err(ApiError::insufficient(format!("{CALL}: the name '{name}' needs {} bytes, the buffer has {length}", name.len() + 1)))
+        }
+    })
+}
+
+/// Runs a named entry point instead of the first subgraph (`nnfw_experimental.h`).
+#[unsafe(no_mangle)]
+pub extern "C" fn nnfw_select_signature(session: *mut nnfw_session, name: *const c_char) -> NNFW_STATUS {
+    const CALL: &str = "nnfw_select_signature";
+    with_session(session, CALL, |s| s.select_signature(arg_str(CALL, "name", name, MAX_TENSOR_NAME_LENGTH)?))
+}
+
 /// Stops the session's run in progress from another thread (`nnfw_experimental.h`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nnfw_cancel(session: *mut nnfw_session) -> NNFW_STATUS {

@@ -383,6 +383,40 @@ impl CSession {
         Err(ApiError::error(format!("{call}: the model has no {} named '{name}'", if input { "input" } else { "output" })))
     }
 
+    /// `nnfw_signature_count`: the model's named entry points (TFLite SignatureDefs, ExecuTorch
+    /// methods).
+    pub fn signature_count(&self, call: &str) -> Result<u32, ApiError> {
+        let mut g = lock(&self.inner);
+        g.require(call, LOADED, "load a model first")?;
+        Ok(g.loaded(call)?.session.signatures().len() as u32)
+    }
+
+    /// `nnfw_signature_name`: the key of entry point `index`.
+    pub fn signature_name(&self, call: &str, index: u32) -> Result<String, ApiError> {
+        let mut g = lock(&self.inner);
+        g.require(call, LOADED, "load a model first")?;
+        let names = g.loaded(call)?.session.signatures();
+        let i = check_index(call, "signature", index, names.len())?;
+        Ok(names[i].clone())
+    }
+
+    /// `nnfw_select_signature`: runs entry point `name` instead of the first subgraph; its
+    /// inputs and outputs become the session's. After loading, before prepare.
+    pub fn select_signature(&self, name: &str) -> Result<(), ApiError> {
+        const CALL: &str = "nnfw_select_signature";
+        let mut g = lock(&self.inner);
+        g.require(CALL, &[Phase::ModelLoaded], "select a signature after loading and before nnfw_prepare")?;
+        let m = g.loaded(CALL)?;
+        m.session.select_signature(name).during(CALL)?;
+        let (n_in, n_out) = (m.session.input_count(), m.session.output_count());
+        m.in_forms = vec![IoForm::default(); n_in];
+        m.out_forms = vec![IoForm::default(); n_out];
+        m.in_bufs = (0..n_in).map(|_| None).collect();
+        m.out_bufs = (0..n_out).map(|_| None).collect();
+        m.shape_set = vec![false; n_in];
+        Ok(())
+    }
+
     /// `nnfw_set_available_backends`.
     pub fn set_backends(&self, list: &str) -> Result<(), ApiError> {
         self.set_config_checked("nnfw_set_available_backends", "BACKENDS", list)

@@ -118,3 +118,44 @@ fn files_nnrt_cannot_load_are_errors_that_say_their_cause_once() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// An ExecuTorch program's methods through the C ABI: counted, named, selected, run.
+#[test]
+fn executorch_methods_are_signatures_of_the_c_abi() {
+    let dir = nnrt_tests::repo_root().join("tests/data/pte/two_methods_cnn");
+    let path = CString::new(dir.join("program.pte").to_string_lossy().into_owned()).expect("path");
+    let mut s: *mut nnfw_session = std::ptr::null_mut();
+    assert_eq!(nnfw_create_session(&mut s), NNFW_STATUS_NO_ERROR);
+    assert_eq!(nnfw_load_model_from_file(s, path.as_ptr()), NNFW_STATUS_NO_ERROR, "{}", last_error(s));
+    let mut n = 0u32;
+    assert_eq!(nnfw_signature_count(s, &mut n), NNFW_STATUS_NO_ERROR);
+    assert_eq!(n, 2);
+    let mut names = Vec::new();
+    for i in 0..n {
+        let mut buf = vec![0 as c_char; 64];
+        assert_eq!(nnfw_signature_name(s, i, buf.as_mut_ptr(), buf.len()), NNFW_STATUS_NO_ERROR);
+        names.push(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned());
+    }
+    assert_eq!(names, ["features", "head"]);
+    let mut tiny = [0 as c_char; 3];
+    assert_eq!(nnfw_signature_name(s, 0, tiny.as_mut_ptr(), tiny.len()), NNFW_STATUS_INSUFFICIENT_OUTPUT_SIZE);
+    let bad = CString::new("nope").unwrap();
+    assert_eq!(nnfw_select_signature(s, bad.as_ptr()), NNFW_STATUS_ERROR);
+    assert!(last_error(s).contains("features, head"), "{}", last_error(s));
+    let head = CString::new("head").unwrap();
+    assert_eq!(nnfw_select_signature(s, head.as_ptr()), NNFW_STATUS_NO_ERROR, "{}", last_error(s));
+    assert_eq!(nnfw_prepare(s), NNFW_STATUS_NO_ERROR, "{}", last_error(s));
+    assert_eq!(nnfw_select_signature(s, head.as_ptr()), NNFW_STATUS_INVALID_STATE);
+    let x = nnrt_tests::npy_file(&dir.join("input_head_0.npy"));
+    let want = nnrt_tests::npy_file(&dir.join("expected_head_0.npy"));
+    let mut y = vec![0u8; want.data.len()];
+    assert_eq!(nnfw_set_input(s, 0, NNFW_TYPE_TENSOR_FLOAT32, x.data.as_ptr() as *const c_void, x.data.len()), NNFW_STATUS_NO_ERROR, "{}", last_error(s));
+    assert_eq!(nnfw_set_output(s, 0, NNFW_TYPE_TENSOR_FLOAT32, y.as_mut_ptr() as *mut c_void, y.len()), NNFW_STATUS_NO_ERROR, "{}", last_error(s));
+    assert_eq!(nnfw_run(s), NNFW_STATUS_NO_ERROR, "{}", last_error(s));
+    let f = |b: &[u8]| b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect::<Vec<f32>>();
+    for (g, w) in f(&y).iter().zip(f(&want.data)) {
+        // ExecuTorch's outputs, within conform.py's float tolerance.
+        assert!((g - w).abs() <= 1e-4 + 1e-4 * w.abs(), "{g} vs {w}");
+    }
+    assert_eq!(nnfw_close_session(s), NNFW_STATUS_NO_ERROR);
+}
