@@ -14,16 +14,12 @@ use nnrt_tests::{numbered_npys, repo_root, RawNpy};
 
 /// Programs that use what nnrt lacks today, and the word their load error must contain.
 const NOT_YET: &[(&str, &str)] = &[
-    ("conv_transpose", "transposed convolution with groups 2"),
-    ("conv_transpose_xnnpack", "XNNConvTranspose2d"),
     ("dynamic_batch", "aten::sym_size.int"),
     ("dynamic_batch_xnnpack", "aten::sym_size.int"),
     ("elementwise_float", "aten::erf.out"),
     ("elementwise_float_xnnpack", "aten::erf.out"),
     ("elementwise_int", "bitwise_and on int64"),
     ("elementwise_int_xnnpack", "bitwise_and on int64"),
-    ("indexing_ops", "aten::gather.out"),
-    ("indexing_ops_xnnpack", "aten::gather.out"),
     ("resnet_block", "the indices of max_pool2d_with_indices"),
     ("resnet_block_xnnpack", "the indices of max_pool2d_with_indices"),
 ];

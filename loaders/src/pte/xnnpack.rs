@@ -389,13 +389,39 @@ fn node<'a>(b: &mut MethodBuilder<'_, 'a>, cx: &mut Cx<'a, '_>, k: usize, n: &x:
                 }
                 _ => {
                     let adj = [u.adjustment_height() as usize, u.adjustment_width() as usize];
-                    if u.groups() > 1 || dilation != [1, 1] || adj[0] > pad[1] || adj[1] > pad[3] {
+                    let groups = u.groups().max(1) as usize;
+                    // Weights [groups * out/g, KH, KW, in/g]: group j is rows j*out/g.. and input
+                    // channels j*in/g..; a dilated kernel becomes its zero-filled dense twin.
+                    let w = if dilation == [1, 1] { w } else { super::ops::dilate_kernel(b, w, [1, 2], dilation).ok_or_else(|| unsupported(b))? };
+                    let &(ot, _) = cx.values.get(&u.output_id()).ok_or_else(|| b.err("a missing XNNPACK output"))?;
+                    let od = dims(&ot);
+                    let (per_in, per_out) = (u.group_input_channels() as usize, u.group_output_channels() as usize);
+                    if od.len() != 4 || (groups > 1 && (b.g.operand(w).data.is_none() || per_in * groups != b.dims(i).get(3).copied().unwrap_or(0))) {
                         return Err(unsupported(b));
                     }
-                    let &(ot, _) = cx.values.get(&u.output_id()).ok_or_else(|| b.err("a missing XNNPACK output"))?;
-                    let shape = b.const_i32(&dims(&ot).iter().map(|&d| d as i32).collect::<Vec<_>>());
-                    let kind = OpKind::TransposeConv(TransposeConv { padding: Padding::Explicit([pad[0], pad[1] - adj[0], pad[2], pad[3] - adj[1]]), stride, act });
-                    return emit(b, cx, n, kind, vec![Some(shape), Some(w), Some(i), bias], u.output_id(), true);
+                    let padding = Padding::Explicit([pad[0], pad[1].saturating_sub(adj[0]), pad[2], pad[3].saturating_sub(adj[1])]);
+                    let act = activation(n).0;
+                    if groups == 1 {
+                        let shape = b.const_i32(&od.iter().map(|&d| d as i32).collect::<Vec<_>>());
+                        let kind = OpKind::TransposeConv(TransposeConv { padding, stride, act });
+                        return emit(b, cx, n, kind, vec![Some(shape), Some(w), Some(i), bias], u.output_id(), true);
+                    }
+                    let mut parts = Vec::with_capacity(groups);
+                    for j in 0..groups {
+                        let wj = super::ops::rows(b, w, j * per_out, per_out);
+                        let bj = match bias {
+                            Some(c) => Some(super::ops::rows(b, c, j * per_out, per_out)),
+                            None => None,
+                        };
+                        let xj = super::ops::channels(b, i, j * per_in, per_in);
+                        let pd = [od[0], od[1], od[2], per_out];
+                        let shape = b.const_i32(&pd.iter().map(|&d| d as i32).collect::<Vec<_>>());
+                        let y = b.temp(b.dtype(i), &pd);
+                        b.emit(OpKind::TransposeConv(TransposeConv { padding, stride, act }), vec![Some(shape), Some(wj), Some(xj), bj], vec![y]);
+                        parts.push(y);
+                    }
+                    let ins: Vec<Option<OperandId>> = parts.into_iter().map(Some).collect();
+                    return emit(b, cx, n, OpKind::Concatenation { axis: 3, act: Activation::None }, ins, u.output_id(), true);
                 }
             };
             emit(b, cx, n, kind, vec![Some(i), Some(w), bias], u.output_id(), true)

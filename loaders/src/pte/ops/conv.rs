@@ -87,28 +87,50 @@ fn convolution(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError
     let c_in = b.dims(xn)[3];
     let (y, y_dims) = if transposed {
         let op = widen(pair(b, &b.ints(a, 7)?, "output_padding", 0)?, 0);
-        if groups != 1 || dilation != [1, 1] {
-            return Err(LoadError::UnsupportedOp {
-                path: b.c.path.to_string(),
-                subgraph: 0,
-                index: b.at.0,
-                op: "aten::convolution.out".into(),
-                detail: format!(" (method '{}': transposed convolution with groups {groups}, dilation {dilation:?})", b.method),
-            });
+        if dilation != [1, 1] {
+            // A dilated transposed convolution is one with the zero-filled dense kernel.
+            w = dilate_kernel(b, w, [2, 3], dilation).ok_or_else(|| b.err(format!("transposed convolution with dilation {dilation:?} needs constant weights of a reasonable size")))?;
         }
-        if op[0] > pad[0] || op[1] > pad[1] {
-            return Err(b.err(format!("transposed convolution with output_padding {op:?} larger than padding {pad:?} is not supported")));
+        let wd = b.dims(w);
+        if b.g.operand(w).data.is_none() && groups > 1 {
+            return Err(b.err("a grouped transposed convolution needs constant weights"));
         }
-        // PyTorch's weight is [in, out, kh, kw]; TRANSPOSE_CONV's is [out, kh, kw, in].
-        let wt = transpose(b, w, &[1, 2, 3, 0]);
+        // PyTorch's weight is [in, out/groups, kh, kw]; group j reads input channels and weight
+        // rows j*in/g.. and writes output channels j*out/g..; TRANSPOSE_CONV's is [out, kh, kw, in].
+        let per_in = wd[0] / groups;
+        let per_out = wd[1];
+        if per_in * groups != wd[0] || wd[0] != c_in {
+            return Err(b.err(format!("the transposed weight {wd:?} with {groups} groups does not match the input's {c_in} channels")));
+        }
         let xd = b.dims(xn);
         let oh = (xd[1].saturating_sub(1) * stride[0] + wd[2]).saturating_sub(2 * pad[0]) + op[0];
         let ow = (xd[2].saturating_sub(1) * stride[1] + wd[3]).saturating_sub(2 * pad[1]) + op[1];
-        let dims = vec![xd[0], oh, ow, wd[1]];
-        let shape = b.const_i32(&dims.iter().map(|&d| d as i32).collect::<Vec<_>>());
-        let y = b.temp(b.dtype(xn), &dims);
-        let kind = OpKind::TransposeConv(TransposeConv { padding: Padding::Explicit([pad[0], pad[0] - op[0], pad[1], pad[1] - op[1]]), stride, act: Activation::None });
-        b.emit(kind, vec![Some(shape), Some(wt), Some(xn), bias], vec![y]);
+        // The output shape decides the extent; output_padding beyond the padding adds rows and
+        // columns that no input reaches (the bias alone), which the explicit padding cannot say.
+        let padding = Padding::Explicit([pad[0], pad[0].saturating_sub(op[0]), pad[1], pad[1].saturating_sub(op[1])]);
+        let mut parts = Vec::with_capacity(groups);
+        for j in 0..groups {
+            let wj = if groups == 1 { w } else { rows(b, w, j * per_in, per_in) };
+            let wt = transpose(b, wj, &[1, 2, 3, 0]);
+            let bj = match bias {
+                Some(c) if groups > 1 => Some(rows(b, c, j * per_out, per_out)),
+                other => other,
+            };
+            let xj = if groups == 1 { xn } else { channels(b, xn, j * per_in, per_in) };
+            let dims = vec![xd[0], oh, ow, per_out];
+            let shape = b.const_i32(&dims.iter().map(|&d| d as i32).collect::<Vec<_>>());
+            let y = b.temp(b.dtype(xn), &dims);
+            b.emit(OpKind::TransposeConv(TransposeConv { padding, stride, act: Activation::None }), vec![Some(shape), Some(wt), Some(xj), bj], vec![y]);
+            parts.push(y);
+        }
+        let dims = vec![xd[0], oh, ow, per_out * groups];
+        let y = if parts.len() == 1 {
+            parts[0]
+        } else {
+            let y = b.temp(b.dtype(xn), &dims);
+            b.emit_all(OpKind::Concatenation { axis: 3, act: Activation::None }, &parts, vec![y]);
+            y
+        };
         (y, dims)
     } else {
         let padding = Padding::Explicit([pad[0], pad[0], pad[1], pad[1]]);
@@ -354,4 +376,68 @@ fn upsample(b: &mut MethodBuilder<'_, '_>, a: &[i64], mode: ResizeMode) -> Resul
     let half_pixel = !align && mode == ResizeMode::Bilinear;
     b.emit_all(OpKind::Resize(Resize { mode, align_corners: align, half_pixel_centers: half_pixel }), &[xn, size], vec![y]);
     from_nhwc(b, y, a, out_k, false)
+}
+
+/// Rows `start..start + n` (along dim 0) of constant `c`, as a new constant.
+pub(crate) fn rows(b: &mut MethodBuilder<'_, '_>, c: OperandId, start: usize, n: usize) -> OperandId {
+    let op = b.g.operand(c).clone();
+    let mut dims = op.default_dims.clone();
+    let total = dims.first().copied().unwrap_or(1).max(1);
+    let bytes = op.data.as_ref().map(|d| d.bytes()).unwrap_or(&[]);
+    let row = bytes.len() / total;
+    let part = bytes.get(start * row..(start + n) * row).unwrap_or(&[]).to_vec();
+    if let Some(d) = dims.first_mut() {
+        *d = n;
+    }
+    b.constant(op.dtype, &dims, part)
+}
+
+/// Channels `start..start + n` of NHWC `x` (a SLICE along the last dim).
+pub(crate) fn channels(b: &mut MethodBuilder<'_, '_>, x: OperandId, start: usize, n: usize) -> OperandId {
+    let mut d = b.dims(x);
+    let begin = [0, 0, 0, start as i32];
+    let size = [d[0] as i32, d[1] as i32, d[2] as i32, n as i32];
+    d[3] = n;
+    let (bc, sc) = (b.const_i32(&begin), b.const_i32(&size));
+    let y = b.temp(b.dtype(x), &d);
+    b.emit_all(OpKind::Slice, &[x, bc, sc], vec![y]);
+    y
+}
+
+/// Constant 4-D kernel `w` with `d - 1` zeros between taps along dims `hw` (its H and W): a
+/// dilated kernel as a dense one, for ops without a dilation parameter. `None` if `w` is not a
+/// constant or the result would be too large.
+pub(crate) fn dilate_kernel(b: &mut MethodBuilder<'_, '_>, w: OperandId, hw: [usize; 2], d: [usize; 2]) -> Option<OperandId> {
+    let op = b.g.operand(w).clone();
+    let data = op.data.as_ref()?;
+    let dims = op.default_dims.clone();
+    if dims.len() != 4 || dims.iter().any(|&x| x == 0) {
+        return None;
+    }
+    let es = op.dtype.size();
+    let mut nd = dims.clone();
+    for k in 0..2 {
+        nd[hw[k]] = d[k].checked_mul(dims[hw[k]] - 1)?.checked_add(1)?;
+    }
+    let total = nd.iter().try_fold(es, |a, &x| a.checked_mul(x)).filter(|&n| n <= 1 << 28)?;
+    let mut out = vec![0u8; total];
+    let src = data.bytes();
+    let strides = |ds: &[usize]| [ds[1] * ds[2] * ds[3], ds[2] * ds[3], ds[3], 1];
+    let (ss, ds) = (strides(&dims), strides(&nd));
+    for i0 in 0..dims[0] {
+        for i1 in 0..dims[1] {
+            for i2 in 0..dims[2] {
+                for i3 in 0..dims[3] {
+                    let mut o = [i0, i1, i2, i3];
+                    for k in 0..2 {
+                        o[hw[k]] *= d[k];
+                    }
+                    let s = (i0 * ss[0] + i1 * ss[1] + i2 * ss[2] + i3 * ss[3]) * es;
+                    let t = (o[0] * ds[0] + o[1] * ds[1] + o[2] * ds[2] + o[3] * ds[3]) * es;
+                    out[t..t + es].copy_from_slice(src.get(s..s + es)?);
+                }
+            }
+        }
+    }
+    Some(b.constant(op.dtype, &nd, out))
 }

@@ -4,6 +4,7 @@
 //! NHWC kernels need.
 
 mod activation;
+pub(crate) use conv::{channels, dilate_kernel, rows};
 mod arith;
 mod conv;
 mod matmul;

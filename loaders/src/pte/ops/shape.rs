@@ -30,6 +30,7 @@ pub(super) fn find(name: &str) -> Option<Convert> {
         "aten::constant_pad_nd.out" => constant_pad,
         "aten::index_select.out" => index_select,
         "aten::index.Tensor_out" => index_tensor,
+        "aten::gather.out" => gather,
         "aten::pixel_shuffle.out" => pixel_shuffle,
         "aten::full.out" => full,
         "aten::full_like.out" => full_like,
@@ -422,5 +423,42 @@ fn index_tensor(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadErro
     }
     let out = b.out(a, 2)?;
     b.emit_all(OpKind::Gather { axis: dim as i32, batch_dims: 0 }, &[x, i], vec![out]);
+    Ok(())
+}
+
+/// `gather(self, dim, index, sparse_grad)`: `out[i..] = self[i.. with dim replaced by
+/// index[i..]]`, as GATHER_ND on coordinates built from `index` and constant iotas.
+fn gather(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    let rank = b.dims(x).len();
+    let dim = b.axis(b.int(a, 1)?, rank)?;
+    let i = b.tensor(a, 2)?;
+    let id = b.dims(i);
+    if id.len() != rank {
+        return Err(b.err(format!("gather index {id:?} must have the input's rank {rank}")));
+    }
+    let n = b.budget(id.iter().try_fold(1usize, |p, &d| p.checked_mul(d)).and_then(|n| n.checked_mul(rank)), "gather coordinates")?;
+    let _ = n;
+    let mut col = id.clone();
+    col.push(1);
+    let mut parts = Vec::with_capacity(rank);
+    for d in 0..rank {
+        if d == dim {
+            let c = b.cast(i, DType::I32);
+            parts.push(reshape(b, c, &col));
+            continue;
+        }
+        // Coordinate d of every element of the index tensor.
+        let count: usize = id.iter().product();
+        let inner: usize = id[d + 1..].iter().product();
+        let v: Vec<i32> = (0..count).map(|k| ((k / inner.max(1)) % id[d].max(1)) as i32).collect();
+        parts.push(b.constant(DType::I32, &col, v.iter().flat_map(|x| x.to_le_bytes()).collect()));
+    }
+    let mut cd = id.clone();
+    cd.push(rank);
+    let coords = b.temp(DType::I32, &cd);
+    b.emit_all(OpKind::Concatenation { axis: rank as i32, act: nnrt_core::Activation::None }, &parts, vec![coords]);
+    let out = b.out(a, 4)?;
+    b.emit_all(OpKind::GatherNd, &[x, coords], vec![out]);
     Ok(())
 }
