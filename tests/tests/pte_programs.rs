@@ -20,8 +20,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("elementwise_float_xnnpack", "aten::erf.out"),
     ("elementwise_int", "bitwise_and on int64"),
     ("elementwise_int_xnnpack", "bitwise_and on int64"),
-    ("resnet_block", "the indices of max_pool2d_with_indices"),
-    ("resnet_block_xnnpack", "the indices of max_pool2d_with_indices"),
 ];
 
 fn cases() -> Vec<PathBuf> {

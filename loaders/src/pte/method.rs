@@ -50,6 +50,15 @@ pub(crate) fn dtype_of(t: et::ScalarType) -> Option<DType> {
     })
 }
 
+/// A result an op leaves for later, computed when a later instruction or the method's outputs
+/// read it.
+#[derive(Clone, Debug)]
+pub(crate) enum Deferred {
+    /// `max_pool2d_with_indices`' indices: of NCHW input `x`, window `k`, stride `s`, padding
+    /// `p`, `ceil_mode`.
+    PoolIndices { x: OperandId, k: [usize; 2], s: [usize; 2], p: [usize; 2], ceil: bool },
+}
+
 /// ExecuTorch's name of a scalar type number, for errors.
 pub(crate) fn scalar_type_name(t: et::ScalarType) -> String {
     t.variant_name().map(str::to_string).unwrap_or_else(|| format!("scalar type {}", t.0))
@@ -80,8 +89,8 @@ pub(crate) struct MethodBuilder<'c, 'a> {
     /// Operands made by [`MethodBuilder::temp`] that nothing names (no value, no twin): an op
     /// writing one may write its final destination instead ([`MethodBuilder::retarget`]).
     temps: HashSet<OperandId>,
-    /// Values an op leaves uncomputed (max pooling's indices), with what they are.
-    pub uncomputed: HashMap<i64, &'static str>,
+    /// Values an op computes only if something reads them (max pooling's indices).
+    pub deferred: HashMap<i64, Deferred>,
     /// The instruction being converted and its operator, for errors.
     pub at: (usize, String),
 }
@@ -91,7 +100,7 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         let values = plan.values().unwrap_or_default();
         let bound = vec![None; values.len()];
         let g = Subgraph { name: method.to_string(), ..Subgraph::default() };
-        Self { c, method: method.to_string(), values, bound, g, memory: HashMap::new(), twin: HashMap::new(), pending: HashSet::new(), temps: HashSet::new(), uncomputed: HashMap::new(), at: (0, String::new()) }
+        Self { c, method: method.to_string(), values, bound, g, memory: HashMap::new(), twin: HashMap::new(), pending: HashSet::new(), temps: HashSet::new(), deferred: HashMap::new(), at: (0, String::new()) }
     }
 
     /// An error about this method, at the current instruction when there is one.
@@ -170,8 +179,10 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         if let Some(id) = self.bound[i as usize] {
             return Ok(id);
         }
-        if let Some(what) = self.uncomputed.get(&i) {
-            return Err(self.err(format!("value {i} ({what}) is used, and nnrt does not compute it yet")));
+        if let Some(d) = self.deferred.remove(&i) {
+            let id = super::ops::compute_deferred(self, i, d)?;
+            self.bound[i as usize] = Some(id);
+            return Ok(id);
         }
         let idx = t.data_buffer_idx() as usize;
         let mut op = self.declare(i)?;
@@ -205,7 +216,7 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
 
     /// A fresh operand for a write to tensor value `i`, bound to `i` from now on.
     pub fn write(&mut self, i: i64) -> Result<OperandId, LoadError> {
-        self.uncomputed.remove(&i);
+        self.deferred.remove(&i);
         let op = self.declare(i)?;
         let len = op.default_dims.iter().try_fold(op.dtype.size(), |a, &d| a.checked_mul(d)).unwrap_or(usize::MAX);
         let id = self.g.add_operand(op);

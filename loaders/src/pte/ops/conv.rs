@@ -196,10 +196,10 @@ fn max_pool(b: &mut MethodBuilder<'_, '_>, a: &[i64], with_indices: bool) -> Res
     let y = b.temp(b.dtype(xn), &dims);
     b.emit_all(OpKind::Pool2D(Pool2D { kind: PoolKind::Max, padding, stride: s, filter: k, act: Activation::None }), &[xn], vec![y]);
     from_nhwc(b, y, a, 6, one_d)?;
-    if with_indices {
-        // The indices are not computed; reading them is an error that says so.
+    if with_indices && !one_d {
+        // Computed only if something reads them (see `pool_indices`).
         let i = b.arg_index(a, 7)?;
-        b.uncomputed.insert(i, "the indices of max_pool2d_with_indices");
+        b.deferred.insert(i, crate::pte::method::Deferred::PoolIndices { x, k, s, p, ceil });
     }
     Ok(())
 }
@@ -440,4 +440,62 @@ pub(crate) fn dilate_kernel(b: &mut MethodBuilder<'_, '_>, w: OperandId, hw: [us
         }
     }
     Some(b.constant(op.dtype, &nd, out))
+}
+
+/// The indices of max pooling NCHW `x` (PyTorch's: the flat `h * W + w` position of each
+/// window's first maximum in its plane), as int64 into a new operand declared like value `vi`:
+/// the window taps as strided slices of the input padded with -inf, ARG_MAX over the taps, then
+/// the tap's offset added to each window's origin.
+pub(crate) fn pool_indices(b: &mut MethodBuilder<'_, '_>, vi: i64, x: OperandId, k: [usize; 2], s: [usize; 2], p: [usize; 2], ceil: bool) -> Result<OperandId, LoadError> {
+    let d = b.dims(x);
+    if d.len() != 4 || b.dtype(x) != DType::F32 {
+        return Err(b.err("max-pool indices of a non-float32 or non-4-D input are not supported"));
+    }
+    let (n, c, h, w) = (d[0], d[1], d[2], d[3]);
+    let oh = pooled(b, h, k[0], s[0], p[0], ceil)?;
+    let ow = pooled(b, w, k[1], s[1], p[1], ceil)?;
+    let taps = k[0] * k[1];
+    b.budget(taps.checked_mul(n * c * oh * ow), "max-pool index taps")?;
+    // Pad so that every tap of every window is inside: -inf never wins.
+    let ph = ((oh - 1) * s[0] + k[0]).saturating_sub(h + p[0]);
+    let pw = ((ow - 1) * s[1] + k[1]).saturating_sub(w + p[1]);
+    let pads = [0, 0, 0, 0, p[0] as i32, ph as i32, p[1] as i32, pw as i32];
+    let pc = b.constant(DType::I32, &[4, 2], pads.iter().flat_map(|v| v.to_le_bytes()).collect());
+    let ninf = b.const_f32(&[], &[f32::NEG_INFINITY]);
+    let xp = b.temp(DType::F32, &[n, c, h + p[0] + ph, w + p[1] + pw]);
+    b.emit_all(OpKind::Pad, &[x, pc, ninf], vec![xp]);
+    let mut parts = Vec::with_capacity(taps);
+    for ky in 0..k[0] {
+        for kx in 0..k[1] {
+            let begin = [0, 0, ky as i32, kx as i32];
+            let end = [n as i32, c as i32, (ky + (oh - 1) * s[0] + 1) as i32, (kx + (ow - 1) * s[1] + 1) as i32];
+            let strides = [1, 1, s[0] as i32, s[1] as i32];
+            let (bc, ec, sc) = (b.const_i32(&begin), b.const_i32(&end), b.const_i32(&strides));
+            let t = b.temp(DType::F32, &[n, c, oh, ow]);
+            let sl = nnrt_core::StridedSlice { begin_mask: 0, end_mask: 0, ellipsis_mask: 0, new_axis_mask: 0, shrink_axis_mask: 0, offset: false };
+            b.emit_all(OpKind::StridedSlice(sl), &[xp, bc, ec, sc], vec![t]);
+            parts.push(reshape(b, t, &[1, n, c, oh, ow]));
+        }
+    }
+    let stacked = b.temp(DType::F32, &[taps, n, c, oh, ow]);
+    b.emit_all(OpKind::Concatenation { axis: 0, act: Activation::None }, &parts, vec![stacked]);
+    let ax = b.const_i32_scalar(0);
+    let j = b.temp(DType::I32, &[n, c, oh, ow]);
+    b.emit_all(OpKind::ArgMinMax { max: true }, &[stacked, ax], vec![j]);
+    // index = (oy*s0 - p0 + j / kw) * W + (ox*s1 - p1 + j % kw)
+    let kw = b.const_i32_scalar(k[1] as i32);
+    let ky = binary(b, BinaryOp::FloorDiv, j, kw);
+    let kx = binary(b, BinaryOp::FloorMod, j, kw);
+    let rows: Vec<i32> = (0..oh).map(|o| (o * s[0]) as i32 - p[0] as i32).collect();
+    let cols: Vec<i32> = (0..ow).map(|o| (o * s[1]) as i32 - p[1] as i32).collect();
+    let rc = b.constant(DType::I32, &[oh, 1], rows.iter().flat_map(|v| v.to_le_bytes()).collect());
+    let cc = b.constant(DType::I32, &[1, ow], cols.iter().flat_map(|v| v.to_le_bytes()).collect());
+    let row = binary(b, BinaryOp::Add, ky, rc);
+    let wc = b.const_i32_scalar(w as i32);
+    let row = binary(b, BinaryOp::Mul, row, wc);
+    let col = binary(b, BinaryOp::Add, kx, cc);
+    let idx = binary(b, BinaryOp::Add, row, col);
+    let out = b.write(vi)?;
+    super::copy_into(b, idx, out);
+    Ok(out)
 }

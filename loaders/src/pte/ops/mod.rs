@@ -30,6 +30,13 @@ pub(crate) fn find(name: &str) -> Option<Convert> {
         .or_else(|| shape::find(name))
 }
 
+/// Computes a deferred result for value `vi` (see [`crate::pte::method::Deferred`]).
+pub(crate) fn compute_deferred(b: &mut MethodBuilder<'_, '_>, vi: i64, d: crate::pte::method::Deferred) -> Result<OperandId, LoadError> {
+    match d {
+        crate::pte::method::Deferred::PoolIndices { x, k, s, p, ceil } => conv::pool_indices(b, vi, x, k, s, p, ceil),
+    }
+}
+
 /// Dims of `dims` permuted by `perm`.
 fn permuted_dims(dims: &[usize], perm: &[usize]) -> Vec<usize> {
     perm.iter().map(|&p| dims.get(p).copied().unwrap_or(1)).collect()
