@@ -16,8 +16,6 @@ use nnrt_tests::{numbered_npys, repo_root, RawNpy};
 const NOT_YET: &[(&str, &str)] = &[
     ("dynamic_batch", "aten::sym_size.int"),
     ("dynamic_batch_xnnpack", "aten::sym_size.int"),
-    ("elementwise_float", "aten::erf.out"),
-    ("elementwise_float_xnnpack", "aten::erf.out"),
     ("elementwise_int", "bitwise_and on int64"),
     ("elementwise_int_xnnpack", "bitwise_and on int64"),
 ];

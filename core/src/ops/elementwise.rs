@@ -89,6 +89,8 @@ pub enum UnaryOp {
     Sign,
     /// !x on bools.
     LogicalNot,
+    /// The error function, `2/√π ∫₀ˣ e^(-t²) dt` (ExecuTorch's `aten::erf`).
+    Erf,
 }
 
 /// The family's ops: the name, arity and shape rule of each.
@@ -142,6 +144,7 @@ fn unary_name(op: UnaryOp) -> &'static str {
         UnaryOp::Round => "Round",
         UnaryOp::Sign => "Sign",
         UnaryOp::LogicalNot => "LogicalNot",
+        UnaryOp::Erf => "Erf",
     }
 }
 

@@ -61,6 +61,8 @@ pub enum UnaryOp {
     Round,
     /// -1, 0 or 1 (0 for NaN).
     Sign,
+    /// The error function (computed in f64 from [`erfc_ref`]'s series; no SIMD form).
+    Erf,
 }
 
 /// The SIMD form of `op`, when there is one.
@@ -87,7 +89,7 @@ fn vector_op(op: UnaryOp) -> Option<VUnary> {
         UnaryOp::Ceil => VUnary::Ceil,
         UnaryOp::Round => VUnary::Round,
         UnaryOp::Sign => VUnary::Sign,
-        UnaryOp::Log | UnaryOp::Sin | UnaryOp::Cos => return None,
+        UnaryOp::Log | UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Erf => return None,
     })
 }
 
@@ -145,6 +147,7 @@ fn apply(op: UnaryOp, x: f32, erfc: impl Fn(f32) -> f32) -> f32 {
         UnaryOp::Square => x * x,
         UnaryOp::Sin => x.sin(),
         UnaryOp::Cos => x.cos(),
+        UnaryOp::Erf => (1.0 - erfc_f64(x as f64)) as f32,
         UnaryOp::Floor => x.floor(),
         UnaryOp::Ceil => x.ceil(),
         UnaryOp::Round => x.round_ties_even(),
@@ -253,7 +256,8 @@ fn unary_portable(op: UnaryOp, x: &[f32], out: &mut [f32]) {
         UnaryOp::Floor,
         UnaryOp::Ceil,
         UnaryOp::Round,
-        UnaryOp::Sign
+        UnaryOp::Sign,
+        UnaryOp::Erf
     );
 }
 
@@ -385,6 +389,7 @@ mod tests {
         UnaryOp::Ceil,
         UnaryOp::Round,
         UnaryOp::Sign,
+        UnaryOp::Erf,
     ];
 
     fn ulp(x: f32) -> f32 {

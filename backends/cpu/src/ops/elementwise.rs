@@ -127,6 +127,7 @@ fn unary_kind(u: UnaryOp) -> U {
         UnaryOp::Ceil => U::Ceil,
         UnaryOp::Round => U::Round,
         UnaryOp::Sign => U::Sign,
+        UnaryOp::Erf => U::Erf,
         // Refused for float by `supports`; bools take the logical path in `build`.
         UnaryOp::LogicalNot => U::Sign,
     }
@@ -394,5 +395,5 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 pub(super) fn register(r: &mut Registry) {
     r.ops_with_int(&["Add", "Sub", "Mul", "Div", "Pow", "SquaredDifference", "Maximum", "Minimum", "FloorDiv", "FloorMod"], supports, build, (first_input_quantized, supports_quantized, build_quantized));
     r.ops_with_int(&["Relu", "Relu6", "ReluN1To1", "Relu0To1", "Tanh", "Logistic", "HardSwish", "LeakyRelu", "Elu", "Gelu"], supports, build, (first_input_quantized, supports_quantized, build_quantized));
-    r.ops_with_int(&["Abs", "Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Sin", "Cos", "Floor", "Ceil", "Round", "Sign", "LogicalNot"], supports, build, (first_input_quantized, supports_quantized, build_quantized));
+    r.ops_with_int(&["Abs", "Neg", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Sin", "Cos", "Floor", "Ceil", "Round", "Sign", "LogicalNot", "Erf"], supports, build, (first_input_quantized, supports_quantized, build_quantized));
 }

@@ -43,6 +43,7 @@ fn unary(cx: &mut Cx, kind: &OpKind) -> R<Lowered> {
         UnaryOp::Round => 22,
         UnaryOp::Sign => 23,
         UnaryOp::LogicalNot => return Err("LogicalNot works on bools; gpu kernels compute in float32".into()),
+        UnaryOp::Erf => return Err("Erf has no gpu kernel yet".into()),
     };
     let n = numel(cx.dims(o));
     let (xb, ob) = (cx.buf(x)?, cx.buf(o)?);

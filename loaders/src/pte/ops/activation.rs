@@ -26,6 +26,7 @@ pub(super) fn find(name: &str) -> Option<Convert> {
         "aten::sign.out" => |b, a| simple(b, a, UnaryOp::Sign),
         "aten::sin.out" => |b, a| simple(b, a, UnaryOp::Sin),
         "aten::cos.out" => |b, a| simple(b, a, UnaryOp::Cos),
+        "aten::erf.out" => |b, a| simple(b, a, UnaryOp::Erf),
         "aten::reciprocal.out" => reciprocal,
         "aten::hardtanh.out" => hardtanh,
         "aten::clamp.out" => clamp,
