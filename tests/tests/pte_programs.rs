@@ -14,8 +14,6 @@ use nnrt_tests::{numbered_npys, repo_root, RawNpy};
 
 /// Programs that use what nnrt lacks today, and the word their load error must contain.
 const NOT_YET: &[(&str, &str)] = &[
-    ("dynamic_batch", "aten::sym_size.int"),
-    ("dynamic_batch_xnnpack", "aten::sym_size.int"),
     ("elementwise_int", "bitwise_and on int64"),
     ("elementwise_int_xnnpack", "bitwise_and on int64"),
 ];
@@ -35,8 +33,9 @@ fn cases_in(dir: &str) -> Vec<PathBuf> {
     dirs
 }
 
-/// The methods with their own input files (`input_<method>_0.npy`), or `[None]`.
-fn methods(dir: &Path) -> Vec<Option<String>> {
+/// The input sets of a case: `input_0.npy`... (tag "") and `input_<tag>_0.npy`..., where a tag
+/// is a method name (several methods) or the name of another input set for the same method.
+fn input_sets(dir: &Path) -> Vec<String> {
     let mut m: Vec<String> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -44,11 +43,10 @@ fn methods(dir: &Path) -> Vec<Option<String>> {
         .filter_map(|f| f.strip_prefix("input_")?.strip_suffix("_0.npy").map(str::to_string))
         .collect();
     m.sort();
-    if m.is_empty() {
-        vec![None]
-    } else {
-        m.into_iter().map(Some).collect()
+    if dir.join("input_0.npy").is_file() {
+        m.insert(0, String::new());
     }
+    m
 }
 
 fn f32s(b: &[u8]) -> Vec<f32> {
@@ -72,16 +70,20 @@ fn run(dir: &Path, threads: usize) -> Result<Vec<String>, String> {
     let pkg = nnrt_loaders::load(dir.join("program.pte")).map_err(|e| e.to_string())?;
     let model = pkg.models.into_iter().next().ok_or("no model")?;
     let mut bad = Vec::new();
-    for method in methods(dir) {
-        let tag = method.as_ref().map(|m| format!("_{m}")).unwrap_or_default();
+    for set in input_sets(dir) {
+        let tag = if set.is_empty() { String::new() } else { format!("_{set}") };
         let mut s = Session::from_model(model.clone()).map_err(|e| e.to_string())?;
-        if let Some(m) = &method {
-            s.select_signature(m).map_err(|e| e.to_string())?;
+        if s.signatures().len() > 1 && s.signatures().contains(&set) {
+            s.select_signature(&set).map_err(|e| e.to_string())?;
+        }
+        let inputs = numbered_npys(dir, &format!("input{tag}"));
+        for (i, x) in inputs.iter().enumerate() {
+            s.set_input_shape(i, &x.dims).map_err(|e| format!("input {i} shape: {e}"))?;
         }
         s.set_backends("cpu").map_err(|e| e.to_string())?;
         s.set_threads(threads).map_err(|e| e.to_string())?;
         s.prepare().map_err(|e| format!("prepare: {e}"))?;
-        for (i, x) in numbered_npys(dir, &format!("input{tag}")).iter().enumerate() {
+        for (i, x) in inputs.iter().enumerate() {
             s.set_input(i, &x.data).map_err(|e| format!("input {i}: {e}"))?;
         }
         s.run().map_err(|e| format!("run: {e}"))?;

@@ -126,6 +126,15 @@ impl<'a> MethodBuilder<'_, 'a> {
 
     /// Int-list argument `k` (`int[]`): an IntList whose items name Int values.
     pub fn ints(&self, args: &[i64], k: usize) -> Result<Vec<i64>, LoadError> {
+        let sizes = self.sizes(args, k)?;
+        if sizes.iter().any(Option::is_none) {
+            return Err(self.err(format!("argument {k} holds a size known only at run time (from sym_size); nnrt takes run-time sizes in views only")));
+        }
+        Ok(sizes.into_iter().flatten().collect())
+    }
+
+    /// Int-list argument `k` whose items may be run-time sizes (`None`: a `sym_size` result).
+    pub fn sizes(&self, args: &[i64], k: usize) -> Result<Vec<Option<i64>>, LoadError> {
         let v = self.arg(args, k)?;
         let list = v.val_as_int_list().ok_or_else(|| self.wrong(args, k, "an IntList"))?;
         let items: Vec<i64> = list.items().map(|l| l.iter().collect()).unwrap_or_default();
@@ -133,9 +142,10 @@ impl<'a> MethodBuilder<'_, 'a> {
             .into_iter()
             .map(|i| {
                 let item = self.value(i)?;
-                item.val_as_int().map(|x| x.int_val()).ok_or_else(|| {
+                let n = item.val_as_int().map(|x| x.int_val()).ok_or_else(|| {
                     self.err(format!("argument {k}'s list names value {i}, which is {}, not an Int", item.val_type().variant_name().unwrap_or("unknown")))
-                })
+                })?;
+                Ok((!self.symbolic.contains(&i)).then_some(n))
             })
             .collect()
     }

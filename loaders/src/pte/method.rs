@@ -89,6 +89,8 @@ pub(crate) struct MethodBuilder<'c, 'a> {
     /// Operands made by [`MethodBuilder::temp`] that nothing names (no value, no twin): an op
     /// writing one may write its final destination instead ([`MethodBuilder::retarget`]).
     temps: HashSet<OperandId>,
+    /// Int values a `sym_size` wrote: sizes known only at run time.
+    pub symbolic: HashSet<i64>,
     /// Values an op computes only if something reads them (max pooling's indices).
     pub deferred: HashMap<i64, Deferred>,
     /// The instruction being converted and its operator, for errors.
@@ -100,7 +102,7 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         let values = plan.values().unwrap_or_default();
         let bound = vec![None; values.len()];
         let g = Subgraph { name: method.to_string(), ..Subgraph::default() };
-        Self { c, method: method.to_string(), values, bound, g, memory: HashMap::new(), twin: HashMap::new(), pending: HashSet::new(), temps: HashSet::new(), deferred: HashMap::new(), at: (0, String::new()) }
+        Self { c, method: method.to_string(), values, bound, g, memory: HashMap::new(), twin: HashMap::new(), pending: HashSet::new(), temps: HashSet::new(), deferred: HashMap::new(), symbolic: HashSet::new(), at: (0, String::new()) }
     }
 
     /// An error about this method, at the current instruction when there is one.
@@ -195,9 +197,8 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
             if size != len {
                 return Err(self.err(format!("value {i} ({len} bytes) views memory last written with {size} bytes")));
             }
-            let dims = op.default_dims.clone();
             let id = self.g.add_operand(op);
-            self.emit_all(OpKind::Reshape { new_shape: Some(dims.iter().map(|&d| d as i32).collect()) }, &[src], vec![id]);
+            self.reshape_op(src, id);
             self.bound[i as usize] = Some(id);
             return Ok(id);
         }
@@ -314,6 +315,23 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
             DType::C64 => return Err(self.err("a complex scalar")),
         };
         Ok(self.constant(dtype, &[], bytes))
+    }
+
+    /// Reshapes `x` into `out`'s declared dims. A dim `out` declares dynamic becomes -1 when it is
+    /// the only one; with several, `x`'s own run-time shape is used (a same-rank copy).
+    pub fn reshape_op(&mut self, x: OperandId, out: OperandId) {
+        let o = self.g.operand(out);
+        let dims = o.default_dims.clone();
+        let unknown: Vec<usize> = o.shape.0.iter().enumerate().filter(|(_, d)| **d == Dim::Unknown).map(|(i, _)| i).collect();
+        if unknown.len() > 1 && self.g.operand(x).default_dims.len() == dims.len() {
+            let shape = self.temp(DType::I32, &[dims.len()]);
+            self.emit_all(OpKind::Shape, &[x], vec![shape]);
+            self.emit_all(OpKind::Reshape { new_shape: None }, &[x, shape], vec![out]);
+            return;
+        }
+        let ns: Vec<i32> = dims.iter().enumerate().map(|(i, &d)| if unknown.len() == 1 && unknown[0] == i { -1 } else { d as i32 }).collect();
+        let shape = self.const_i32(&ns);
+        self.emit_all(OpKind::Reshape { new_shape: Some(ns) }, &[x, shape], vec![out]);
     }
 
     /// Appends an op, after the transposes that materialise any pending NCHW input.

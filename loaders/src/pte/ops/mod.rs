@@ -181,9 +181,7 @@ pub(crate) fn copy_into(b: &mut MethodBuilder<'_, '_>, x: OperandId, out: Operan
 
 /// Reshapes `x` to `out`'s declared dims.
 pub(crate) fn reshape_into(b: &mut MethodBuilder<'_, '_>, x: OperandId, out: OperandId) {
-    let dims = b.dims(out);
-    let shape = b.const_i32(&dims.iter().map(|&d| d as i32).collect::<Vec<_>>());
-    b.emit_all(OpKind::Reshape { new_shape: Some(dims.iter().map(|&d| d as i32).collect()) }, &[x, shape], vec![out]);
+    b.reshape_op(x, out);
 }
 
 /// `x` reshaped to `dims` in a new operand.

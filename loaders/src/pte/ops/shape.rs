@@ -36,6 +36,8 @@ pub(super) fn find(name: &str) -> Option<Convert> {
         "aten::full_like.out" => full_like,
         "aten::scalar_tensor.out" => scalar_tensor,
         "aten::arange.start_out" => arange,
+        "aten::sym_size.int" => sym_size,
+        "executorch_prim::et_view.default" => et_view,
         _ => return None,
     })
 }
@@ -460,5 +462,50 @@ fn gather(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     b.emit_all(OpKind::Concatenation { axis: rank as i32, act: nnrt_core::Activation::None }, &parts, vec![coords]);
     let out = b.out(a, 4)?;
     b.emit_all(OpKind::GatherNd, &[x, coords], vec![out]);
+    Ok(())
+}
+
+/// `sym_size.int(self, dim) -> SymInt`: a size known at run time. Its Int value is marked so
+/// that a view taking it reshapes by the run-time shape; any other use is refused.
+fn sym_size(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    b.axis(b.int(a, 1)?, b.dims(x).len())?;
+    let out = b.arg_index(a, 2)?;
+    if b.value(out)?.val_as_int().is_none() {
+        return Err(b.err("sym_size's result must be an Int value"));
+    }
+    b.symbolic.insert(out);
+    Ok(())
+}
+
+/// `et_view(self, size)`: a view whose sizes may hold run-time sizes. With one run-time size it
+/// becomes -1 and a -1 of the list is resolved from the input's fixed dims.
+fn et_view(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    let sizes = b.sizes(a, 1)?;
+    let out = b.out(a, 2)?;
+    let dynamic = sizes.iter().filter(|s| s.is_none()).count();
+    if dynamic == 0 {
+        copy_into(b, x, out);
+        return Ok(());
+    }
+    if dynamic > 1 {
+        return Err(b.err(format!("a view with {dynamic} run-time sizes is not supported (one is)")));
+    }
+    // The input's fixed elements: its dims not declared dynamic.
+    let xs = b.g.operand(x).shape.clone();
+    let fixed: usize = xs.0.iter().zip(b.dims(x)).map(|(d, n)| if *d == nnrt_core::Dim::Unknown { 1 } else { n }).product();
+    let fixed = if xs.0.iter().all(|d| *d == nnrt_core::Dim::Unknown) { b.dims(x).iter().skip(1).product() } else { fixed };
+    let known: i64 = sizes.iter().flatten().filter(|&&s| s >= 0).product();
+    let ns: Vec<i32> = sizes
+        .iter()
+        .map(|s| match s {
+            None => -1,
+            Some(-1) => (fixed as i64 / known.max(1)) as i32,
+            Some(n) => *n as i32,
+        })
+        .collect();
+    let shape = b.const_i32(&ns);
+    b.emit_all(OpKind::Reshape { new_shape: Some(ns) }, &[x, shape], vec![out]);
     Ok(())
 }
