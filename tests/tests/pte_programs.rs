@@ -13,10 +13,7 @@ use nnrt::Session;
 use nnrt_tests::{numbered_npys, repo_root, RawNpy};
 
 /// Programs that use what nnrt lacks today, and the word their load error must contain.
-const NOT_YET: &[(&str, &str)] = &[
-    ("elementwise_int", "bitwise_and on int64"),
-    ("elementwise_int_xnnpack", "bitwise_and on int64"),
-];
+const NOT_YET: &[(&str, &str)] = &[];
 
 fn cases() -> Vec<PathBuf> {
     cases_in("tests/data/pte")

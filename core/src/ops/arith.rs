@@ -24,6 +24,10 @@ slots! {
 pub enum BitwiseOp {
     /// a ^ b
     Xor,
+    /// a & b (ExecuTorch's `bitwise_and`).
+    And,
+    /// a | b (ExecuTorch's `bitwise_or`).
+    Or,
     /// a >> b, arithmetic for signed types; the shift is clamped to `[0, bits - 1]`.
     RightShift,
 }
@@ -35,6 +39,8 @@ pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
         OpKind::Atan2 => fixed("Atan2", 2, 1, One(atan2)),
         OpKind::Bitwise(BitwiseOp::Xor) => fixed("BitwiseXor", 2, 1, One(bitwise)),
         OpKind::Bitwise(BitwiseOp::RightShift) => fixed("RightShift", 2, 1, One(bitwise)),
+        OpKind::Bitwise(BitwiseOp::And) => fixed("BitwiseAnd", 2, 1, One(bitwise)),
+        OpKind::Bitwise(BitwiseOp::Or) => fixed("BitwiseOr", 2, 1, One(bitwise)),
         OpKind::Bucketize { .. } => fixed("Bucketize", 1, 1, One(bucketize)),
         OpKind::BroadcastTo => fixed("BroadcastTo", 2, 1, One(broadcast_to)),
         OpKind::BroadcastArgs => fixed("BroadcastArgs", 2, 1, One(broadcast_args)),
@@ -79,7 +85,7 @@ fn atan2(cx: &Cx) -> Result<Vec<usize>, CompileError> {
 
 /// BITWISE_XOR / RIGHT_SHIFT: two integer tensors of one type, broadcast.
 fn bitwise(cx: &Cx) -> Result<Vec<usize>, CompileError> {
-    let t = cx.expect_dtype(LHS, &[DType::U8, DType::I8, DType::I16, DType::I32])?;
+    let t = cx.expect_dtype(LHS, &[DType::U8, DType::I8, DType::I16, DType::I32, DType::I64])?;
     if cx.dtype(RHS)? != t {
         return Err(cx.input_err(RHS, format!("has type {} but input 0 has {t}; both must match", cx.dtype(RHS)?)));
     }

@@ -275,6 +275,8 @@ mod tests {
             OpKind::Atan2,
             OpKind::Bitwise(BitwiseOp::Xor),
             OpKind::Bitwise(BitwiseOp::RightShift),
+            OpKind::Bitwise(BitwiseOp::And),
+            OpKind::Bitwise(BitwiseOp::Or),
             OpKind::Bucketize { boundaries: vec![0.0] },
             OpKind::BroadcastTo,
             OpKind::BroadcastArgs,

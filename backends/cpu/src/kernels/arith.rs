@@ -2,6 +2,7 @@
 //! LOCAL_RESPONSE_NORMALIZATION: plain loops (these ops are rare and memory-bound).
 #![forbid(unsafe_code)]
 
+use nnrt_core::BitwiseOp;
 use super::binary::{broadcast_rows, map_row};
 
 /// `out = Σ inputs`, element-wise, summed in input order (wrapping for integers, as TFLite's
@@ -24,7 +25,7 @@ pub fn atan2(y: &[f32], x: &[f32], out: &mut [f32]) {
 }
 
 /// An integer type the bitwise ops work on.
-pub trait BitInt: Copy + Sync + Send + std::ops::BitXor<Output = Self> + std::ops::Shr<u32, Output = Self> {
+pub trait BitInt: Copy + Sync + Send + std::ops::BitXor<Output = Self> + std::ops::BitAnd<Output = Self> + std::ops::BitOr<Output = Self> + std::ops::Shr<u32, Output = Self> {
     /// Bits in the type.
     const BITS: u32;
     /// The value as i64 (to clamp a shift amount).
@@ -41,7 +42,7 @@ macro_rules! bit_int {
         }
     )*};
 }
-bit_int!(u8, i8, i16, i32);
+bit_int!(u8, i8, i16, i32, i64);
 
 /// `x >> y` with `y` clamped to `[0, bits - 1]` (arithmetic for signed types), as TFLite.
 #[inline(always)]
@@ -49,12 +50,13 @@ pub fn right_shift<T: BitInt>(x: T, y: T) -> T {
     x >> (y.to_i64().clamp(0, T::BITS as i64 - 1) as u32)
 }
 
-/// `out = a ^ b` (`xor`) or `a >> b`, broadcasting `a` and `b` to `out_shape`.
-pub fn bitwise<T: BitInt>(xor: bool, a: &[T], a_shape: &[usize], b: &[T], b_shape: &[usize], out: &mut [T], out_shape: &[usize]) {
-    if xor {
-        broadcast_rows(a, a_shape, b, b_shape, out, out_shape, |ra, rb, o| map_row(ra, rb, o, |x: T, y: T| x ^ y))
-    } else {
-        broadcast_rows(a, a_shape, b, b_shape, out, out_shape, |ra, rb, o| map_row(ra, rb, o, right_shift::<T>))
+/// `out = a ^ b`, `a & b`, `a | b` or `a >> b`, broadcasting `a` and `b` to `out_shape`.
+pub fn bitwise<T: BitInt>(op: BitwiseOp, a: &[T], a_shape: &[usize], b: &[T], b_shape: &[usize], out: &mut [T], out_shape: &[usize]) {
+    match op {
+        BitwiseOp::Xor => broadcast_rows(a, a_shape, b, b_shape, out, out_shape, |ra, rb, o| map_row(ra, rb, o, |x: T, y: T| x ^ y)),
+        BitwiseOp::And => broadcast_rows(a, a_shape, b, b_shape, out, out_shape, |ra, rb, o| map_row(ra, rb, o, |x: T, y: T| x & y)),
+        BitwiseOp::Or => broadcast_rows(a, a_shape, b, b_shape, out, out_shape, |ra, rb, o| map_row(ra, rb, o, |x: T, y: T| x | y)),
+        BitwiseOp::RightShift => broadcast_rows(a, a_shape, b, b_shape, out, out_shape, |ra, rb, o| map_row(ra, rb, o, right_shift::<T>)),
     }
 }
 

@@ -2,7 +2,7 @@
 //! BROADCAST_TO and BROADCAST_ARGS. Kernels read the run-time dims of their tensors, so the same
 //! builder serves static and dynamic shapes.
 
-use nnrt_core::{cast, cast_mut, BitwiseOp, CompileCtx, DType, OpId, OpKind, TensorRef};
+use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, TensorRef};
 
 use super::movement::by_size;
 use super::util::{sources};
@@ -57,13 +57,13 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             Ok(())
         })),
         OpKind::Bitwise(b) => {
-            let xor = *b == BitwiseOp::Xor;
+            let op = *b;
             Ok(built(ins, move |ins, outs| {
                 let (a, b) = (&ins[0], &ins[1]);
                 let od = outs[0].dims;
                 macro_rules! go {
                     ($t:ty) => {
-                        bitwise::<$t>(xor, cast(a.bytes)?, a.dims, cast(b.bytes)?, b.dims, cast_mut(outs[0].bytes)?, od)
+                        bitwise::<$t>(op, cast(a.bytes)?, a.dims, cast(b.bytes)?, b.dims, cast_mut(outs[0].bytes)?, od)
                     };
                 }
                 match dtype {
@@ -71,6 +71,7 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                     DType::I8 => go!(i8),
                     DType::I16 => go!(i16),
                     DType::I32 => go!(i32),
+                    DType::I64 => go!(i64),
                     other => return Err(format!("bitwise ops on {other} are not supported")),
                 }
                 Ok(())
@@ -133,5 +134,5 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
-    r.ops(&["AddN", "Atan2", "BitwiseXor", "RightShift", "Bucketize", "FakeQuant", "LocalResponseNormalization", "BroadcastTo", "BroadcastArgs"], supports, build);
+    r.ops(&["AddN", "Atan2", "BitwiseXor", "BitwiseAnd", "BitwiseOr", "RightShift", "Bucketize", "FakeQuant", "LocalResponseNormalization", "BroadcastTo", "BroadcastArgs"], supports, build);
 }

@@ -297,8 +297,7 @@ fn remainder(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> 
     }
 }
 
-/// `bitwise_and/or/xor`: on bools the logical op; xor on integers; and/or on integers are not
-/// in nnrt's IR.
+/// `bitwise_and/or/xor`: on bools the logical op, on integers the bitwise one.
 fn bitwise(b: &mut MethodBuilder<'_, '_>, a: &[i64], which: &str) -> Result<(), LoadError> {
     let dt = out_type(b, a, 2)?;
     if dt == DType::Bool {
@@ -308,13 +307,15 @@ fn bitwise(b: &mut MethodBuilder<'_, '_>, a: &[i64], which: &str) -> Result<(), 
             _ => logical_xor(b, a),
         };
     }
-    if which != "xor" {
-        return Err(b.err(format!("bitwise_{which} on {dt} tensors is not supported (only on bool)")));
-    }
     let x = operand_as(b, a, 0, dt)?;
     let y = operand_as(b, a, 1, dt)?;
     let dims = broadcast(&b.dims(x), &b.dims(y)).ok_or_else(|| b.err("the operands do not broadcast"))?;
     let r = b.temp(dt, &dims);
-    b.emit_all(OpKind::Bitwise(nnrt_core::BitwiseOp::Xor), &[x, y], vec![r]);
+    let op = match which {
+        "and" => nnrt_core::BitwiseOp::And,
+        "or" => nnrt_core::BitwiseOp::Or,
+        _ => nnrt_core::BitwiseOp::Xor,
+    };
+    b.emit_all(OpKind::Bitwise(op), &[x, y], vec![r]);
     finish(b, a, 2, r)
 }
