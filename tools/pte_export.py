@@ -8,6 +8,19 @@ Each case is exported twice where it can be:
                   kept only when XNNPACK takes at least one node (else meta says why in index.json)
 Both use ExecutorchBackendConfig() defaults (segment_alignment 128, constants in a segment).
 
+Quantized cases (q*): the model is first quantized, then exported the same way.
+  q8_cnn, q8t_cnn, q8_mlp  static int8 PT2E: XNNPACKQuantizer with get_symmetric_quantization_config
+                           (per-channel weights; q8t_: per-tensor), prepare_pt2e, calibration on
+                           seeded random batches, convert_pt2e (XNNPACK qint8 / qcint8 / qcint32)
+  qd8_mlp, q4_linear       dynamic: is_dynamic=True (per-token qdint8 activations, qcint8 weights;
+                           q4_: weight_qmin -8 / weight_qmax 7, i.e. qcint4)
+  qb4_linear               torchao Int8DynamicActivationIntxWeightConfig(int4, PerGroup(32)):
+                           blockwise qbint4 weights with bf16 scales; XNNPACK only
+The portable twins run the quantized_decomposed::* kernels (import executorch.kernels.quantized).
+Their eager reference is the converted (fake-quantized) model; meta.json also gives the diff to
+the float model ("quantization"), and for every XNNPACK program "xnnpack" decodes the delegate
+payloads (nodes, values, datatypes, quantization parameters; see describe_xnnpack).
+
 Per case folder (the layout of ../shared/corpus/pte, read by ../shared/tools/conform.py):
   program.pte, input_<i>.npy, expected_<j>.npy    one method ("forward")
   input_<method>_<i>.npy, expected_<method>_<j>.npy   several methods
@@ -67,6 +80,12 @@ from executorch.exir._serialize._flatbuffer_program import _flatbuffer_to_progra
 from executorch.exir import schema as S  # noqa: E402
 from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner  # noqa: E402
 from executorch.runtime import Runtime  # noqa: E402
+from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (  # noqa: E402
+    XNNPACKQuantizer,
+    get_symmetric_quantization_config,
+)
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e  # noqa: E402
+import executorch.kernels.quantized  # noqa: E402,F401  (out variants of quantized_decomposed::*)
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 VERSIONS = {"executorch": "1.5.1", "torch": "2.14.1", "torchvision": "0.29.1"}
@@ -119,8 +138,11 @@ def bn(c):
 #   inputs: tuple of tensors used for export and for the reference run
 #   dynamic_shapes: optional, passed to torch.export.export; dynamic_dims: the same for meta.json
 #   extra: optional {name: inputs} more input sets (dynamic shapes)
-#   xnnpack: False to skip the lowered twin
+#   xnnpack: False to skip the lowered twin; portable: False to skip the portable program
 #   notes: free text into meta.json
+#   quant: {"config": kwargs of get_symmetric_quantization_config, "calibration": [inputs, ...]}
+#          quantizes every method with PT2E (quantize_module) before export; the eager reference
+#          is then the converted, fake-quantized GraphModule (the float model's diff is kept too)
 
 class ResNetTiny(nn.Module):
     """Stem conv (bias) + BN + relu, maxpool returning indices, two basic blocks (bias-free
@@ -616,11 +638,194 @@ def case_dynamic_batch(rng):
                        "b8": (rnd(rng, 8, 3, 8, 8),)})
 
 
+# --------------------------------------------------------------------------------------------
+# Quantized families (spec "quant"): PT2E with executorch's XNNPACKQuantizer, calibrated on the
+# spec's batches, then exported like the others. Weights are rescaled so that the per-channel
+# scales differ from channel to channel.
+
+class QuantCNN(nn.Module):
+    """int8 CNN: conv 3x3 + relu, depthwise 3x3 (groups=C) + relu, pointwise 1x1, residual add +
+    relu, avg_pool2d 2x2, strided conv 3x3 + relu, global mean (keepdim) + flatten, linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.pw = nn.Conv2d(8, 8, 1)
+        self.c2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.fc = nn.Linear(16, 10)
+        spread_channel_scales(self)
+
+    def forward(self, x):
+        y = F.relu(self.c1(x))
+        z = F.relu(self.dw(y))
+        y = F.relu(self.pw(z) + y)
+        y = F.avg_pool2d(y, 2)
+        y = F.relu(self.c2(y))
+        return self.fc(torch.flatten(y.mean((2, 3), keepdim=True), 1))
+
+
+class QuantMLP(nn.Module):
+    """int8 MLP: linear + relu, linear + hardtanh(-1, 1), residual add, linear (logits)."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2, self.l3 = nn.Linear(16, 32), nn.Linear(32, 32), nn.Linear(32, 10)
+        spread_channel_scales(self)
+
+    def forward(self, x):
+        y = F.relu(self.l1(x))
+        y = F.hardtanh(self.l2(y), -1.0, 1.0) + y
+        return self.l3(y)
+
+
+class DynQuantBlock(nn.Module):
+    """Transformer-style MLP block on [batch, tokens, 16] with dynamically quantized linears only
+    (per-token int8 activations, per-channel int8 weights): layer norm (float), linear 16->32 +
+    gelu, linear 32->16, residual add, linear 16->8 + relu, linear 8->4 head."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(16)
+        self.up, self.down = nn.Linear(16, 32), nn.Linear(32, 16)
+        self.h1, self.h2 = nn.Linear(16, 8), nn.Linear(8, 4)
+        spread_channel_scales(self)
+
+    def forward(self, x):
+        y = x + self.down(F.gelu(self.up(self.norm(x))))
+        return self.h2(F.relu(self.h1(y)))
+
+
+class Int4Linear(nn.Module):
+    """4-bit weights (per-channel, qmin -8 / qmax 7) with dynamically quantized int8 activations:
+    linear 16->24 + relu, linear 24->6."""
+    # Not 15 input channels: with an odd input-channel count ExecuTorch 1.5.1's own XNNPACK run
+    # is off by ~1.2 (on outputs of magnitude ~1) from the fake-quantized model (even counts: ~1e-2).
+
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(16, 24), nn.Linear(24, 6)
+        spread_channel_scales(self)
+
+    def forward(self, x):
+        return self.l2(F.relu(self.l1(x)))
+
+
+class BlockInt4Linear(nn.Module):
+    """Blockwise 4-bit weights (torchao Int8DynamicActivationIntxWeightConfig, int4, group 32:
+    XNNPACK qbint4 with bf16 scales) and per-token dynamically quantized int8 activations:
+    linear 64->32 + relu (2 blocks per row), linear 32->8 (1 block per row)."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(64, 32), nn.Linear(32, 8)
+        spread_channel_scales(self)
+
+    def forward(self, x):
+        return self.l2(F.relu(self.l1(x)))
+
+
+def spread_channel_scales(model):
+    """Multiplies each output channel of every conv / linear weight by a factor in [0.25, 2], so
+    per-channel quantization has distinct scales."""
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, (nn.Conv2d, nn.Linear)):
+                shape = (-1,) + (1,) * (m.weight.dim() - 1)
+                m.weight.mul_(torch.empty(m.weight.shape[0]).uniform_(0.25, 2.0).view(shape))
+
+
+def q_static(per_channel):
+    return {"is_per_channel": per_channel}
+
+
+def q_dynamic(**extra):
+    return {"is_per_channel": True, "is_dynamic": True, **extra}
+
+
+def case_q8_cnn(rng):
+    return dict(model=QuantCNN().eval(), inputs=(rnd(rng, 1, 3, 16, 16),),
+                quant={"config": q_static(True), "calibration": [(rnd(rng, 1, 3, 16, 16),) for _ in range(8)]})
+
+
+def case_q8t_cnn(rng):
+    """The same network with per-tensor weights (is_per_channel=False)."""
+    return dict(model=QuantCNN().eval(), inputs=(rnd(rng, 1, 3, 16, 16),), notes="Per-tensor weights.",
+                quant={"config": q_static(False), "calibration": [(rnd(rng, 1, 3, 16, 16),) for _ in range(8)]})
+
+
+def case_q8_mlp(rng):
+    return dict(model=QuantMLP().eval(), inputs=(rnd(rng, 3, 16),),
+                quant={"config": q_static(True), "calibration": [(rnd(rng, 3, 16),) for _ in range(8)]})
+
+
+def case_qd8_mlp(rng):
+    return dict(model=DynQuantBlock().eval(), inputs=(rnd(rng, 2, 5, 16),),
+                quant={"config": q_dynamic(), "calibration": [(rnd(rng, 2, 5, 16),) for _ in range(2)]})
+
+
+def case_q4_linear(rng):
+    return dict(model=Int4Linear().eval(), inputs=(rnd(rng, 3, 16),),
+                quant={"config": q_dynamic(weight_qmin=-8, weight_qmax=7),
+                       "calibration": [(rnd(rng, 3, 16),) for _ in range(2)]})
+
+
+
+def case_qb4_linear(rng):
+    return dict(model=BlockInt4Linear().eval(), inputs=(rnd(rng, 3, 64),), portable=False,
+                why_single=("portable twin not made: torchao::choose_qparams_affine / quantize_affine / "
+                            "dequantize_affine have no ExecuTorch out variants"),
+                quant={"torchao": {"weight_dtype": "int4", "group_size": 32}})
+
+
 CASES = {name[len("case_"):]: fn for name, fn in list(globals().items()) if name.startswith("case_")}
 
 
 # --------------------------------------------------------------------------------------------
 # Export, run, describe.
+
+def quantize_module(mod, args, quant):
+    """PT2E: torch.export -> prepare_pt2e(XNNPACKQuantizer with get_symmetric_quantization_config(
+    **quant["config"])) -> one forward per calibration batch -> convert_pt2e. Returns the
+    converted GraphModule (float in, float out; quantize / dequantize ops around every quantized
+    op: the fake-quantized eager model) and the scale / zero point of the dequantize that
+    produces each output (None where an output is not dequantized from int8).
+    quant["torchao"] = {"weight_dtype": "int4", "group_size": G} instead: torchao's quantize_ with
+    Int8DynamicActivationIntxWeightConfig(PerGroup(G)) on a copy (blockwise weights, which the
+    PT2E quantizer does not make); returns that module and no output parameters."""
+    if quant.get("torchao"):
+        import copy
+        from torchao.quantization import Int8DynamicActivationIntxWeightConfig, quantize_
+        from torchao.quantization.granularity import PerGroup
+        from torchao.utils import unwrap_tensor_subclass
+        cfg, m = quant["torchao"], copy.deepcopy(mod)
+        quantize_(m, Int8DynamicActivationIntxWeightConfig(weight_dtype=getattr(torch, cfg["weight_dtype"]),
+                                                           weight_granularity=PerGroup(cfg["group_size"])))
+        return unwrap_tensor_subclass(m).eval(), []
+    quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(**quant["config"]))
+    gm = prepare_pt2e(torch.export.export(mod, args, strict=False).module(), quantizer)
+    with torch.no_grad():
+        for batch in quant["calibration"]:
+            gm(*batch)
+    gm = convert_pt2e(gm)
+    out_q = []
+    for node in gm.graph.nodes:
+        if node.op == "output":
+            for a in node.args[0]:
+                if getattr(a, "target", None) == torch.ops.quantized_decomposed.dequantize_per_tensor.default:
+                    out_q.append({"scale": float(a.args[1]), "zero_point": int(a.args[2])})
+                else:
+                    out_q.append(None)
+    return gm, out_q
+
+
+QUANT_FLOW = {
+    False: ("torch.export.export(strict=False).module() -> prepare_pt2e(XNNPACKQuantizer().set_global("
+            "get_symmetric_quantization_config(**config))) -> calibration batches -> convert_pt2e"),
+    True: ("torchao quantize_(Int8DynamicActivationIntxWeightConfig(weight_dtype, PerGroup(group_size))) -> "
+           "unwrap_tensor_subclass"),
+}
+
 
 def export_program(methods, dynamic, lower):
     eps = {}
@@ -735,6 +940,143 @@ def describe_program(data):
     return meta
 
 
+XNN_INVALID_ID = 0xFFFFFFFF
+
+
+def xnnpack_flatc_json(fb):
+    """Decodes one XNNPACK graph flatbuffer to a dict with executorch's own flatc and writer schema
+    (backends/xnnpack/serialization/schema.fbs, identifier XN01). flatc prints a float field with
+    6 significant digits only, so the schema is patched to read every float field as its uint32
+    bits and they are turned back into exact floats here."""
+    import importlib.resources
+    import tempfile
+    from executorch.exir._serialize._flatbuffer import _run_flatc
+    pkg = importlib.resources.files("executorch.backends.xnnpack.serialization")
+    text = pkg.joinpath("schema.fbs").read_text()
+    field = r"(\b\w+\s*:\s*\[?\s*)float(\s*\]?\s*;)"
+    floats = {m.group(1).split(":")[0].strip() for m in re.finditer(field, text)}
+    with tempfile.TemporaryDirectory(prefix="xnn_") as tmp:
+        schema, path = os.path.join(tmp, "schema.fbs"), os.path.join(tmp, "graph.bin")
+        with open(schema, "w") as f:
+            f.write(re.sub(field, r"\1uint\2", text))
+        with open(path, "wb") as f:
+            f.write(fb)
+        _run_flatc(["--json", "--raw-binary", "--strict-json", "--defaults-json", "-o", tmp, schema, "--", path])
+        graph = json.load(open(os.path.join(tmp, "graph.json")))
+
+    def bits(u):
+        f = float(np.array(u, dtype=np.uint32).view(np.float32))
+        return f if np.isfinite(f) else str(f)  # "inf" / "-inf" / "nan": JSON has no non-finite numbers
+
+    def fix(x):
+        if isinstance(x, dict):
+            return {k: ([bits(u) for u in v] if isinstance(v, list) else bits(v)) if k in floats else fix(v)
+                    for k, v in x.items()}
+        return [fix(v) for v in x] if isinstance(x, list) else x
+    return fix(graph)
+
+
+def describe_xnnpack(data, desc):
+    """Decodes every XnnpackBackend payload (XH00 header -> XNNGraph flatbuffer) of a program and
+    summarises it for meta.json: the XNNPACK datatypes of its values, its nodes (type, value ids,
+    non-id parameters, output range) and every value (datatype, dims in XNNPACK's NHWC / OHWI
+    layout, external / constant, quantization parameters with per-channel scales read from named
+    data). Layout facts: loaders/schema/xnnpack.fbs and upstream xnnpack_graph_serialize.py."""
+    eh = desc["extended_header"]
+    base = eh["segment_base_offset"] if eh else None
+    segs = desc["segments"]
+    named = {n["key"]: n["segment_index"] for n in desc["named_data"]}
+
+    def segment(i):
+        return data[base + segs[i]["offset"]:base + segs[i]["offset"] + segs[i]["size"]]
+
+    out = []
+    for plan in desc["execution_plan"]:
+        for di, d in enumerate(plan["delegates"]):
+            if d["id"] != "XnnpackBackend":
+                continue
+            if d["processed_location"] != "SEGMENT":
+                out.append({"plan": plan["name"], "delegate_index": di, "note": "inline payload not decoded"})
+                continue
+            payload = segment(d["processed_index"])
+            if payload[4:8] == b"XH00":
+                fb_off, fb_size = int.from_bytes(payload[10:14], "little"), int.from_bytes(payload[14:18], "little")
+                fb = payload[fb_off:fb_off + fb_size]
+            else:
+                fb = payload
+            g = xnnpack_flatc_json(fb)
+            cdata = g.get("constant_data") or []
+
+            def const_bytes(idx):
+                c = cdata[idx] if idx < len(cdata) else {}
+                key = c.get("named_key")
+                return segment(named[key])[:c.get("size", 0)] if key in named else None
+
+            values, dtypes = {}, {}
+            for xv in g.get("xvalues", []):
+                kind, u = xv.get("xvalue_union_type"), xv.get("xvalue_union") or {}
+                tv = u.get("tensor_value", u) if kind == "XNNQuantizedTensorValue" else u
+                dt = str(tv.get("datatype", "")).replace("xnn_datatype_", "")
+                v = {"id": tv.get("id_out"), "datatype": dt, "dims": tv.get("dims", [])}
+                flags = tv.get("flags", 0)
+                if flags:
+                    v["external"] = {1: "input", 2: "output", 3: "input+output"}.get(flags, flags)
+                    v["external_id"] = tv.get("external_id")
+                if tv.get("constant_buffer_idx"):
+                    c = cdata[tv["constant_buffer_idx"]]
+                    v["constant_bytes"] = c.get("size")
+                qt, qp = u.get("quant_params_type"), u.get("quant_params") or {}
+                if kind == "XNNQuantizedTensorValue" and qt and qt != "NONE":
+                    q = {"type": qt}
+                    if qt == "PerTensorQuant":
+                        q.update(scale=qp.get("scale"), zero_point=qp.get("zero_point", 0))
+                    elif qt == "PerTokenDynamicQuant":
+                        q.update(num_nonbatch_dims=qp.get("num_nonbatch_dims"))
+                    else:
+                        q.update(channel_dim=qp.get("channel_dim"), num_scales=qp.get("num_scales"))
+                        if qt == "PerChannelGroupQuant":
+                            q["group_size"] = qp.get("group_size")
+                        scales = qp.get("scale") or []
+                        if qp.get("scale_buffer_idx"):
+                            raw = const_bytes(qp["scale_buffer_idx"])
+                            n = qp.get("num_scales") or 0
+                            if raw is not None and len(raw) == 2 * n:  # bf16 (blockwise)
+                                q["scale_encoding"] = "bf16"
+                                scales = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32)
+                            elif raw is not None:
+                                scales = np.frombuffer(raw, "<f4")
+                            q["scale_source"] = "named data"
+                        q["scales"] = [float(x) for x in scales]
+                    v["quant"] = q
+                dtypes[dt] = dtypes.get(dt, 0) + 1
+                values[v["id"]] = v
+            nodes, kinds = [], {}
+            for xn in g.get("xnodes", []):
+                op = str(xn.get("xnode_union_type", "")).replace("XNN", "", 1)
+                u = xn.get("xnode_union") or {}
+                ids = {k: v for k, v in u.items() if k.endswith("_id") and v != XNN_INVALID_ID}
+                outs = [v for k, v in ids.items() if k.startswith("output")]
+                ins = [v for k, v in ids.items() if not k.startswith("output")]
+                params = {k: v for k, v in u.items() if not k.endswith("_id") and v not in (0, None, [], "")}
+                sig = (f"{op}(" + ", ".join(values[i]["datatype"] for i in ins if i in values) + " -> "
+                       + ", ".join(values[i]["datatype"] for i in outs if i in values) + ")")
+                n = {"op": op, "signature": sig, "inputs": ins, "outputs": outs}
+                if params:
+                    n["params"] = params
+                if xn.get("output_min_max"):
+                    mm = xn["output_min_max"]
+                    n["output_min_max"] = [mm.get("output_min", 0.0), mm.get("output_max", 0.0)]
+                nodes.append(n)
+                kinds[sig] = kinds.get(sig, 0) + 1
+            out.append({"plan": plan["name"], "delegate_index": di, "payload_bytes": len(payload),
+                        "flatbuffer_identifier": fb[4:8].decode("latin1"), "version": g.get("version"),
+                        "num_externs": g.get("num_externs"), "input_ids": g.get("input_ids", []),
+                        "output_ids": g.get("output_ids", []), "datatypes": dict(sorted(dtypes.items())),
+                        "node_signatures": dict(sorted(kinds.items())), "nodes": nodes,
+                        "values": [values[k] for k in sorted(values)]})
+    return out
+
+
 def save_npy(path, t):
     np.save(path, t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t))
 
@@ -744,6 +1086,12 @@ def build_case(name, spec, out_root, lower):
     index entry."""
     case = name + ("_xnnpack" if lower else "")
     methods = spec.get("methods") or {"forward": (spec["model"], spec["inputs"])}
+    float_methods, out_quant, quant = methods, {}, spec.get("quant")
+    if quant:
+        methods = {}
+        for mname, (mod, args) in float_methods.items():
+            gm, out_quant[mname] = quantize_module(mod, args, quant)
+            methods[mname] = (gm, args)
     dynamic = {"forward": spec["dynamic_shapes"]} if spec.get("dynamic_shapes") else {}
     data = export_program(methods, dynamic, lower)
     desc = describe_program(data)
@@ -757,11 +1105,12 @@ def build_case(name, spec, out_root, lower):
     with open(path, "wb") as f:
         f.write(data)
     multi = len(methods) > 1
-    meta_methods, extra_cases, worst = {}, [], 0.0
+    meta_methods, extra_cases, worst, worst_float = {}, [], 0.0, 0.0
     sets = [(None, mname, mod, args) for mname, (mod, args) in methods.items()]
     for ename, args in (spec.get("extra") or {}).items():
         sets.append((ename, "forward", methods["forward"][0], args))
     for ename, mname, mod, args in sets:
+        ref_float = eager(float_methods[mname][0], args) if quant else None
         tag = f"{mname}_" if multi else (f"{ename}_" if ename else "")
         first = run_runtime(path, mname, args)
         second = run_runtime(path, mname, args)
@@ -784,6 +1133,12 @@ def build_case(name, spec, out_root, lower):
                          o.dtype.is_floating_point and torch.equal(torch.nan_to_num(o), torch.nan_to_num(o2))))}
             if isinstance(d, (int, float)) and o.dtype.is_floating_point:
                 worst = max(worst, d)
+            if quant:  # d above is against the fake-quantized eager model
+                df = max_diff(o, ref_float[j])
+                entry["max_abs_diff_vs_float_eager"] = df
+                entry["output_dequantize"] = out_quant[mname][j] if j < len(out_quant[mname]) else None
+                if isinstance(df, float):
+                    worst_float = max(worst_float, df)
             outs.append(entry)
         if ename:
             extra_cases.append({"name": ename, "inputs": [x["file"] for x in ins],
@@ -795,15 +1150,26 @@ def build_case(name, spec, out_root, lower):
     meta = {"name": case, **desc, "delegate": "xnnpack" if delegates else None, "delegate_ids": delegates,
             "executorch_version": v["executorch"], "torch_version": v["torch"], "python_version": v["python"],
             "sha256": hashlib.sha256(data).hexdigest(),
-            "export": ("torch.export.export(strict=False) -> "
+            "export": ((QUANT_FLOW[bool(quant.get("torchao"))] + " -> " if quant else "")
+                       + "torch.export.export(strict=False) -> "
                        + ("to_edge_transform_and_lower(partitioner=[XnnpackPartitioner()])" if lower else
                           "to_edge(EdgeCompileConfig())") + " -> to_executorch(ExecutorchBackendConfig())"),
-            "description": " ".join((type(methods[next(iter(methods))][0]).__doc__ or "").split()),
+            "description": " ".join(((type(float_methods[next(iter(float_methods))][0]).__doc__ or "")
+                                     + (" " + spec["notes"] if spec.get("notes") else "")).split()),
             "dynamic_shapes": ({"forward": spec["dynamic_dims"]} if dynamic else None),
             "methods": meta_methods, "runtime_method_names": sorted(Runtime.get().load_program(path).method_names),
             "max_abs_diff_vs_eager_torch": worst}
     if extra_cases:
         meta["extra_cases"] = extra_cases
+    if quant:
+        meta["quantization"] = {
+            "flow": QUANT_FLOW[bool(quant.get("torchao"))],
+            "config": quant.get("config") or quant["torchao"], "calibration_batches": len(quant.get("calibration", [])),
+            "reference_eager": "max_abs_diff_vs_eager_torch is against the quantized (fake-quantized) eager model",
+            "max_abs_diff_vs_float_eager": worst_float, "output_dequantize": out_quant}
+    if delegates:
+        meta["xnnpack"] = describe_xnnpack(data, desc)
+        meta["xnnpack_datatypes"] = sorted({t for g in meta["xnnpack"] for t in g.get("datatypes", {})})
     with open(os.path.join(folder, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
         f.write("\n")
@@ -812,6 +1178,11 @@ def build_case(name, spec, out_root, lower):
              "delegate": meta["delegate"], "methods": sorted(meta_methods),
              "extended_header": desc["extended_header"] is not None,
              "dynamic": bool(dynamic), "operators": ops, "max_abs_diff_vs_eager_torch": worst}
+    if quant:
+        entry["quantization"] = quant.get("config") or quant["torchao"]
+        entry["max_abs_diff_vs_float_eager"] = worst_float
+    if delegates:
+        entry["xnnpack_datatypes"] = meta["xnnpack_datatypes"]
     return entry, None
 
 
@@ -838,6 +1209,13 @@ def write_operators_md(out_root, entries):
               "  nn.TransformerEncoderLayer -> bmm, _softmax, native_layer_norm, gelu, where, any, ...",
               "- The `_xnnpack` twins list only what XNNPACK left to the portable kernels; the rest is one or",
               "  more DelegateCalls to `XnnpackBackend` (see each meta.json's execution_plan).",
+              "- The quantized portable programs (q8_*, q8t_*, qd8_*, q4_*) compute in float between",
+              "  `quantized_decomposed::quantize_per_tensor` / `dequantize_per_tensor` (int8; scale and zero point",
+              "  as Double / Int arguments) and dequantize the int8 weights with `dequantize_per_channel` (or",
+              "  `dequantize_per_tensor` for q8t_*); the dynamic ones (qd8_*, q4_*) get per-tensor parameters at run",
+              "  time from `choose_qparams.Tensor_out` and pass them as tensors (`*.Tensor_out`). The XNNPACK",
+              "  datatypes of the `_xnnpack` twins are in index.json (`xnnpack_datatypes`), decoded in each",
+              "  meta.json (`xnnpack`).",
               ]
     with open(os.path.join(out_root, "OPERATORS.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -907,6 +1285,11 @@ def main():
             entries.pop(case, None)
             problems.pop(case, None)
             spec = fn(seed_for(name))  # same weights and inputs for the twin
+            if spec.get("portable" if not lower else "xnnpack", True) is False:
+                problems[case] = spec.get("why_single", "not made (the spec asks for one program only)")
+                shutil.rmtree(os.path.join(args.out, case), ignore_errors=True)
+                print(f"{case:32} not made: {problems[case]}", flush=True)
+                continue
             try:
                 entry, why = build_case(name, spec, args.out, lower)
             except Exception as e:  # record and go on: a failure of one family must not stop the rest
