@@ -13,7 +13,21 @@ use nnrt::Session;
 use nnrt_tests::{numbered_npys, repo_root, RawNpy};
 
 /// Programs that use what nnrt lacks today, and the word their load error must contain.
-const NOT_YET: &[(&str, &str)] = &[];
+const NOT_YET: &[(&str, &str)] = &[
+    // Dynamic (per-row) quantization of activations: ExecuTorch's choose_qparams in portable
+    // programs, XNNPACK's qdint8 in delegated ones.
+    ("q4_linear", "quantized_decomposed::choose_qparams.Tensor_out"),
+    ("qd8_mlp", "quantized_decomposed::choose_qparams.Tensor_out"),
+    ("q4_linear_xnnpack", "xnn_datatype_qdint8"),
+    ("qd8_mlp_xnnpack", "xnn_datatype_qdint8"),
+    ("qb4_linear_xnnpack", "xnn_datatype_qdint8"),
+];
+
+/// Programs whose answers differ from ExecuTorch's by a known, bounded amount, with the bound
+/// and why. XNNPACK requantizes an int8 convolution's sum with one float multiply and one
+/// rounding; nnrt's int8 kernels use TFLite's fixed-point multiplier (two roundings), so a sum
+/// that lands near a half step rounds the other way: one output step (scale 0.00286) here.
+const WITHIN: &[(&str, f32)] = &[("q8_cnn_xnnpack", 0.0029)];
 
 fn cases() -> Vec<PathBuf> {
     cases_in("tests/data/pte")
@@ -51,12 +65,15 @@ fn f32s(b: &[u8]) -> Vec<f32> {
 }
 
 fn compare(name: &str, j: usize, got: &[u8], dims: &[usize], want: &RawNpy) -> Option<String> {
+    // `name` is the case, then `_<input set>` when it has several.
+    let is_case = |n: &str| name == n || name.strip_prefix(n).is_some_and(|r| r.starts_with('_') && !r.starts_with("_xnnpack"));
+    let abs = WITHIN.iter().find(|(n, _)| is_case(n)).map_or(1e-4, |(_, t)| *t);
     if dims != want.dims.as_slice() {
         return Some(format!("{name} output {j}: shape {dims:?}, ExecuTorch {:?}", want.dims));
     }
     if want.descr == "<f4" {
         let (g, w) = (f32s(got), f32s(&want.data));
-        let bad = g.iter().zip(&w).position(|(a, b)| !((a - b).abs() <= 1e-4 + 1e-4 * b.abs() || (a.is_nan() && b.is_nan())));
+        let bad = g.iter().zip(&w).position(|(a, b)| !((a - b).abs() <= abs + 1e-4 * b.abs() || (a.is_nan() && b.is_nan())));
         return bad.map(|k| format!("{name} output {j}: element {k} is {} where ExecuTorch has {}", g[k], w[k]));
     }
     (got != want.data.as_slice()).then(|| format!("{name} output {j} ({}): differs from ExecuTorch's", want.descr))

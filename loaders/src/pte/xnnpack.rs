@@ -215,6 +215,32 @@ fn activation(n: &x::XNode<'_>) -> (Activation, Option<(f32, f32)>) {
 
 /// `min(max(y, lo), hi)` into node output `out_id` (only the bounds that bind).
 fn clamp_to<'a>(b: &mut MethodBuilder<'_, 'a>, cx: &mut Cx<'a, '_>, y: OperandId, lo: f32, hi: f32, out_id: u32) -> Result<(), LoadError> {
+    let yo = b.g.operand(y).clone();
+    if let (Quantization::PerTensor { scale, zero_point }, DType::I8 | DType::U8) = (&yo.quant, yo.dtype) {
+        // A clamp of quantized values: the bounds quantized with the input's parameters, the
+        // comparisons on the stored integers.
+        let (qmin, qmax) = if yo.dtype == DType::I8 { (-128.0, 127.0) } else { (0.0, 255.0) };
+        let q = |v: f32| ((f64::from(v) / f64::from(*scale)).round_ties_even() + *zero_point as f64).clamp(qmin, qmax);
+        let mut v = y;
+        for (bound, op) in [(lo, BinaryOp::Maximum), (hi, BinaryOp::Minimum)] {
+            if bound.is_infinite() {
+                continue;
+            }
+            let byte = if yo.dtype == DType::I8 { (q(bound) as i8) as u8 } else { q(bound) as u8 };
+            let mut k = nnrt_core::Operand::new("clamp_bound", yo.dtype, &[]);
+            k.quant = yo.quant.clone();
+            k.data = Some(nnrt_core::ConstData::owned(vec![byte]));
+            let k = b.g.add_operand(k);
+            let mut t = nnrt_core::Operand::new("clamped", yo.dtype, &yo.default_dims);
+            t.quant = yo.quant.clone();
+            let t = b.g.add_operand(t);
+            b.emit_all(OpKind::Binary { op, act: Activation::None }, &[v, k], vec![t]);
+            v = t;
+        }
+        let out = cx.out(b, out_id)?;
+        reshape_into(b, v, out);
+        return Ok(());
+    }
     let mut v = y;
     if lo > f32::NEG_INFINITY {
         let k = b.const_f32(&[], &[lo]);

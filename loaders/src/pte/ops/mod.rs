@@ -9,6 +9,7 @@ mod arith;
 mod conv;
 mod matmul;
 mod norm;
+mod quant;
 mod reduce;
 mod shape;
 
@@ -28,6 +29,7 @@ pub(crate) fn find(name: &str) -> Option<Convert> {
         .or_else(|| norm::find(name))
         .or_else(|| reduce::find(name))
         .or_else(|| shape::find(name))
+        .or_else(|| quant::find(name))
 }
 
 /// Computes a deferred result for value `vi` (see [`crate::pte::method::Deferred`]).

@@ -1,0 +1,145 @@
+//! PT2E quantization in portable programs: `quantized_decomposed::quantize_per_tensor`,
+//! `dequantize_per_tensor` and `dequantize_per_channel` (`.out`). A quantized tensor carries its
+//! scale and zero point in the IR; dequantizing a constant per channel (the weights) is done here,
+//! once. The dynamic forms (`choose_qparams`, `*.Tensor_out`) are not supported yet.
+
+use nnrt_core::{ConstData, DType, LoadError, OpKind, OperandId, Quantization};
+
+use super::Convert;
+use crate::pte::method::MethodBuilder;
+
+pub(super) fn find(name: &str) -> Option<Convert> {
+    Some(match name {
+        "quantized_decomposed::quantize_per_tensor.out" => quantize_per_tensor,
+        "quantized_decomposed::dequantize_per_tensor.out" => dequantize_per_tensor,
+        "quantized_decomposed::dequantize_per_channel.out" => dequantize_per_channel,
+        _ => return None,
+    })
+}
+
+/// Gives `x` the quantization `q`: in place when it has none yet, else through a copy.
+fn with_quant(b: &mut MethodBuilder<'_, '_>, x: OperandId, q: Quantization) -> OperandId {
+    let op = b.g.operand(x);
+    if op.quant == q {
+        return x;
+    }
+    if !op.quant.is_quantized() && op.data.is_none() {
+        b.g.operands[x.index()].quant = q;
+        return x;
+    }
+    let mut c = op.clone();
+    c.quant = q;
+    c.name = format!("{}_q", c.name);
+    if c.data.is_some() {
+        return b.g.add_operand(c);
+    }
+    let id = b.g.add_operand(c);
+    b.reshape_op(x, id);
+    id
+}
+
+/// `quantize_per_tensor(input, scale, zero_point, quant_min, quant_max, dtype)`.
+fn quantize_per_tensor(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    let scale = b.double(a, 1)? as f32;
+    let zero_point = b.int(a, 2)?;
+    let out = b.out(a, 6)?;
+    if !matches!(b.dtype(out), DType::I8 | DType::U8 | DType::I16 | DType::I32) {
+        return Err(b.err(format!("quantizing to {} is not supported", b.dtype(out))));
+    }
+    b.g.operands[out.index()].quant = Quantization::PerTensor { scale, zero_point };
+    let x = b.cast(x, DType::F32);
+    b.emit_all(OpKind::Quantize, &[x], vec![out]);
+    Ok(())
+}
+
+/// `dequantize_per_tensor(input, scale, zero_point, quant_min, quant_max, dtype, *, out_dtype)`.
+fn dequantize_per_tensor(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    let scale = b.double(a, 1)? as f32;
+    let zero_point = b.int(a, 2)?;
+    let n = a.len();
+    let k = if n >= 3 && a[n - 1] == a[n - 2] { n - 2 } else { n - 1 };
+    if let Some(data) = b.g.operand(x).data.clone() {
+        // Constant weights: dequantized here, once.
+        let xo = b.g.operand(x).clone();
+        let values: Vec<f32> = match xo.dtype {
+            DType::I8 => data.bytes().iter().map(|&v| f32::from(v as i8)).collect(),
+            DType::U8 => data.bytes().iter().map(|&v| f32::from(v)).collect(),
+            DType::I32 => data.bytes().chunks_exact(4).map(|q| i32::from_le_bytes([q[0], q[1], q[2], q[3]]) as f32).collect(),
+            other => return Err(b.err(format!("dequantizing {other} is not supported"))),
+        };
+        let bytes: Vec<u8> = values.iter().map(|&q| (q - zero_point as f32) * scale).flat_map(f32::to_le_bytes).collect();
+        let mut op = nnrt_core::Operand::new(format!("{}_dequantized", xo.name), DType::F32, &xo.default_dims);
+        op.data = Some(ConstData::owned(bytes));
+        let cid = b.g.add_operand(op);
+        return b.bind(b.arg_index(a, k)?, cid);
+    }
+    let out = b.out(a, k)?;
+    let q = with_quant(b, x, Quantization::PerTensor { scale, zero_point });
+    if b.dtype(out) != DType::F32 {
+        return Err(b.err(format!("dequantizing to {} is not supported", b.dtype(out))));
+    }
+    b.emit_all(OpKind::Dequantize, &[q], vec![out]);
+    Ok(())
+}
+
+fn floats(b: &MethodBuilder<'_, '_>, id: OperandId, what: &str) -> Result<Vec<f32>, LoadError> {
+    let op = b.g.operand(id);
+    let d = op.data.as_ref().ok_or_else(|| b.err(format!("per-channel {what} must be constant")))?;
+    Ok(match op.dtype {
+        DType::F32 => d.bytes().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
+        DType::I64 => d.bytes().chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])) as f32).collect(),
+        DType::I32 => d.bytes().chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f32).collect(),
+        other => return Err(b.err(format!("per-channel {what} of type {other}"))),
+    })
+}
+
+/// `dequantize_per_channel(input, scales, zero_points?, axis, quant_min, quant_max, dtype, *,
+/// out_dtype)`: `(q - zp[c]) * scale[c]` along `axis`; constant weights become float constants.
+fn dequantize_per_channel(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    let scales_id = b.tensor(a, 1)?;
+    let zps_id = b.opt_tensor(a, 2)?;
+    let dims = b.dims(x);
+    let axis = b.axis(b.int(a, 3)?, dims.len())?;
+    let scales = floats(b, scales_id, "scales")?;
+    let zps = match zps_id {
+        Some(z) => floats(b, z, "zero points")?,
+        None => vec![0.0; scales.len()],
+    };
+    let c = dims.get(axis).copied().unwrap_or(0);
+    if scales.len() != c || zps.len() != c {
+        return Err(b.err(format!("{} scales and {} zero points for {c} channels", scales.len(), zps.len())));
+    }
+    let n = a.len();
+    let k = if n >= 3 && a[n - 1] == a[n - 2] { n - 2 } else { n - 1 };
+    let xo = b.g.operand(x).clone();
+    let Some(data) = xo.data.as_ref() else {
+        let q = with_quant(b, x, Quantization::PerAxis { scales, zero_points: zps.iter().map(|&z| z as i64).collect(), axis });
+        let out = b.out(a, k)?;
+        b.emit_all(OpKind::Dequantize, &[q], vec![out]);
+        return Ok(());
+    };
+    let inner: usize = dims[axis + 1..].iter().product();
+    let values: Vec<f32> = match xo.dtype {
+        DType::I8 => data.bytes().iter().map(|&v| f32::from(v as i8)).collect(),
+        DType::U8 => data.bytes().iter().map(|&v| f32::from(v)).collect(),
+        DType::I32 => data.bytes().chunks_exact(4).map(|q| i32::from_le_bytes([q[0], q[1], q[2], q[3]]) as f32).collect(),
+        other => return Err(b.err(format!("dequantizing {other} per channel is not supported"))),
+    };
+    let out_vals: Vec<u8> = values
+        .iter()
+        .enumerate()
+        .map(|(i, &q)| {
+            let ch = (i / inner.max(1)) % c.max(1);
+            (q - zps[ch]) * scales[ch]
+        })
+        .flat_map(f32::to_le_bytes)
+        .collect();
+    let id = b.arg_index(a, k)?;
+    let mut op = nnrt_core::Operand::new(format!("{}_dequantized", xo.name), DType::F32, &dims);
+    op.data = Some(ConstData::owned(out_vals));
+    let cid = b.g.add_operand(op);
+    b.bind(id, cid)
+}
