@@ -8,6 +8,7 @@ use std::fmt;
 
 pub use crate::ops::arith::BitwiseOp;
 pub use crate::ops::conv::{Conv2D, Conv3D, DepthwiseConv2D, Padding, TransposeConv};
+pub use crate::ops::convert::Rescale;
 pub use crate::ops::data::MirrorMode;
 pub use crate::ops::elementwise::{BinaryOp, UnaryOp};
 pub use crate::ops::logic::{CompareOp, LogicalOp};
@@ -186,6 +187,11 @@ pub enum OpKind {
     ReverseV2,
     /// Converts each element to the output's type.
     Cast,
+    /// Integer rescaling with TOSA RESCALE's exact arithmetic (`apply_scale_32` /
+    /// `apply_scale_16`): inputs x, multiplier (int32, or int16 without `scale32`), shift (int8),
+    /// input zero point, output zero point; the last four are constants, one value each or one
+    /// per channel of x's last dim.
+    Rescale(Rescale),
     /// `cond ? x : y` element-wise (inputs cond, x, y). V1 also accepts a rank-1 condition that
     /// selects whole rows; V2 broadcasts all three.
     Select {
@@ -333,7 +339,7 @@ impl OpKind {
             OpKind::FullyConnected(_) | OpKind::BatchMatMul { .. } => Family::MatMul,
             OpKind::Binary { .. } | OpKind::Unary(_) | OpKind::Prelu => Family::Elementwise,
             OpKind::Compare(_) | OpKind::Logical(_) | OpKind::Select { .. } => Family::Logic,
-            OpKind::Cast | OpKind::Quantize | OpKind::Dequantize | OpKind::FakeQuant { .. } => Family::Convert,
+            OpKind::Cast | OpKind::Quantize | OpKind::Dequantize | OpKind::FakeQuant { .. } | OpKind::Rescale(_) => Family::Convert,
             OpKind::Softmax { .. } | OpKind::LogSoftmax | OpKind::L2Normalization { .. } | OpKind::LocalResponseNorm(_) => Family::Normalize,
             OpKind::Reduce { .. } | OpKind::ArgMinMax { .. } | OpKind::Cumsum { .. } | OpKind::TopKV2 => Family::Reduce,
             OpKind::Concatenation { .. } | OpKind::Reshape { .. } | OpKind::Transpose | OpKind::Pad | OpKind::MirrorPad(_) => Family::Data,

@@ -363,7 +363,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    const OPS: [UnaryOp; 25] = [
+    const OPS: [UnaryOp; 26] = [
         UnaryOp::Relu,
         UnaryOp::Relu6,
         UnaryOp::ReluN1To1,

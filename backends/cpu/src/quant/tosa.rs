@@ -1,0 +1,126 @@
+//! TOSA's integer scaling (the specification's `apply_scale_32` / `apply_scale_16` and
+//! RESCALE): one widening multiply and one rounding right shift, where TFLite rounds twice
+//! (see [`super::fixedpoint`]); each format keeps its own path.
+
+/// A lane type RESCALE reads and writes: int8, int16 (either may hold unsigned bits) or int32.
+pub trait Lane: Copy {
+    /// The value, zero-extended when `unsigned`, else sign-extended.
+    fn widen(self, unsigned: bool) -> i64;
+    /// `v` clipped to the type's (unsigned) range, as its bits.
+    fn narrow(v: i64, unsigned: bool) -> Self;
+}
+
+impl Lane for i8 {
+    fn widen(self, unsigned: bool) -> i64 {
+        if unsigned { i64::from(self as u8) } else { i64::from(self) }
+    }
+    fn narrow(v: i64, unsigned: bool) -> Self {
+        if unsigned { v.clamp(0, 255) as u8 as i8 } else { v.clamp(-128, 127) as i8 }
+    }
+}
+
+impl Lane for i16 {
+    fn widen(self, unsigned: bool) -> i64 {
+        if unsigned { i64::from(self as u16) } else { i64::from(self) }
+    }
+    fn narrow(v: i64, unsigned: bool) -> Self {
+        if unsigned { v.clamp(0, 65535) as u16 as i16 } else { v.clamp(-32768, 32767) as i16 }
+    }
+}
+
+impl Lane for i32 {
+    fn widen(self, _: bool) -> i64 {
+        i64::from(self)
+    }
+    fn narrow(v: i64, _: bool) -> Self {
+        v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
+    }
+}
+
+/// `apply_scale_32`: `(value * multiplier + round) >> shift` in one step, `round` being half
+/// of the last bit (plus or minus 2^30 for DOUBLE_ROUND when `shift > 31`). The specification
+/// requires the result to fit int32; a value outside that saturates here.
+#[inline]
+pub fn apply_scale_32(value: i64, multiplier: i32, shift: u32, double_round: bool) -> i64 {
+    let mut round = 1i128 << (shift - 1);
+    if double_round && shift > 31 {
+        round += if value >= 0 { 1 << 30 } else { -(1 << 30) };
+    }
+    let r = (i128::from(value) * i128::from(multiplier) + round) >> shift;
+    r.clamp(i128::from(i32::MIN), i128::from(i32::MAX)) as i64
+}
+
+/// `apply_scale_16`: as [`apply_scale_32`] with a 16-bit multiplier and a 48-bit value.
+#[inline]
+pub fn apply_scale_16(value: i64, multiplier: i16, shift: u32) -> i64 {
+    let r = (i128::from(value) * i128::from(multiplier) + (1i128 << (shift - 1))) >> shift;
+    r.clamp(i128::from(i32::MIN), i128::from(i32::MAX)) as i64
+}
+
+/// RESCALE's constants: per channel (of the last dim) or one for all.
+#[derive(Clone, Debug)]
+pub struct Rescale {
+    /// Multipliers (int32 values, or int16 ones when not `scale32`).
+    pub multiplier: Vec<i32>,
+    /// Right shifts, 2..=62.
+    pub shift: Vec<u32>,
+    pub scale32: bool,
+    pub double_round: bool,
+    pub input_zp: i64,
+    pub output_zp: i64,
+    pub input_unsigned: bool,
+    pub output_unsigned: bool,
+}
+
+impl Rescale {
+    /// RESCALE over `x` (row-major; channel = index modulo the number of multipliers).
+    pub fn run<TI: Lane, TO: Lane>(&self, x: &[TI], out: &mut [TO]) {
+        let n = self.multiplier.len().max(1);
+        for (i, (o, &v)) in out.iter_mut().zip(x).enumerate() {
+            let c = i % n;
+            let value = v.widen(self.input_unsigned) - self.input_zp;
+            let r = if self.scale32 {
+                apply_scale_32(value, self.multiplier[c], self.shift[c], self.double_round)
+            } else {
+                apply_scale_16(value, self.multiplier[c] as i16, self.shift[c])
+            };
+            // The zero point is added in int32 (apply_add_s), then clipped to the output type.
+            let r = (r + self.output_zp).clamp(i64::from(i32::MIN), i64::from(i32::MAX));
+            *o = TO::narrow(r, self.output_unsigned);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_rounding_step_half_away_from_minus_infinity() {
+        // 3 * 2^30 >> 31 = 1.5 -> 2; -1.5 -> -1 (round adds half, then floors).
+        assert_eq!(apply_scale_32(3, 1 << 30, 31, false), 2);
+        assert_eq!(apply_scale_32(-3, 1 << 30, 31, false), -1);
+        assert_eq!(apply_scale_16(5, 1 << 14, 15), 3);
+    }
+
+    #[test]
+    fn double_round_adds_a_second_rounding_above_shift_31() {
+        // value * m = 2^32 + 2^30 (1.25 at shift 32): single -> 1, double rounds up at bit 30 first.
+        let (v, m) = (5, 1 << 30);
+        assert_eq!(apply_scale_32(v, m, 32, false), 1);
+        assert_eq!(apply_scale_32(v, m, 32, true), 2);
+        // -1.25: the second rounding moves toward zero by 2^30 first, -1 either way.
+        assert_eq!(apply_scale_32(-v, m, 32, true), -1);
+        assert_eq!(apply_scale_32(-7, m, 32, true), -2);
+    }
+
+    #[test]
+    fn unsigned_lanes_and_per_channel_constants() {
+        let r = Rescale { multiplier: vec![1 << 30, 1 << 29], shift: vec![30, 30], scale32: true, double_round: false, input_zp: 128, output_zp: 0, input_unsigned: true, output_unsigned: false };
+        let x: Vec<i8> = vec![-1, -1, 0, 0]; // uint8 255, 255, 0, 0
+        let mut out = vec![0i8; 4];
+        r.run(&x, &mut out);
+        // 127 * 1 = 127; 127 * 0.5 = 63.5 -> 64; -128 -> -128; -64.
+        assert_eq!(out, vec![127, 64, -128, -64]);
+    }
+}
