@@ -27,7 +27,8 @@ use crate::{OperandId, SubgraphId};
 /// What an operation computes, with its typed parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub enum OpKind {
-    /// 2-D convolution: input NHWC, filter OHWI, optional bias.
+    /// 2-D convolution: input NHWC, filter OHWI, optional bias; inputs 3 and 4, when present,
+    /// are int8 zero points of the plain-integer form (int32 sums, TOSA).
     Conv2D(Conv2D),
     /// 3-D convolution; inputs: input, filter, optional bias.
     Conv3D(Conv3D),
@@ -35,7 +36,8 @@ pub enum OpKind {
     /// `[k_d, k_h, k_w, out_c, in_c]`, input, optional bias. The padding is that of a
     /// convolution from the output back to the input.
     Conv3DTranspose(Conv3D),
-    /// Depthwise 2-D convolution: input NHWC, filter [1, H, W, C*multiplier], optional bias.
+    /// Depthwise 2-D convolution: input NHWC, filter [1, H, W, C*multiplier], optional bias;
+    /// optional int8 zero points as inputs 3 and 4 (the plain-integer form, as for Conv2D).
     DepthwiseConv2D(DepthwiseConv2D),
     /// Fully connected: input `[.., K]`, weights `[N, K]`, optional bias `[N]`.
     FullyConnected(FullyConnected),
@@ -86,7 +88,8 @@ pub enum OpKind {
     Quantize,
     /// Transposed convolution: input 0 output shape (int), 1 filter OHWI, 2 input NHWC, 3 bias.
     TransposeConv(TransposeConv),
-    /// Batched matrix product `x @ y` with broadcast batch dims.
+    /// Batched matrix product `x @ y` with broadcast batch dims; inputs 2 and 3, when present,
+    /// are int8 zero points of the plain-integer form (int8 x int8 to int32, TOSA MATMUL).
     BatchMatMul {
         /// Transpose the last two dims of x.
         adj_x: bool,

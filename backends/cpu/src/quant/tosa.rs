@@ -91,6 +91,92 @@ impl Rescale {
     }
 }
 
+/// Geometry of a plain-integer 2-D convolution (TOSA CONV2D / DEPTHWISE_CONV2D on int8 with
+/// zero points): NHWC image, OHWI filter (depthwise: `[1, KH, KW, C*M]`), int32 sums.
+#[derive(Clone, Copy, Debug)]
+pub struct IntConv {
+    /// Input dims `[n, h, w, c]`.
+    pub input: [usize; 4],
+    /// Output dims `[n, h, w, c]`.
+    pub output: [usize; 4],
+    /// Window height and width.
+    pub kernel: [usize; 2],
+    pub stride: [usize; 2],
+    pub dilation: [usize; 2],
+    /// Padding before the first row and column.
+    pub pad: [usize; 2],
+    /// Depthwise: output channel `o` reads input channel `o / multiplier`.
+    pub depthwise: bool,
+    pub x_zp: i32,
+    pub w_zp: i32,
+}
+
+impl IntConv {
+    /// `out = Σ (x - x_zp)(w - w_zp) + bias` over the in-bounds taps (padding adds nothing),
+    /// accumulated in 64 bits and kept as int32 (the specification requires the sum to fit).
+    pub fn run(&self, x: &[i8], w: &[i8], bias: Option<&[i32]>, out: &mut [i32]) {
+        let [n, ih, iw, ic] = self.input;
+        let [_, oh, ow, oc] = self.output;
+        let [kh, kw] = self.kernel;
+        let mult = if self.depthwise { (oc / ic.max(1)).max(1) } else { 1 };
+        for b in 0..n {
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    for o in 0..oc {
+                        let mut acc: i64 = bias.map_or(0, |bv| i64::from(bv[o]));
+                        for ky in 0..kh {
+                            let y = (oy * self.stride[0] + ky * self.dilation[0]) as isize - self.pad[0] as isize;
+                            if y < 0 || y as usize >= ih {
+                                continue;
+                            }
+                            for kx in 0..kw {
+                                let xx = (ox * self.stride[1] + kx * self.dilation[1]) as isize - self.pad[1] as isize;
+                                if xx < 0 || xx as usize >= iw {
+                                    continue;
+                                }
+                                let base = ((b * ih + y as usize) * iw + xx as usize) * ic;
+                                if self.depthwise {
+                                    let v = i64::from(x[base + o / mult]) - i64::from(self.x_zp);
+                                    let wv = i64::from(w[(ky * kw + kx) * oc + o]) - i64::from(self.w_zp);
+                                    acc += v * wv;
+                                } else {
+                                    let wbase = ((o * kh + ky) * kw + kx) * ic;
+                                    for c in 0..ic {
+                                        acc += (i64::from(x[base + c]) - i64::from(self.x_zp)) * (i64::from(w[wbase + c]) - i64::from(self.w_zp));
+                                    }
+                                }
+                            }
+                        }
+                        out[((b * oh + oy) * ow + ox) * oc + o] = acc as i32;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Plain-integer MATMUL: `[b, m, k] x [b, k, n] -> [b, m, n]` int32 sums of zero-point-corrected
+/// int8 products (`b` of either side may be 1 and is then shared).
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_int(a: &[i8], b: &[i8], batches: [usize; 2], m: usize, k: usize, n: usize, zps: [i32; 2], out: &mut [i32]) {
+    let nb = batches[0].max(batches[1]);
+    for bi in 0..nb {
+        let ab = if batches[0] == 1 { 0 } else { bi };
+        let bb = if batches[1] == 1 { 0 } else { bi };
+        for i in 0..m {
+            for j in 0..n {
+                let mut acc: i64 = 0;
+                for p in 0..k {
+                    let av = i64::from(a[(ab * m + i) * k + p]) - i64::from(zps[0]);
+                    let bv = i64::from(b[(bb * k + p) * n + j]) - i64::from(zps[1]);
+                    acc += av * bv;
+                }
+                out[(bi * m + i) * n + j] = acc as i32;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,6 +198,19 @@ mod tests {
         // -1.25: the second rounding moves toward zero by 2^30 first, -1 either way.
         assert_eq!(apply_scale_32(-v, m, 32, true), -1);
         assert_eq!(apply_scale_32(-7, m, 32, true), -2);
+    }
+
+    #[test]
+    fn zero_points_apply_to_taps_inside_the_image_only() {
+        // 1x2x2x1 image of 3s with zp 1 (value 2), 3x3 ones-filter with zp 0, pad 1: each
+        // output sees the 4 in-bounds taps: 4 * 2 = 8, plus bias 1.
+        let g = IntConv { input: [1, 2, 2, 1], output: [1, 2, 2, 1], kernel: [3, 3], stride: [1, 1], dilation: [1, 1], pad: [1, 1], depthwise: false, x_zp: 1, w_zp: 0 };
+        let mut out = vec![0; 4];
+        g.run(&[3; 4], &[1; 9], Some(&[1]), &mut out);
+        assert_eq!(out, vec![9; 4]);
+        let mut mm = vec![0; 1];
+        matmul_int(&[2, 3], &[4, 5], [1, 1], 1, 2, 1, [2, -1], &mut mm);
+        assert_eq!(mm, vec![(0 * 5) + (1 * 6)]);
     }
 
     #[test]

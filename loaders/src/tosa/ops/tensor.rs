@@ -12,9 +12,18 @@ use crate::generated::tosa;
 
 pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadError> {
     let ty = o.input_type(b, 0)?;
-    if !is_float(ty) {
-        return Err(o.unsupported(b, "integer tensor operators (zero points, int32 accumulators) are not mapped yet"));
+    let out_ty = b.tosa_type(o.outputs.first().copied().unwrap_or_default())?;
+    // Integer forms: int8 with zero points to int32 sums (the IR's plain-integer form), and
+    // MAX_POOL2D, which needs no arithmetic. int16 (int48 sums) and AVG_POOL2D's rounding divide
+    // are not mapped yet.
+    let int8_sums = ty == tosa::DType::INT8 && out_ty == tosa::DType::INT32 && matches!(o.kind, tosa::Op::CONV2D | tosa::Op::DEPTHWISE_CONV2D | tosa::Op::MATMUL);
+    let int_max = o.kind == tosa::Op::MAX_POOL2D && matches!(ty, tosa::DType::INT8 | tosa::DType::INT16);
+    if !is_float(ty) && !int8_sums && !int_max {
+        return Err(o.unsupported(b, "this integer form is not mapped yet (int8 with zero points to int32 is)"));
     }
+    let zps = |b: &BlockBuilder<'_, '_>, first: usize| -> Result<[Option<OperandId>; 2], LoadError> {
+        Ok(if int8_sums { [Some(o.input(b, first)?), Some(o.input(b, first + 1)?)] } else { [None, None] })
+    };
     match o.kind {
         tosa::Op::CONV2D => {
             let a = o.attr(b, o.t.attribute_as_conv_2d_attribute(), "Conv2dAttribute")?;
@@ -27,7 +36,9 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
             let bias = bias(b, o, wd[0])?;
             let kind = OpKind::Conv2D(Conv2D { padding: Padding::Explicit([pad[0], pad[1], pad[2], pad[3]]), stride: [stride[0], stride[1]], dilation: [dilation[0], dilation[1]], act: Activation::None });
             let out = o.output(b, 0)?;
-            b.emit(kind, &[Some(x), Some(w), bias], vec![out]);
+            let [xz, wz] = zps(b, 3)?;
+            let ins: Vec<Option<OperandId>> = if int8_sums { vec![Some(x), Some(w), bias, xz, wz] } else { vec![Some(x), Some(w), bias] };
+            b.emit(kind, &ins, vec![out]);
         }
         tosa::Op::DEPTHWISE_CONV2D => {
             let a = o.attr(b, o.t.attribute_as_depthwise_conv_2d_attribute(), "DepthwiseConv2dAttribute")?;
@@ -59,11 +70,15 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
                 act: Activation::None,
             });
             let out = o.output(b, 0)?;
-            b.emit(kind, &[Some(x), Some(w2), bias], vec![out]);
+            let [xz, wz] = zps(b, 3)?;
+            let ins: Vec<Option<OperandId>> = if int8_sums { vec![Some(x), Some(w2), bias, xz, wz] } else { vec![Some(x), Some(w2), bias] };
+            b.emit(kind, &ins, vec![out]);
         }
         tosa::Op::MATMUL => {
             let (x, y, out) = (o.input(b, 0)?, o.input(b, 1)?, o.output(b, 0)?);
-            b.emit_all(OpKind::BatchMatMul { adj_x: false, adj_y: false }, &[x, y], vec![out]);
+            let [xz, yz] = zps(b, 2)?;
+            let ins: Vec<Option<OperandId>> = if int8_sums { vec![Some(x), Some(y), xz, yz] } else { vec![Some(x), Some(y)] };
+            b.emit(OpKind::BatchMatMul { adj_x: false, adj_y: false }, &ins, vec![out]);
         }
         tosa::Op::MAX_POOL2D | tosa::Op::AVG_POOL2D => {
             let (kernel, stride, pad, kind) = if o.kind == tosa::Op::MAX_POOL2D {

@@ -1,0 +1,111 @@
+//! The plain-integer forms of CONV_2D, DEPTHWISE_CONV_2D and BATCH_MATMUL (TOSA's int8 ops with
+//! zero points as inputs 3 and 4, or 2 and 3 for the matmul): exact int32 sums, kernels in
+//! [`crate::quant::tosa`]. The families' `supports`/`build` hand these forms here.
+
+use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, Padding};
+
+use super::util::source;
+use crate::kernel::{built, Built};
+use crate::quant::tosa::{matmul_int, IntConv};
+
+/// Whether `id` is a plain-integer form: its zero-point inputs are present.
+pub(crate) fn is_int_form(ctx: &CompileCtx, id: OpId) -> bool {
+    let op = ctx.graph.op(id);
+    match op.kind {
+        OpKind::Conv2D(_) | OpKind::DepthwiseConv2D(_) => op.input(3).is_some() || op.input(4).is_some(),
+        OpKind::BatchMatMul { adj_x: false, adj_y: false } => op.input(2).is_some() || op.input(3).is_some(),
+        _ => false,
+    }
+}
+
+fn const_bytes(ctx: &CompileCtx, id: OpId, i: usize) -> Result<Vec<u8>, String> {
+    let op = ctx.graph.op(id);
+    let k = ctx.graph.operand(op.input(i).ok_or_else(|| format!("input {i} is absent"))?);
+    k.data.as_ref().map(|d| d.bytes().to_vec()).ok_or_else(|| format!("input {i} must be a constant"))
+}
+
+fn zp(ctx: &CompileCtx, id: OpId, i: usize) -> Result<i32, String> {
+    const_bytes(ctx, id, i)?.first().map(|&b| i32::from(b as i8)).ok_or_else(|| format!("zero point {i} is empty"))
+}
+
+/// Core checked the types; the kernels need a constant filter and an explicit or VALID padding.
+pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    let op = ctx.graph.op(id);
+    for &i in op.inputs.iter().flatten().chain(&op.outputs) {
+        if ctx.graph.operand(i).quant.is_quantized() {
+            return Err("the plain-integer form takes operands without quantization parameters".into());
+        }
+    }
+    match op.kind {
+        OpKind::BatchMatMul { .. } => Ok(()),
+        _ => {
+            let w = op.input(1).ok_or("input 1 (filter) is absent")?;
+            if !ctx.graph.operand(w).is_const() {
+                return Err("the filter must be a constant".into());
+            }
+            Ok(())
+        }
+    }
+}
+
+pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    supports(ctx, id)?;
+    let op = ctx.graph.op(id);
+    let x = op.input(0).ok_or("input 0 is absent")?;
+    let out = op.outputs[0];
+    if ctx.graph.operand(x).dtype != DType::I8 {
+        return Err("the plain-integer form takes int8".into());
+    }
+    if let OpKind::BatchMatMul { .. } = op.kind {
+        let y = op.input(1).ok_or("input 1 is absent")?;
+        let (xd, yd) = (ctx.dims(x).to_vec(), ctx.dims(y).to_vec());
+        if xd.len() != 3 || yd.len() != 3 || (xd[0] != yd[0] && xd[0] != 1 && yd[0] != 1) {
+            return Err(format!("the plain-integer matmul takes [b, m, k] x [b, k, n], got {xd:?} x {yd:?}"));
+        }
+        let zps = [zp(ctx, id, 2)?, zp(ctx, id, 3)?];
+        let (m, k, n) = (xd[1], xd[2], yd[2]);
+        let batches = [xd[0], yd[0]];
+        return Ok(built(vec![source(ctx, x), source(ctx, y)], move |ins, outs| {
+            matmul_int(cast::<i8>(ins[0].bytes)?, cast::<i8>(ins[1].bytes)?, batches, m, k, n, zps, cast_mut::<i32>(outs[0].bytes)?);
+            Ok(())
+        }));
+    }
+    let (padding, stride, dilation, depthwise) = match op.kind {
+        OpKind::Conv2D(p) => (p.padding, p.stride, p.dilation, false),
+        OpKind::DepthwiseConv2D(p) => (p.padding, p.stride, p.dilation, true),
+        _ => return Err("not a plain-integer form".into()),
+    };
+    let pad = match padding {
+        Padding::Explicit(p) => [p[0], p[2]],
+        Padding::Valid => [0, 0],
+        Padding::Same => return Err("the plain-integer form takes explicit padding".into()),
+    };
+    let w = op.input(1).ok_or("input 1 is absent")?;
+    let (xd, wd, od) = (ctx.dims(x).to_vec(), ctx.dims(w).to_vec(), ctx.dims(out).to_vec());
+    if xd.len() != 4 || wd.len() != 4 || od.len() != 4 || (!depthwise && wd[3] != xd[3]) {
+        return Err(format!("the plain-integer convolution takes NHWC {xd:?} and a matching filter {wd:?} (no groups)"));
+    }
+    let g = IntConv {
+        input: [xd[0], xd[1], xd[2], xd[3]],
+        output: [od[0], od[1], od[2], od[3]],
+        kernel: [wd[1], wd[2]],
+        stride,
+        dilation,
+        pad,
+        depthwise,
+        x_zp: zp(ctx, id, 3)?,
+        w_zp: zp(ctx, id, 4)?,
+    };
+    let weights: Vec<i8> = const_bytes(ctx, id, 1)?.into_iter().map(|b| b as i8).collect();
+    let bias: Option<Vec<i32>> = match op.input(2) {
+        Some(_) => Some(const_bytes(ctx, id, 2)?.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
+        None => None,
+    };
+    if bias.as_ref().is_some_and(|b| b.len() < od[3]) {
+        return Err("the bias needs one int32 per output channel".into());
+    }
+    Ok(built(vec![source(ctx, x)], move |ins, outs| {
+        g.run(cast::<i8>(ins[0].bytes)?, &weights, bias.as_deref(), cast_mut::<i32>(outs[0].bytes)?);
+        Ok(())
+    }))
+}
