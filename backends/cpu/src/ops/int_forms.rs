@@ -1,12 +1,14 @@
 //! The plain-integer forms of CONV_2D, DEPTHWISE_CONV_2D and BATCH_MATMUL (TOSA's int8 ops with
-//! zero points as inputs 3 and 4, or 2 and 3 for the matmul): exact int32 sums, kernels in
-//! [`crate::quant::tosa`]. The families' `supports`/`build` hand these forms here.
+//! zero points as inputs 3 and 4, or 2 and 3 for the matmul): exact int32 sums; and of 2-D
+//! pooling on int8/int16 without quantization parameters (average with zero points as inputs 1
+//! and 2). Kernels in [`crate::quant::tosa`]; the families' `supports`/`build` hand these forms
+//! here.
 
-use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, Padding};
+use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, Padding, PoolKind};
 
 use super::util::source;
 use crate::kernel::{built, Built};
-use crate::quant::tosa::{matmul_int, IntConv};
+use crate::quant::tosa::{matmul_int, IntConv, IntPool};
 
 /// Whether `id` is a plain-integer form: its zero-point inputs are present.
 pub(crate) fn is_int_form(ctx: &CompileCtx, id: OpId) -> bool {
@@ -14,6 +16,10 @@ pub(crate) fn is_int_form(ctx: &CompileCtx, id: OpId) -> bool {
     match op.kind {
         OpKind::Conv2D(_) | OpKind::DepthwiseConv2D(_) => op.input(3).is_some() || op.input(4).is_some(),
         OpKind::BatchMatMul { adj_x: false, adj_y: false } => op.input(2).is_some() || op.input(3).is_some(),
+        OpKind::Pool2D(p) => {
+            let x = op.input(0).map(|x| ctx.graph.operand(x));
+            matches!(p.kind, PoolKind::Max | PoolKind::Average) && x.is_some_and(|x| matches!(x.dtype, DType::I8 | DType::I16) && !x.quant.is_quantized())
+        }
         _ => false,
     }
 }
@@ -38,6 +44,16 @@ pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     }
     match op.kind {
         OpKind::BatchMatMul { .. } => Ok(()),
+        OpKind::Pool2D(p) => {
+            let t = ctx.graph.operand(op.input(0).ok_or("input 0 is absent")?).dtype;
+            if p.kind == PoolKind::Average && t != DType::I8 {
+                return Err(format!("plain-integer average pooling takes int8, not {t}"));
+            }
+            if p.act != nnrt_core::Activation::None {
+                return Err("plain-integer pooling takes no fused activation".into());
+            }
+            Ok(())
+        }
         _ => {
             let w = op.input(1).ok_or("input 1 (filter) is absent")?;
             if !ctx.graph.operand(w).is_const() {
@@ -53,6 +69,29 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
     let out = op.outputs[0];
+    if let OpKind::Pool2D(p) = op.kind {
+        let (xd, od) = (ctx.dims(x).to_vec(), ctx.dims(out).to_vec());
+        let pad = match p.padding {
+            Padding::Explicit(q) => [q[0], q[2]],
+            Padding::Valid => [0, 0],
+            Padding::Same => return Err("plain-integer pooling takes explicit padding".into()),
+        };
+        if xd.len() != 4 || od.len() != 4 {
+            return Err("pooling takes NHWC".into());
+        }
+        let zp_or_0 = |i: usize| if op.input(i).is_some() { zp(ctx, id, i).map(i64::from) } else { Ok(0) };
+        let average = if p.kind == PoolKind::Average { Some([zp_or_0(1)?, zp_or_0(2)?]) } else { None };
+        let g = IntPool { input: [xd[0], xd[1], xd[2], xd[3]], output: [od[0], od[1], od[2], od[3]], kernel: p.filter, stride: p.stride, pad, average };
+        let t = ctx.graph.operand(x).dtype;
+        return Ok(built(vec![source(ctx, x)], move |ins, outs| {
+            if t == DType::I8 {
+                g.run(cast::<i8>(ins[0].bytes)?, cast_mut::<i8>(outs[0].bytes)?);
+            } else {
+                g.run(cast::<i16>(ins[0].bytes)?, cast_mut::<i16>(outs[0].bytes)?);
+            }
+            Ok(())
+        }));
+    }
     if ctx.graph.operand(x).dtype != DType::I8 {
         return Err("the plain-integer form takes int8".into());
     }

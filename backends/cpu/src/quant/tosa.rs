@@ -177,6 +177,72 @@ pub fn matmul_int(a: &[i8], b: &[i8], batches: [usize; 2], m: usize, k: usize, n
     }
 }
 
+/// The specification's `reciprocal_scale`: a multiplier and shift that divide by `count`
+/// (`count` >= 1) through [`apply_scale_32`].
+pub fn reciprocal_scale(count: u32) -> (i32, u32) {
+    let k = 32 - (count - 1).leading_zeros(); // (1 << k) / 2 < count <= 1 << k
+    let numerator = ((1i64 << 30) + 1) << k;
+    ((numerator / i64::from(count)) as i32, 30 + k)
+}
+
+/// Plain-integer 2-D pooling over NHWC int8/int16 (TOSA): the maximum of the in-bounds taps,
+/// or (`zps` given, int8) their zero-point-corrected sum divided by their count with
+/// [`reciprocal_scale`], plus the output zero point, clipped.
+#[derive(Clone, Copy, Debug)]
+pub struct IntPool {
+    pub input: [usize; 4],
+    pub output: [usize; 4],
+    pub kernel: [usize; 2],
+    pub stride: [usize; 2],
+    pub pad: [usize; 2],
+    /// Average with (input, output) zero points; `None` for the maximum.
+    pub average: Option<[i64; 2]>,
+}
+
+impl IntPool {
+    pub fn run<T: Lane>(&self, x: &[T], out: &mut [T]) {
+        let [n, ih, iw, c] = self.input;
+        let [_, oh, ow, _] = self.output;
+        for b in 0..n {
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    for ch in 0..c {
+                        let (mut acc, mut max, mut count) = (0i64, i64::MIN, 0u32);
+                        for ky in 0..self.kernel[0] {
+                            let y = (oy * self.stride[0] + ky) as isize - self.pad[0] as isize;
+                            if y < 0 || y as usize >= ih {
+                                continue;
+                            }
+                            for kx in 0..self.kernel[1] {
+                                let xx = (ox * self.stride[1] + kx) as isize - self.pad[1] as isize;
+                                if xx < 0 || xx as usize >= iw {
+                                    continue;
+                                }
+                                let v = x[((b * ih + y as usize) * iw + xx as usize) * c + ch].widen(false);
+                                count += 1;
+                                acc += v;
+                                max = max.max(v);
+                            }
+                        }
+                        let r = match self.average {
+                            None => if count == 0 { 0 } else { max },
+                            Some([in_zp, out_zp]) => {
+                                if count == 0 {
+                                    out_zp
+                                } else {
+                                    let (m, s) = reciprocal_scale(count);
+                                    apply_scale_32(acc - in_zp * i64::from(count), m, s, false) + out_zp
+                                }
+                            }
+                        };
+                        out[((b * oh + oy) * ow + ox) * c + ch] = T::narrow(r, false);
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,6 +277,15 @@ mod tests {
         let mut mm = vec![0; 1];
         matmul_int(&[2, 3], &[4, 5], [1, 1], 1, 2, 1, [2, -1], &mut mm);
         assert_eq!(mm, vec![(0 * 5) + (1 * 6)]);
+    }
+
+    #[test]
+    fn average_divides_with_the_reciprocal_scale() {
+        // 3 taps of sum 4 -> 1.333 -> 1; sum 5 -> 1.667 -> 2; exact quotients stay exact.
+        for (sum, count, want) in [(4i64, 3u32, 1i64), (5, 3, 2), (9, 9, 1), (-5, 3, -2), (18, 4, 5)] {
+            let (m, s) = reciprocal_scale(count);
+            assert_eq!(apply_scale_32(sum, m, s, false), want, "{sum}/{count}");
+        }
     }
 
     #[test]

@@ -14,11 +14,12 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
     let ty = o.input_type(b, 0)?;
     let out_ty = b.tosa_type(o.outputs.first().copied().unwrap_or_default())?;
     // Integer forms: int8 with zero points to int32 sums (the IR's plain-integer form), and
-    // MAX_POOL2D, which needs no arithmetic. int16 (int48 sums) and AVG_POOL2D's rounding divide
-    // are not mapped yet.
+    // integer pooling (MAX_POOL2D; AVG_POOL2D on int8 with zero points). int16 convolutions
+    // (int48 sums) are not mapped yet.
     let int8_sums = ty == tosa::DType::INT8 && out_ty == tosa::DType::INT32 && matches!(o.kind, tosa::Op::CONV2D | tosa::Op::DEPTHWISE_CONV2D | tosa::Op::MATMUL);
     let int_max = o.kind == tosa::Op::MAX_POOL2D && matches!(ty, tosa::DType::INT8 | tosa::DType::INT16);
-    if !is_float(ty) && !int8_sums && !int_max {
+    let int_avg = o.kind == tosa::Op::AVG_POOL2D && ty == tosa::DType::INT8;
+    if !is_float(ty) && !int8_sums && !int_max && !int_avg {
         return Err(o.unsupported(b, "this integer form is not mapped yet (int8 with zero points to int32 is)"));
     }
     let zps = |b: &BlockBuilder<'_, '_>, first: usize| -> Result<[Option<OperandId>; 2], LoadError> {
@@ -93,7 +94,13 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
             // count of in-bounds cells (the spec's `count`), as nnrt's Average does.
             let kind = OpKind::Pool2D(Pool2D { kind, padding: Padding::Explicit([p[0], p[1], p[2], p[3]]), stride: [s[0], s[1]], filter: [k[0], k[1]], act: Activation::None });
             let (x, out) = (o.input(b, 0)?, o.output(b, 0)?);
-            b.emit_all(kind, &[x], vec![out]);
+            if int_avg {
+                // Zero points as inputs 1 and 2: the IR's plain-integer average.
+                let (iz, oz) = (o.input(b, 1)?, o.input(b, 2)?);
+                b.emit_all(kind, &[x, iz, oz], vec![out]);
+            } else {
+                b.emit_all(kind, &[x], vec![out]);
+            }
         }
         _ => return Err(o.unsupported(b, "")),
     }
