@@ -190,6 +190,11 @@ pub enum OpKind {
     ReverseV2,
     /// Converts each element to the output's type.
     Cast,
+    /// TOSA MUL on plain integers (inputs a, b, shift; a and b broadcast): int8 / int16
+    /// operands give their int32 products; int32 operands give `(a * b + 2^(shift-1)) >> shift`
+    /// computed in 64 bits, or the low 32 bits of the product when the shift is 0. The shift
+    /// is one constant int8 in 0..=63 (0 unless int32).
+    IntMul,
     /// Integer rescaling with TOSA RESCALE's exact arithmetic (`apply_scale_32` /
     /// `apply_scale_16`): inputs x, multiplier (int32, or int16 without `scale32`), shift (int8),
     /// input zero point, output zero point; the last four are constants, one value each or one
@@ -352,7 +357,7 @@ impl OpKind {
             OpKind::Fill | OpKind::Range | OpKind::Shape | OpKind::Rank | OpKind::ZerosLike | OpKind::OnesLike | OpKind::OneHot { .. } => {
                 Family::Generate
             }
-            OpKind::AddN | OpKind::Atan2 | OpKind::Bitwise(_) | OpKind::Bucketize { .. } | OpKind::BroadcastTo | OpKind::BroadcastArgs => {
+            OpKind::AddN | OpKind::IntMul | OpKind::Atan2 | OpKind::Bitwise(_) | OpKind::Bucketize { .. } | OpKind::BroadcastTo | OpKind::BroadcastArgs => {
                 Family::Arith
             }
             OpKind::ScatterNd | OpKind::SparseToDense { .. } | OpKind::DynamicUpdateSlice => Family::Scatter,

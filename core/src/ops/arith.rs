@@ -1,5 +1,6 @@
 //! Element-wise and broadcasting builtins added after the first op set: ADD_N, ATAN2,
-//! BITWISE_XOR / RIGHT_SHIFT, BUCKETIZE, BROADCAST_TO, BROADCAST_ARGS.
+//! BITWISE_XOR / RIGHT_SHIFT, BUCKETIZE, BROADCAST_TO, BROADCAST_ARGS, and TOSA's integer MUL
+//! with a shift (`IntMul`).
 
 use super::Shapes::One;
 use super::{fixed, spec, Spec};
@@ -33,6 +34,7 @@ pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
         OpKind::AddN => spec("AddN", 2, None, Some(1), One(add_n)),
         OpKind::Atan2 => fixed("Atan2", 2, 1, One(atan2)),
+        OpKind::IntMul => fixed("IntMul", 3, 1, One(int_mul)),
         OpKind::Bitwise(BitwiseOp::Xor) => fixed("BitwiseXor", 2, 1, One(bitwise)),
         OpKind::Bitwise(BitwiseOp::RightShift) => fixed("RightShift", 2, 1, One(bitwise)),
         OpKind::Bucketize { .. } => fixed("Bucketize", 1, 1, One(bucketize)),
@@ -49,6 +51,29 @@ pub(super) fn out_like(cx: &Cx, i: usize) -> Result<DType, CompileError> {
         return Err(cx.out_err(0, format!("has type {} but input {i} has {t}", cx.out_dtype(0)?)));
     }
     Ok(t)
+}
+
+/// IntMul: int8 / int16 / int32 operands of one type without quantization, an int32 output
+/// and a constant int8 shift in 0..=63 (0 unless the operands are int32).
+fn int_mul(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let t = cx.expect_dtype(LHS, &[DType::I8, DType::I16, DType::I32])?;
+    if cx.dtype(RHS)? != t {
+        return Err(cx.input_err(RHS, format!("has type {} but input 0 has {t}; both must match", cx.dtype(RHS)?)));
+    }
+    for i in [LHS, RHS] {
+        if cx.g.operand(cx.input_id(i)?).quant.is_quantized() {
+            return Err(cx.input_err(i, "is quantized; IntMul takes plain integers"));
+        }
+    }
+    cx.expect_out_dtype(0, DType::I32)?;
+    cx.expect_dtype(2, &[DType::I8])?;
+    let (_, shift) = cx.value_bytes(2)?;
+    let [s] = shift else { return Err(cx.input_err(2, "the shift is one int8 element")) };
+    let s = *s as i8;
+    if !(0..=63).contains(&s) || (t != DType::I32 && s != 0) {
+        return Err(cx.input_err(2, format!("shift {s} must be in 0..=63, and 0 unless the operands are int32")));
+    }
+    cx.broadcast(cx.input(LHS)?, cx.input(RHS)?)
 }
 
 /// ADD_N: two or more float32 / int32 tensors of one shape (no broadcasting, as TFLite).

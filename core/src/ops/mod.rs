@@ -232,6 +232,7 @@ mod tests {
             OpKind::Cast,
             OpKind::Quantize,
             OpKind::Dequantize,
+            OpKind::IntMul,
             OpKind::Rescale(Rescale { scale32: true, double_round: true, per_channel: false, input_unsigned: false, output_unsigned: false }),
             OpKind::FakeQuant { min: 0.0, max: 1.0, num_bits: 8, narrow_range: false },
             OpKind::Softmax { beta: 1.0 },

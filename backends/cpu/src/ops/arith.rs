@@ -5,7 +5,8 @@
 use nnrt_core::{cast, cast_mut, BitwiseOp, CompileCtx, DType, OpId, OpKind, TensorRef};
 
 use super::movement::by_size;
-use super::util::{sources};
+use super::util::{source, sources};
+use crate::quant::tosa::int_mul;
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::arith::{add_n, atan2, bitwise, bucketize, fake_quant, local_response_norm};
@@ -52,6 +53,22 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             }
             Ok(())
         })),
+        OpKind::IntMul => {
+            let shift_id = op.input(2).ok_or("input 2 (shift) is absent")?;
+            let shift = ctx.graph.operand(shift_id).data.as_ref().and_then(|d| d.bytes().first().copied()).ok_or("the shift must be one constant int8")?;
+            let shift = u32::from((shift as i8).clamp(0, 63) as u8);
+            let (a, b) = (op.input(0).ok_or("input 0 is absent")?, op.input(1).ok_or("input 1 is absent")?);
+            Ok(built(vec![source(ctx, a), source(ctx, b)], move |ins, outs| {
+                let (od, out) = (outs[0].dims.to_vec(), cast_mut::<i32>(outs[0].bytes)?);
+                match dtype {
+                    DType::I8 => int_mul(cast::<i8>(ins[0].bytes)?, ins[0].dims, cast::<i8>(ins[1].bytes)?, ins[1].dims, shift, out, &od),
+                    DType::I16 => int_mul(cast::<i16>(ins[0].bytes)?, ins[0].dims, cast::<i16>(ins[1].bytes)?, ins[1].dims, shift, out, &od),
+                    DType::I32 => int_mul(cast::<i32>(ins[0].bytes)?, ins[0].dims, cast::<i32>(ins[1].bytes)?, ins[1].dims, shift, out, &od),
+                    other => return Err(format!("IntMul of {other} is not supported")),
+                }
+                Ok(())
+            }))
+        }
         OpKind::Atan2 => Ok(built(ins, |ins, outs| {
             atan2(cast::<f32>(ins[0].bytes)?, cast::<f32>(ins[1].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
             Ok(())
@@ -133,5 +150,5 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
-    r.ops(&["AddN", "Atan2", "BitwiseXor", "RightShift", "Bucketize", "FakeQuant", "LocalResponseNormalization", "BroadcastTo", "BroadcastArgs"], supports, build);
+    r.ops(&["AddN", "IntMul", "Atan2", "BitwiseXor", "RightShift", "Bucketize", "FakeQuant", "LocalResponseNormalization", "BroadcastTo", "BroadcastArgs"], supports, build);
 }

@@ -243,6 +243,38 @@ impl IntPool {
     }
 }
 
+/// TOSA MUL on integers with NumPy broadcasting: products widened to 64 bits, rounded right by
+/// `shift` when it is positive (int32 operands), kept as their low 32 bits otherwise.
+pub fn int_mul<T: Lane>(a: &[T], a_dims: &[usize], b: &[T], b_dims: &[usize], shift: u32, out: &mut [i32], out_dims: &[usize]) {
+    let rank = out_dims.len();
+    // Strides of a and b over the output's dims (0 where they broadcast).
+    let strides = |dims: &[usize]| -> Vec<usize> {
+        let mut st = vec![0; rank];
+        let off = rank - dims.len();
+        let mut acc = 1;
+        for d in (0..dims.len()).rev() {
+            st[off + d] = if dims[d] == 1 { 0 } else { acc };
+            acc *= dims[d];
+        }
+        st
+    };
+    let (sa, sb) = (strides(a_dims), strides(b_dims));
+    let mut idx = vec![0usize; rank];
+    for o in out.iter_mut() {
+        let ia: usize = idx.iter().zip(&sa).map(|(i, s)| i * s).sum();
+        let ib: usize = idx.iter().zip(&sb).map(|(i, s)| i * s).sum();
+        let p = a[ia].widen(false) * b[ib].widen(false);
+        *o = if shift > 0 { ((p + (1i64 << (shift - 1))) >> shift) as i32 } else { p as i32 };
+        for d in (0..rank).rev() {
+            idx[d] += 1;
+            if idx[d] < out_dims[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,6 +318,17 @@ mod tests {
             let (m, s) = reciprocal_scale(count);
             assert_eq!(apply_scale_32(sum, m, s, false), want, "{sum}/{count}");
         }
+    }
+
+    #[test]
+    fn products_round_right_by_the_shift_and_broadcast() {
+        let mut out = vec![0; 4];
+        // [2,2] * [1,2] >> 2 with rounding: 15 -> 3.75 -> 4; -3 -> -0.75 -> -1; 35 -> 8.75 -> 9; 0.
+        int_mul(&[3i32, -3, 7, 0], &[2, 2], &[5, 1], &[1, 2], 2, &mut out, &[2, 2]);
+        assert_eq!(out, vec![4, -1, 9, 0]);
+        let mut wide = vec![0; 2];
+        int_mul(&[-128i8, 127], &[2], &[-128i8], &[1], 0, &mut wide, &[2]);
+        assert_eq!(wide, vec![16384, -16256]);
     }
 
     #[test]

@@ -15,14 +15,17 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
     match o.kind {
         T::ADD | T::SUB | T::MAXIMUM | T::MINIMUM | T::POW | T::MUL => {
             let (x, y, out) = (o.input(b, 0)?, o.input(b, 1)?, o.output(b, 0)?);
-            if b.dtype(x) != b.dtype(out) {
-                return Err(o.unsupported(b, "an integer product widened to int32 is not mapped yet"));
-            }
             if o.kind == T::MUL && !is_float(o.input_type(b, 0)?) {
+                // Integer MUL: widening products and the rounding shift (IntMul).
                 let shift = o.input(b, 2)?;
-                if b.const_bytes(shift).map_or(true, |s| s.iter().any(|&v| v != 0)) {
-                    return Err(o.unsupported(b, "MUL with a non-zero shift is not mapped yet"));
+                if b.const_bytes(shift).is_none() {
+                    return Err(o.unsupported(b, "MUL with a shift computed at run time is not mapped"));
                 }
+                b.emit_all(OpKind::IntMul, &[x, y, shift], vec![out]);
+                return Ok(());
+            }
+            if b.dtype(x) != b.dtype(out) {
+                return Err(b.err(format!("{} has {} operands and a {} result", o.name(), b.dtype(x), b.dtype(out))));
             }
             if o.kind == T::POW && !is_float(o.input_type(b, 0)?) {
                 return Err(o.unsupported(b, ""));
