@@ -195,6 +195,10 @@ pub enum OpKind {
     /// computed in 64 bits, or the low 32 bits of the product when the shift is 0. The shift
     /// is one constant int8 in 0..=63 (0 unless int32).
     IntMul,
+    /// TOSA TABLE (inputs x, constant table): int8 x reads `table[x + 128]` of 256 int8
+    /// entries; int16 x gives an int32 interpolated between two of 513 int16 entries
+    /// (`(table[i] << 7) + (table[i + 1] - table[i]) * (x & 0x7f)`, `i = (x + 32768) >> 7`).
+    Table,
     /// Integer rescaling with TOSA RESCALE's exact arithmetic (`apply_scale_32` /
     /// `apply_scale_16`): inputs x, multiplier (int32, or int16 without `scale32`), shift (int8),
     /// input zero point, output zero point; the last four are constants, one value each or one
@@ -357,7 +361,7 @@ impl OpKind {
             OpKind::Fill | OpKind::Range | OpKind::Shape | OpKind::Rank | OpKind::ZerosLike | OpKind::OnesLike | OpKind::OneHot { .. } => {
                 Family::Generate
             }
-            OpKind::AddN | OpKind::IntMul | OpKind::Atan2 | OpKind::Bitwise(_) | OpKind::Bucketize { .. } | OpKind::BroadcastTo | OpKind::BroadcastArgs => {
+            OpKind::AddN | OpKind::IntMul | OpKind::Table | OpKind::Atan2 | OpKind::Bitwise(_) | OpKind::Bucketize { .. } | OpKind::BroadcastTo | OpKind::BroadcastArgs => {
                 Family::Arith
             }
             OpKind::ScatterNd | OpKind::SparseToDense { .. } | OpKind::DynamicUpdateSlice => Family::Scatter,

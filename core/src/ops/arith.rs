@@ -1,6 +1,6 @@
 //! Element-wise and broadcasting builtins added after the first op set: ADD_N, ATAN2,
 //! BITWISE_XOR / RIGHT_SHIFT, BUCKETIZE, BROADCAST_TO, BROADCAST_ARGS, and TOSA's integer MUL
-//! with a shift (`IntMul`).
+//! with a shift (`IntMul`) and TABLE.
 
 use super::Shapes::One;
 use super::{fixed, spec, Spec};
@@ -35,6 +35,7 @@ pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
         OpKind::AddN => spec("AddN", 2, None, Some(1), One(add_n)),
         OpKind::Atan2 => fixed("Atan2", 2, 1, One(atan2)),
         OpKind::IntMul => fixed("IntMul", 3, 1, One(int_mul)),
+        OpKind::Table => fixed("Table", 2, 1, One(table)),
         OpKind::Bitwise(BitwiseOp::Xor) => fixed("BitwiseXor", 2, 1, One(bitwise)),
         OpKind::Bitwise(BitwiseOp::RightShift) => fixed("RightShift", 2, 1, One(bitwise)),
         OpKind::Bucketize { .. } => fixed("Bucketize", 1, 1, One(bucketize)),
@@ -74,6 +75,20 @@ fn int_mul(cx: &Cx) -> Result<Vec<usize>, CompileError> {
         return Err(cx.input_err(2, format!("shift {s} must be in 0..=63, and 0 unless the operands are int32")));
     }
     cx.broadcast(cx.input(LHS)?, cx.input(RHS)?)
+}
+
+/// TABLE: int8 x with 256 int8 entries to int8, or int16 x with 513 int16 entries to int32;
+/// the table is a constant.
+fn table(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let t = cx.expect_dtype(INPUT, &[DType::I8, DType::I16])?;
+    cx.expect_dtype(1, &[t])?;
+    let (want_len, out) = if t == DType::I8 { (256, DType::I8) } else { (513, DType::I16) };
+    cx.expect_out_dtype(0, if out == DType::I8 { DType::I8 } else { DType::I32 })?;
+    let (_, bytes) = cx.value_bytes(1)?;
+    if bytes.len() != want_len * t.size() {
+        return Err(cx.input_err(1, format!("a {t} table has {want_len} entries")));
+    }
+    Ok(cx.input(INPUT)?.to_vec())
 }
 
 /// ADD_N: two or more float32 / int32 tensors of one shape (no broadcasting, as TFLite).

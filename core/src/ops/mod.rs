@@ -233,6 +233,7 @@ mod tests {
             OpKind::Quantize,
             OpKind::Dequantize,
             OpKind::IntMul,
+            OpKind::Table,
             OpKind::Rescale(Rescale { scale32: true, double_round: true, per_channel: false, input_unsigned: false, output_unsigned: false }),
             OpKind::FakeQuant { min: 0.0, max: 1.0, num_bits: 8, narrow_range: false },
             OpKind::Softmax { beta: 1.0 },

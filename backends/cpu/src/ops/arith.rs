@@ -6,7 +6,7 @@ use nnrt_core::{cast, cast_mut, BitwiseOp, CompileCtx, DType, OpId, OpKind, Tens
 
 use super::movement::by_size;
 use super::util::{source, sources};
-use crate::quant::tosa::int_mul;
+use crate::quant::tosa::{int_mul, table_i16, table_i8};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::arith::{add_n, atan2, bitwise, bucketize, fake_quant, local_response_norm};
@@ -65,6 +65,27 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                     DType::I16 => int_mul(cast::<i16>(ins[0].bytes)?, ins[0].dims, cast::<i16>(ins[1].bytes)?, ins[1].dims, shift, out, &od),
                     DType::I32 => int_mul(cast::<i32>(ins[0].bytes)?, ins[0].dims, cast::<i32>(ins[1].bytes)?, ins[1].dims, shift, out, &od),
                     other => return Err(format!("IntMul of {other} is not supported")),
+                }
+                Ok(())
+            }))
+        }
+        OpKind::Table => {
+            let t = op.input(1).ok_or("input 1 (table) is absent")?;
+            let bytes = ctx.graph.operand(t).data.as_ref().map(|d| d.bytes().to_vec()).ok_or("the table must be a constant")?;
+            let x = op.input(0).ok_or("input 0 is absent")?;
+            let (t8, t16): (Vec<i8>, Vec<i16>) = if dtype == DType::I8 {
+                (bytes.iter().map(|&b| b as i8).collect(), Vec::new())
+            } else {
+                (Vec::new(), bytes.chunks_exact(2).map(|c| i16::from_le_bytes([c[0], c[1]])).collect())
+            };
+            if (dtype == DType::I8 && t8.len() != 256) || (dtype == DType::I16 && t16.len() != 513) {
+                return Err("the table has the wrong length".into());
+            }
+            Ok(built(vec![source(ctx, x)], move |ins, outs| {
+                match dtype {
+                    DType::I8 => table_i8(cast::<i8>(ins[0].bytes)?, &t8, cast_mut::<i8>(outs[0].bytes)?),
+                    DType::I16 => table_i16(cast::<i16>(ins[0].bytes)?, &t16, cast_mut::<i32>(outs[0].bytes)?),
+                    other => return Err(format!("TABLE of {other} is not supported")),
                 }
                 Ok(())
             }))
@@ -150,5 +171,5 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
-    r.ops(&["AddN", "IntMul", "Atan2", "BitwiseXor", "RightShift", "Bucketize", "FakeQuant", "LocalResponseNormalization", "BroadcastTo", "BroadcastArgs"], supports, build);
+    r.ops(&["AddN", "IntMul", "Table", "Atan2", "BitwiseXor", "RightShift", "Bucketize", "FakeQuant", "LocalResponseNormalization", "BroadcastTo", "BroadcastArgs"], supports, build);
 }

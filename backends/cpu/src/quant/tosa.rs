@@ -275,6 +275,25 @@ pub fn int_mul<T: Lane>(a: &[T], a_dims: &[usize], b: &[T], b_dims: &[usize], sh
     }
 }
 
+/// TABLE on int8: `table[x + 128]`.
+pub fn table_i8(x: &[i8], table: &[i8], out: &mut [i8]) {
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = table[(i32::from(v) + 128) as usize];
+    }
+}
+
+/// TABLE on int16: the entry below `x` (every 128 values) shifted left by 7 plus the slope to
+/// the next entry times the low 7 bits of `x`, as int32.
+pub fn table_i16(x: &[i16], table: &[i16], out: &mut [i32]) {
+    for (o, &v) in out.iter_mut().zip(x) {
+        let index = ((i32::from(v) + 32768) >> 7) as usize;
+        let fraction = i32::from(v) & 0x7f;
+        let base = i32::from(table[index]);
+        let next = i32::from(table[index + 1]);
+        *o = (base << 7) + (next - base) * fraction;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -329,6 +348,19 @@ mod tests {
         let mut wide = vec![0; 2];
         int_mul(&[-128i8, 127], &[2], &[-128i8], &[1], 0, &mut wide, &[2]);
         assert_eq!(wide, vec![16384, -16256]);
+    }
+
+    #[test]
+    fn tables_index_and_interpolate() {
+        let t8: Vec<i8> = (0..256).map(|i| (i - 128) as i8).collect();
+        let mut o8 = vec![0i8; 2];
+        table_i8(&[-128, 127], &t8, &mut o8);
+        assert_eq!(o8, vec![-128, 127]);
+        let t16: Vec<i16> = (0..513).map(|i| i as i16).collect();
+        let mut o16 = vec![0i32; 2];
+        // -32768 -> index 0, fraction 0; -32768 + 64 -> index 0, fraction 64: 0 + 1 * 64.
+        table_i16(&[-32768, -32704], &t16, &mut o16);
+        assert_eq!(o16, vec![0, 64]);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Integer-only operators onto nnrt's integer IR ops: RESCALE as `Rescale` (the
 //! specification's `apply_scale_32` / `apply_scale_16`, per channel, zero points as operands,
-//! unsigned int8/int16 flags).
+//! unsigned int8/int16 flags) and TABLE as `Table`.
 
 use nnrt_core::{LoadError, OpKind, Rescale};
 
@@ -31,6 +31,14 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
             let ins = (0..5).map(|i| o.input(b, i)).collect::<Result<Vec<_>, _>>()?;
             let out = o.output(b, 0)?;
             b.emit_all(kind, &ins, vec![out]);
+            Ok(())
+        }
+        tosa::Op::TABLE => {
+            let (x, t, out) = (o.input(b, 0)?, o.input(b, 1)?, o.output(b, 0)?);
+            if !matches!(o.input_type(b, 0)?, tosa::DType::INT8 | tosa::DType::INT16) || b.const_bytes(t).is_none() {
+                return Err(o.unsupported(b, "TABLE takes int8 or int16 with a constant table"));
+            }
+            b.emit_all(OpKind::Table, &[x, t], vec![out]);
             Ok(())
         }
         _ => Err(o.unsupported(b, "")),
