@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-pub use crate::ops::arith::BitwiseOp;
+pub use crate::ops::arith::{BitwiseOp, IntBitsOp};
 pub use crate::ops::conv::{Conv2D, Conv3D, DepthwiseConv2D, Padding, TransposeConv};
 pub use crate::ops::convert::Rescale;
 pub use crate::ops::data::MirrorMode;
@@ -195,6 +195,10 @@ pub enum OpKind {
     /// computed in 64 bits, or the low 32 bits of the product when the shift is 0. The shift
     /// is one constant int8 in 0..=63 (0 unless int32).
     IntMul,
+    /// TOSA's integer bit ops on plain int8 / int16 / int32 (one type in and out):
+    /// LOGICAL_LEFT_SHIFT, ARITHMETIC_RIGHT_SHIFT (with its optional rounding) on two
+    /// broadcast inputs, CLZ (int32) on one.
+    IntBits(IntBitsOp),
     /// TOSA TABLE (inputs x, constant table): int8 x reads `table[x + 128]` of 256 int8
     /// entries; int16 x gives an int32 interpolated between two of 513 int16 entries
     /// (`(table[i] << 7) + (table[i + 1] - table[i]) * (x & 0x7f)`, `i = (x + 32768) >> 7`).
@@ -361,7 +365,7 @@ impl OpKind {
             OpKind::Fill | OpKind::Range | OpKind::Shape | OpKind::Rank | OpKind::ZerosLike | OpKind::OnesLike | OpKind::OneHot { .. } => {
                 Family::Generate
             }
-            OpKind::AddN | OpKind::IntMul | OpKind::Table | OpKind::Atan2 | OpKind::Bitwise(_) | OpKind::Bucketize { .. } | OpKind::BroadcastTo | OpKind::BroadcastArgs => {
+            OpKind::AddN | OpKind::IntMul | OpKind::IntBits(_) | OpKind::Table | OpKind::Atan2 | OpKind::Bitwise(_) | OpKind::Bucketize { .. } | OpKind::BroadcastTo | OpKind::BroadcastArgs => {
                 Family::Arith
             }
             OpKind::ScatterNd | OpKind::SparseToDense { .. } | OpKind::DynamicUpdateSlice => Family::Scatter,

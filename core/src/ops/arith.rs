@@ -29,6 +29,20 @@ pub enum BitwiseOp {
     RightShift,
 }
 
+/// TOSA's integer bit ops ([`OpKind::IntBits`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IntBitsOp {
+    /// a << b (b in 0..bits), the low bits kept.
+    LeftShift,
+    /// a >> b, arithmetic; with `round`, plus the last bit shifted out.
+    RightShift {
+        /// Round to nearest (half up) instead of flooring.
+        round: bool,
+    },
+    /// Leading zero bits of an int32 (32 for 0).
+    Clz,
+}
+
 /// The family's ops: the name, arity and shape rule of each.
 pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
@@ -36,6 +50,9 @@ pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
         OpKind::Atan2 => fixed("Atan2", 2, 1, One(atan2)),
         OpKind::IntMul => fixed("IntMul", 3, 1, One(int_mul)),
         OpKind::Table => fixed("Table", 2, 1, One(table)),
+        OpKind::IntBits(IntBitsOp::LeftShift) => fixed("IntLeftShift", 2, 1, One(int_bits)),
+        OpKind::IntBits(IntBitsOp::RightShift { .. }) => fixed("IntRightShift", 2, 1, One(int_bits)),
+        OpKind::IntBits(IntBitsOp::Clz) => fixed("Clz", 1, 1, One(int_bits)),
         OpKind::Bitwise(BitwiseOp::Xor) => fixed("BitwiseXor", 2, 1, One(bitwise)),
         OpKind::Bitwise(BitwiseOp::RightShift) => fixed("RightShift", 2, 1, One(bitwise)),
         OpKind::Bucketize { .. } => fixed("Bucketize", 1, 1, One(bucketize)),
@@ -73,6 +90,22 @@ fn int_mul(cx: &Cx) -> Result<Vec<usize>, CompileError> {
     let s = *s as i8;
     if !(0..=63).contains(&s) || (t != DType::I32 && s != 0) {
         return Err(cx.input_err(2, format!("shift {s} must be in 0..=63, and 0 unless the operands are int32")));
+    }
+    cx.broadcast(cx.input(LHS)?, cx.input(RHS)?)
+}
+
+/// IntBits: plain int8 / int16 / int32 of one type (CLZ: int32), shifts broadcast.
+fn int_bits(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let clz = cx.op.kind == OpKind::IntBits(IntBitsOp::Clz);
+    let t = cx.expect_dtype(LHS, if clz { &[DType::I32] } else { &[DType::I8, DType::I16, DType::I32] })?;
+    for i in 0..cx.op.inputs.len() {
+        if cx.dtype(i)? != t || cx.g.operand(cx.input_id(i)?).quant.is_quantized() {
+            return Err(cx.input_err(i, format!("must be plain {t} like input 0")));
+        }
+    }
+    out_like(cx, LHS)?;
+    if clz {
+        return Ok(cx.input(LHS)?.to_vec());
     }
     cx.broadcast(cx.input(LHS)?, cx.input(RHS)?)
 }

@@ -2,11 +2,11 @@
 //! BROADCAST_TO and BROADCAST_ARGS. Kernels read the run-time dims of their tensors, so the same
 //! builder serves static and dynamic shapes.
 
-use nnrt_core::{cast, cast_mut, BitwiseOp, CompileCtx, DType, OpId, OpKind, TensorRef};
+use nnrt_core::{cast, cast_mut, BitwiseOp, CompileCtx, DType, IntBitsOp, OpId, OpKind, TensorRef};
 
 use super::movement::by_size;
 use super::util::{source, sources};
-use crate::quant::tosa::{int_mul, table_i16, table_i8};
+use crate::quant::tosa::{broadcast2, int_mul, left_shift, right_shift, table_i16, table_i8};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::arith::{add_n, atan2, bitwise, bucketize, fake_quant, local_response_norm};
@@ -65,6 +65,35 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                     DType::I16 => int_mul(cast::<i16>(ins[0].bytes)?, ins[0].dims, cast::<i16>(ins[1].bytes)?, ins[1].dims, shift, out, &od),
                     DType::I32 => int_mul(cast::<i32>(ins[0].bytes)?, ins[0].dims, cast::<i32>(ins[1].bytes)?, ins[1].dims, shift, out, &od),
                     other => return Err(format!("IntMul of {other} is not supported")),
+                }
+                Ok(())
+            }))
+        }
+        OpKind::IntBits(bits_op) => {
+            let bits_op = *bits_op;
+            let srcs: Vec<_> = op.inputs.iter().flatten().map(|&i| source(ctx, i)).collect();
+            Ok(built(srcs, move |ins, outs| {
+                let od = outs[0].dims.to_vec();
+                macro_rules! lanes {
+                    ($t:ty, $bits:expr) => {{
+                        let out = cast_mut::<$t>(outs[0].bytes)?;
+                        let a = cast::<$t>(ins[0].bytes)?;
+                        match bits_op {
+                            IntBitsOp::Clz => out.iter_mut().zip(a).for_each(|(o, &v)| *o = (v as u32).leading_zeros() as $t),
+                            IntBitsOp::LeftShift => {
+                                broadcast2(a, ins[0].dims, cast::<$t>(ins[1].bytes)?, ins[1].dims, out, &od, |x, y| left_shift(x as i64, y as i64, $bits) as $t)
+                            }
+                            IntBitsOp::RightShift { round } => {
+                                broadcast2(a, ins[0].dims, cast::<$t>(ins[1].bytes)?, ins[1].dims, out, &od, |x, y| right_shift(x as i64, y as i64, $bits, round) as $t)
+                            }
+                        }
+                    }};
+                }
+                match dtype {
+                    DType::I8 => lanes!(i8, 8),
+                    DType::I16 => lanes!(i16, 16),
+                    DType::I32 => lanes!(i32, 32),
+                    other => return Err(format!("integer bit ops on {other} are not supported")),
                 }
                 Ok(())
             }))
@@ -171,5 +200,5 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
-    r.ops(&["AddN", "IntMul", "Table", "Atan2", "BitwiseXor", "RightShift", "Bucketize", "FakeQuant", "LocalResponseNormalization", "BroadcastTo", "BroadcastArgs"], supports, build);
+    r.ops(&["AddN", "IntMul", "Table", "IntLeftShift", "IntRightShift", "Clz", "Atan2", "BitwiseXor", "RightShift", "Bucketize", "FakeQuant", "LocalResponseNormalization", "BroadcastTo", "BroadcastArgs"], supports, build);
 }

@@ -54,13 +54,7 @@ pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
             }
             Ok(())
         }
-        _ => {
-            let w = op.input(1).ok_or("input 1 (filter) is absent")?;
-            if !ctx.graph.operand(w).is_const() {
-                return Err("the filter must be a constant".into());
-            }
-            Ok(())
-        }
+        _ => Ok(()),
     }
 }
 
@@ -135,16 +129,21 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         x_zp: zp(ctx, id, 3)?,
         w_zp: zp(ctx, id, 4)?,
     };
-    let weights: Vec<i8> = const_bytes(ctx, id, 1)?.into_iter().map(|b| b as i8).collect();
-    let bias: Option<Vec<i32>> = match op.input(2) {
-        Some(_) => Some(const_bytes(ctx, id, 2)?.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
-        None => None,
+    // Filter and bias are read at run time (a filter may come out of a RESHAPE of a constant).
+    let mut srcs = vec![source(ctx, x), source(ctx, w)];
+    let has_bias = match op.input(2) {
+        Some(bi) => {
+            if ctx.dims(bi).iter().product::<usize>() < od[3] {
+                return Err("the bias needs one int32 per output channel".into());
+            }
+            srcs.push(source(ctx, bi));
+            true
+        }
+        None => false,
     };
-    if bias.as_ref().is_some_and(|b| b.len() < od[3]) {
-        return Err("the bias needs one int32 per output channel".into());
-    }
-    Ok(built(vec![source(ctx, x)], move |ins, outs| {
-        g.run(cast::<i8>(ins[0].bytes)?, &weights, bias.as_deref(), cast_mut::<i32>(outs[0].bytes)?);
+    Ok(built(srcs, move |ins, outs| {
+        let bias = if has_bias { Some(cast::<i32>(ins[2].bytes)?) } else { None };
+        g.run(cast::<i8>(ins[0].bytes)?, cast::<i8>(ins[1].bytes)?, bias, cast_mut::<i32>(outs[0].bytes)?);
         Ok(())
     }))
 }

@@ -294,6 +294,54 @@ pub fn table_i16(x: &[i16], table: &[i16], out: &mut [i32]) {
     }
 }
 
+/// `f(a, b)` over two NumPy-broadcast operands into `out` of dims `out_dims`.
+pub fn broadcast2<A: Copy, B: Copy, O>(a: &[A], a_dims: &[usize], b: &[B], b_dims: &[usize], out: &mut [O], out_dims: &[usize], f: impl Fn(A, B) -> O) {
+    let rank = out_dims.len();
+    let strides = |dims: &[usize]| -> Vec<usize> {
+        let mut st = vec![0; rank];
+        let off = rank.saturating_sub(dims.len());
+        let mut acc = 1;
+        for d in (0..dims.len()).rev() {
+            st[off + d] = if dims[d] == 1 { 0 } else { acc };
+            acc *= dims[d];
+        }
+        st
+    };
+    let (sa, sb) = (strides(a_dims), strides(b_dims));
+    let mut idx = vec![0usize; rank];
+    for o in out.iter_mut() {
+        let ia: usize = idx.iter().zip(&sa).map(|(i, s)| i * s).sum();
+        let ib: usize = idx.iter().zip(&sb).map(|(i, s)| i * s).sum();
+        *o = f(a[ia], b[ib]);
+        for d in (0..rank).rev() {
+            idx[d] += 1;
+            if idx[d] < out_dims[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// LOGICAL_LEFT_SHIFT of a `bits`-bit value: the low bits of `a << b` (`b` clamped to the width).
+pub fn left_shift(a: i64, b: i64, bits: u32) -> i64 {
+    let s = b.clamp(0, i64::from(bits) - 1) as u32;
+    let mask = if bits == 64 { -1i64 } else { (1i64 << bits) - 1 };
+    let v = (a << s) & mask;
+    // Back to a signed value of `bits` bits.
+    if bits < 64 && v >> (bits - 1) & 1 == 1 { v - (1i64 << bits) } else { v }
+}
+
+/// ARITHMETIC_RIGHT_SHIFT: `a >> b`, plus the last bit shifted out with `round`.
+pub fn right_shift(a: i64, b: i64, bits: u32, round: bool) -> i64 {
+    let s = b.clamp(0, i64::from(bits) - 1);
+    let mut r = a >> s;
+    if round && s > 0 && (a >> (s - 1)) & 1 != 0 {
+        r += 1;
+    }
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -361,6 +409,16 @@ mod tests {
         // -32768 -> index 0, fraction 0; -32768 + 64 -> index 0, fraction 64: 0 + 1 * 64.
         table_i16(&[-32768, -32704], &t16, &mut o16);
         assert_eq!(o16, vec![0, 64]);
+    }
+
+    #[test]
+    fn shifts_round_and_wrap() {
+        assert_eq!(right_shift(5, 1, 32, true), 3);
+        assert_eq!(right_shift(5, 1, 32, false), 2);
+        assert_eq!(right_shift(-5, 1, 32, true), -2);
+        assert_eq!(left_shift(1, 31, 32, ), i64::from(i32::MIN));
+        assert_eq!(left_shift(3, 7, 8), -128);
+        assert_eq!((0u32.leading_zeros(), 1u32.leading_zeros()), (32, 31));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! specification's `apply_scale_32` / `apply_scale_16`, per channel, zero points as operands,
 //! unsigned int8/int16 flags) and TABLE as `Table`.
 
-use nnrt_core::{LoadError, OpKind, Rescale};
+use nnrt_core::{IntBitsOp, LoadError, OpKind, Rescale};
 
 use super::{BlockBuilder, Op};
 use crate::generated::tosa;
@@ -31,6 +31,21 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
             let ins = (0..5).map(|i| o.input(b, i)).collect::<Result<Vec<_>, _>>()?;
             let out = o.output(b, 0)?;
             b.emit_all(kind, &ins, vec![out]);
+            Ok(())
+        }
+        tosa::Op::LOGICAL_LEFT_SHIFT | tosa::Op::ARITHMETIC_RIGHT_SHIFT | tosa::Op::CLZ => {
+            if !matches!(o.input_type(b, 0)?, tosa::DType::INT8 | tosa::DType::INT16 | tosa::DType::INT32) || (o.kind == tosa::Op::CLZ && o.input_type(b, 0)? != tosa::DType::INT32) {
+                return Err(o.unsupported(b, ""));
+            }
+            let op = match o.kind {
+                tosa::Op::LOGICAL_LEFT_SHIFT => IntBitsOp::LeftShift,
+                tosa::Op::CLZ => IntBitsOp::Clz,
+                _ => IntBitsOp::RightShift { round: o.attr(b, o.t.attribute_as_arithmetic_right_shift_attribute(), "ArithmeticRightShiftAttribute")?.round() },
+            };
+            let n = if op == IntBitsOp::Clz { 1 } else { 2 };
+            let ins = (0..n).map(|i| o.input(b, i)).collect::<Result<Vec<_>, _>>()?;
+            let out = o.output(b, 0)?;
+            b.emit_all(OpKind::IntBits(op), &ins, vec![out]);
             Ok(())
         }
         tosa::Op::TABLE => {
