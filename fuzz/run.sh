@@ -34,6 +34,11 @@ if [ -d "$shared" ] && [ -z "$(ls -A "$corpus")" ]; then
       for f in "$shared"/pte/*/program.pte ../tests/data/pte/*/program.pte; do
         if [ -f "$f" ]; then cp "$f" "$corpus/$(basename "$(dirname "$f")").pte"; fi
       done ;;
+    tosa)
+      # Small graphs only: the fuzzer mutates whole inputs.
+      for f in "$shared"/tosa/*/graph.tosa; do
+        if [ "$(stat -c %s "$f")" -le 65536 ]; then cp "$f" "$corpus/$(basename "$(dirname "$f")").tosa"; fi
+      done ;;
     npy)
       # The corpus's small inputs and expected outputs (every dtype and rank it has).
       find "$shared" -name '*.npy' -size -65k | while read -r f; do

@@ -6,8 +6,9 @@
 
 use std::fmt;
 
-pub use crate::ops::arith::BitwiseOp;
+pub use crate::ops::arith::{BitwiseOp, IntBitsOp};
 pub use crate::ops::conv::{Conv2D, Conv3D, DepthwiseConv2D, Padding, TransposeConv};
+pub use crate::ops::convert::Rescale;
 pub use crate::ops::data::MirrorMode;
 pub use crate::ops::elementwise::{BinaryOp, UnaryOp};
 pub use crate::ops::logic::{CompareOp, LogicalOp};
@@ -26,7 +27,8 @@ use crate::{OperandId, SubgraphId};
 /// What an operation computes, with its typed parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub enum OpKind {
-    /// 2-D convolution: input NHWC, filter OHWI, optional bias.
+    /// 2-D convolution: input NHWC, filter OHWI, optional bias; inputs 3 and 4, when present,
+    /// are int8 zero points of the plain-integer form (int32 sums, TOSA).
     Conv2D(Conv2D),
     /// 3-D convolution; inputs: input, filter, optional bias.
     Conv3D(Conv3D),
@@ -34,7 +36,8 @@ pub enum OpKind {
     /// `[k_d, k_h, k_w, out_c, in_c]`, input, optional bias. The padding is that of a
     /// convolution from the output back to the input.
     Conv3DTranspose(Conv3D),
-    /// Depthwise 2-D convolution: input NHWC, filter [1, H, W, C*multiplier], optional bias.
+    /// Depthwise 2-D convolution: input NHWC, filter [1, H, W, C*multiplier], optional bias;
+    /// optional int8 zero points as inputs 3 and 4 (the plain-integer form, as for Conv2D).
     DepthwiseConv2D(DepthwiseConv2D),
     /// Fully connected: input `[.., K]`, weights `[N, K]`, optional bias `[N]`.
     FullyConnected(FullyConnected),
@@ -85,7 +88,8 @@ pub enum OpKind {
     Quantize,
     /// Transposed convolution: input 0 output shape (int), 1 filter OHWI, 2 input NHWC, 3 bias.
     TransposeConv(TransposeConv),
-    /// Batched matrix product `x @ y` with broadcast batch dims.
+    /// Batched matrix product `x @ y` with broadcast batch dims; inputs 2 and 3, when present,
+    /// are int8 zero points of the plain-integer form (int8 x int8 to int32, TOSA MATMUL).
     BatchMatMul {
         /// Transpose the last two dims of x.
         adj_x: bool,
@@ -186,6 +190,24 @@ pub enum OpKind {
     ReverseV2,
     /// Converts each element to the output's type.
     Cast,
+    /// TOSA MUL on plain integers (inputs a, b, shift; a and b broadcast): int8 / int16
+    /// operands give their int32 products; int32 operands give `(a * b + 2^(shift-1)) >> shift`
+    /// computed in 64 bits, or the low 32 bits of the product when the shift is 0. The shift
+    /// is one constant int8 in 0..=63 (0 unless int32).
+    IntMul,
+    /// TOSA's integer bit ops on plain int8 / int16 / int32 (one type in and out):
+    /// LOGICAL_LEFT_SHIFT, ARITHMETIC_RIGHT_SHIFT (with its optional rounding) on two
+    /// broadcast inputs, CLZ (int32) on one.
+    IntBits(IntBitsOp),
+    /// TOSA TABLE (inputs x, constant table): int8 x reads `table[x + 128]` of 256 int8
+    /// entries; int16 x gives an int32 interpolated between two of 513 int16 entries
+    /// (`(table[i] << 7) + (table[i + 1] - table[i]) * (x & 0x7f)`, `i = (x + 32768) >> 7`).
+    Table,
+    /// Integer rescaling with TOSA RESCALE's exact arithmetic (`apply_scale_32` /
+    /// `apply_scale_16`): inputs x, multiplier (int32, or int16 without `scale32`), shift (int8),
+    /// input zero point, output zero point; the last four are constants, one value each or one
+    /// per channel of x's last dim.
+    Rescale(Rescale),
     /// `cond ? x : y` element-wise (inputs cond, x, y). V1 also accepts a rank-1 condition that
     /// selects whole rows; V2 broadcasts all three.
     Select {
@@ -333,7 +355,7 @@ impl OpKind {
             OpKind::FullyConnected(_) | OpKind::BatchMatMul { .. } => Family::MatMul,
             OpKind::Binary { .. } | OpKind::Unary(_) | OpKind::Prelu => Family::Elementwise,
             OpKind::Compare(_) | OpKind::Logical(_) | OpKind::Select { .. } => Family::Logic,
-            OpKind::Cast | OpKind::Quantize | OpKind::Dequantize | OpKind::FakeQuant { .. } => Family::Convert,
+            OpKind::Cast | OpKind::Quantize | OpKind::Dequantize | OpKind::FakeQuant { .. } | OpKind::Rescale(_) => Family::Convert,
             OpKind::Softmax { .. } | OpKind::LogSoftmax | OpKind::L2Normalization { .. } | OpKind::LocalResponseNorm(_) => Family::Normalize,
             OpKind::Reduce { .. } | OpKind::ArgMinMax { .. } | OpKind::Cumsum { .. } | OpKind::TopKV2 => Family::Reduce,
             OpKind::Concatenation { .. } | OpKind::Reshape { .. } | OpKind::Transpose | OpKind::Pad | OpKind::MirrorPad(_) => Family::Data,
@@ -343,7 +365,7 @@ impl OpKind {
             OpKind::Fill | OpKind::Range | OpKind::Shape | OpKind::Rank | OpKind::ZerosLike | OpKind::OnesLike | OpKind::OneHot { .. } => {
                 Family::Generate
             }
-            OpKind::AddN | OpKind::Atan2 | OpKind::Bitwise(_) | OpKind::Bucketize { .. } | OpKind::BroadcastTo | OpKind::BroadcastArgs => {
+            OpKind::AddN | OpKind::IntMul | OpKind::IntBits(_) | OpKind::Table | OpKind::Atan2 | OpKind::Bitwise(_) | OpKind::Bucketize { .. } | OpKind::BroadcastTo | OpKind::BroadcastArgs => {
                 Family::Arith
             }
             OpKind::ScatterNd | OpKind::SparseToDense { .. } | OpKind::DynamicUpdateSlice => Family::Scatter,

@@ -10,7 +10,7 @@ use core::fmt;
 
 use nnrt_core::{Blob, LoadError, Model};
 
-use crate::{pte, tflite};
+use crate::{pte, tflite, tosa};
 
 /// The custom op name Edge TPU compilers give the op that carries a DarwiNN package.
 pub const EDGETPU_CUSTOM_OP: &str = "edgetpu-custom-op";
@@ -68,7 +68,7 @@ impl Format {
 
     /// Whether nnrt can load the format into its IR today.
     pub const fn is_supported(self) -> bool {
-        matches!(self, Format::Tflite | Format::Circle | Format::EdgeTpu | Format::ExecuTorch)
+        matches!(self, Format::Tflite | Format::Circle | Format::EdgeTpu | Format::ExecuTorch | Format::Tosa)
     }
 
     /// The format whose file identifier is `id` (`TFL3` is [`Format::Tflite`]; telling an Edge
@@ -142,11 +142,6 @@ pub struct Loaded {
     pub model: Model,
     /// What the frontend read about the file.
     pub info: FormatInfo,
-}
-
-/// The error for a format nnrt recognises but cannot load yet.
-fn not_supported_yet(path: &str, format: Format) -> LoadError {
-    LoadError::UnsupportedFormat { path: path.to_string(), format: format.to_string() }
 }
 
 /// The error for bytes of no format nnrt recognises; `reason` says what was found, and the
@@ -231,7 +226,7 @@ fn load_as(path: &str, format: Format, blob: Blob) -> Result<Loaded, LoadError> 
     match format {
         Format::Tflite | Format::Circle | Format::EdgeTpu => tflite::load(path, blob),
         Format::ExecuTorch => pte::load(path, blob),
-        Format::Tosa => Err(not_supported_yet(path, format)),
+        Format::Tosa => tosa::load(path, blob),
     }
 }
 

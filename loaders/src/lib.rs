@@ -4,8 +4,8 @@
 //! its bytes or by its nnpackage MANIFEST `model-types` and hands it to its format's reader:
 //! TFLite (`TFL3`) and Circle (`CIR0`) through one generated flatbuffers reader that is verified
 //! on every load (TFLite files with the Edge TPU custom op load as TFLite); ExecuTorch programs
-//! (`ET12`, [`pte`]) through their own verified reader; TOSA (`TOSA`) is recognised and refused
-//! as not supported yet. nnpackages (folder or zip,
+//! (`ET12`, [`pte`]) through their own verified reader; TOSA graphs
+//! (`TOSA`, [`tosa`]) through theirs. nnpackages (folder or zip,
 //! MANIFEST 1.0–1.3, cfg files) wrap them. Readers share [`import`]'s helpers; constant data is
 //! borrowed from the memory-mapped file, not copied.
 //!
@@ -19,6 +19,7 @@ pub mod join;
 pub mod nnpackage;
 pub mod pte;
 pub mod tflite;
+pub mod tosa;
 
 pub use format::{detect, Format, FormatInfo, Loaded};
 pub use join::join;

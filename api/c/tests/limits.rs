@@ -102,8 +102,8 @@ fn files_nnrt_cannot_load_are_errors_that_say_their_cause_once() {
     };
     let cases = [
         (dir.join("missing.tflite").to_string_lossy().into_owned(), "No such file or directory"),
-        // A format nnrt recognises but has no reader for (bytes 4..8 name it).
-        (write("graph.tosa", b"\0\0\0\0TOSA\0\0\0\0"), "TOSA flatbuffer (TOSA): not supported yet"),
+        // A format nnrt recognises (bytes 4..8 name it) whose reader finds no graph behind them.
+        (write("graph.tosa", b"\0\0\0\0TOSA\0\0\0\0"), "not a valid TOSA model"),
         (write("junk.bin", b"0123456789abcdef"), "unknown model format"),
     ];
     for (path, cause) in cases {

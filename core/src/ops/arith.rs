@@ -1,5 +1,6 @@
 //! Element-wise and broadcasting builtins added after the first op set: ADD_N, ATAN2,
-//! BITWISE_XOR / RIGHT_SHIFT, BUCKETIZE, BROADCAST_TO, BROADCAST_ARGS.
+//! BITWISE_XOR / RIGHT_SHIFT, BUCKETIZE, BROADCAST_TO, BROADCAST_ARGS, and TOSA's integer MUL
+//! with a shift (`IntMul`) and TABLE.
 
 use super::Shapes::One;
 use super::{fixed, spec, Spec};
@@ -32,11 +33,30 @@ pub enum BitwiseOp {
     RightShift,
 }
 
+/// TOSA's integer bit ops ([`OpKind::IntBits`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IntBitsOp {
+    /// a << b (b in 0..bits), the low bits kept.
+    LeftShift,
+    /// a >> b, arithmetic; with `round`, plus the last bit shifted out.
+    RightShift {
+        /// Round to nearest (half up) instead of flooring.
+        round: bool,
+    },
+    /// Leading zero bits of an int32 (32 for 0).
+    Clz,
+}
+
 /// The family's ops: the name, arity and shape rule of each.
 pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
         OpKind::AddN => spec("AddN", 2, None, Some(1), One(add_n)),
         OpKind::Atan2 => fixed("Atan2", 2, 1, One(atan2)),
+        OpKind::IntMul => fixed("IntMul", 3, 1, One(int_mul)),
+        OpKind::Table => fixed("Table", 2, 1, One(table)),
+        OpKind::IntBits(IntBitsOp::LeftShift) => fixed("IntLeftShift", 2, 1, One(int_bits)),
+        OpKind::IntBits(IntBitsOp::RightShift { .. }) => fixed("IntRightShift", 2, 1, One(int_bits)),
+        OpKind::IntBits(IntBitsOp::Clz) => fixed("Clz", 1, 1, One(int_bits)),
         OpKind::Bitwise(BitwiseOp::Xor) => fixed("BitwiseXor", 2, 1, One(bitwise)),
         OpKind::Bitwise(BitwiseOp::RightShift) => fixed("RightShift", 2, 1, One(bitwise)),
         OpKind::Bitwise(BitwiseOp::And) => fixed("BitwiseAnd", 2, 1, One(bitwise)),
@@ -55,6 +75,59 @@ pub(super) fn out_like(cx: &Cx, i: usize) -> Result<DType, CompileError> {
         return Err(cx.out_err(0, format!("has type {} but input {i} has {t}", cx.out_dtype(0)?)));
     }
     Ok(t)
+}
+
+/// IntMul: int8 / int16 / int32 operands of one type without quantization, an int32 output
+/// and a constant int8 shift in 0..=63 (0 unless the operands are int32).
+fn int_mul(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let t = cx.expect_dtype(LHS, &[DType::I8, DType::I16, DType::I32])?;
+    if cx.dtype(RHS)? != t {
+        return Err(cx.input_err(RHS, format!("has type {} but input 0 has {t}; both must match", cx.dtype(RHS)?)));
+    }
+    for i in [LHS, RHS] {
+        if cx.g.operand(cx.input_id(i)?).quant.is_quantized() {
+            return Err(cx.input_err(i, "is quantized; IntMul takes plain integers"));
+        }
+    }
+    cx.expect_out_dtype(0, DType::I32)?;
+    cx.expect_dtype(2, &[DType::I8])?;
+    let (_, shift) = cx.value_bytes(2)?;
+    let [s] = shift else { return Err(cx.input_err(2, "the shift is one int8 element")) };
+    let s = *s as i8;
+    if !(0..=63).contains(&s) || (t != DType::I32 && s != 0) {
+        return Err(cx.input_err(2, format!("shift {s} must be in 0..=63, and 0 unless the operands are int32")));
+    }
+    cx.broadcast(cx.input(LHS)?, cx.input(RHS)?)
+}
+
+/// IntBits: plain int8 / int16 / int32 of one type (CLZ: int32), shifts broadcast.
+fn int_bits(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let clz = cx.op.kind == OpKind::IntBits(IntBitsOp::Clz);
+    let t = cx.expect_dtype(LHS, if clz { &[DType::I32] } else { &[DType::I8, DType::I16, DType::I32] })?;
+    for i in 0..cx.op.inputs.len() {
+        if cx.dtype(i)? != t || cx.g.operand(cx.input_id(i)?).quant.is_quantized() {
+            return Err(cx.input_err(i, format!("must be plain {t} like input 0")));
+        }
+    }
+    out_like(cx, LHS)?;
+    if clz {
+        return Ok(cx.input(LHS)?.to_vec());
+    }
+    cx.broadcast(cx.input(LHS)?, cx.input(RHS)?)
+}
+
+/// TABLE: int8 x with 256 int8 entries to int8, or int16 x with 513 int16 entries to int32;
+/// the table is a constant.
+fn table(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let t = cx.expect_dtype(INPUT, &[DType::I8, DType::I16])?;
+    cx.expect_dtype(1, &[t])?;
+    let (want_len, out) = if t == DType::I8 { (256, DType::I8) } else { (513, DType::I16) };
+    cx.expect_out_dtype(0, if out == DType::I8 { DType::I8 } else { DType::I32 })?;
+    let (_, bytes) = cx.value_bytes(1)?;
+    if bytes.len() != want_len * t.size() {
+        return Err(cx.input_err(1, format!("a {t} table has {want_len} entries")));
+    }
+    Ok(cx.input(INPUT)?.to_vec())
 }
 
 /// ADD_N: two or more float32 / int32 tensors of one shape (no broadcasting, as TFLite).

@@ -10,7 +10,9 @@ use crate::{CompileError, DType, OpKind};
 slots!(
     INPUT = 0: "Input slot of the image (NHWC, or NDHWC for CONV_3D) of CONV_2D, DEPTHWISE_CONV_2D and CONV_3D.",
     FILTER = 1: "Input slot of the filter (OHWI; `[1, H, W, C*multiplier]` depthwise; `[D, H, W, I, O]` 3-D).",
-    BIAS = 2: "Input slot of the optional bias, one value per output channel."
+    BIAS = 2: "Input slot of the optional bias, one value per output channel.",
+    INPUT_ZP = 3: "Input slot of the image's zero point in the plain-integer form (TOSA): one constant int8.",
+    FILTER_ZP = 4: "Input slot of the filter's zero point in the plain-integer form (TOSA): one constant int8."
 );
 
 slots! {
@@ -86,9 +88,9 @@ pub struct TransposeConv {
 /// The family's ops: the name, arity and shape rule of each.
 pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
-        OpKind::Conv2D(_) => spec("Conv2D", 2, Some(3), Some(1), One(conv2d)),
+        OpKind::Conv2D(_) => spec("Conv2D", 2, Some(5), Some(1), One(conv2d)),
         OpKind::Conv3D(_) => spec("Conv3D", 2, Some(3), Some(1), One(conv3d)),
-        OpKind::DepthwiseConv2D(_) => spec("DepthwiseConv2D", 2, Some(3), Some(1), One(depthwise)),
+        OpKind::DepthwiseConv2D(_) => spec("DepthwiseConv2D", 2, Some(5), Some(1), One(depthwise)),
         OpKind::TransposeConv(_) => spec("TransposeConv", 3, Some(4), Some(1), One(transpose_conv)),
         OpKind::Conv3DTranspose(_) => spec("Conv3DTranspose", 3, Some(4), Some(1), One(conv3d_transpose)),
         _ => return None,
@@ -163,6 +165,7 @@ fn conv2d(cx: &Cx) -> Result<Vec<usize>, CompileError> {
         return Err(cx.input_err(FILTER, format!("{} output channels are not divisible into {groups} groups", w[0])));
     }
     check_bias(cx, BIAS, w[0])?;
+    check_zero_points(cx)?;
     let [oh, ow] = spatial(cx, x, [w[1], w[2]], p.stride, p.dilation, p.padding)?;
     Ok(vec![x[0], oh, ow, w[0]])
 }
@@ -237,6 +240,7 @@ fn depthwise(cx: &Cx) -> Result<Vec<usize>, CompileError> {
         log::debug!("op {}: depth_multiplier {} ignored, filter says {}", cx.id, p.depth_multiplier, multiplier);
     }
     check_bias(cx, BIAS, w[3])?;
+    check_zero_points(cx)?;
     let [oh, ow] = spatial(cx, x, [w[1], w[2]], p.stride, p.dilation, p.padding)?;
     Ok(vec![x[0], oh, ow, w[3]])
 }
@@ -279,6 +283,33 @@ fn dims_of(cx: &Cx, shape: &[i64], rank: usize) -> Result<Vec<usize>, CompileErr
 }
 
 /// Checks that the optional bias in input `slot` has one element per output channel.
+/// The plain-integer form (TOSA; inputs 3 and 4 present): int8 image and filter without
+/// quantization parameters, one-element constant int8 zero points, an int32 bias and an int32
+/// output holding the exact sums `Σ (x - x_zp)(w - w_zp) + bias` (padding contributes nothing).
+fn check_zero_points(cx: &Cx) -> Result<(), CompileError> {
+    let (a, b) = (cx.op.input(INPUT_ZP), cx.op.input(FILTER_ZP));
+    if a.is_none() && b.is_none() {
+        return Ok(());
+    }
+    if a.is_none() || b.is_none() {
+        return Err(cx.err("the plain-integer form needs both zero points (inputs 3 and 4)"));
+    }
+    cx.expect_dtype(INPUT, &[DType::I8])?;
+    cx.expect_dtype(FILTER, &[DType::I8])?;
+    cx.expect_out_dtype(0, DType::I32)?;
+    for slot in [INPUT_ZP, FILTER_ZP] {
+        cx.expect_dtype(slot, &[DType::I8])?;
+        let (_, bytes) = cx.value_bytes(slot)?;
+        if bytes.len() != 1 {
+            return Err(cx.input_err(slot, "a zero point is one int8 element"));
+        }
+    }
+    if cx.op.input(BIAS).is_some() {
+        cx.expect_dtype(BIAS, &[DType::I32])?;
+    }
+    Ok(())
+}
+
 fn check_bias(cx: &Cx, slot: usize, channels: usize) -> Result<(), CompileError> {
     if let Some(b) = cx.opt_input(slot)? {
         let n: usize = b.iter().product();

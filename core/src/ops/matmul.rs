@@ -1,7 +1,7 @@
 //! Matrix products: FULLY_CONNECTED and BATCH_MATMUL.
 
 use super::Shapes::One;
-use super::{fixed, spec, Activation, Spec};
+use super::{spec, Activation, Spec};
 use crate::infer::Cx;
 use crate::shape::{fmt_dims, num_elements};
 use crate::{CompileError, DType, OpKind};
@@ -11,7 +11,9 @@ slots! {
     mod fully_connected: INPUT = 0: "The input, flattened to rows of the weights' `K` (or `[.., K]` with `keep_num_dims`).",
         WEIGHTS = 1: "The weights `[N, K]`.", BIAS = 2: "The optional bias `[N]`.";
     /// Input slots of BATCH_MATMUL.
-    mod batch_matmul: X = 0: "The left operand `[..., m, k]`.", Y = 1: "The right operand `[..., k, n]`.";
+    mod batch_matmul: X = 0: "The left operand `[..., m, k]`.", Y = 1: "The right operand `[..., k, n]`.",
+        X_ZP = 2: "The left operand's zero point in the plain-integer form (TOSA MATMUL): one constant int8.",
+        Y_ZP = 3: "The right operand's zero point in the plain-integer form: one constant int8.";
 }
 
 /// Parameters of a fully connected layer.
@@ -29,7 +31,7 @@ pub struct FullyConnected {
 pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
         OpKind::FullyConnected(_) => spec("FullyConnected", 2, Some(3), Some(1), One(fully_connected)),
-        OpKind::BatchMatMul { .. } => fixed("BatchMatMul", 2, 1, One(batch_matmul)),
+        OpKind::BatchMatMul { .. } => spec("BatchMatMul", 2, Some(4), Some(1), One(batch_matmul)),
         _ => return None,
     })
 }
@@ -74,6 +76,20 @@ fn batch_matmul(cx: &Cx) -> Result<Vec<usize>, CompileError> {
         }
     }
     let (tx, ty) = (cx.dtype(X)?, cx.dtype(Y)?);
+    if cx.op.input(batch_matmul::X_ZP).is_some() || cx.op.input(batch_matmul::Y_ZP).is_some() {
+        // The plain-integer form: int8 x int8 with zero points to exact int32 sums.
+        use batch_matmul::{X_ZP, Y_ZP};
+        if cx.op.input(X_ZP).is_none() || cx.op.input(Y_ZP).is_none() || tx != DType::I8 || ty != DType::I8 {
+            return Err(cx.err("the plain-integer form takes int8 operands and both zero points"));
+        }
+        cx.expect_out_dtype(0, DType::I32)?;
+        for slot in [X_ZP, Y_ZP] {
+            cx.expect_dtype(slot, &[DType::I8])?;
+            if cx.value_bytes(slot)?.1.len() != 1 {
+                return Err(cx.input_err(slot, "a zero point is one int8 element"));
+            }
+        }
+    }
     // Besides one type, TFLite takes hybrid float x int8 and quantized int16 x int8.
     if tx != ty && !(matches!(tx, DType::F32 | DType::I16) && ty == DType::I8) {
         return Err(cx.input_err(Y, format!("has type {ty} but input 0 has {tx}")));

@@ -2,11 +2,15 @@
 
 use super::conv::{spatial, Padding};
 use super::Shapes::One;
-use super::{fixed, Activation, Spec};
+use super::{spec, Activation, Spec};
 use crate::infer::Cx;
-use crate::{CompileError, OpKind};
+use crate::{CompileError, DType, OpKind};
 
-slots!(INPUT = 0: "Input slot of the NHWC image.");
+slots!(
+    INPUT = 0: "Input slot of the NHWC image.",
+    INPUT_ZP = 1: "Average pooling's input zero point in the plain-integer form (TOSA AVG_POOL2D on int8).",
+    OUTPUT_ZP = 2: "Average pooling's output zero point in the plain-integer form."
+);
 
 /// The kind of a pooling window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -42,13 +46,28 @@ pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
         PoolKind::Max => "MaxPool2D",
         PoolKind::L2 => "L2Pool2D",
     };
-    Some(fixed(name, 1, 1, One(pool)))
+    Some(spec(name, 1, Some(3), Some(1), One(pool)))
 }
 
 /// Pooling windows slide over height and width; batch and channels stay.
 fn pool(cx: &Cx) -> Result<Vec<usize>, CompileError> {
     let OpKind::Pool2D(p) = cx.op.kind else { return Err(cx.unlisted()) };
     let x = cx.expect_rank(INPUT, 4)?;
+    if cx.op.input(INPUT_ZP).is_some() || cx.op.input(OUTPUT_ZP).is_some() {
+        // The plain-integer average (TOSA): int8 in and out, the sum of in-bounds
+        // `x - input_zp` divided by their count with the specification's rounding, plus output_zp.
+        if p.kind != PoolKind::Average || cx.op.input(INPUT_ZP).is_none() || cx.op.input(OUTPUT_ZP).is_none() {
+            return Err(cx.err("zero points apply to average pooling, both of them"));
+        }
+        cx.expect_dtype(INPUT, &[DType::I8])?;
+        cx.expect_out_dtype(0, DType::I8)?;
+        for slot in [INPUT_ZP, OUTPUT_ZP] {
+            cx.expect_dtype(slot, &[DType::I8])?;
+            if cx.value_bytes(slot)?.1.len() != 1 {
+                return Err(cx.input_err(slot, "a zero point is one int8 element"));
+            }
+        }
+    }
     spatial(cx, x, p.filter, p.stride, [1, 1], p.padding).map(|[oh, ow]| vec![x[0], oh, ow, x[3]])
 }
 

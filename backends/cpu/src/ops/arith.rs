@@ -2,10 +2,11 @@
 //! BROADCAST_TO and BROADCAST_ARGS. Kernels read the run-time dims of their tensors, so the same
 //! builder serves static and dynamic shapes.
 
-use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, TensorRef};
+use nnrt_core::{cast, cast_mut, CompileCtx, DType, IntBitsOp, OpId, OpKind, TensorRef};
 
 use super::movement::by_size;
-use super::util::{sources};
+use super::util::{source, sources};
+use crate::quant::tosa::{broadcast2, int_mul, left_shift, right_shift, table_i16, table_i8};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::arith::{add_n, atan2, bitwise, bucketize, fake_quant, local_response_norm};
@@ -52,6 +53,72 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             }
             Ok(())
         })),
+        OpKind::IntMul => {
+            let shift_id = op.input(2).ok_or("input 2 (shift) is absent")?;
+            let shift = ctx.graph.operand(shift_id).data.as_ref().and_then(|d| d.bytes().first().copied()).ok_or("the shift must be one constant int8")?;
+            let shift = u32::from((shift as i8).clamp(0, 63) as u8);
+            let (a, b) = (op.input(0).ok_or("input 0 is absent")?, op.input(1).ok_or("input 1 is absent")?);
+            Ok(built(vec![source(ctx, a), source(ctx, b)], move |ins, outs| {
+                let (od, out) = (outs[0].dims.to_vec(), cast_mut::<i32>(outs[0].bytes)?);
+                match dtype {
+                    DType::I8 => int_mul(cast::<i8>(ins[0].bytes)?, ins[0].dims, cast::<i8>(ins[1].bytes)?, ins[1].dims, shift, out, &od),
+                    DType::I16 => int_mul(cast::<i16>(ins[0].bytes)?, ins[0].dims, cast::<i16>(ins[1].bytes)?, ins[1].dims, shift, out, &od),
+                    DType::I32 => int_mul(cast::<i32>(ins[0].bytes)?, ins[0].dims, cast::<i32>(ins[1].bytes)?, ins[1].dims, shift, out, &od),
+                    other => return Err(format!("IntMul of {other} is not supported")),
+                }
+                Ok(())
+            }))
+        }
+        OpKind::IntBits(bits_op) => {
+            let bits_op = *bits_op;
+            let srcs: Vec<_> = op.inputs.iter().flatten().map(|&i| source(ctx, i)).collect();
+            Ok(built(srcs, move |ins, outs| {
+                let od = outs[0].dims.to_vec();
+                macro_rules! lanes {
+                    ($t:ty, $bits:expr) => {{
+                        let out = cast_mut::<$t>(outs[0].bytes)?;
+                        let a = cast::<$t>(ins[0].bytes)?;
+                        match bits_op {
+                            IntBitsOp::Clz => out.iter_mut().zip(a).for_each(|(o, &v)| *o = (v as u32).leading_zeros() as $t),
+                            IntBitsOp::LeftShift => {
+                                broadcast2(a, ins[0].dims, cast::<$t>(ins[1].bytes)?, ins[1].dims, out, &od, |x, y| left_shift(x as i64, y as i64, $bits) as $t)
+                            }
+                            IntBitsOp::RightShift { round } => {
+                                broadcast2(a, ins[0].dims, cast::<$t>(ins[1].bytes)?, ins[1].dims, out, &od, |x, y| right_shift(x as i64, y as i64, $bits, round) as $t)
+                            }
+                        }
+                    }};
+                }
+                match dtype {
+                    DType::I8 => lanes!(i8, 8),
+                    DType::I16 => lanes!(i16, 16),
+                    DType::I32 => lanes!(i32, 32),
+                    other => return Err(format!("integer bit ops on {other} are not supported")),
+                }
+                Ok(())
+            }))
+        }
+        OpKind::Table => {
+            let t = op.input(1).ok_or("input 1 (table) is absent")?;
+            let bytes = ctx.graph.operand(t).data.as_ref().map(|d| d.bytes().to_vec()).ok_or("the table must be a constant")?;
+            let x = op.input(0).ok_or("input 0 is absent")?;
+            let (t8, t16): (Vec<i8>, Vec<i16>) = if dtype == DType::I8 {
+                (bytes.iter().map(|&b| b as i8).collect(), Vec::new())
+            } else {
+                (Vec::new(), bytes.chunks_exact(2).map(|c| i16::from_le_bytes([c[0], c[1]])).collect())
+            };
+            if (dtype == DType::I8 && t8.len() != 256) || (dtype == DType::I16 && t16.len() != 513) {
+                return Err("the table has the wrong length".into());
+            }
+            Ok(built(vec![source(ctx, x)], move |ins, outs| {
+                match dtype {
+                    DType::I8 => table_i8(cast::<i8>(ins[0].bytes)?, &t8, cast_mut::<i8>(outs[0].bytes)?),
+                    DType::I16 => table_i16(cast::<i16>(ins[0].bytes)?, &t16, cast_mut::<i32>(outs[0].bytes)?),
+                    other => return Err(format!("TABLE of {other} is not supported")),
+                }
+                Ok(())
+            }))
+        }
         OpKind::Atan2 => Ok(built(ins, |ins, outs| {
             atan2(cast::<f32>(ins[0].bytes)?, cast::<f32>(ins[1].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
             Ok(())
@@ -134,5 +201,5 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
-    r.ops(&["AddN", "Atan2", "BitwiseXor", "BitwiseAnd", "BitwiseOr", "RightShift", "Bucketize", "FakeQuant", "LocalResponseNormalization", "BroadcastTo", "BroadcastArgs"], supports, build);
+    r.ops(&["AddN", "IntMul", "Table", "IntLeftShift", "IntRightShift", "Clz", "Atan2", "BitwiseXor", "BitwiseAnd", "BitwiseOr", "RightShift", "Bucketize", "FakeQuant", "LocalResponseNormalization", "BroadcastTo", "BroadcastArgs"], supports, build);
 }

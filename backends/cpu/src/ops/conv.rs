@@ -31,6 +31,9 @@ fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
 }
 
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    if super::int_forms::is_int_form(ctx, id) {
+        return super::int_forms::supports(ctx, id);
+    }
     let op = ctx.graph.op(id);
     if matches!(op.kind, OpKind::Conv2D(_) | OpKind::DepthwiseConv2D(_)) {
         nhwc(ctx, id)?;
@@ -205,6 +208,9 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 }
 
 fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    if super::int_forms::is_int_form(ctx, id) {
+        return super::int_forms::build(ctx, id);
+    }
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
     let w = op.input(1).ok_or("input 1 (weights) is absent")?;

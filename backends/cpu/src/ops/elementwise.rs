@@ -24,6 +24,8 @@ fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
             match plain_dtype(ctx, id)? {
                 DType::F32 => Ok(()),
                 DType::I32 | DType::I64 if *act != Activation::Tanh => Ok(()),
+                // Plain int8 / int16 (TOSA's CLAMP and MAXIMUM / MINIMUM): the bounds only.
+                DType::I8 | DType::I16 if *act == Activation::None && matches!(op.kind, OpKind::Binary { op: BinaryOp::Maximum | BinaryOp::Minimum, .. }) => Ok(()),
                 t => Err(format!("this CPU kernel handles float32, int32 and int64 (not {t}) without a tanh activation")),
             }
         }
@@ -237,7 +239,20 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let dtype = ctx.graph.operand(op.outputs[0]).dtype;
             Ok(built(inputs, move |ins, outs| {
                 let dims = outs[0].dims;
-                if dtype == DType::I64 {
+                if matches!(dtype, DType::I8 | DType::I16) {
+                    // Maximum / Minimum only (see `supports`): widened to int32, exact.
+                    let widen = |b: &[u8]| -> Result<Vec<i32>, String> {
+                        Ok(if dtype == DType::I8 { cast::<i8>(b)?.iter().map(|&v| i32::from(v)).collect() } else { cast::<i16>(b)?.iter().map(|&v| i32::from(v)).collect() })
+                    };
+                    let (x, y) = (widen(ins[0].bytes)?, widen(ins[1].bytes)?);
+                    let mut wide = vec![0i32; dims.iter().product()];
+                    binary_i32(k, &x, ins[0].dims, &y, ins[1].dims, &mut wide, dims);
+                    if dtype == DType::I8 {
+                        cast_mut::<i8>(outs[0].bytes)?.iter_mut().zip(&wide).for_each(|(o, &v)| *o = v as i8);
+                    } else {
+                        cast_mut::<i16>(outs[0].bytes)?.iter_mut().zip(&wide).for_each(|(o, &v)| *o = v as i16);
+                    }
+                } else if dtype == DType::I64 {
                     let (x, y) = (cast::<i64>(ins[0].bytes)?, cast::<i64>(ins[1].bytes)?);
                     check_divisor(b, y)?;
                     let out = cast_mut::<i64>(outs[0].bytes)?;

@@ -28,6 +28,9 @@ fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
 }
 
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    if super::int_forms::is_int_form(ctx, id) {
+        return super::int_forms::supports(ctx, id);
+    }
     let op = ctx.graph.op(id);
     if matches!(op.kind, OpKind::TransposeConv(_)) {
         nhwc(ctx, id)?;
@@ -70,6 +73,9 @@ pub(super) fn transpose_conv_geom(ctx: &CompileCtx, id: OpId) -> Result<Transpos
 }
 
 fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    if super::int_forms::is_int_form(ctx, id) {
+        return super::int_forms::build(ctx, id);
+    }
     let op = ctx.graph.op(id);
     match &op.kind {
         OpKind::TransposeConv(p) => {

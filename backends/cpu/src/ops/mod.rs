@@ -30,6 +30,7 @@ mod conv;
 mod data;
 mod elementwise;
 mod fft;
+mod int_forms;
 mod fuse;
 mod generate;
 mod logic;

@@ -12,6 +12,9 @@ use crate::quant::{activation_range, QInt};
 
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     nhwc(ctx, id)?;
+    if super::int_forms::is_int_form(ctx, id) {
+        return super::int_forms::supports(ctx, id);
+    }
     all_f32(ctx, id)?;
     match &ctx.graph.op(id).kind {
         OpKind::Pool2D(p) => check_act(p.act),
@@ -41,6 +44,9 @@ fn pads(xd: &[usize], p: &nnrt_core::Pool2D) -> Result<[usize; 2], String> {
 }
 
 fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    if super::int_forms::is_int_form(ctx, id) {
+        return super::int_forms::build(ctx, id);
+    }
     let op = ctx.graph.op(id);
     let OpKind::Pool2D(p) = &op.kind else { return Err("not a pooling op".into()) };
     let x = op.input(0).ok_or("input 0 is absent")?;

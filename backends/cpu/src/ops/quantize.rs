@@ -1,5 +1,6 @@
 //! QUANTIZE (float32 to uint8 / int8 / int16, per tensor or per channel, and requantizing
-//! between integer types) and DEQUANTIZE (from float16 and from quantized integers).
+//! between integer types), DEQUANTIZE (from float16 and from quantized integers) and TOSA's
+//! RESCALE (plain integers, the specification's rounding; [`crate::quant::tosa`]).
 
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, Quantization};
 
@@ -8,6 +9,7 @@ use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::data::f16_to_f32;
 use crate::quant::misc::{self, Requantize};
+use crate::quant::tosa::Rescale;
 
 /// QUANTIZE has integer kernels only; DEQUANTIZE takes them from a quantized input.
 fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
@@ -134,4 +136,76 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
     r.ops_with_int(&["Quantize", "Dequantize"], supports, build, (quantized_op, supports_quantized, build_quantized));
+    r.ops(&["Rescale"], supports_rescale, build_rescale);
+}
+
+/// RESCALE runs on int8, int16 and int32 (core's shape rule checked the constants).
+fn supports_rescale(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    let op = ctx.graph.op(id);
+    let x = op.input(0).ok_or("input 0 is absent")?;
+    for t in [ctx.graph.operand(x).dtype, ctx.graph.operand(op.outputs[0]).dtype] {
+        if !matches!(t, DType::I8 | DType::I16 | DType::I32) {
+            return Err(format!("rescaling {t} is not supported (int8, int16, int32)"));
+        }
+    }
+    Ok(())
+}
+
+/// Integer values of constant input `i` of `id`.
+fn const_ints(ctx: &CompileCtx, id: OpId, i: usize) -> Result<Vec<i64>, String> {
+    let op = ctx.graph.op(id);
+    let k = ctx.graph.operand(op.input(i).ok_or_else(|| format!("input {i} is absent"))?);
+    let b = k.data.as_ref().map(|d| d.bytes()).ok_or_else(|| format!("input {i} must be a constant"))?;
+    Ok(match k.dtype {
+        DType::I8 => b.iter().map(|&v| i64::from(v as i8)).collect(),
+        DType::I16 => b.chunks_exact(2).map(|c| i64::from(i16::from_le_bytes([c[0], c[1]]))).collect(),
+        DType::I32 => b.chunks_exact(4).map(|c| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]]))).collect(),
+        t => return Err(format!("input {i} is {t}; an integer constant expected")),
+    })
+}
+
+fn build_rescale(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let op = ctx.graph.op(id);
+    let OpKind::Rescale(p) = op.kind else { return Err("not a rescale".into()) };
+    let x = op.input(0).ok_or("input 0 is absent")?;
+    let zp = |i: usize| -> Result<i64, String> { const_ints(ctx, id, i)?.first().copied().ok_or_else(|| format!("zero point {i} is empty")) };
+    let (xt, ot) = (ctx.graph.operand(x).dtype, ctx.graph.operand(op.outputs[0]).dtype);
+    let mut input_zp = zp(3)?;
+    if p.input_unsigned {
+        input_zp = if xt == DType::I8 { input_zp & 0xff } else { input_zp & 0xffff };
+    }
+    let mut output_zp = zp(4)?;
+    if p.output_unsigned {
+        output_zp = if ot == DType::I8 { output_zp & 0xff } else { output_zp & 0xffff };
+    }
+    let r = Rescale {
+        multiplier: const_ints(ctx, id, 1)?.into_iter().map(|v| v as i32).collect(),
+        shift: const_ints(ctx, id, 2)?.into_iter().map(|v| v.clamp(2, 62) as u32).collect(),
+        scale32: p.scale32,
+        double_round: p.double_round,
+        input_zp,
+        output_zp,
+        input_unsigned: p.input_unsigned,
+        output_unsigned: p.output_unsigned,
+    };
+    if r.multiplier.is_empty() || r.multiplier.len() != r.shift.len() {
+        return Err(format!("{} multipliers and {} shifts", r.multiplier.len(), r.shift.len()));
+    }
+    macro_rules! lanes {
+        ($t:ident, |$n:ident| $body:expr) => {
+            match $t {
+                DType::I8 => { type $n = i8; $body }
+                DType::I16 => { type $n = i16; $body }
+                DType::I32 => { type $n = i32; $body }
+                other => Err(format!("rescaling {other} is not supported")),
+            }
+        };
+    }
+    lanes!(xt, |TI| lanes!(ot, |TO| Ok(built(vec![source(ctx, x)], {
+        let r = r.clone();
+        move |ins, outs| {
+            r.run::<TI, TO>(cast::<TI>(ins[0].bytes)?, cast_mut::<TO>(outs[0].bytes)?);
+            Ok(())
+        }
+    }))))
 }

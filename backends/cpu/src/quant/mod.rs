@@ -21,6 +21,7 @@ pub mod reference;
 pub mod requant;
 pub mod sigmoid16;
 pub mod softmax;
+pub mod tosa;
 
 use nnrt_core::Activation;
 

@@ -1,0 +1,149 @@
+//! The plain-integer forms of CONV_2D, DEPTHWISE_CONV_2D and BATCH_MATMUL (TOSA's int8 ops with
+//! zero points as inputs 3 and 4, or 2 and 3 for the matmul): exact int32 sums; and of 2-D
+//! pooling on int8/int16 without quantization parameters (average with zero points as inputs 1
+//! and 2). Kernels in [`crate::quant::tosa`]; the families' `supports`/`build` hand these forms
+//! here.
+
+use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, Padding, PoolKind};
+
+use super::util::source;
+use crate::kernel::{built, Built};
+use crate::quant::tosa::{matmul_int, IntConv, IntPool};
+
+/// Whether `id` is a plain-integer form: its zero-point inputs are present.
+pub(crate) fn is_int_form(ctx: &CompileCtx, id: OpId) -> bool {
+    let op = ctx.graph.op(id);
+    match op.kind {
+        OpKind::Conv2D(_) | OpKind::DepthwiseConv2D(_) => op.input(3).is_some() || op.input(4).is_some(),
+        OpKind::BatchMatMul { adj_x: false, adj_y: false } => op.input(2).is_some() || op.input(3).is_some(),
+        OpKind::Pool2D(p) => {
+            let x = op.input(0).map(|x| ctx.graph.operand(x));
+            matches!(p.kind, PoolKind::Max | PoolKind::Average) && x.is_some_and(|x| matches!(x.dtype, DType::I8 | DType::I16) && !x.quant.is_quantized())
+        }
+        _ => false,
+    }
+}
+
+fn const_bytes(ctx: &CompileCtx, id: OpId, i: usize) -> Result<Vec<u8>, String> {
+    let op = ctx.graph.op(id);
+    let k = ctx.graph.operand(op.input(i).ok_or_else(|| format!("input {i} is absent"))?);
+    k.data.as_ref().map(|d| d.bytes().to_vec()).ok_or_else(|| format!("input {i} must be a constant"))
+}
+
+fn zp(ctx: &CompileCtx, id: OpId, i: usize) -> Result<i32, String> {
+    const_bytes(ctx, id, i)?.first().map(|&b| i32::from(b as i8)).ok_or_else(|| format!("zero point {i} is empty"))
+}
+
+/// Core checked the types; the kernels need a constant filter and an explicit or VALID padding.
+pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    let op = ctx.graph.op(id);
+    for &i in op.inputs.iter().flatten().chain(&op.outputs) {
+        if ctx.graph.operand(i).quant.is_quantized() {
+            return Err("the plain-integer form takes operands without quantization parameters".into());
+        }
+    }
+    match op.kind {
+        OpKind::BatchMatMul { .. } => Ok(()),
+        OpKind::Pool2D(p) => {
+            let t = ctx.graph.operand(op.input(0).ok_or("input 0 is absent")?).dtype;
+            if p.kind == PoolKind::Average && t != DType::I8 {
+                return Err(format!("plain-integer average pooling takes int8, not {t}"));
+            }
+            if p.act != nnrt_core::Activation::None {
+                return Err("plain-integer pooling takes no fused activation".into());
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    supports(ctx, id)?;
+    let op = ctx.graph.op(id);
+    let x = op.input(0).ok_or("input 0 is absent")?;
+    let out = op.outputs[0];
+    if let OpKind::Pool2D(p) = op.kind {
+        let (xd, od) = (ctx.dims(x).to_vec(), ctx.dims(out).to_vec());
+        let pad = match p.padding {
+            Padding::Explicit(q) => [q[0], q[2]],
+            Padding::Valid => [0, 0],
+            Padding::Same => return Err("plain-integer pooling takes explicit padding".into()),
+        };
+        if xd.len() != 4 || od.len() != 4 {
+            return Err("pooling takes NHWC".into());
+        }
+        let zp_or_0 = |i: usize| if op.input(i).is_some() { zp(ctx, id, i).map(i64::from) } else { Ok(0) };
+        let average = if p.kind == PoolKind::Average { Some([zp_or_0(1)?, zp_or_0(2)?]) } else { None };
+        let g = IntPool { input: [xd[0], xd[1], xd[2], xd[3]], output: [od[0], od[1], od[2], od[3]], kernel: p.filter, stride: p.stride, pad, average };
+        let t = ctx.graph.operand(x).dtype;
+        return Ok(built(vec![source(ctx, x)], move |ins, outs| {
+            if t == DType::I8 {
+                g.run(cast::<i8>(ins[0].bytes)?, cast_mut::<i8>(outs[0].bytes)?);
+            } else {
+                g.run(cast::<i16>(ins[0].bytes)?, cast_mut::<i16>(outs[0].bytes)?);
+            }
+            Ok(())
+        }));
+    }
+    if ctx.graph.operand(x).dtype != DType::I8 {
+        return Err("the plain-integer form takes int8".into());
+    }
+    if let OpKind::BatchMatMul { .. } = op.kind {
+        let y = op.input(1).ok_or("input 1 is absent")?;
+        let (xd, yd) = (ctx.dims(x).to_vec(), ctx.dims(y).to_vec());
+        if xd.len() != 3 || yd.len() != 3 || (xd[0] != yd[0] && xd[0] != 1 && yd[0] != 1) {
+            return Err(format!("the plain-integer matmul takes [b, m, k] x [b, k, n], got {xd:?} x {yd:?}"));
+        }
+        let zps = [zp(ctx, id, 2)?, zp(ctx, id, 3)?];
+        let (m, k, n) = (xd[1], xd[2], yd[2]);
+        let batches = [xd[0], yd[0]];
+        return Ok(built(vec![source(ctx, x), source(ctx, y)], move |ins, outs| {
+            matmul_int(cast::<i8>(ins[0].bytes)?, cast::<i8>(ins[1].bytes)?, batches, m, k, n, zps, cast_mut::<i32>(outs[0].bytes)?);
+            Ok(())
+        }));
+    }
+    let (padding, stride, dilation, depthwise) = match op.kind {
+        OpKind::Conv2D(p) => (p.padding, p.stride, p.dilation, false),
+        OpKind::DepthwiseConv2D(p) => (p.padding, p.stride, p.dilation, true),
+        _ => return Err("not a plain-integer form".into()),
+    };
+    let pad = match padding {
+        Padding::Explicit(p) => [p[0], p[2]],
+        Padding::Valid => [0, 0],
+        Padding::Same => return Err("the plain-integer form takes explicit padding".into()),
+    };
+    let w = op.input(1).ok_or("input 1 is absent")?;
+    let (xd, wd, od) = (ctx.dims(x).to_vec(), ctx.dims(w).to_vec(), ctx.dims(out).to_vec());
+    if xd.len() != 4 || wd.len() != 4 || od.len() != 4 || (!depthwise && wd[3] != xd[3]) {
+        return Err(format!("the plain-integer convolution takes NHWC {xd:?} and a matching filter {wd:?} (no groups)"));
+    }
+    let g = IntConv {
+        input: [xd[0], xd[1], xd[2], xd[3]],
+        output: [od[0], od[1], od[2], od[3]],
+        kernel: [wd[1], wd[2]],
+        stride,
+        dilation,
+        pad,
+        depthwise,
+        x_zp: zp(ctx, id, 3)?,
+        w_zp: zp(ctx, id, 4)?,
+    };
+    // Filter and bias are read at run time (a filter may come out of a RESHAPE of a constant).
+    let mut srcs = vec![source(ctx, x), source(ctx, w)];
+    let has_bias = match op.input(2) {
+        Some(bi) => {
+            if ctx.dims(bi).iter().product::<usize>() < od[3] {
+                return Err("the bias needs one int32 per output channel".into());
+            }
+            srcs.push(source(ctx, bi));
+            true
+        }
+        None => false,
+    };
+    Ok(built(srcs, move |ins, outs| {
+        let bias = if has_bias { Some(cast::<i32>(ins[2].bytes)?) } else { None };
+        g.run(cast::<i8>(ins[0].bytes)?, cast::<i8>(ins[1].bytes)?, bias, cast_mut::<i32>(outs[0].bytes)?);
+        Ok(())
+    }))
+}

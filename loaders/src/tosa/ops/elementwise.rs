@@ -1,0 +1,166 @@
+//! Element-wise operators, activations, comparisons, reductions and CAST.
+//!
+//! Binary ops broadcast like nnrt's (TOSA requires equal ranks, so numpy rules agree). CLAMP
+//! becomes the matching activation when its bounds are a known one, else MAXIMUM then MINIMUM
+//! with its bounds as constants (its `min_val`/`max_val` bytes are already in the input type).
+
+use nnrt_core::{Activation, BinaryOp, CompareOp, DType, LoadError, LogicalOp, OpKind, ReduceOp, UnaryOp};
+
+use super::{is_float, BlockBuilder, Op};
+use crate::generated::tosa;
+
+pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadError> {
+    use tosa::Op as T;
+    let binary = |op| OpKind::Binary { op, act: Activation::None };
+    match o.kind {
+        T::ADD | T::SUB | T::MAXIMUM | T::MINIMUM | T::POW | T::MUL => {
+            let (x, y, out) = (o.input(b, 0)?, o.input(b, 1)?, o.output(b, 0)?);
+            if o.kind == T::MUL && !is_float(o.input_type(b, 0)?) {
+                // Integer MUL: widening products and the rounding shift (IntMul).
+                let shift = o.input(b, 2)?;
+                if b.const_bytes(shift).is_none() {
+                    return Err(o.unsupported(b, "MUL with a shift computed at run time is not mapped"));
+                }
+                b.emit_all(OpKind::IntMul, &[x, y, shift], vec![out]);
+                return Ok(());
+            }
+            if b.dtype(x) != b.dtype(out) {
+                return Err(b.err(format!("{} has {} operands and a {} result", o.name(), b.dtype(x), b.dtype(out))));
+            }
+            if o.kind == T::POW && !is_float(o.input_type(b, 0)?) {
+                return Err(o.unsupported(b, ""));
+            }
+            let op = match o.kind {
+                T::ADD => BinaryOp::Add,
+                T::SUB => BinaryOp::Sub,
+                T::MAXIMUM => BinaryOp::Maximum,
+                T::MINIMUM => BinaryOp::Minimum,
+                T::POW => BinaryOp::Pow,
+                _ => BinaryOp::Mul,
+            };
+            b.emit_all(binary(op), &[x, y], vec![out]);
+        }
+        T::EQUAL | T::GREATER | T::GREATER_EQUAL => {
+            let op = match o.kind {
+                T::EQUAL => CompareOp::Equal,
+                T::GREATER => CompareOp::Greater,
+                _ => CompareOp::GreaterEqual,
+            };
+            let (x, y, out) = (o.input(b, 0)?, o.input(b, 1)?, o.output(b, 0)?);
+            b.emit_all(OpKind::Compare(op), &[x, y], vec![out]);
+        }
+        T::LOGICAL_AND | T::LOGICAL_OR => {
+            let op = if o.kind == T::LOGICAL_AND { LogicalOp::And } else { LogicalOp::Or };
+            let (x, y, out) = (o.input(b, 0)?, o.input(b, 1)?, o.output(b, 0)?);
+            b.emit_all(OpKind::Logical(op), &[x, y], vec![out]);
+        }
+        T::SELECT => {
+            let (c, x, y, out) = (o.input(b, 0)?, o.input(b, 1)?, o.input(b, 2)?, o.output(b, 0)?);
+            b.emit_all(OpKind::Select { v2: true }, &[c, x, y], vec![out]);
+        }
+        T::LOGICAL_NOT => {
+            let (x, out) = (o.input(b, 0)?, o.output(b, 0)?);
+            b.emit_all(OpKind::Unary(UnaryOp::LogicalNot), &[x], vec![out]);
+        }
+        T::ABS | T::CEIL | T::COS | T::EXP | T::FLOOR | T::LOG | T::NEGATE | T::RSQRT | T::SIN | T::SIGMOID | T::TANH | T::ERF => {
+            let ty = o.input_type(b, 0)?;
+            let int_ok = matches!(o.kind, T::ABS) && ty == tosa::DType::INT32;
+            if !is_float(ty) && !int_ok {
+                return Err(o.unsupported(b, "the integer form is not mapped yet"));
+            }
+            let op = match o.kind {
+                T::ABS => UnaryOp::Abs,
+                T::CEIL => UnaryOp::Ceil,
+                T::COS => UnaryOp::Cos,
+                T::EXP => UnaryOp::Exp,
+                T::FLOOR => UnaryOp::Floor,
+                T::LOG => UnaryOp::Log,
+                T::NEGATE => UnaryOp::Neg,
+                T::RSQRT => UnaryOp::Rsqrt,
+                T::SIN => UnaryOp::Sin,
+                T::SIGMOID => UnaryOp::Logistic,
+                T::TANH => UnaryOp::Tanh,
+                _ => UnaryOp::Erf,
+            };
+            let (x, out) = (o.input(b, 0)?, o.output(b, 0)?);
+            b.emit_all(OpKind::Unary(op), &[x], vec![out]);
+        }
+        T::RECIPROCAL => {
+            if o.input_type(b, 0)? != tosa::DType::FP32 {
+                return Err(o.unsupported(b, ""));
+            }
+            let (x, out) = (o.input(b, 0)?, o.output(b, 0)?);
+            let rank = b.dims(x).len();
+            let one = b.constant(DType::F32, &vec![1; rank], 1f32.to_le_bytes().to_vec());
+            b.emit_all(binary(BinaryOp::Div), &[one, x], vec![out]);
+        }
+        T::CLAMP => clamp(b, o)?,
+        T::REDUCE_ALL | T::REDUCE_ANY | T::REDUCE_MAX | T::REDUCE_MIN | T::REDUCE_PRODUCT | T::REDUCE_SUM => {
+            let (op, axis) = match o.kind {
+                T::REDUCE_ALL => (ReduceOp::All, o.t.attribute_as_reduce_all_attribute().map(|a| a.axis())),
+                T::REDUCE_ANY => (ReduceOp::Any, o.t.attribute_as_reduce_any_attribute().map(|a| a.axis())),
+                T::REDUCE_MAX => (ReduceOp::Max, o.t.attribute_as_reduce_max_attribute().map(|a| a.axis())),
+                T::REDUCE_MIN => (ReduceOp::Min, o.t.attribute_as_reduce_min_attribute().map(|a| a.axis())),
+                T::REDUCE_PRODUCT => (ReduceOp::Prod, o.t.attribute_as_reduce_product_attribute().map(|a| a.axis())),
+                _ => (ReduceOp::Sum, o.t.attribute_as_reduce_sum_attribute().map(|a| a.axis())),
+            };
+            let axis = o.attr(b, axis, "a reduction attribute")?;
+            let (x, out) = (o.input(b, 0)?, o.output(b, 0)?);
+            if axis < 0 || axis as usize >= b.dims(x).len() {
+                return Err(b.err(format!("axis {axis} is outside the input's {} dims", b.dims(x).len())));
+            }
+            let axes = b.const_i32(&[axis]);
+            b.emit_all(OpKind::Reduce { op, keep_dims: true }, &[x, axes], vec![out]);
+        }
+        T::CAST => {
+            let (from, to) = (o.input_type(b, 0)?, b.tosa_type(o.outputs.first().copied().unwrap_or_default())?);
+            // Float to integer rounds half to even and saturates in TOSA; nnrt's Cast does not.
+            if is_float(from) && !is_float(to) {
+                return Err(o.unsupported(b, "float to integer CAST (round to nearest even, saturating) is not mapped yet"));
+            }
+            if !is_float(from) && !is_float(to) && from != tosa::DType::BOOL {
+                return Err(o.unsupported(b, "integer narrowing CAST is not mapped yet"));
+            }
+            let (x, out) = (o.input(b, 0)?, o.output(b, 0)?);
+            b.emit_all(OpKind::Cast, &[x], vec![out]);
+        }
+        _ => return Err(o.unsupported(b, "")),
+    }
+    Ok(())
+}
+
+fn clamp(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadError> {
+    let a = o.attr(b, o.t.attribute_as_clamp_attribute(), "ClampAttribute")?;
+    let (x, out) = (o.input(b, 0)?, o.output(b, 0)?);
+    let dtype = b.dtype(x);
+    let size = dtype.size();
+    let (mut lo, mut hi) = (a.min_val().map(|v| v.bytes().to_vec()).unwrap_or_default(), a.max_val().map(|v| v.bytes().to_vec()).unwrap_or_default());
+    // tosa-opt pads each bound to 8 bytes; the value is the first element.
+    if lo.len() < size || hi.len() < size {
+        return Err(b.err(format!("CLAMP bounds are {} and {} bytes; one {dtype} ({size} bytes) each expected", lo.len(), hi.len())));
+    }
+    lo.truncate(size);
+    hi.truncate(size);
+    if dtype == DType::F32 {
+        let f = |v: &[u8]| f32::from_le_bytes([v[0], v[1], v[2], v[3]]);
+        let (l, h) = (f(&lo), f(&hi));
+        let act = match (l, h) {
+            (0.0, 6.0) => Some(UnaryOp::Relu6),
+            (-1.0, 1.0) => Some(UnaryOp::ReluN1To1),
+            (0.0, 1.0) => Some(UnaryOp::Relu0To1),
+            (0.0, h) if h == f32::MAX || h == f32::INFINITY => Some(UnaryOp::Relu),
+            _ => None,
+        };
+        if let Some(u) = act {
+            b.emit_all(OpKind::Unary(u), &[x], vec![out]);
+            return Ok(());
+        }
+    }
+    let rank = b.dims(x).len();
+    let ones = vec![1; rank];
+    let (lo_c, hi_c) = (b.constant(dtype, &ones, lo), b.constant(dtype, &ones, hi));
+    let mid = b.temp(dtype, &b.dims(x));
+    b.emit_all(OpKind::Binary { op: BinaryOp::Maximum, act: Activation::None }, &[x, lo_c], vec![mid]);
+    b.emit_all(OpKind::Binary { op: BinaryOp::Minimum, act: Activation::None }, &[mid, hi_c], vec![out]);
+    Ok(())
+}
