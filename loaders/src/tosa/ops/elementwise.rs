@@ -114,13 +114,11 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
         }
         T::CAST => {
             let (from, to) = (o.input_type(b, 0)?, b.tosa_type(o.outputs.first().copied().unwrap_or_default())?);
-            // Float to integer rounds half to even and saturates in TOSA; nnrt's Cast does not.
             if is_float(from) && !is_float(to) {
-                return Err(o.unsupported(b, "float to integer CAST (round to nearest even, saturating) is not mapped yet"));
+                return float_to_int(b, o, from, to);
             }
-            if !is_float(from) && !is_float(to) && from != tosa::DType::BOOL {
-                return Err(o.unsupported(b, "integer narrowing CAST is not mapped yet"));
-            }
+            // Integer to integer sign-extends or keeps the low bits (TOSA's truncate), as
+            // nnrt's Cast does.
             let (x, out) = (o.input(b, 0)?, o.output(b, 0)?);
             b.emit_all(OpKind::Cast, &[x], vec![out]);
         }
@@ -162,5 +160,35 @@ fn clamp(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadError> {
     let mid = b.temp(dtype, &b.dims(x));
     b.emit_all(OpKind::Binary { op: BinaryOp::Maximum, act: Activation::None }, &[x, lo_c], vec![mid]);
     b.emit_all(OpKind::Binary { op: BinaryOp::Minimum, act: Activation::None }, &[mid, hi_c], vec![out]);
+    Ok(())
+}
+
+/// CAST from float32 to int8 / int16 / int32: TOSA rounds half to even and saturates. Round
+/// (ties to even), clip to the target's range in float (exact for these bounds), then Cast,
+/// which is exact on integral values in range.
+fn float_to_int(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>, from: tosa::DType, to: tosa::DType) -> Result<(), LoadError> {
+    let (lo, hi) = match to {
+        tosa::DType::INT8 => (-128.0f32, 127.0f32),
+        tosa::DType::INT16 => (-32768.0, 32767.0),
+        // float32 to int32 saturates in nnrt's Cast.
+        tosa::DType::INT32 => (f32::MIN, f32::MAX),
+        _ => return Err(o.unsupported(b, "float CAST to this type is not mapped")),
+    };
+    if from != tosa::DType::FP32 {
+        return Err(o.unsupported(b, "only float32 is cast to integers"));
+    }
+    let (x, out) = (o.input(b, 0)?, o.output(b, 0)?);
+    let dims = b.dims(x);
+    let mut r = b.temp(DType::F32, &dims);
+    b.emit_all(OpKind::Unary(UnaryOp::Round), &[x], vec![r]);
+    if to != tosa::DType::INT32 {
+        let ones = vec![1; dims.len()];
+        let (l, h) = (b.constant(DType::F32, &ones, lo.to_le_bytes().to_vec()), b.constant(DType::F32, &ones, hi.to_le_bytes().to_vec()));
+        let (m, c) = (b.temp(DType::F32, &dims), b.temp(DType::F32, &dims));
+        b.emit_all(OpKind::Binary { op: BinaryOp::Maximum, act: Activation::None }, &[r, l], vec![m]);
+        b.emit_all(OpKind::Binary { op: BinaryOp::Minimum, act: Activation::None }, &[m, h], vec![c]);
+        r = c;
+    }
+    b.emit_all(OpKind::Cast, &[r], vec![out]);
     Ok(())
 }
