@@ -13,6 +13,25 @@ fn regressions(target: &str) -> Vec<PathBuf> {
     files
 }
 
+/// Prepares `model` on the CPU under the fuzz targets' small limits and runs it once on zeros;
+/// panics (naming `f`) only if that ends in an internal error, i.e. a caught panic.
+fn prepare_and_run(model: nnrt_core::Model, f: &std::path::Path) {
+    let mut s = Session::from_model(model).unwrap();
+    for (k, v) in [("BACKENDS", "cpu"), ("NUM_THREADS", "1"), ("MEMORY_LIMIT", "64M"), ("WHILE_MAX_ITERATIONS", "1000")] {
+        s.set_config(k, v).unwrap();
+    }
+    let result = s.prepare().and_then(|()| {
+        for i in 0..s.input_count() {
+            let info = s.input_info(i)?;
+            s.set_input(i, &vec![0u8; info.dims.iter().product::<usize>() * info.dtype.size()])?;
+        }
+        s.run()
+    });
+    if let Err(e @ Error::Internal { .. }) = result {
+        panic!("{}: {e}", f.display());
+    }
+}
+
 /// The `prepare` target: load, prepare on the CPU under small limits, run once on zeros.
 #[test]
 fn prepare_findings_end_in_typed_errors() {
@@ -21,20 +40,7 @@ fn prepare_findings_end_in_typed_errors() {
     for f in files {
         let bytes = std::fs::read(&f).unwrap();
         let Ok(model) = nnrt_loaders::tflite::load_bytes("fuzz.tflite", bytes) else { continue };
-        let mut s = Session::from_model(model).unwrap();
-        for (k, v) in [("BACKENDS", "cpu"), ("NUM_THREADS", "1"), ("MEMORY_LIMIT", "64M"), ("WHILE_MAX_ITERATIONS", "1000")] {
-            s.set_config(k, v).unwrap();
-        }
-        let result = s.prepare().and_then(|()| {
-            for i in 0..s.input_count() {
-                let info = s.input_info(i)?;
-                s.set_input(i, &vec![0u8; info.dims.iter().product::<usize>() * info.dtype.size()])?;
-            }
-            s.run()
-        });
-        if let Err(e @ Error::Internal { .. }) = result {
-            panic!("{}: {e}", f.display());
-        }
+        prepare_and_run(model, &f);
     }
 }
 
@@ -47,20 +53,7 @@ fn pte_findings_end_in_typed_errors() {
     for f in files {
         let bytes = std::fs::read(&f).unwrap();
         let Ok(loaded) = nnrt_loaders::pte::load("fuzz.pte", std::sync::Arc::new(bytes)) else { continue };
-        let mut s = Session::from_model(loaded.model).unwrap();
-        for (k, v) in [("BACKENDS", "cpu"), ("NUM_THREADS", "1"), ("MEMORY_LIMIT", "64M")] {
-            s.set_config(k, v).unwrap();
-        }
-        let result = s.prepare().and_then(|()| {
-            for i in 0..s.input_count() {
-                let info = s.input_info(i)?;
-                s.set_input(i, &vec![0u8; info.dims.iter().product::<usize>() * info.dtype.size()])?;
-            }
-            s.run()
-        });
-        if let Err(e @ Error::Internal { .. }) = result {
-            panic!("{}: {e}", f.display());
-        }
+        prepare_and_run(loaded.model, &f);
     }
 }
 

@@ -63,6 +63,17 @@ impl<'a> MethodBuilder<'_, 'a> {
         Ok(items.items().map(|l| l.iter().map(i64::from).collect()).unwrap_or_default())
     }
 
+    /// The position of a single-output operator's out argument when the schema's optional
+    /// arguments vary: the last argument, or the one before it when programs append the return
+    /// value (the out again).
+    pub fn last_out(&self, args: &[i64]) -> Result<usize, LoadError> {
+        let n = args.len();
+        if n >= 3 && args[n - 1] == args[n - 2] {
+            return Ok(n - 2);
+        }
+        n.checked_sub(1).ok_or_else(|| self.err("has no out argument"))
+    }
+
     /// A fresh operand for out-argument `k` (a Tensor value), bound to that value.
     pub fn out(&mut self, args: &[i64], k: usize) -> Result<OperandId, LoadError> {
         let v = self.arg(args, k)?;

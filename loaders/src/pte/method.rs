@@ -165,8 +165,14 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         if v.val_as_tensor().is_none() {
             return Err(self.err(format!("input value {i} is {}; nnrt runs methods whose inputs are tensors", kind_name(&v))));
         }
+        self.place(i)
+    }
+
+    /// A fresh operand declared like tensor value `i`, bound to it and recorded as the last write
+    /// to its planned place (for the views that read that place later).
+    fn place(&mut self, i: i64) -> Result<OperandId, LoadError> {
         let op = self.declare(i)?;
-        let len = op.default_dims.iter().try_fold(op.dtype.size(), |a, &d| a.checked_mul(d)).unwrap_or(usize::MAX);
+        let len = byte_len(&op).unwrap_or(usize::MAX);
         let id = self.g.add_operand(op);
         self.bound[i as usize] = Some(id);
         if let Some(p) = self.tensor_decl(i)?.allocation_info() {
@@ -188,7 +194,7 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         }
         let idx = t.data_buffer_idx() as usize;
         let mut op = self.declare(i)?;
-        let len = op.default_dims.iter().try_fold(op.dtype.size(), |a, &d| a.checked_mul(d)).ok_or_else(|| self.err(format!("value {i}'s size overflows")))?;
+        let len = byte_len(&op).ok_or_else(|| self.err(format!("value {i}'s size overflows")))?;
         if idx == 0 {
             let place = t.allocation_info().map(|p| (p.memory_id(), place_offset(&p)));
             let Some(&(src, size)) = place.and_then(|p| self.memory.get(&p)) else {
@@ -218,14 +224,7 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
     /// A fresh operand for a write to tensor value `i`, bound to `i` from now on.
     pub fn write(&mut self, i: i64) -> Result<OperandId, LoadError> {
         self.deferred.remove(&i);
-        let op = self.declare(i)?;
-        let len = op.default_dims.iter().try_fold(op.dtype.size(), |a, &d| a.checked_mul(d)).unwrap_or(usize::MAX);
-        let id = self.g.add_operand(op);
-        self.bound[i as usize] = Some(id);
-        if let Some(p) = self.tensor_decl(i)?.allocation_info() {
-            self.memory.insert((p.memory_id(), place_offset(&p)), (id, len));
-        }
-        Ok(id)
+        self.place(i)
     }
 
     /// Binds value `i` to an existing operand (an alias: MoveCall, a no-op copy).
@@ -468,6 +467,11 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         self.at = (0, String::new());
         Ok(())
     }
+}
+
+/// Bytes of an operand's declared dims; `None` on overflow.
+fn byte_len(op: &Operand) -> Option<usize> {
+    op.default_dims.iter().try_fold(op.dtype.size(), |a, &d| a.checked_mul(d))
 }
 
 /// The 64-bit offset of a planned tensor.

@@ -220,9 +220,7 @@ fn elu(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
 /// runtime lays out memory; nnrt's tensors are always in logical order.)
 fn copy(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     let x = b.tensor(a, 0)?;
-    // The out tensor is last, or next to last when the program appends the return value.
-    let n = a.len();
-    let k = if n >= 3 && a[n - 1] == a[n - 2] { n - 2 } else { n.checked_sub(1).ok_or_else(|| b.err("has no out argument"))? };
+    let k = b.last_out(a)?;
     let out = b.out(a, k)?;
     copy_into(b, x, out);
     Ok(())

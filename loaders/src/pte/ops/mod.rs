@@ -218,19 +218,7 @@ pub(crate) fn promote(a: DType, c: DType) -> DType {
 
 /// Shape of broadcasting `a` with `c` (numpy rules); `None` when they do not broadcast.
 pub(crate) fn broadcast(a: &[usize], c: &[usize]) -> Option<Vec<usize>> {
-    let n = a.len().max(c.len());
-    let mut out = vec![0; n];
-    for i in 0..n {
-        let x = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-        let y = if i + c.len() >= n { c[i + c.len() - n] } else { 1 };
-        out[i] = match (x, y) {
-            (x, y) if x == y => x,
-            (1, y) => y,
-            (x, 1) => x,
-            _ => return None,
-        };
-    }
-    Some(out)
+    nnrt_core::ops::elementwise::broadcast_shapes(a, c)
 }
 
 /// Emits a binary op into a new operand of `dtype` with the broadcast shape.

@@ -58,8 +58,7 @@ fn dequantize_per_tensor(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(),
     let x = b.tensor(a, 0)?;
     let scale = b.double(a, 1)? as f32;
     let zero_point = b.int(a, 2)?;
-    let n = a.len();
-    let k = if n >= 3 && a[n - 1] == a[n - 2] { n - 2 } else { n - 1 };
+    let k = b.last_out(a)?;
     if let Some(data) = b.g.operand(x).data.clone() {
         // Constant weights: dequantized here, once.
         let xo = b.g.operand(x).clone();
@@ -112,8 +111,7 @@ fn dequantize_per_channel(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<()
     if scales.len() != c || zps.len() != c {
         return Err(b.err(format!("{} scales and {} zero points for {c} channels", scales.len(), zps.len())));
     }
-    let n = a.len();
-    let k = if n >= 3 && a[n - 1] == a[n - 2] { n - 2 } else { n - 1 };
+    let k = b.last_out(a)?;
     let xo = b.g.operand(x).clone();
     let Some(data) = xo.data.as_ref() else {
         let q = with_quant(b, x, Quantization::PerAxis { scales, zero_points: zps.iter().map(|&z| z as i64).collect(), axis });

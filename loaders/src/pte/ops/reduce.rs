@@ -83,8 +83,7 @@ fn reduce(b: &mut MethodBuilder<'_, '_>, a: &[i64], op: ReduceOp, has_dtype: boo
 /// `any(self)`, `all(self)`, `sum(self, dtype?)`: over everything.
 fn reduce_all(b: &mut MethodBuilder<'_, '_>, a: &[i64], op: ReduceOp) -> Result<(), LoadError> {
     let x = b.tensor(a, 0)?;
-    let n = a.len();
-    let k = if n >= 3 && a[n - 1] == a[n - 2] { n - 2 } else { n - 1 };
+    let k = b.last_out(a)?;
     let out = b.out(a, k)?;
     let rank = b.dims(x).len();
     if rank == 0 {

@@ -364,16 +364,14 @@ fn full(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
 /// `full_like(self, fill_value, dtype?, layout?, device?, pin_memory?, memory_format?)`.
 fn full_like(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     let v = b.scalar(a, 1)?;
-    let n = a.len();
-    let k = if n >= 3 && a[n - 1] == a[n - 2] { n - 2 } else { n - 1 };
+    let k = b.last_out(a)?;
     filled(b, a, k, v)
 }
 
 /// `scalar_tensor(s)`.
 fn scalar_tensor(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     let v = b.scalar(a, 0)?;
-    let n = a.len();
-    let k = if n >= 3 && a[n - 1] == a[n - 2] { n - 2 } else { n - 1 };
+    let k = b.last_out(a)?;
     let out = b.out(a, k)?;
     let c = b.const_scalar(b.dtype(out), v)?;
     copy_into(b, c, out);
