@@ -8,7 +8,7 @@ use std::fmt;
 
 pub use crate::ops::arith::{BitwiseOp, IntBitsOp};
 pub use crate::ops::conv::{Conv2D, Conv3D, DepthwiseConv2D, Padding, TransposeConv};
-pub use crate::ops::convert::Rescale;
+pub use crate::ops::convert::{DynamicQuantize, QParamsRule, Rescale};
 pub use crate::ops::data::MirrorMode;
 pub use crate::ops::elementwise::{BinaryOp, UnaryOp};
 pub use crate::ops::logic::{CompareOp, LogicalOp};
@@ -310,6 +310,11 @@ pub enum OpKind {
         /// The lowest level is 1 instead of 0.
         narrow_range: bool,
     },
+    /// Dynamic quantization: float32 quantized with a scale and zero point chosen at run time
+    /// from the values (per tensor or per row, by ExecuTorch's or XNNPACK's rule) and returned
+    /// dequantized, still float32 — what ExecuTorch's `choose_qparams` → `quantize` →
+    /// `dequantize` chain and XNNPACK's f32 → qdint8 convert hand to the op that reads them.
+    DynamicQuantize(DynamicQuantize),
     /// RFFT2D: the 2-D discrete Fourier transform of the last two dims of float32 input 0,
     /// zero-padded or cropped to the int32 `[fft_h, fft_w]` of input 1, keeping the
     /// `fft_w / 2 + 1` non-negative frequencies of the last dim (complex64 output).
@@ -355,7 +360,7 @@ impl OpKind {
             OpKind::FullyConnected(_) | OpKind::BatchMatMul { .. } => Family::MatMul,
             OpKind::Binary { .. } | OpKind::Unary(_) | OpKind::Prelu => Family::Elementwise,
             OpKind::Compare(_) | OpKind::Logical(_) | OpKind::Select { .. } => Family::Logic,
-            OpKind::Cast | OpKind::Quantize | OpKind::Dequantize | OpKind::FakeQuant { .. } | OpKind::Rescale(_) => Family::Convert,
+            OpKind::Cast | OpKind::Quantize | OpKind::Dequantize | OpKind::FakeQuant { .. } | OpKind::DynamicQuantize(_) | OpKind::Rescale(_) => Family::Convert,
             OpKind::Softmax { .. } | OpKind::LogSoftmax | OpKind::L2Normalization { .. } | OpKind::LocalResponseNorm(_) => Family::Normalize,
             OpKind::Reduce { .. } | OpKind::ArgMinMax { .. } | OpKind::Cumsum { .. } | OpKind::TopKV2 => Family::Reduce,
             OpKind::Concatenation { .. } | OpKind::Reshape { .. } | OpKind::Transpose | OpKind::Pad | OpKind::MirrorPad(_) => Family::Data,

@@ -1,5 +1,5 @@
-//! Element type conversions, which keep the shape: CAST, QUANTIZE, DEQUANTIZE, FAKE_QUANT and
-//! TOSA's RESCALE.
+//! Element type conversions, which keep the shape: CAST, QUANTIZE, DEQUANTIZE, FAKE_QUANT,
+//! dynamic (run-time) quantization and TOSA's RESCALE.
 
 use super::Shapes::One;
 use super::{fixed, Spec};
@@ -28,6 +28,38 @@ pub struct Rescale {
     pub output_unsigned: bool,
 }
 
+/// How [`DynamicQuantize`] chooses a scale and zero point from the values it sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QParamsRule {
+    /// ExecuTorch's `quantized_decomposed::choose_qparams` (PyTorch's rule): the range
+    /// `[min(min, 0), max(max, 0)]` over `qmax - qmin` steps in double, 0.1 when that is 0 or
+    /// its float reciprocal infinite, raised to 6.1e-5 when smaller (the range scaled with it);
+    /// the zero point from the end with the smaller error, clamped, rounded half to even. Then
+    /// `quantize_per_tensor` (`zp + nearbyint((1/scale as f32) * x)`, clamped) and
+    /// `dequantize_per_tensor` (`(q - zp) * scale as f32`).
+    ExecuTorch,
+    /// XNNPACK's dynamic int8 (`qd8`): `m = 255 / (rmax - rmin)` in float (1 when the range is
+    /// empty), the zero point from the end with the smaller error, clamped to int8, rounded
+    /// half to even; `q = clamp(rint(x * m) + zp)`, worth `(q - zp) / m`.
+    Xnnpack,
+}
+
+/// Parameters of [`crate::OpKind::DynamicQuantize`]: float32 values quantized with a scale and
+/// zero point chosen from the values themselves at run time, and returned dequantized (float32)
+/// for the float op that reads them — the values that op would multiply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DynamicQuantize {
+    /// How the scale and zero point are chosen.
+    pub rule: QParamsRule,
+    /// Smallest quantized value.
+    pub qmin: i32,
+    /// Largest quantized value.
+    pub qmax: i32,
+    /// One scale and zero point per row of the last `row_dims` dims (XNNPACK's
+    /// `num_nonbatch_dims`); 0: one for the whole tensor.
+    pub row_dims: usize,
+}
+
 /// The family's ops: the name, arity and shape rule of each.
 pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     let name = match kind {
@@ -36,6 +68,7 @@ pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
         OpKind::Dequantize => "Dequantize",
         OpKind::FakeQuant { .. } => return Some(fixed("FakeQuant", 1, 1, One(fake_quant))),
         OpKind::Rescale(_) => return Some(fixed("Rescale", 5, 1, One(rescale))),
+        OpKind::DynamicQuantize(_) => return Some(fixed("DynamicQuantize", 1, 1, One(dynamic_quantize))),
         _ => return None,
     };
     Some(fixed(name, 1, 1, One(same_shape)))
@@ -59,6 +92,24 @@ fn fake_quant(cx: &Cx) -> Result<Vec<usize>, CompileError> {
         return Err(cx.err(format!("needs min < max and 2..=16 bits, got [{min}, {max}] with {num_bits} bits")));
     }
     Ok(cx.input(INPUT)?.to_vec())
+}
+
+/// DynamicQuantize: float32 in and out, `qmin < qmax` within int32, rows of at most the rank.
+fn dynamic_quantize(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::DynamicQuantize(d) = cx.op.kind else { return Err(cx.unlisted()) };
+    cx.expect_dtype(INPUT, &[DType::F32])?;
+    cx.expect_out_dtype(0, DType::F32)?;
+    let x = cx.input(INPUT)?;
+    if d.qmin >= d.qmax {
+        return Err(cx.err(format!("needs quant_min < quant_max, got {} and {}", d.qmin, d.qmax)));
+    }
+    if d.rule == QParamsRule::Xnnpack && (d.qmin, d.qmax) != (-128, 127) {
+        return Err(cx.err(format!("XNNPACK's dynamic quantization is int8 (-128..=127), not {}..={}", d.qmin, d.qmax)));
+    }
+    if d.row_dims > x.len() {
+        return Err(cx.err(format!("rows of the last {} dims of a rank-{} input", d.row_dims, x.len())));
+    }
+    Ok(x.to_vec())
 }
 
 /// RESCALE: int8 / int16 / int32 in and out (int48 has no nnrt type), constant multipliers and

@@ -239,6 +239,7 @@ mod tests {
             OpKind::IntBits(IntBitsOp::Clz),
             OpKind::Rescale(Rescale { scale32: true, double_round: true, per_channel: false, input_unsigned: false, output_unsigned: false }),
             OpKind::FakeQuant { min: 0.0, max: 1.0, num_bits: 8, narrow_range: false },
+            OpKind::DynamicQuantize(DynamicQuantize { rule: QParamsRule::Xnnpack, qmin: -128, qmax: 127, row_dims: 1 }),
             OpKind::Softmax { beta: 1.0 },
             OpKind::LogSoftmax,
             OpKind::L2Normalization { act },

@@ -57,6 +57,12 @@ pub(crate) enum Deferred {
     /// `max_pool2d_with_indices`' indices: of NCHW input `x`, window `k`, stride `s`, padding
     /// `p`, `ceil_mode`.
     PoolIndices { x: OperandId, k: [usize; 2], s: [usize; 2], p: [usize; 2], ceil: bool },
+    /// The scale or zero point `choose_qparams` chose for float tensor `x` (quantized range
+    /// `qmin..=qmax`, per row of the last `row_dims` dims, or per tensor when 0): only a
+    /// quantize of `x` and its dequantize may read them.
+    QParams { x: OperandId, qmin: i32, qmax: i32, row_dims: usize },
+    /// `x` quantized with the [`Deferred::QParams`] chosen for it: only a dequantize may read it.
+    DynQuantized { x: OperandId, qmin: i32, qmax: i32, row_dims: usize },
 }
 
 /// ExecuTorch's name of a scalar type number, for errors.

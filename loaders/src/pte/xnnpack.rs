@@ -7,12 +7,18 @@
 //! keeps them; constants come from the program's named data (sha256 keys), the payload's
 //! constant section, or (old payloads) the graph's inline buffers. External values are the
 //! DelegateCall's arguments by `external_id` (inputs, then outputs).
+//!
+//! Dynamically quantized int8 values (`qdint8`: scale and zero point per row, chosen at run time)
+//! are float32 operands written by a `DynamicQuantize` with XNNPACK's rule; the float op that
+//! reads one multiplies them with its weights dequantized here, once (int8 `qcint8`, 4-bit
+//! `qcint4` per channel and `qbint4` per block, both with zero point 8): the same products as
+//! XNNPACK's integer kernels, summed in float.
 
 use std::collections::HashMap;
 
 use flatbuffers::VerifierOptions;
 
-use nnrt_core::{Activation, BinaryOp, Conv2D, DType, DepthwiseConv2D, FullyConnected, LoadError, OpKind, Operand, OperandId, Padding, Pool2D, PoolKind, Quantization, ReduceOp, Resize, ResizeMode, TransposeConv, UnaryOp};
+use nnrt_core::{Activation, BinaryOp, ConstData, Conv2D, DType, DepthwiseConv2D, DynamicQuantize, FullyConnected, LoadError, OpKind, Operand, OperandId, Padding, Pool2D, PoolKind, QParamsRule, Quantization, ReduceOp, Resize, ResizeMode, TransposeConv, UnaryOp};
 
 use super::method::MethodBuilder;
 use super::ops::{reshape_into, transpose};
@@ -94,7 +100,9 @@ struct Cx<'a, 'p> {
 
 fn dtype(b: &MethodBuilder<'_, '_>, t: &x::XNNTensorValue<'_>) -> Result<DType, LoadError> {
     Ok(match t.datatype() {
-        x::XNNDatatype::xnn_datatype_fp32 => DType::F32,
+        // Dynamic int8 values are held dequantized; 4-bit weights are dequantized at load.
+        x::XNNDatatype::xnn_datatype_fp32 | x::XNNDatatype::xnn_datatype_qdint8 => DType::F32,
+        x::XNNDatatype::xnn_datatype_qcint4 | x::XNNDatatype::xnn_datatype_qbint4 => DType::F32,
         x::XNNDatatype::xnn_datatype_fp16 => DType::F16,
         x::XNNDatatype::xnn_datatype_qint8 | x::XNNDatatype::xnn_datatype_qcint8 => DType::I8,
         x::XNNDatatype::xnn_datatype_quint8 => DType::U8,
@@ -128,6 +136,9 @@ impl<'a> Cx<'a, '_> {
                 reshape_into(b, src, r);
                 r
             }
+        } else if t.constant_buffer_idx() != 0 && matches!(t.datatype(), x::XNNDatatype::xnn_datatype_qcint4 | x::XNNDatatype::xnn_datatype_qbint4) {
+            let op = self.int4_weights(b, &t, q)?;
+            b.g.add_operand(op)
         } else if t.constant_buffer_idx() != 0 {
             let mut op = self.declare(b, &t, q)?;
             op.data = Some(self.constant(b, &t, &op)?);
@@ -141,6 +152,10 @@ impl<'a> Cx<'a, '_> {
 
     fn declare(&self, b: &MethodBuilder<'_, 'a>, t: &x::XNNTensorValue<'_>, q: Quant<'_>) -> Result<Operand, LoadError> {
         let mut op = Operand::new(format!("xnn{}", t.id_out()), dtype(b, t)?, &dims(t));
+        if t.datatype() == x::XNNDatatype::xnn_datatype_qdint8 {
+            // Held dequantized (float32, see the module's notes).
+            return Ok(op);
+        }
         if let Some(q) = q {
             op.quant = if let Some(pt) = q.quant_params_as_per_tensor_quant() {
                 Quantization::PerTensor { scale: pt.scale(), zero_point: i64::from(pt.zero_point()) }
@@ -157,6 +172,55 @@ impl<'a> Cx<'a, '_> {
                 return Err(b.err(format!("XNNPACK value {} uses dynamic or blockwise quantization, which nnrt does not run yet", t.id_out())));
             };
         }
+        Ok(op)
+    }
+
+    /// The float32 values of 4-bit weights: `qcint4` (one float scale per channel of
+    /// `channel_dim`) or `qbint4` (one bfloat16 scale per block of `group_size` along the last
+    /// dim of each row); two values per byte, the low nibble first, zero point 8.
+    fn int4_weights(&self, b: &MethodBuilder<'_, 'a>, t: &x::XNNTensorValue<'_>, q: Quant<'_>) -> Result<Operand, LoadError> {
+        let id = t.id_out();
+        let d = dims(t);
+        let n = b.budget(d.iter().try_fold(1usize, |a, &v| a.checked_mul(v)), &format!("XNNPACK value {id}'s 4-bit weights"))?;
+        let packed = self.constant_bytes(b, t.constant_buffer_idx())?;
+        let packed = packed.get(..n.div_ceil(2)).ok_or_else(|| b.err(format!("XNNPACK value {id}: {n} 4-bit values need {} bytes, the constant has {}", n.div_ceil(2), packed.len())))?;
+        let nibble = |e: usize| i32::from((packed[e / 2] >> (4 * (e % 2))) & 15) - 8;
+        let q = q.ok_or_else(|| b.err(format!("4-bit XNNPACK value {id} has no quantization")))?;
+        let last = d.last().copied().unwrap_or(1).max(1);
+        let scale_of: Box<dyn Fn(usize) -> f32> = if let Some(pc) = q.quant_params_as_per_channel_quant() {
+            let axis = usize::try_from(pc.channel_dim()).ok().filter(|&a| a < d.len()).ok_or_else(|| b.err(format!("XNNPACK value {id}: channel dim {} of a rank-{} tensor", pc.channel_dim(), d.len())))?;
+            let scales: Vec<f32> = if pc.scale_buffer_idx() != 0 {
+                self.constant_bytes(b, pc.scale_buffer_idx())?.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+            } else {
+                pc.scale().map(|s| s.iter().collect()).unwrap_or_default()
+            };
+            let inner: usize = d[axis + 1..].iter().product();
+            if scales.len() < d[axis] {
+                return Err(b.err(format!("XNNPACK value {id}: {} scales for {} channels", scales.len(), d[axis])));
+            }
+            let c = d[axis].max(1);
+            Box::new(move |e| scales[(e / inner.max(1)) % c])
+        } else if let Some(g) = q.quant_params_as_per_channel_group_quant() {
+            let group = usize::try_from(g.group_size()).ok().filter(|&s| s > 0 && last % s == 0).ok_or_else(|| b.err(format!("XNNPACK value {id}: group size {} does not divide its rows of {last}", g.group_size())))?;
+            let bf16 = |v: u16| f32::from_bits(u32::from(v) << 16);
+            let scales: Vec<f32> = if g.scale_buffer_idx() != 0 {
+                self.constant_bytes(b, g.scale_buffer_idx())?.chunks_exact(2).map(|c| bf16(u16::from_le_bytes([c[0], c[1]]))).collect()
+            } else if let Some(s) = g.scale_bf16().filter(|s| !s.is_empty()) {
+                s.iter().map(bf16).collect()
+            } else {
+                g.scale().map(|s| s.iter().collect()).unwrap_or_default()
+            };
+            let blocks = n / group;
+            if scales.len() < blocks {
+                return Err(b.err(format!("XNNPACK value {id}: {} block scales for {blocks} blocks of {group}", scales.len())));
+            }
+            Box::new(move |e| scales[e / group])
+        } else {
+            return Err(b.err(format!("4-bit XNNPACK value {id} has neither per-channel nor per-block scales")));
+        };
+        let bytes: Vec<u8> = (0..n).flat_map(|e| (nibble(e) as f32 * scale_of(e)).to_le_bytes()).collect();
+        let mut op = Operand::new(format!("xnn{id}_dequantized"), DType::F32, &d);
+        op.data = Some(ConstData::owned(bytes));
         Ok(op)
     }
 
@@ -195,6 +259,40 @@ impl<'a> Cx<'a, '_> {
         self.ops.insert(id, o);
         Ok(o)
     }
+}
+
+/// Quantized constant weights `w` dequantized to a float32 constant when the op's input `i` is
+/// float (a dynamically quantized value); otherwise `w` itself.
+fn float_weights(b: &mut MethodBuilder<'_, '_>, i: OperandId, w: OperandId) -> Result<OperandId, LoadError> {
+    let wo = b.g.operand(w);
+    if b.g.operand(i).dtype != DType::F32 || !wo.quant.is_quantized() {
+        return Ok(w);
+    }
+    let Some(data) = wo.data.as_ref() else { return Ok(w) };
+    let dims = wo.default_dims.clone();
+    let values: Vec<f32> = match wo.dtype {
+        DType::I8 => data.bytes().iter().map(|&v| f32::from(v as i8)).collect(),
+        DType::U8 => data.bytes().iter().map(|&v| f32::from(v)).collect(),
+        other => return Err(b.err(format!("float input with {other} weights"))),
+    };
+    let scaled: Vec<f32> = match &wo.quant {
+        Quantization::PerTensor { scale, zero_point } => values.iter().map(|&q| (q - *zero_point as f32) * scale).collect(),
+        Quantization::PerAxis { scales, zero_points, axis } => {
+            let inner: usize = dims.get(axis + 1..).map_or(1, |d| d.iter().product());
+            let c = dims.get(*axis).copied().unwrap_or(1).max(1);
+            if scales.len() < c || zero_points.len() < c {
+                return Err(b.err(format!("{} scales for {c} channels", scales.len())));
+            }
+            values.iter().enumerate().map(|(e, &q)| {
+                let ch = (e / inner.max(1)) % c;
+                (q - zero_points[ch] as f32) * scales[ch]
+            }).collect()
+        }
+        other => return Err(b.err(format!("weights quantized as {other:?}"))),
+    };
+    let mut op = Operand::new(format!("{}_dequantized", wo.name), DType::F32, &dims);
+    op.data = Some(ConstData::owned(scaled.iter().flat_map(|v| v.to_le_bytes()).collect()));
+    Ok(b.g.add_operand(op))
 }
 
 fn dims(t: &x::XNNTensorValue<'_>) -> Vec<usize> {
@@ -359,6 +457,14 @@ fn node<'a>(b: &mut MethodBuilder<'_, 'a>, cx: &mut Cx<'a, '_>, k: usize, n: &x:
         N::XNNConvert => {
             let u = n.xnode_union_as_xnnconvert().ok_or_else(|| b.err("an empty XNNPACK node"))?;
             let i = cx.get(b, u.input_id())?;
+            let &(to, tq) = cx.values.get(&u.output_id()).ok_or_else(|| b.err(format!("XNNPACK value {} does not exist", u.output_id())))?;
+            if to.datatype() == x::XNNDatatype::xnn_datatype_qdint8 {
+                let rows = tq.and_then(|q| q.quant_params_as_per_token_dynamic_quant()).map_or(1, |p| p.num_nonbatch_dims());
+                let row_dims = usize::try_from(rows).map_err(|_| b.err(format!("XNNPACK value {}: {rows} non-batch dims", u.output_id())))?;
+                let out = cx.out(b, u.output_id())?;
+                b.emit_all(OpKind::DynamicQuantize(DynamicQuantize { rule: QParamsRule::Xnnpack, qmin: -128, qmax: 127, row_dims }), &[i], vec![out]);
+                return Ok(());
+            }
             let out = cx.out(b, u.output_id())?;
             let kind = match (b.g.operand(i).quant.is_quantized(), b.g.operand(out).quant.is_quantized()) {
                 (false, true) => OpKind::Quantize,
@@ -385,7 +491,8 @@ fn node<'a>(b: &mut MethodBuilder<'_, 'a>, cx: &mut Cx<'a, '_>, k: usize, n: &x:
         N::XNNFullyConnected => {
             let u = n.xnode_union_as_xnnfully_connected().ok_or_else(|| b.err("an empty XNNPACK node"))?;
             let i = cx.get(b, u.input1_id())?;
-            let mut w = cx.get(b, u.filter_id())?;
+            let w = cx.get(b, u.filter_id())?;
+            let mut w = float_weights(b, i, w)?;
             if u.flags() & 1 != 0 {
                 w = transpose(b, w, &[1, 0]);
             }
@@ -402,6 +509,7 @@ fn node<'a>(b: &mut MethodBuilder<'_, 'a>, cx: &mut Cx<'a, '_>, k: usize, n: &x:
             .ok_or_else(|| b.err("an empty XNNPACK node"))?;
             let i = cx.get(b, u.input1_id())?;
             let w = cx.get(b, u.filter_id())?;
+            let w = float_weights(b, i, w)?;
             let bias = opt(cx, b, u.bias_id())?;
             let stride = [u.subsampling_height().max(1) as usize, u.subsampling_width().max(1) as usize];
             let dilation = [u.dilation_height().max(1) as usize, u.dilation_width().max(1) as usize];

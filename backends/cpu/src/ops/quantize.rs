@@ -8,6 +8,7 @@ use super::util::{QuantIo, is_qint, qp, quantized_input, source, sources};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::data::f16_to_f32;
+use crate::quant::dynamic;
 use crate::quant::misc::{self, Requantize};
 use crate::quant::tosa::Rescale;
 
@@ -137,6 +138,19 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 pub(super) fn register(r: &mut Registry) {
     r.ops_with_int(&["Quantize", "Dequantize"], supports, build, (quantized_op, supports_quantized, build_quantized));
     r.ops(&["Rescale"], supports_rescale, build_rescale);
+    r.ops(&["DynamicQuantize"], |_, _| Ok(()), build_dynamic);
+}
+
+/// DynamicQuantize: float32 in and out (checked by the shape rule), rows of the last `row_dims`.
+fn build_dynamic(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let OpKind::DynamicQuantize(d) = ctx.graph.op(id).kind else { return Err("not a dynamic quantization".into()) };
+    Ok(built(sources(ctx, id), move |ins, outs| {
+        let dims = ins[0].dims;
+        let row: usize = dims[dims.len() - d.row_dims.min(dims.len())..].iter().product();
+        let row = if d.row_dims == 0 { 0 } else { row };
+        dynamic::dynamic_quantize(d.rule, d.qmin, d.qmax, row, cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
+        Ok(())
+    }))
 }
 
 /// RESCALE runs on int8, int16 and int32 (core's shape rule checked the constants).

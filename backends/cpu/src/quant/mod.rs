@@ -10,6 +10,7 @@ pub mod activation;
 pub mod binary;
 pub mod conv;
 pub mod depthwise;
+pub mod dynamic;
 pub mod fixedpoint;
 pub mod gemm;
 pub mod hybrid;

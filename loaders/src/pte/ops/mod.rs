@@ -36,6 +36,8 @@ pub(crate) fn find(name: &str) -> Option<Convert> {
 pub(crate) fn compute_deferred(b: &mut MethodBuilder<'_, '_>, vi: i64, d: crate::pte::method::Deferred) -> Result<OperandId, LoadError> {
     match d {
         crate::pte::method::Deferred::PoolIndices { x, k, s, p, ceil } => conv::pool_indices(b, vi, x, k, s, p, ceil),
+        crate::pte::method::Deferred::QParams { .. } => Err(b.err(format!("reads value {vi}, a scale or zero point chosen at run time by choose_qparams: nnrt runs those only as the quantize and dequantize of the tensor they were chosen for"))),
+        crate::pte::method::Deferred::DynQuantized { .. } => Err(b.err(format!("reads value {vi}, an integer tensor quantized with run-time parameters: nnrt runs it only through its dequantize"))),
     }
 }
 

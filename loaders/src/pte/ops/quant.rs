@@ -1,18 +1,29 @@
 //! PT2E quantization in portable programs: `quantized_decomposed::quantize_per_tensor`,
 //! `dequantize_per_tensor` and `dequantize_per_channel` (`.out`). A quantized tensor carries its
 //! scale and zero point in the IR; dequantizing a constant per channel (the weights) is done here,
-//! once. The dynamic forms (`choose_qparams`, `*.Tensor_out`) are not supported yet.
+//! once.
+//!
+//! Dynamic quantization — `choose_qparams.Tensor_out` (per tensor) or
+//! `choose_qparams_per_token_asymmetric.out` (per row of the last dim), then
+//! `quantize_per_tensor.Tensor_out` / `quantize_per_token.out` and the matching dequantize with
+//! those run-time scale and zero point — becomes one `DynamicQuantize` with ExecuTorch's rule:
+//! the scale, zero point and int8 values are deferred ([`Deferred`]) until the dequantize that
+//! reads them. A program that reads them otherwise is refused at load, naming the reader.
 
-use nnrt_core::{ConstData, DType, LoadError, OpKind, OperandId, Quantization};
+use nnrt_core::{ConstData, DType, DynamicQuantize, LoadError, OpKind, OperandId, QParamsRule, Quantization};
 
 use super::Convert;
-use crate::pte::method::MethodBuilder;
+use crate::pte::method::{Deferred, MethodBuilder};
 
 pub(super) fn find(name: &str) -> Option<Convert> {
     Some(match name {
         "quantized_decomposed::quantize_per_tensor.out" => quantize_per_tensor,
         "quantized_decomposed::dequantize_per_tensor.out" => dequantize_per_tensor,
         "quantized_decomposed::dequantize_per_channel.out" => dequantize_per_channel,
+        "quantized_decomposed::choose_qparams.Tensor_out" => choose_qparams,
+        "quantized_decomposed::choose_qparams_per_token_asymmetric.out" => choose_qparams_per_token,
+        "quantized_decomposed::quantize_per_tensor.Tensor_out" | "quantized_decomposed::quantize_per_token.out" => quantize_dynamic,
+        "quantized_decomposed::dequantize_per_tensor.Tensor_out" | "quantized_decomposed::dequantize_per_token.out" => dequantize_dynamic,
         _ => return None,
     })
 }
@@ -140,4 +151,89 @@ fn dequantize_per_channel(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<()
     op.data = Some(ConstData::owned(out_vals));
     let cid = b.g.add_operand(op);
     b.bind(id, cid)
+}
+
+/// The quantized range of an int8/uint8/int16/int32 `dtype` argument's type, for checking
+/// `quant_min`/`quant_max`.
+fn qrange(b: &MethodBuilder<'_, '_>, qmin: i64, qmax: i64) -> Result<(i32, i32), LoadError> {
+    match (i32::try_from(qmin), i32::try_from(qmax)) {
+        (Ok(lo), Ok(hi)) if lo < hi => Ok((lo, hi)),
+        _ => Err(b.err(format!("quant_min {qmin} and quant_max {qmax} are not an int32 range with min < max"))),
+    }
+}
+
+/// `choose_qparams.Tensor_out(input, quant_min, quant_max, eps, dtype, *, scale_out, zero_point_out)`:
+/// ExecuTorch's kernel ignores `eps`.
+fn choose_qparams(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    let (qmin, qmax) = qrange(b, b.int(a, 1)?, b.int(a, 2)?)?;
+    defer_qparams(b, a, x, qmin, qmax, 0, 5)
+}
+
+/// `choose_qparams_per_token_asymmetric.out(input, dtype, *, scale_out, zero_point_out)`: int8,
+/// one scale and zero point per row of the last dim.
+fn choose_qparams_per_token(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    defer_qparams(b, a, x, -128, 127, 1, 2)
+}
+
+fn defer_qparams(b: &mut MethodBuilder<'_, '_>, a: &[i64], x: OperandId, qmin: i32, qmax: i32, row_dims: usize, k: usize) -> Result<(), LoadError> {
+    if b.dtype(x) != DType::F32 {
+        return Err(b.err(format!("choosing quantization parameters for {} values (float32 only)", b.dtype(x))));
+    }
+    for out in [k, k + 1] {
+        let i = b.arg_index(a, out)?;
+        b.value(i)?;
+        b.deferred.insert(i, Deferred::QParams { x, qmin, qmax, row_dims });
+    }
+    Ok(())
+}
+
+/// The tensor and rule of the deferred scale and zero point of arguments 1 and 2.
+fn dynamic_params(b: &MethodBuilder<'_, '_>, a: &[i64]) -> Result<(OperandId, i32, i32, usize), LoadError> {
+    let (si, zi) = (b.arg_index(a, 1)?, b.arg_index(a, 2)?);
+    match (b.deferred.get(&si), b.deferred.get(&zi)) {
+        (Some(&Deferred::QParams { x, qmin, qmax, row_dims }), Some(&Deferred::QParams { x: xz, .. })) if x == xz => Ok((x, qmin, qmax, row_dims)),
+        _ => Err(b.err(format!("the scale (value {si}) and zero point (value {zi}) are not the result of one choose_qparams: nnrt runs run-time quantization parameters only from choose_qparams"))),
+    }
+}
+
+/// `quantize_per_tensor.Tensor_out(input, scale, zero_point, quant_min, quant_max, dtype, *, out)`
+/// and `quantize_per_token.out(...)` with the parameters `choose_qparams` chose for `input`:
+/// deferred to the dequantize that reads the result.
+fn quantize_dynamic(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    let (src, cmin, cmax, row_dims) = dynamic_params(b, a)?;
+    if src != x {
+        return Err(b.err("quantizes a tensor with the parameters chosen for another"));
+    }
+    let (qmin, qmax) = qrange(b, b.int(a, 3)?, b.int(a, 4)?)?;
+    if (qmin, qmax) != (cmin, cmax) {
+        return Err(b.err(format!("quantizes to {qmin}..={qmax} with parameters chosen for {cmin}..={cmax}")));
+    }
+    let i = b.arg_index(a, 6)?;
+    b.value(i)?;
+    b.deferred.insert(i, Deferred::DynQuantized { x, qmin, qmax, row_dims });
+    Ok(())
+}
+
+/// `dequantize_per_tensor.Tensor_out(input, scale, zero_point, quant_min, quant_max, dtype, *,
+/// out_dtype, out)` / `dequantize_per_token.out(...)` of a dynamically quantized tensor: one
+/// `DynamicQuantize` of the float tensor it came from.
+fn dequantize_dynamic(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    let qi = b.arg_index(a, 0)?;
+    let Some(&Deferred::DynQuantized { x, qmin, qmax, row_dims }) = b.deferred.get(&qi) else {
+        return Err(b.err(format!("dequantizes value {qi} with run-time parameters, but it is not the result of a quantize with choose_qparams' parameters")));
+    };
+    let (src, ..) = dynamic_params(b, a)?;
+    if src != x {
+        return Err(b.err("dequantizes with the parameters chosen for another tensor"));
+    }
+    let k = b.last_out(a)?;
+    let out = b.out(a, k)?;
+    if b.dtype(out) != DType::F32 {
+        return Err(b.err(format!("dequantizing to {} is not supported (float32 only)", b.dtype(out))));
+    }
+    b.emit_all(OpKind::DynamicQuantize(DynamicQuantize { rule: QParamsRule::ExecuTorch, qmin, qmax, row_dims }), &[x], vec![out]);
+    Ok(())
 }
