@@ -15,6 +15,22 @@ pub struct Subgraph {
     pub inputs: Vec<OperandId>,
     /// Graph outputs, in the order callers index them.
     pub outputs: Vec<OperandId>,
+    /// Whose arithmetic the quantized ops follow: the runtime the model was made for.
+    pub numerics: Numerics,
+}
+
+/// Whose integer arithmetic a subgraph's quantized ops reproduce where runtimes differ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Numerics {
+    /// TFLite's reference kernels: QUANTIZE divides and rounds half away from zero; int8
+    /// convolutions requantize with fixed-point multipliers (`MultiplyByQuantizedMultiplier`).
+    #[default]
+    TfLite,
+    /// ExecuTorch's (portable `quantize_per_tensor` and XNNPACK alike): quantizing multiplies by
+    /// the float reciprocal of the scale and rounds half to even; int8 convolutions and fully
+    /// connected layers requantize their int32 sums in float (XNNPACK's fp32 requantization:
+    /// `acc * (input_scale * weight_scale / output_scale)` rounded half to even).
+    ExecuTorch,
 }
 
 impl Subgraph {

@@ -46,7 +46,7 @@ pub use backend::{Backend, CompileCtx, Executable, PlanHints, Support};
 pub use config::{default_memory_limit, parse_bytes, parse_threads, Config, MAX_THREADS};
 pub use dtype::DType;
 pub use error::{CompileError, LoadError, RunError};
-pub use graph::{Model, Signature, Subgraph};
+pub use graph::{Model, Numerics, Signature, Subgraph};
 pub use ids::{OpId, OperandId, SubgraphId};
 pub use infer::{infer_graph, infer_graph_with, infer_op, infer_op_at_run, Inferred};
 pub use op::*;

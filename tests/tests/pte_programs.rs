@@ -17,10 +17,9 @@ use nnrt_tests::{numbered_npys, repo_root, RawNpy};
 const NOT_YET: &[(&str, &str)] = &[];
 
 /// Programs whose answers differ from ExecuTorch's by a known, bounded amount, with the bound
-/// and why. XNNPACK requantizes an int8 convolution's sum with one float multiply and one
-/// rounding; nnrt's int8 kernels use TFLite's fixed-point multiplier (two roundings), so a sum
-/// that lands near a half step rounds the other way: one output step (scale 0.00286) here.
-const WITHIN: &[(&str, f32)] = &[("q8_cnn_xnnpack", 0.0029)];
+/// and why (none today: ExecuTorch's quantized arithmetic, XNNPACK's included, is followed
+/// exactly — `nnrt_core::Numerics::ExecuTorch`).
+const WITHIN: &[(&str, f32)] = &[];
 
 fn cases() -> Vec<PathBuf> {
     cases_in("tests/data/pte")

@@ -107,7 +107,7 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
     pub fn new(c: &'c Container<'a>, plan: &et::ExecutionPlan<'a>, method: &str) -> Self {
         let values = plan.values().unwrap_or_default();
         let bound = vec![None; values.len()];
-        let g = Subgraph { name: method.to_string(), ..Subgraph::default() };
+        let g = Subgraph { name: method.to_string(), numerics: nnrt_core::Numerics::ExecuTorch, ..Subgraph::default() };
         Self { c, method: method.to_string(), values, bound, g, memory: HashMap::new(), twin: HashMap::new(), pending: HashSet::new(), temps: HashSet::new(), deferred: HashMap::new(), symbolic: HashSet::new(), at: (0, String::new()) }
     }
 

@@ -7,7 +7,7 @@
 
 use nnrt_core::infer::window_output;
 use nnrt_core::shape::num_elements;
-use nnrt_core::{cast, cast_mut, Activation, CompileCtx, DType, InputSource, OpId, OpKind, OperandId, Quantization};
+use nnrt_core::{cast, cast_mut, Activation, CompileCtx, DType, InputSource, Numerics, OpId, OpKind, OperandId, Quantization};
 
 use super::util::{QuantIo, all_f32, channel_quant, check_act, const_f32, const_ints, const_values, dtype, float_kernel, fused, input, nhwc, qp, quantized, quantized_input, source, tanh_in_place};
 use super::Registry;
@@ -301,10 +301,14 @@ pub(super) fn conv_quant_of<TO: QInt>(
     let (xq, oq) = (qp(ctx, x)?, qp(ctx, out)?);
     let (w_scales, w_zp) = channel_quant(ctx, w, n, w_axis)?;
     let uint8 = dtype(ctx, x) == DType::U8;
+    let single = ctx.graph.numerics == Numerics::ExecuTorch;
     let requant = w_scales
         .iter()
         .map(|&ws| {
-            if float_requant {
+            if single {
+                // XNNPACK: `input_scale * kernel_scale / output_scale` in float.
+                Requant::Single(xq.scale * ws / oq.scale)
+            } else if float_requant {
                 Requant::Float(xq.scale as f64 * ws as f64 / oq.scale as f64)
             } else if uint8 {
                 // TFLite's uint8 path multiplies the two float scales in float first.

@@ -3,7 +3,7 @@
 //! integer ABS / NEG / SQUARE / SIGN, LOGICAL_NOT, quantized RELUs, LEAKY_RELU, HARD_SWISH and
 //! 8-bit LOGISTIC / TANH tables, int16 LOGISTIC / TANH).
 
-use nnrt_core::{cast, cast_mut, Activation, BinaryOp, CompileCtx, DType, OpId, OpKind, TensorMut, TensorRef, UnaryOp};
+use nnrt_core::{cast, cast_mut, Activation, BinaryOp, CompileCtx, DType, Numerics, OpId, OpKind, TensorMut, TensorRef, UnaryOp};
 
 use super::util::{QuantIo, check_act, check_all_params, dtype, first_input_quantized, fused, input, qp, source, sources};
 use super::Registry;
@@ -344,7 +344,7 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let y = input(ctx, id, 1)?;
             let (aq, bq, oq) = (qp(ctx, in0)?, qp(ctx, y)?, qp(ctx, out)?);
             by_qtype!(xt, |T| {
-                let p = QBinary::new::<T>(k, aq, bq, oq, *act);
+                let p = if ctx.graph.numerics == Numerics::ExecuTorch { QBinary::xnnpack::<T>(k, aq, bq, oq, *act) } else { QBinary::new::<T>(k, aq, bq, oq, *act) };
                 Ok(built(sources(ctx, id), move |ins, outs| {
                     let dims = outs[0].dims;
                     p.run::<T, T>(

@@ -2,7 +2,7 @@
 //! between integer types), DEQUANTIZE (from float16 and from quantized integers) and TOSA's
 //! RESCALE (plain integers, the specification's rounding; [`crate::quant::tosa`]).
 
-use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, Quantization};
+use nnrt_core::{cast, cast_mut, CompileCtx, DType, Numerics, OpId, OpKind, Quantization};
 
 use super::util::{QuantIo, is_qint, qp, quantized_input, source, sources};
 use super::Registry;
@@ -98,6 +98,12 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         OpKind::Quantize => {
             let oq = qp(ctx, out)?;
+            if xt == DType::F32 && ctx.graph.numerics == Numerics::ExecuTorch {
+                return by_qtype!(ot, |TO| Ok(built(vec![source(ctx, in0)], move |ins, outs| {
+                    misc::quantize_reciprocal::<TO>(cast::<f32>(ins[0].bytes)?, oq, cast_mut::<TO>(outs[0].bytes)?);
+                    Ok(())
+                })));
+            }
             if xt == DType::F32 {
                 return by_qtype!(ot, |TO| Ok(built(vec![source(ctx, in0)], move |ins, outs| {
                     misc::quantize::<TO>(cast::<f32>(ins[0].bytes)?, oq, cast_mut::<TO>(outs[0].bytes)?);

@@ -96,8 +96,9 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             axes.sort_unstable();
             axes.dedup();
             let (iq, oq) = (qp(ctx, in0)?, qp(ctx, out)?);
+            let xnnpack = ctx.graph.numerics == nnrt_core::Numerics::ExecuTorch;
             by_qtype!(xt, |T| Ok(built(vec![source(ctx, in0)], move |ins, outs| {
-                misc::mean::<T>(cast::<T>(ins[0].bytes)?, ins[0].dims, &axes, iq, oq, cast_mut::<T>(outs[0].bytes)?);
+                misc::mean::<T>(cast::<T>(ins[0].bytes)?, ins[0].dims, &axes, iq, oq, xnnpack, cast_mut::<T>(outs[0].bytes)?);
                 Ok(())
             })))
         }

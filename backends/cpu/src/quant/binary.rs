@@ -35,6 +35,18 @@ pub struct QBinary {
     /// int16 ADD with power-of-two scales: TFLite's `pot_scale_int16` path (the schema's
     /// default), as right shifts of the two inputs.
     pot16: Option<(i32, i32)>,
+    /// XNNPACK's arithmetic instead of TFLite's ([`QBinary::xnnpack`]).
+    xnn: Option<XnnArith>,
+}
+
+/// XNNPACK's quantized add/sub (`qs8-vadd`: 21-bit multipliers of each input's scale over the
+/// output's, one arithmetic right shift with the rounding folded into the bias) and mul
+/// (`qs8-vmul` fp32: the product of offsets times `a_scale * b_scale / out_scale` in float,
+/// rounded half to even).
+#[derive(Clone, Copy, Debug)]
+enum XnnArith {
+    Add { a_mult: i32, b_mult: i32, bias: i32, shift: u32 },
+    Mul { scale: f32 },
 }
 
 /// Same-shape quantized add/sub/mul ([`QBinary::run_same`]) of `a` and `b`, run through
@@ -67,6 +79,7 @@ impl QBinary {
             out_offset: out.zero_point,
             act,
             pot16: None,
+            xnn: None,
         };
         match op {
             QBinaryOp::Add | QBinaryOp::Sub if TO::MIN == i16::MIN as i32 && a.zero_point == 0 && b.zero_point == 0 && out.zero_point == 0 => {
@@ -93,6 +106,32 @@ impl QBinary {
         p
     }
 
+    /// XNNPACK's parameters for `op` (ExecuTorch's XNNPACK-lowered quantized add, sub, mul).
+    pub fn xnnpack<TO: QInt>(op: QBinaryOp, a: QParams, b: QParams, out: QParams, act: Activation) -> QBinary {
+        let mut p = QBinary::new::<TO>(op, a, b, out, act);
+        p.pot16 = None;
+        p.xnn = Some(match op {
+            QBinaryOp::Mul => XnnArith::Mul { scale: a.scale * b.scale / out.scale },
+            QBinaryOp::Add | QBinaryOp::Sub => {
+                let a_out = a.scale / out.scale;
+                let b_out = if op == QBinaryOp::Sub { -(b.scale / out.scale) } else { b.scale / out.scale };
+                let max = a_out.abs().max(b_out.abs());
+                let exponent = (max.to_bits() >> 23) as i32 - 127;
+                // 21-bit multipliers; XNNPACK asserts the scale ratios lie in [2^-10, 2^8).
+                let shift = (20 - exponent).clamp(1, 31) as u32;
+                let mult = |v: f32| {
+                    // `v * 2^shift` is exact (a change of exponent), then `lrintf`.
+                    let m = (v.abs() * (1u64 << shift) as f32).round_ties_even() as i32;
+                    if v.is_sign_negative() { -m } else { m }
+                };
+                let (a_mult, b_mult) = (mult(a_out), mult(b_out));
+                let bias = (1i32 << (shift - 1)).wrapping_sub(a_mult.wrapping_mul(a.zero_point)).wrapping_sub(b_mult.wrapping_mul(b.zero_point));
+                XnnArith::Add { a_mult, b_mult, bias, shift }
+            }
+        });
+        p
+    }
+
     /// Add/sub's general scaling: both inputs to twice the larger scale after a left shift.
     fn new_general<TO: QInt>(mut p: QBinary, a: QParams, b: QParams, out: QParams) -> QBinary {
         p.left_shift = if TO::MIN == i16::MIN as i32 { 15 } else { 20 };
@@ -108,6 +147,17 @@ impl QBinary {
     /// One output value from two input values.
     #[inline(always)]
     pub fn apply(&self, x: i32, y: i32) -> i32 {
+        match self.xnn {
+            Some(XnnArith::Add { a_mult, b_mult, bias, shift }) => {
+                let acc = bias.wrapping_add(x.wrapping_mul(a_mult)).wrapping_add(y.wrapping_mul(b_mult));
+                return (acc >> shift).wrapping_add(self.out_offset).clamp(self.act.0, self.act.1);
+            }
+            Some(XnnArith::Mul { scale }) => {
+                let acc = (self.in1_offset + x).wrapping_mul(self.in2_offset + y);
+                return super::rint_to_i32(acc as f32 * scale).wrapping_add(self.out_offset).clamp(self.act.0, self.act.1);
+            }
+            None => {}
+        }
         if let Some((s1, s2)) = self.pot16 {
             // One input is already at the output scale (shift 0); the other is rounding-shifted
             // to it. The sum saturates to int16 (gemmlowp's `SaturatingAdd`/`SaturatingSub`).
@@ -131,7 +181,7 @@ impl QBinary {
 
     /// Applies the op over broadcast operands (`a_dims`, `b_dims` right-aligned to `out_dims`).
     pub fn run<T: QInt, TO: QInt>(&self, a: &[T], a_dims: &[usize], b: &[T], b_dims: &[usize], out: &mut [TO], out_dims: &[usize]) {
-        if a.len() == out.len() && b.len() == out.len() && self.pot16.is_none() {
+        if a.len() == out.len() && b.len() == out.len() && self.pot16.is_none() && self.xnn.is_none() {
             // Three fixed-point multiplies per value: worth splitting from a few thousand.
             match crate::kernels::binary::par_chunk(out.len(), 8) {
                 None => with_avx512(&SameShape { p: self, a, b }, out),

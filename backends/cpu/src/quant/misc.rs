@@ -14,6 +14,17 @@ pub fn quantize<TO: QInt>(input: &[f32], out_q: QParams, out: &mut [TO]) {
     }
 }
 
+/// ExecuTorch's `quantize_per_tensor` and XNNPACK's f32 → qs8/qu8 convert: `zero_point +
+/// rint(x * (1 / scale))`, the reciprocal in float, rounding half to even, clamped.
+pub fn quantize_reciprocal<TO: QInt>(input: &[f32], out_q: QParams, out: &mut [TO]) {
+    let inv = 1.0f32 / out_q.scale;
+    let zp = out_q.zero_point as f32;
+    for (o, &x) in out.iter_mut().zip(input) {
+        let v = (zp + (x * inv).round_ties_even()).clamp(-2_147_483_520.0, 2_147_483_520.0);
+        *o = TO::sat(v as i32);
+    }
+}
+
 /// TFLite's `PerChannelQuantize`: `round(x / scale[c]) + zero_point[c]` along `axis`.
 pub fn quantize_per_channel<TO: QInt>(input: &[f32], dims: &[usize], axis: usize, scales: &[f32], zps: &[i64], out: &mut [TO]) {
     let inner: usize = dims[axis + 1..].iter().product();
@@ -155,7 +166,10 @@ pub fn pool<T: QInt>(g: &PoolGeom, average: bool, act: (i32, i32), input: &[T], 
 /// Quantized MEAN (TFLite's `QuantizedMeanOrSum` with `compute_sum = false`): the int32 sum
 /// over the reduced axes, the zero point removed, requantized by `in_scale / out_scale / count`
 /// folded into one Q31 multiplier.
-pub fn mean<T: QInt>(input: &[T], dims: &[usize], axes: &[usize], input_q: QParams, output_q: QParams, out: &mut [T]) {
+///
+/// With `xnnpack`, XNNPACK's mean instead: the same sum in float times `(in_scale / out_scale) *
+/// (1 / count)` (float), rounded half to even.
+pub fn mean<T: QInt>(input: &[T], dims: &[usize], axes: &[usize], input_q: QParams, output_q: QParams, xnnpack: bool, out: &mut [T]) {
     let reduced: Vec<bool> = (0..dims.len()).map(|d| axes.contains(&d)).collect();
     let count: i64 = dims.iter().zip(&reduced).filter(|(_, &r)| r).map(|(&d, _)| d as i64).product();
     let mut sums = vec![0i32; out.len()];
@@ -190,6 +204,14 @@ pub fn mean<T: QInt>(input: &[T], dims: &[usize], axes: &[usize], input_q: QPara
             let o: usize = idx.iter().zip(&ostride).map(|(a, b)| a * b).sum();
             sums[o] = sums[o].wrapping_add(input[i].get());
         });
+    }
+    if xnnpack {
+        let scale = (input_q.scale / output_q.scale) * (1.0 / count.max(1) as f32);
+        for (o, &sum) in out.iter_mut().zip(&sums) {
+            let shifted = sum.wrapping_sub(input_q.zero_point.wrapping_mul(count as i32));
+            *o = T::sat(super::rint_to_i32(shifted as f32 * scale).wrapping_add(output_q.zero_point));
+        }
+        return;
     }
     let (mut multiplier, mut shift) = quantize_multiplier(input_q.scale as f64 / output_q.scale as f64);
     if count > 0 {

@@ -100,6 +100,9 @@ pub enum Requant {
     },
     /// `round(double(acc) * scale)` (TFLite's reference FULLY_CONNECTED requantizes in double).
     Float(f64),
+    /// `rint(float(acc) * scale)`, half to even, in single precision: XNNPACK's fp32
+    /// requantization (ExecuTorch's int8 convolutions and fully connected layers).
+    Single(f32),
 }
 
 impl Requant {
@@ -115,6 +118,7 @@ impl Requant {
         match self {
             Requant::Fixed { multiplier, shift } => fixedpoint::mbqm(acc, multiplier, shift),
             Requant::Float(s) => round_to_i32(acc as f64 * s),
+            Requant::Single(s) => rint_to_i32(acc as f32 * s),
         }
     }
 
@@ -124,8 +128,16 @@ impl Requant {
         match self {
             Requant::Fixed { multiplier, shift } => fixedpoint::mbqm64(acc, multiplier, shift),
             Requant::Float(s) => round_to_i32(acc as f64 * s),
+            Requant::Single(s) => rint_to_i32(acc as f32 * s),
         }
     }
+}
+
+/// `lrintf(x)` (round half to even), held within ±2^30 so that adding a zero point cannot wrap
+/// before the output range clamps it.
+#[inline(always)]
+pub fn rint_to_i32(x: f32) -> i32 {
+    x.clamp(-1_073_741_824.0, 1_073_741_824.0).round_ties_even() as i32
 }
 
 /// C's `static_cast<int32_t>(round(x))` for values in range (saturating outside it).
