@@ -9,7 +9,7 @@ Each case is exported twice where it can be:
 Both use ExecutorchBackendConfig() defaults (segment_alignment 128, constants in a segment).
 
 Quantized cases (q*): the model is first quantized, then exported the same way.
-  q8_cnn, q8t_cnn, q8_mlp  static int8 PT2E: XNNPACKQuantizer with get_symmetric_quantization_config
+  q8_cnn, q8t_cnn, q8_mlp, q8_ops  static int8 PT2E: XNNPACKQuantizer with get_symmetric_quantization_config
                            (per-channel weights; q8t_: per-tensor), prepare_pt2e, calibration on
                            seeded random batches, convert_pt2e (XNNPACK qint8 / qcint8 / qcint32)
   qd8_mlp, q4_linear       dynamic: is_dynamic=True (per-token qdint8 activations, qcint8 weights;
@@ -665,6 +665,32 @@ class QuantCNN(nn.Module):
         return self.fc(torch.flatten(y.mean((2, 3), keepdim=True), 1))
 
 
+class QuantOps(nn.Module):
+    """int8 ops whose XNNPACK arithmetic differs from TFLite's: conv + hardtanh, max pool,
+    residual add and sub of two requantized branches, concatenation, a 1x1 conv, and a mean over
+    a small (4x4) window, then linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.a = nn.Conv2d(8, 8, 1)
+        self.b = nn.Conv2d(8, 8, 3, padding=1)
+        self.mix = nn.Conv2d(16, 8, 1)
+        self.c2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.fc = nn.Linear(16, 6)
+        spread_channel_scales(self)
+
+    def forward(self, x):
+        y = F.hardtanh(self.c1(x), -1.0, 1.0)
+        y = F.max_pool2d(y, 2)
+        s = F.relu(self.a(y) + y)
+        d = self.b(y) - y
+        z = self.mix(torch.cat([s, d], 1))
+        z = F.max_pool2d(F.relu(self.c2(z)), 2)
+        m = z.mean((2, 3), keepdim=True)
+        return self.fc(torch.flatten(m, 1))
+
+
 class QuantMLP(nn.Module):
     """int8 MLP: linear + relu, linear + hardtanh(-1, 1), residual add, linear (logits)."""
 
@@ -745,6 +771,11 @@ def q_dynamic(**extra):
 
 def case_q8_cnn(rng):
     return dict(model=QuantCNN().eval(), inputs=(rnd(rng, 1, 3, 16, 16),),
+                quant={"config": q_static(True), "calibration": [(rnd(rng, 1, 3, 16, 16),) for _ in range(8)]})
+
+
+def case_q8_ops(rng):
+    return dict(model=QuantOps().eval(), inputs=(rnd(rng, 1, 3, 16, 16),),
                 quant={"config": q_static(True), "calibration": [(rnd(rng, 1, 3, 16, 16),) for _ in range(8)]})
 
 

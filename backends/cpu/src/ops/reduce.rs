@@ -6,7 +6,7 @@ use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, ReduceOp};
 use super::util::{QuantIo, const_ints, first_input_quantized, input, qp, source};
 use super::Registry;
 use crate::kernel::{built, Built};
-use crate::kernels::reduce::{reduce, reduce_bool, reduce_i32, reduce_i64, ReduceOp as R};
+use crate::kernels::reduce::{reduce, reduce_bool, reduce_i32, reduce_i64, reduce_ref, ReduceOp as R};
 use crate::quant::misc;
 
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
@@ -71,9 +71,13 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         ReduceOp::All => R::All,
     };
     let dtype = ctx.graph.operand(x).dtype;
+    // ExecuTorch's portable sum and mean add in index order, one element at a time; a quantize
+    // after them turns a last-bit difference of another order into a whole step.
+    let in_order = ctx.graph.numerics == nnrt_core::Numerics::ExecuTorch && matches!(k, R::Mean | R::Sum);
     Ok(built(vec![source(ctx, x)], move |ins, outs| {
         let dims = ins[0].dims;
         match dtype {
+            DType::F32 if in_order => reduce_ref(k, cast::<f32>(ins[0].bytes)?, dims, &axes, cast_mut::<f32>(outs[0].bytes)?),
             DType::Bool => reduce_bool(k, ins[0].bytes, dims, &axes, outs[0].bytes),
             DType::I32 => reduce_i32(k, cast::<i32>(ins[0].bytes)?, dims, &axes, cast_mut::<i32>(outs[0].bytes)?),
             DType::I64 => reduce_i64(k, cast::<i64>(ins[0].bytes)?, dims, &axes, cast_mut::<i64>(outs[0].bytes)?),
