@@ -76,7 +76,8 @@ impl QDepthwise {
                 }
             })
             .collect();
-        let fast = std::mem::size_of::<TI>() == 1 && !q.wide && fixed.is_some();
+        let channel = ChannelRequant::of(&q.requant);
+        let fast = std::mem::size_of::<TI>() == 1 && !q.wide && channel.is_some();
         let wz = filter.iter().enumerate().map(|(i, w)| (w.get() - q.w_zp[i % oc]) as i16).collect();
         let bias = (0..oc).map(|c| q.bias.as_ref().map_or(0, |b| b[c] as i32)).collect();
         let vnni = match (&fixed, VnniToken::new()) {
@@ -85,7 +86,7 @@ impl QDepthwise {
             }
             _ => None,
         };
-        let rq = ChannelRequant::new(fixed.unwrap_or_default());
+        let rq = channel.unwrap_or_default();
         let weights = filter.iter().map(|w| w.get() as i16).collect();
         QDepthwise {
             g,

@@ -212,7 +212,7 @@ impl QEpilogue {
             cbias,
             zw: b.zw.clone(),
             requant: q.requant.clone(),
-            fixed: pairs.map(ChannelRequant::new),
+            fixed: ChannelRequant::of(&q.requant),
             out_zp: q.out_zp,
             act: q.act,
             need_row_sums: b.zw.iter().any(|&z| z != 0),

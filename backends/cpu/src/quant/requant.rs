@@ -13,6 +13,9 @@ pub struct ChannelRequant {
     pub right: Vec<i32>,
     /// Whether any channel shifts left (otherwise `lmul` is all ones).
     pub any_left: bool,
+    /// Per-channel float scales instead of the fixed-point multipliers (XNNPACK's fp32
+    /// requantization, [`super::Requant::Single`]); empty otherwise.
+    pub single: Vec<f32>,
 }
 
 impl ChannelRequant {
@@ -26,6 +29,22 @@ impl ChannelRequant {
             r.any_left |= s > 0;
         }
         r
+    }
+
+    /// From per-channel float scales: `rint(acc * scale)`, half to even.
+    pub fn single(scales: impl IntoIterator<Item = f32>) -> ChannelRequant {
+        ChannelRequant { single: scales.into_iter().collect(), ..ChannelRequant::default() }
+    }
+
+    /// One of these for `requant`, when every channel is fixed-point or every channel is a
+    /// float scale.
+    pub fn of(requant: &[super::Requant]) -> Option<ChannelRequant> {
+        use super::Requant;
+        if let Some(pairs) = requant.iter().map(|r| if let Requant::Fixed { multiplier, shift } = r { Some((*multiplier, *shift)) } else { None }).collect::<Option<Vec<_>>>() {
+            return Some(ChannelRequant::new(pairs));
+        }
+        let scales = requant.iter().map(|r| if let Requant::Single(s) = r { Some(*s) } else { None }).collect::<Option<Vec<_>>>()?;
+        Some(ChannelRequant::single(scales))
     }
 }
 
@@ -50,6 +69,14 @@ pub fn mbqm_branchless(x: i32, mult: i32, lmul: i32, right: i32) -> i32 {
 #[inline(always)]
 pub fn requant_row(acc: &mut [i32], bias: &[i32], r: &ChannelRequant, c0: usize, out_zp: i32, lo: i32, hi: i32) {
     let n = acc.len();
+    if !r.single.is_empty() {
+        let (bias, scale) = (&bias[c0..c0 + n], &r.single[c0..c0 + n]);
+        for i in 0..n {
+            let v = super::rint_to_i32(acc[i].wrapping_add(bias[i]) as f32 * scale[i]);
+            acc[i] = v.wrapping_add(out_zp).clamp(lo, hi);
+        }
+        return;
+    }
     let (bias, lmul, mult, right) = (&bias[c0..c0 + n], &r.lmul[c0..c0 + n], &r.mult[c0..c0 + n], &r.right[c0..c0 + n]);
     for i in 0..n {
         let v = mbqm_branchless(acc[i].wrapping_add(bias[i]), mult[i], lmul[i], right[i]);
@@ -61,6 +88,10 @@ pub fn requant_row(acc: &mut [i32], bias: &[i32], r: &ChannelRequant, c0: usize,
 /// (`simd::quant::requant_row_prefix`), the rest here.
 #[inline(always)]
 pub(crate) fn requant_row_simd(acc: &mut [i32], bias: &[i32], r: &ChannelRequant, c0: usize, out_zp: i32, lo: i32, hi: i32) {
+    if !r.single.is_empty() {
+        requant_row(acc, bias, r, c0, out_zp, lo, hi);
+        return;
+    }
     let full = crate::simd::quant::requant_row_prefix(acc, &bias[c0..], &r.lmul[c0..], &r.mult[c0..], &r.right[c0..], r.any_left, out_zp, lo, hi);
     requant_row(&mut acc[full..], bias, r, c0 + full, out_zp, lo, hi);
 }
@@ -80,6 +111,18 @@ mod tests {
             requant_row(&mut got, &bias, &r, 0, zp, i32::MIN, i32::MAX);
             for (g, a) in got.iter().zip(&acc) {
                 prop_assert_eq!(*g, mbqm(*a, m, s).wrapping_add(zp));
+            }
+        }
+
+        #[test]
+        fn row_requant_single_is_rint(acc in proptest::collection::vec(-(1i32 << 24)..(1 << 24), 1..40), scale in 1e-6f32..4.0, zp in -128i32..128) {
+            let r = ChannelRequant::single(std::iter::repeat_n(scale, acc.len()));
+            let bias: Vec<i32> = (0..acc.len() as i32).collect();
+            let mut got = acc.clone();
+            requant_row_simd(&mut got, &bias, &r, 0, zp, -128, 127);
+            for ((g, a), b) in got.iter().zip(&acc).zip(&bias) {
+                let want = (((a + b) as f32 * scale).round_ties_even() as i32 + zp).clamp(-128, 127);
+                prop_assert_eq!(*g, want);
             }
         }
     }
