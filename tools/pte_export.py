@@ -460,6 +460,16 @@ class Reductions(nn.Module):
         return a, b, c, d, e, f, g, h, i, j, k, v
 
 
+class StridedViews(nn.Module):
+    """torch.as_strided (as_strided_copy in the program): a transposed window with an offset,
+    overlapping reads, and one that reads the storage in order (a reshape)."""
+
+    def forward(self, x):
+        a = torch.as_strided(x, (3, 4), (1, 3), 2)
+        b = torch.as_strided(x, (2, 2, 2), (6, 1, 2))
+        return a * 2, b + 1, torch.as_strided(x, (4, 6), (6, 1)) - 1
+
+
 class IndexingOps(nn.Module):
     """flip, repeat, index_select and gather with int64 index inputs, roll, narrow, expand,
     permute, cat / stack, index with a tensor (index.Tensor), tile via repeat."""
@@ -616,6 +626,10 @@ def case_indexing_ops(rng):
     idx = torch.tensor([3, 0, 3], dtype=torch.int64)
     gidx = torch.from_numpy(rng.integers(0, 5, (2, 4, 3)).astype(np.int64))
     return dict(model=IndexingOps().eval(), inputs=(x, idx, gidx))
+
+
+def case_strided_views(rng):
+    return dict(model=StridedViews().eval(), inputs=(rnd(rng, 4, 6),))
 
 
 def case_norm_ops(rng):

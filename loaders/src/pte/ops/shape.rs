@@ -12,6 +12,7 @@ use crate::pte::method::{MethodBuilder, Scalar};
 pub(super) fn find(name: &str) -> Option<Convert> {
     Some(match name {
         "aten::view_copy.out" | "aten::_unsafe_view.out" | "aten::unsqueeze_copy.out" | "aten::reshape.out" => |b, a| view(b, a, 2),
+        "aten::as_strided_copy.out" => as_strided,
         "aten::squeeze_copy.dim_out" | "aten::squeeze_copy.dims_out" => |b, a| view(b, a, 2),
         "aten::squeeze_copy.out" => |b, a| view(b, a, 1),
         "aten::permute_copy.out" => permute,
@@ -313,6 +314,49 @@ fn constant_pad(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadErro
     let v = b.const_scalar(b.dtype(x), value)?;
     let out = b.out(a, 3)?;
     b.emit_all(OpKind::Pad, &[x, p, v], vec![out]);
+    Ok(())
+}
+
+/// `as_strided_copy(self, size, stride, storage_offset=None)`: element `idx` of the result is
+/// element `storage_offset + Σ idx[k]·stride[k]` of `self`'s contiguous storage. A result that
+/// reads the storage in order is a reshape; any other is a GATHER with constant indices.
+fn as_strided(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    let sizes = b.ints(a, 1)?;
+    let strides = b.ints(a, 2)?;
+    let offset = b.opt_int(a, 3)?.unwrap_or(0);
+    if sizes.len() != strides.len() || sizes.iter().chain(&strides).any(|&v| v < 0) || offset < 0 {
+        return Err(b.err(format!("size {sizes:?}, stride {strides:?} and storage offset {offset} do not describe a view")));
+    }
+    let n_in = b.dims(x).iter().product::<usize>() as i64;
+    let dims: Vec<usize> = sizes.iter().map(|&v| v as usize).collect();
+    let n = b.budget(dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)), "as_strided's indices")?;
+    let mut index = Vec::with_capacity(n);
+    let mut idx = vec![0usize; dims.len()];
+    for _ in 0..n {
+        let at = offset + idx.iter().zip(&strides).map(|(&i, &s)| i as i64 * s).sum::<i64>();
+        if !(0..n_in).contains(&at) {
+            return Err(b.err(format!("reads element {at} of a tensor of {n_in} (size {sizes:?}, stride {strides:?}, offset {offset})")));
+        }
+        index.push(at as i32);
+        for d in (0..dims.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < dims[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    let k = b.last_out(a)?;
+    let out = b.out(a, k)?;
+    if n as i64 == n_in && index.iter().enumerate().all(|(i, &v)| v as usize == i) {
+        b.reshape_op(x, out);
+        return Ok(());
+    }
+    let flat = b.temp(b.dtype(x), &[n_in as usize]);
+    b.reshape_op(x, flat);
+    let i = b.constant(DType::I32, &dims, index.iter().flat_map(|v| v.to_le_bytes()).collect());
+    b.emit_all(OpKind::Gather { axis: 0, batch_dims: 0 }, &[flat, i], vec![out]);
     Ok(())
 }
 
