@@ -23,7 +23,8 @@ pub enum Format {
     /// Samsung ONE's Circle flatbuffer, identifier `CIR0`.
     Circle,
     /// A TFLite file whose graph holds the Edge TPU custom op (`edgetpu-custom-op`). It loads as
-    /// TFLite; the custom op then needs a kernel at prepare.
+    /// TFLite, with each op's DarwiNN package read and checked ([`crate::darwinn`], in
+    /// [`FormatInfo::edgetpu`]); the op then needs a device driver at prepare.
     EdgeTpu,
     /// ExecuTorch program (`.pte`), identifier `ET12`.
     ExecuTorch,

@@ -449,6 +449,23 @@ mod tests {
             )
             .op("Fails", |_, _, options| Err(format!("bad options {options:?}")))
             .op("Panics", |_, _, _| panic!("kernel bug"))
+            .device_op("Dev", "Test device", |options| {
+                if options.is_empty() {
+                    return Err("no options".into());
+                }
+                let add = options[0];
+                let mut runs = 0u8;
+                Ok(Box::new(move |ins: &[DeviceBuffer<'_>], outs: &mut [DeviceBufferMut<'_>]| {
+                    runs += 1;
+                    if ins[0].name != "in" || outs[0].name != "out" {
+                        return Err(format!("names {} {}", ins[0].name, outs[0].name));
+                    }
+                    for (o, i) in outs[0].bytes.iter_mut().zip(ins[0].bytes) {
+                        *o = i + add + runs;
+                    }
+                    Ok(())
+                }))
+            })
     }
 
     fn tensor(dims: &[i32], data: *mut c_void, size: usize) -> nnrt_plugin_tensor {
@@ -504,6 +521,53 @@ mod tests {
         let old = nnrt_plugin_host { abi_version: 0, log: None };
         // SAFETY: valid structs.
         assert_eq!(unsafe { register(&old, &mut info, plugin) }, 0);
+
+        // A version 1 host gets the ops but not the device ops (its struct has no such fields).
+        let v1 = nnrt_plugin_host { abi_version: 1, log: None };
+        let mut info1 = nnrt_plugin_info::default();
+        // SAFETY: valid structs (the v2 layout is larger than what a v1 host would pass).
+        assert_eq!(unsafe { register(&v1, &mut info1, plugin) }, 1);
+        assert_eq!((info1.abi_version, info1.nops, info1.ndevice_ops), (1, 3, 0));
+        assert!(info1.device_ops.is_null());
+    }
+
+    /// A device op through its C functions: init with options, runs keeping state, errors from
+    /// init, free.
+    #[test]
+    fn device_ops_init_run_and_free() {
+        let host = nnrt_plugin_host { abi_version: NNRT_PLUGIN_ABI_VERSION, log: None };
+        let mut info = nnrt_plugin_info::default();
+        // SAFETY: valid host and info structs.
+        assert_eq!(unsafe { register(&host, &mut info, plugin) }, 2);
+        assert_eq!(info.ndevice_ops, 1);
+        // SAFETY: `register` pointed `device_ops` at `ndevice_ops` entries that live for the process.
+        let op = unsafe { &*info.device_ops };
+        // SAFETY: NUL-terminated names kept by the plugin.
+        assert_eq!(unsafe { std::ffi::CStr::from_ptr(op.device) }.to_str().unwrap(), "Test device");
+        let mut err = [0 as c_char; 64];
+        let mut state: *mut c_void = std::ptr::null_mut();
+        let opts = [10u8];
+        // SAFETY: live options, state slot and error buffer.
+        assert_eq!(unsafe { (op.init.unwrap())(op.driver_data, opts.as_ptr(), 1, &mut state, err.as_mut_ptr(), err.len()) }, 0);
+        assert!(!state.is_null());
+        let (n_in, n_out) = (c"in", c"out");
+        let mut x = [1u8, 2, 3];
+        let mut y = [0u8; 3];
+        let ins = [nnrt_device_buffer { name: n_in.as_ptr(), data: x.as_mut_ptr().cast(), size: 3 }];
+        let outs = [nnrt_device_buffer { name: n_out.as_ptr(), data: y.as_mut_ptr().cast(), size: 3 }];
+        for run in 1..=2u8 {
+            // SAFETY: `state` from init, buffers live and disjoint.
+            assert_eq!(unsafe { (op.run.unwrap())(state, ins.as_ptr(), 1, outs.as_ptr(), 1, err.as_mut_ptr(), err.len()) }, 0);
+            assert_eq!(y, [11 + run, 12 + run, 13 + run], "the run keeps its state");
+        }
+        // SAFETY: `state` from init, freed once.
+        unsafe { (op.free.unwrap())(state) };
+        let mut none: *mut c_void = std::ptr::null_mut();
+        // SAFETY: as above, with no options.
+        assert_eq!(unsafe { (op.init.unwrap())(op.driver_data, std::ptr::null(), 0, &mut none, err.as_mut_ptr(), err.len()) }, 1);
+        // SAFETY: the trampolines NUL-terminate within the buffer.
+        assert_eq!(unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) }.to_str().unwrap(), "no options");
+        assert!(none.is_null());
     }
 
     #[test]
