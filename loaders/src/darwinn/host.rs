@@ -29,7 +29,17 @@ fn tiled_index(m: &OutputLayout, y: usize, x: usize) -> Result<i64, String> {
 
 fn dims(l: &Layer) -> Result<(usize, usize, usize), String> {
     let d = |v: i32, n: &str| usize::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| format!("{n} {v} must be positive"));
-    Ok((d(l.y_dim, "y_dim")?, d(l.x_dim, "x_dim")?, d(l.z_dim, "z_dim")?))
+    let (y, x, z) = (d(l.y_dim, "y_dim")?, d(l.x_dim, "x_dim")?, d(l.z_dim, "z_dim")?);
+    if l.actual_bytes().is_none() {
+        return Err(format!("layer '{}' of {y}·{x}·{z} elements is too large", l.name));
+    }
+    Ok((y, x, z))
+}
+
+/// Byte range of `n` bytes at element offset `i` of width `dts`, when it is representable.
+fn span(i: i64, dts: usize, n: usize) -> Option<std::ops::Range<usize>> {
+    let from = usize::try_from(i).ok()?.checked_mul(dts)?;
+    Some(from..from.checked_add(n)?)
 }
 
 /// Checks that the maps of `m` have an entry for every y and x of `l` and put every element
@@ -96,8 +106,9 @@ pub fn relayout(l: &Layer, src: &[u8], dst: &mut [u8]) -> Result<(), String> {
     for y in 0..ys {
         for x in 0..xs {
             let i = tiled_index(m, y, x)?;
-            let from = usize::try_from(i).map_err(|_| format!("negative offset {i} at y {y} x {x}"))? * dts;
-            let chunk = src.get(from..from + z_bytes).ok_or_else(|| short(from + z_bytes))?;
+            let at = span(i, dts, z_bytes).ok_or_else(|| format!("offset {i} at y {y} x {x} is out of range"))?;
+            let end = at.end;
+            let chunk = src.get(at).ok_or_else(|| short(end))?;
             let to = (y * xs + x) * z_bytes;
             dst[to..to + z_bytes].copy_from_slice(chunk);
         }
@@ -200,9 +211,10 @@ pub fn tile(l: &Layer, plain: &[u8], dst: &mut [u8]) -> Result<(), String> {
     let LayerKind::Output { layout: Some(m), .. } = &l.kind else { return Err(format!("layer '{}' has no layout", l.name)) };
     for y in 0..ys {
         for x in 0..xs {
-            let i = usize::try_from(tiled_index(m, y, x)?).map_err(|_| "negative offset".to_string())? * dts;
+            let i = tiled_index(m, y, x)?;
+            let at = span(i, dts, z_bytes).ok_or_else(|| format!("offset {i} at y {y} x {x} is out of range"))?;
             let from = (y * xs + x) * z_bytes;
-            dst.get_mut(i..i + z_bytes).ok_or("output buffer too small")?.copy_from_slice(&plain[from..from + z_bytes]);
+            dst.get_mut(at).ok_or("output buffer too small")?.copy_from_slice(&plain[from..from + z_bytes]);
         }
     }
     Ok(())
