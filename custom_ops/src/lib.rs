@@ -224,7 +224,7 @@ impl Backend for CustomOpBackend {
             };
             let kernel = self.registry.ops.get(name).cloned().ok_or_else(|| CompileError::CustomOpNotFound { op: id, name: name.clone() })?;
             if let Kernel::Device(driver) = &kernel {
-                steps.push(StepRun::Device(Box::new(device::prepare(ctx, id, name, options, driver)?)));
+                steps.push(StepRun::Device(device::prepare(ctx, id, name, options, driver)?));
                 continue;
             }
             let ins: Vec<_> = op.inputs.iter().flatten().copied().collect();
@@ -263,7 +263,7 @@ struct Step {
 
 enum StepRun {
     Kernel(Step),
-    Device(Box<device::DeviceStep>),
+    Device(device::DeviceStep),
 }
 
 struct CustomExecutable {

@@ -425,8 +425,17 @@ pub struct OutputLayout {
 /// Output slices (schema `OutputShapeInfo`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct OutputShapeInfo {
-    /// Each slice's layout: inclusive ranges and strides.
-    pub slice_layout: Vec<(Vec<(i32, i32)>, Vec<i32>)>,
+    /// Each slice's layout.
+    pub slice_layout: Vec<SliceLayout>,
     /// Each slice's base offset in bytes.
     pub slice_offset: Vec<i32>,
+}
+
+/// One output slice's layout (schema `TensorLayout`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SliceLayout {
+    /// Inclusive range of each dimension.
+    pub shape: Vec<(i32, i32)>,
+    /// Distance in elements between neighbours in each dimension.
+    pub stride: Vec<i32>,
 }

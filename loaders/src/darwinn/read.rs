@@ -136,7 +136,7 @@ fn read_multi_executable(buf: &[u8]) -> Result<Vec<Executable>, DarwinnError> {
     let vtable = i64::try_from(table).ok().and_then(|t| t.checked_sub(i64::from(soffset))).and_then(|v| usize::try_from(v).ok());
     let vtable = vtable.ok_or_else(|| package_err("MultiExecutable: the root table's vtable is before the buffer"))?;
     let vtable_len = u16_at(buf, vtable, "vtable size")? as usize;
-    if vtable_len < 4 || vtable_len % 2 != 0 {
+    if vtable_len < 4 || !vtable_len.is_multiple_of(2) {
         return Err(package_err(format!("MultiExecutable: vtable size {vtable_len} is invalid")));
     }
     let field = if vtable_len >= 6 { u16_at(buf, vtable + 4, "vtable entry")? as usize } else { 0 };
@@ -259,7 +259,7 @@ fn layer(l: fb::Layer<'_>) -> Result<Layer, String> {
                 }),
                 data_type: o.data_type().0,
                 shape_info: o.shape_info().map(|s| OutputShapeInfo {
-                    slice_layout: s.slice_layout().iter().flatten().map(|t| (ranges(t.shape()).unwrap_or_default(), ints(t.stride()))).collect(),
+                    slice_layout: s.slice_layout().iter().flatten().map(|t| SliceLayout { shape: ranges(t.shape()).unwrap_or_default(), stride: ints(t.stride()) }).collect(),
                     slice_offset: ints(s.slice_offset()),
                 }),
             },
