@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use nnrt::Session;
 use nnrt_edgetpu_test_driver::{known_plain, seed};
 use nnrt_loaders::darwinn::{self, host, Executable};
-use nnrt_tests::{ModelBuilder, TempDir, TensorType};
+use nnrt_tests::{manifest, ModelBuilder, NnPackage, TempDir, TensorType};
 
 fn driver() -> PathBuf {
     nnrt_tests::built_plugin("nnrt_edgetpu_test_driver", "nnrt-edgetpu-test-driver")
@@ -184,4 +184,20 @@ fn drivers_are_checked() {
     let posenet = nnrt_tests::built_plugin("nnrt_posenet_decoder", "nnrt-posenet-decoder");
     let e = s.load_device_library(&posenet).unwrap_err().to_string();
     assert!(e.contains("no device op") && e.contains("--custom-op-lib"), "{e}");
+}
+
+/// A package's own cfg cannot load a driver (it is code): DEVICE_LIB there is ignored.
+#[test]
+fn a_package_cannot_load_its_own_driver() {
+    let Some(dir) = case("split_concat") else { return };
+    let tmp = TempDir::new("edgetpu-pkg-cfg").unwrap();
+    let cfg = format!("DEVICE_LIB={}\n", driver().display());
+    NnPackage::single("model.tflite", std::fs::read(dir.join("model_edgetpu.tflite")).unwrap())
+        .with_manifest(&manifest(&[("model.tflite", "tflite")], &["pkg.cfg"]))
+        .with_file("metadata/pkg.cfg", cfg.into_bytes())
+        .write_dir(tmp.path())
+        .unwrap();
+    let mut s = Session::load(tmp.path()).unwrap();
+    assert_eq!(s.config().get(nnrt::DEVICE_LIB), None);
+    assert!(matches!(s.prepare(), Err(nnrt::Error::NoDeviceDriver { .. })));
 }
