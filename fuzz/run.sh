@@ -39,6 +39,13 @@ if [ -d "$shared" ] && [ -z "$(ls -A "$corpus")" ]; then
       for f in "$shared"/tosa/*/graph.tosa; do
         if [ "$(stat -c %s "$f")" -le 65536 ]; then cp "$f" "$corpus/$(basename "$(dirname "$f")").tosa"; fi
       done ;;
+    darwinn)
+      # Bare packages and the op's options, small ones only (split_concat's).
+      for d in "$shared"/darwinn/*/; do
+        for f in package.dwn custom_options.flexbuf; do
+          if [ -f "$d$f" ] && [ "$(stat -c %s "$d$f")" -le 65536 ]; then cp "$d$f" "$corpus/$(basename "$d")_$f"; fi
+        done
+      done ;;
     npy)
       # The corpus's small inputs and expected outputs (every dtype and rank it has).
       find "$shared" -name '*.npy' -size -65k | while read -r f; do

@@ -7,10 +7,22 @@
  * plus the op's option bytes from the model), and optionally a shape function that nnrt calls at
  * prepare to compute output shapes the model leaves unknown.
  *
+ * Device drivers (version 2): a plugin may also register device ops (nnrt_plugin_device_op): a
+ * driver for a custom op whose options carry a compiled program for an accelerator, such as the
+ * Edge TPU's "edgetpu-custom-op". nnrt calls the driver's init once per op at prepare with the
+ * op's option bytes (the driver keeps what it needs in its op state), run at each inference with
+ * one buffer per layer in the device's layout, and free when the session goes. nnrt does the host
+ * side: it matches the program's layers to the op's tensors, lays the inputs out (padding,
+ * quantization of float tensors) and re-lays the outputs from the device's layout to the tensor's
+ * (for the Edge TPU: from the tile layout to YXZ, then dequantization where the tensor is float).
+ *
  * Versioning: NNRT_PLUGIN_ABI_VERSION changes whenever a struct or a function type below changes.
- * nnrt passes its version in nnrt_plugin_host; the plugin returns the version it was built for
- * (and writes it into nnrt_plugin_info.abi_version). nnrt refuses a plugin whose version differs
- * from its own, with an error naming both.
+ * nnrt passes a version in nnrt_plugin_host; the plugin returns the version it implements (and
+ * writes it into nnrt_plugin_info.abi_version), or 0 if it does not speak the host's version.
+ * nnrt offers its newest version (2) first; when the plugin refuses, it offers version 1 again,
+ * so plugins built against version 1 keep loading. A plugin that speaks version 2 but is offered
+ * version 1 (an older nnrt) fills only the version 1 fields of nnrt_plugin_info, whose struct is
+ * then the shorter version 1 struct. Any other answer is refused with an error naming both.
  *
  * Rules a plugin must follow:
  *  - Everything nnrt_plugin_info points to (names, the ops array, op_data) stays valid until the
@@ -39,7 +51,10 @@ extern "C" {
 #endif
 
 /* The ABI described by this header. */
-#define NNRT_PLUGIN_ABI_VERSION 1u
+#define NNRT_PLUGIN_ABI_VERSION 2u
+
+/* The oldest ABI nnrt still loads: plugins built for it register custom ops only. */
+#define NNRT_PLUGIN_ABI_VERSION_MIN 1u
 
 /* The most dims a tensor descriptor holds (as NNFW_MAX_RANK in nnfw.h). */
 #define NNRT_PLUGIN_MAX_RANK 6
@@ -103,12 +118,49 @@ typedef struct nnrt_plugin_op {
   void *op_data;                       /* passed back to eval and infer_shape as is */
 } nnrt_plugin_op;
 
+/* One buffer of a device op's run: a layer of the device program, in the device's layout. */
+typedef struct nnrt_device_buffer {
+  const char *name;                    /* the layer's name in the program (NUL-terminated) */
+  void *data;                          /* inputs: read-only, laid out and padded by nnrt;
+                                          outputs: the driver writes the device's layout */
+  size_t size;                         /* bytes at data: the layer's padded size */
+} nnrt_device_buffer;
+
+/* Called once per op at prepare with the op's option bytes (valid only during the call: copy what
+ * you keep). Sets *op_state to the driver's state for this op (may stay NULL). A non-zero return
+ * fails prepare with the message in error. */
+typedef int32_t (*nnrt_device_init_fn)(void *driver_data, const uint8_t *options, size_t options_size,
+                                       void **op_state, char *error, size_t error_size);
+
+/* Runs one inference of the op: inputs and outputs are in the order of the program's layers (the
+ * executable's input_layers and output_layers for the Edge TPU), each named. Not called for one op
+ * state from two threads at once; different op states may run in parallel. */
+typedef int32_t (*nnrt_device_run_fn)(void *op_state, const nnrt_device_buffer *inputs, size_t ninputs,
+                                      const nnrt_device_buffer *outputs, size_t noutputs,
+                                      char *error, size_t error_size);
+
+/* Releases an op state from init (called exactly once per successful init; may be NULL). */
+typedef void (*nnrt_device_free_fn)(void *op_state);
+
+/* One device op a driver provides (version 2). */
+typedef struct nnrt_plugin_device_op {
+  const char *name;                    /* the custom op's name in the model: "edgetpu-custom-op" */
+  const char *device;                  /* the device, for messages: "Edge TPU" */
+  nnrt_device_init_fn init;            /* required */
+  nnrt_device_run_fn run;              /* required */
+  nnrt_device_free_fn free;            /* optional */
+  void *driver_data;                   /* passed to init as is */
+} nnrt_plugin_device_op;
+
 /* What nnrt_plugin_register fills in. */
 typedef struct nnrt_plugin_info {
   uint32_t abi_version;                /* NNRT_PLUGIN_ABI_VERSION the plugin was built with */
   const char *name;                    /* the plugin's name, for messages */
   const nnrt_plugin_op *ops;
   size_t nops;
+  /* Version 2 only (absent from the struct a version 1 host passes): */
+  const nnrt_plugin_device_op *device_ops;
+  size_t ndevice_ops;
 } nnrt_plugin_info;
 
 /* Log levels for nnrt_plugin_host.log. */
@@ -121,8 +173,8 @@ typedef struct nnrt_plugin_host {
   void (*log)(int32_t level, const char *message);
 } nnrt_plugin_host;
 
-/* The entry point. Returns the ABI version the plugin implements (NNRT_PLUGIN_ABI_VERSION when
- * built against this header), or 0 to refuse to load (e.g. host->abi_version is too old). */
+/* The entry point. Returns the ABI version the plugin implements for host->abi_version
+ * (NNRT_PLUGIN_ABI_VERSION when built against this header and offered it), or 0 to refuse. */
 uint32_t nnrt_plugin_register(const nnrt_plugin_host *host, nnrt_plugin_info *info);
 
 typedef uint32_t (*nnrt_plugin_register_fn)(const nnrt_plugin_host *host, nnrt_plugin_info *info);

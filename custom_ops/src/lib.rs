@@ -11,6 +11,7 @@
 
 #![deny(unsafe_code)]
 
+mod device;
 mod plugin;
 
 use std::collections::BTreeMap;
@@ -22,12 +23,17 @@ use nnrt_core::{
     TensorArena, TensorMut, TensorRef,
 };
 
-pub use plugin::{PluginError, PluginLibrary, PluginOp};
+pub use plugin::{DeviceDriverOp, DeviceOpState, PluginError, PluginLibrary, PluginOp};
 
 /// The session configuration key that lets a session load the shared libraries in its package's
 /// `custom_op/` folder (`1`, `true`, `yes` or `on`). Only the caller can set it: a package's own
 /// cfg files cannot.
 pub const ALLOW_PACKAGE_PLUGINS: &str = "ALLOW_PACKAGE_PLUGINS";
+
+/// The session configuration key naming device driver libraries to load at prepare (paths
+/// separated by `;`). Only the caller can set it: a package's own cfg files cannot, since it
+/// loads code.
+pub const DEVICE_LIB: &str = "DEVICE_LIB";
 
 /// A custom op's kernel: reads the inputs, writes the (preallocated) outputs, given the op's
 /// option bytes from the model. An `Err` becomes a typed run error naming the op.
@@ -72,6 +78,8 @@ impl QuantDesc {
 enum Kernel {
     Rust { eval: EvalFn, shape: Option<ShapeFn> },
     Plugin(Arc<PluginOp>),
+    /// A device driver (plugin ABI version 2): nnrt does the host side (see `device`).
+    Device(Arc<DeviceDriverOp>),
 }
 
 /// Custom op kernels by name.
@@ -109,7 +117,21 @@ impl Registry {
                 added.push(op.name().to_string());
             }
         }
+        for op in lib.device_ops() {
+            if replace || !self.ops.contains_key(op.name()) {
+                self.ops.insert(op.name().to_string(), Kernel::Device(op.clone()));
+                added.push(op.name().to_string());
+            }
+        }
         added
+    }
+
+    /// The device driver registered for custom op `name`, if its kernel is one.
+    pub fn device_driver(&self, name: &str) -> Option<&Arc<DeviceDriverOp>> {
+        match self.ops.get(name) {
+            Some(Kernel::Device(d)) => Some(d),
+            _ => None,
+        }
     }
 
     /// Whether `name` has a kernel.
@@ -166,7 +188,7 @@ impl Backend for CustomOpBackend {
         if let Kernel::Rust { shape: None, .. } = kernel {
             return None;
         }
-        if matches!(kernel, Kernel::Plugin(p) if !p.has_shape_fn()) {
+        if matches!(kernel, Kernel::Plugin(p) if !p.has_shape_fn()) || matches!(kernel, Kernel::Device(_)) {
             return None;
         }
         let fail = |reason: String| CompileError::InvalidOp { op, kind: name.clone(), reason };
@@ -184,7 +206,7 @@ impl Backend for CustomOpBackend {
                 let outs: Vec<(DType, QuantDesc)> = operation.outputs.iter().map(|&o| (graph.operand(o).dtype, QuantDesc::of(&graph.operand(o).quant))).collect();
                 p.infer_shape(&ins, &outs, options)?
             }
-            Kernel::Rust { shape: None, .. } => return None,
+            Kernel::Rust { shape: None, .. } | Kernel::Device(_) => return None,
         };
         Some(match result {
             Ok(dims) if dims.len() == operation.outputs.len() => Ok(dims),
@@ -201,6 +223,10 @@ impl Backend for CustomOpBackend {
                 return Err(CompileError::InvalidOp { op: id, kind: op.kind.name().to_string(), reason: "not a custom op".into() });
             };
             let kernel = self.registry.ops.get(name).cloned().ok_or_else(|| CompileError::CustomOpNotFound { op: id, name: name.clone() })?;
+            if let Kernel::Device(driver) = &kernel {
+                steps.push(StepRun::Device(device::prepare(ctx, id, name, options, driver)?));
+                continue;
+            }
             let ins: Vec<_> = op.inputs.iter().flatten().copied().collect();
             if matches!(kernel, Kernel::Plugin(_)) {
                 if let Some(&big) = ins.iter().chain(&op.outputs).find(|&&o| ctx.dims(o).len() > nnrt_plugin_sdk::abi::NNRT_PLUGIN_MAX_RANK) {
@@ -213,14 +239,14 @@ impl Backend for CustomOpBackend {
             }
             let quant = |ids: &[nnrt_core::OperandId]| ids.iter().map(|&o| QuantDesc::of(&ctx.graph.operand(o).quant)).collect();
             let inputs = ins.iter().map(|&i| InputSource::of(ctx.graph, ctx.dims(i), i)).collect();
-            steps.push(Step {
+            steps.push(StepRun::Kernel(Step {
                 name: name.clone(),
                 options: options.clone(),
                 in_quant: quant(&ins),
                 out_quant: quant(&op.outputs),
                 kernel,
                 io: OpIo::new(id, inputs, op.outputs.clone()),
-            });
+            }));
         }
         Ok(Box::new(CustomExecutable { steps }))
     }
@@ -235,17 +261,30 @@ struct Step {
     io: OpIo,
 }
 
+enum StepRun {
+    Kernel(Step),
+    Device(device::DeviceStep),
+}
+
 struct CustomExecutable {
-    steps: Vec<Step>,
+    steps: Vec<StepRun>,
 }
 
 impl Executable for CustomExecutable {
     fn run(&mut self, arena: &mut TensorArena) -> Result<(), RunError> {
-        for s in &self.steps {
+        for s in &mut self.steps {
+            let s = match s {
+                StepRun::Kernel(s) => s,
+                StepRun::Device(d) => {
+                    d.run(arena)?;
+                    continue;
+                }
+            };
             let (ins, mut outs) = s.io.views(arena)?;
             let result = match &s.kernel {
                 Kernel::Rust { eval, .. } => eval(&ins, &mut outs, &s.options),
                 Kernel::Plugin(p) => p.eval(&ins, &s.in_quant, &mut outs, &s.out_quant, &s.options),
+                Kernel::Device(_) => Err("a device op reached the kernel path".into()),
             };
             result.map_err(|reason| RunError::Kernel { op: s.io.op, kind: s.name.clone(), reason })?;
         }

@@ -21,7 +21,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use nnrt_core::{DType, TensorMut, TensorRef};
-use nnrt_plugin_sdk::abi::{self, nnrt_plugin_tensor, NNRT_PLUGIN_ABI_VERSION, NNRT_PLUGIN_MAX_RANK};
+use nnrt_plugin_sdk::abi::{self, nnrt_plugin_tensor, NNRT_PLUGIN_ABI_VERSION, NNRT_PLUGIN_ABI_VERSION_MIN, NNRT_PLUGIN_MAX_RANK};
 use thiserror::Error;
 
 use crate::{QuantDesc, ShapeInput};
@@ -83,8 +83,10 @@ pub enum PluginError {
     },
 }
 
-/// The host side of `nnrt_plugin_host`, valid for the life of the process.
+/// The host side of `nnrt_plugin_host`, valid for the life of the process: the current version,
+/// offered first, then version 1 for plugins that refuse it (see nnrt_plugin.h, "Versioning").
 static HOST: abi::nnrt_plugin_host = abi::nnrt_plugin_host { abi_version: NNRT_PLUGIN_ABI_VERSION, log: Some(host_log) };
+static HOST_V1: abi::nnrt_plugin_host = abi::nnrt_plugin_host { abi_version: NNRT_PLUGIN_ABI_VERSION_MIN, log: Some(host_log) };
 
 /// `nnrt_plugin_host.log`: forwards a plugin's message to the `log` facade.
 unsafe extern "C" fn host_log(level: i32, message: *const c_char) {
@@ -115,6 +117,7 @@ pub struct PluginLibrary {
     path: String,
     name: String,
     ops: Vec<Arc<PluginOp>>,
+    device_ops: Vec<Arc<DeviceDriverOp>>,
 }
 
 impl std::fmt::Debug for PluginLibrary {
@@ -169,10 +172,19 @@ impl PluginLibrary {
         };
         let mut info = abi::nnrt_plugin_info::default();
         // SAFETY: `register` is the plugin's entry point, alive while `lib` is; `HOST` is a static
-        // and `info` a local, both valid for the call as the header requires.
-        let got = unsafe { register(&HOST, &mut info) };
-        if got != NNRT_PLUGIN_ABI_VERSION || info.abi_version != NNRT_PLUGIN_ABI_VERSION {
-            let got = if got != NNRT_PLUGIN_ABI_VERSION { got } else { info.abi_version };
+        // and `info` a local of the current (largest) layout, both valid for the call as the
+        // header requires.
+        let mut got = unsafe { register(&HOST, &mut info) };
+        if got == 0 {
+            // A plugin built for version 1 refuses a version 2 host: offer version 1. It writes
+            // only version 1's fields, which lead the struct.
+            info = abi::nnrt_plugin_info::default();
+            // SAFETY: as above.
+            got = unsafe { register(&HOST_V1, &mut info) };
+        }
+        let known = NNRT_PLUGIN_ABI_VERSION_MIN..=NNRT_PLUGIN_ABI_VERSION;
+        if !known.contains(&got) || info.abi_version != got {
+            let got = if known.contains(&got) { info.abi_version } else { got };
             return Err(PluginError::Version { path: shown, got, expected: NNRT_PLUGIN_ABI_VERSION });
         }
         let invalid = |reason: String| PluginError::Invalid { path: shown.clone(), reason };
@@ -218,8 +230,12 @@ impl PluginLibrary {
                 _lib: lib.clone(),
             }));
         }
-        log::info!("loaded custom-op {origin}: {}", ops.iter().map(|o| o.name.as_str()).collect::<Vec<_>>().join(", "));
-        Ok(PluginLibrary { path: shown, name, ops })
+        let device_ops = if got >= 2 { device_ops(&info, &lib, &origin).map_err(invalid)? } else { Vec::new() };
+        log::info!(
+            "loaded custom-op {origin} (ABI version {got}): {}",
+            ops.iter().map(|o| o.name.as_str()).chain(device_ops.iter().map(|o| o.name.as_str())).collect::<Vec<_>>().join(", ")
+        );
+        Ok(PluginLibrary { path: shown, name, ops, device_ops })
     }
 
     /// The path it was loaded from.
@@ -239,6 +255,154 @@ impl PluginLibrary {
 
     pub(crate) fn ops(&self) -> &[Arc<PluginOp>] {
         &self.ops
+    }
+
+    /// The device ops (drivers) it provides, in registration order.
+    pub fn device_ops(&self) -> &[Arc<DeviceDriverOp>] {
+        &self.device_ops
+    }
+}
+
+/// A NUL-terminated, non-empty UTF-8 string from the plugin, or why not.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string the plugin keeps alive while loaded.
+unsafe fn plugin_str(p: *const c_char, what: &str) -> Result<String, String> {
+    if p.is_null() {
+        return Err(format!("{what} is NULL"));
+    }
+    // SAFETY: non-NULL (checked) and NUL-terminated by the caller's promise.
+    let s = unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| format!("{what} is not UTF-8"))?;
+    if s.is_empty() {
+        return Err(format!("{what} is empty"));
+    }
+    Ok(s.to_string())
+}
+
+/// The device op table of a version 2 registration, checked and copied out.
+fn device_ops(info: &abi::nnrt_plugin_info, lib: &Arc<libloading::Library>, origin: &str) -> Result<Vec<Arc<DeviceDriverOp>>, String> {
+    if info.ndevice_ops > MAX_OPS {
+        return Err(format!("it registers {} device ops (at most {MAX_OPS})", info.ndevice_ops));
+    }
+    if info.ndevice_ops == 0 {
+        return Ok(Vec::new());
+    }
+    if info.device_ops.is_null() {
+        return Err(format!("it registers {} device ops but the table is NULL", info.ndevice_ops));
+    }
+    // SAFETY: non-NULL (checked) and, per the header, `ndevice_ops` entries valid while loaded.
+    let table = unsafe { std::slice::from_raw_parts(info.device_ops, info.ndevice_ops) };
+    let mut out = Vec::with_capacity(table.len());
+    for (i, op) in table.iter().enumerate() {
+        // SAFETY: the header makes both NUL-terminated strings kept alive by the plugin.
+        let name = unsafe { plugin_str(op.name, &format!("device op {i}'s name")) }?;
+        // SAFETY: as above.
+        let device = unsafe { plugin_str(op.device, &format!("device op '{name}''s device")) }?;
+        let init = op.init.ok_or_else(|| format!("device op '{name}' has no init function"))?;
+        let run = op.run.ok_or_else(|| format!("device op '{name}' has no run function"))?;
+        out.push(Arc::new(DeviceDriverOp {
+            name,
+            device,
+            origin: origin.to_string(),
+            init,
+            run,
+            free: op.free,
+            driver_data: op.driver_data,
+            _lib: lib.clone(),
+        }));
+    }
+    Ok(out)
+}
+
+/// One device op of a loaded driver (plugin ABI version 2): per-op init with the op's options,
+/// run with layer buffers, free.
+pub struct DeviceDriverOp {
+    name: String,
+    device: String,
+    /// "plugin 'NAME' (PATH)", for messages.
+    origin: String,
+    init: abi::nnrt_device_init_fn,
+    run: abi::nnrt_device_run_fn,
+    free: Option<abi::nnrt_device_free_fn>,
+    driver_data: *mut c_void,
+    _lib: Arc<libloading::Library>,
+}
+
+// SAFETY: as for `PluginOp`: the pointers belong to the plugin, whose init may be called from any
+// thread (nnrt_plugin.h); the library stays loaded while this value exists.
+unsafe impl Send for DeviceDriverOp {}
+// SAFETY: as above; never mutated after loading.
+unsafe impl Sync for DeviceDriverOp {}
+
+impl DeviceDriverOp {
+    /// The custom op name it drives.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The device it drives, for messages.
+    pub fn device(&self) -> &str {
+        &self.device
+    }
+
+    /// "plugin 'NAME' (PATH)".
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// Calls the driver's init with an op's option bytes; the state is freed when dropped.
+    pub fn init(self: &Arc<Self>, options: &[u8]) -> Result<DeviceOpState, String> {
+        let mut state: *mut c_void = std::ptr::null_mut();
+        let mut err = vec![0u8; ERROR_BUFFER];
+        // SAFETY: `init` and `driver_data` come from the driver's registration, its library kept
+        // loaded by `_lib`; `options`, `state` and `err` are live for the call, and the driver
+        // keeps no pointer to `options` after it returns (nnrt_plugin.h).
+        let status = unsafe { (self.init)(self.driver_data, options.as_ptr(), options.len(), &mut state, err.as_mut_ptr().cast(), err.len()) };
+        if status != 0 {
+            return Err(format!("{} init {}", self.origin, message(&err, status)));
+        }
+        Ok(DeviceOpState { op: self.clone(), state })
+    }
+}
+
+/// A device op's per-op state from its driver's init; freed (by the driver) when dropped.
+pub struct DeviceOpState {
+    op: Arc<DeviceDriverOp>,
+    state: *mut c_void,
+}
+
+// SAFETY: the state belongs to the driver, which nnrt_plugin.h lets run on any thread as long
+// as one state is not run from two threads at once: `run` takes `&mut self`.
+unsafe impl Send for DeviceOpState {}
+
+impl DeviceOpState {
+    /// Runs one inference: `inputs` and `outputs` are (layer name, bytes) in the program's layer
+    /// order; the driver reads the inputs and writes the outputs in the device's layout.
+    pub fn run(&mut self, inputs: &[(&CStr, &[u8])], outputs: &mut [(&CStr, &mut [u8])]) -> Result<(), String> {
+        let ins: Vec<abi::nnrt_device_buffer> =
+            inputs.iter().map(|(n, b)| abi::nnrt_device_buffer { name: n.as_ptr(), data: b.as_ptr().cast_mut().cast(), size: b.len() }).collect();
+        let outs: Vec<abi::nnrt_device_buffer> =
+            outputs.iter_mut().map(|(n, b)| abi::nnrt_device_buffer { name: n.as_ptr(), data: b.as_mut_ptr().cast(), size: b.len() }).collect();
+        let mut err = vec![0u8; ERROR_BUFFER];
+        // SAFETY: `run` and `state` come from the driver (state from its init, not yet freed);
+        // each descriptor points into a live slice of exactly `size` bytes: inputs borrowed
+        // shared (the driver only reads them), outputs borrowed exclusively and disjoint; names
+        // are NUL-terminated `CStr`s. All outlive the call and the driver keeps no pointer.
+        let status = unsafe { (self.op.run)(self.state, ins.as_ptr(), ins.len(), outs.as_ptr(), outs.len(), err.as_mut_ptr().cast(), err.len()) };
+        if status != 0 {
+            return Err(format!("{} run {}", self.op.origin, message(&err, status)));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for DeviceOpState {
+    fn drop(&mut self) {
+        if let Some(free) = self.op.free {
+            // SAFETY: `state` came from this driver's init and is freed exactly once, here; the
+            // library is still loaded (`op` holds it).
+            unsafe { free(self.state) }
+        }
     }
 }
 

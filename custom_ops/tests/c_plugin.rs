@@ -12,8 +12,12 @@ use nnrt_tests::{ModelBuilder, TempDir, TensorType};
 
 /// Compiles the example plugin into `dir`; `None` (skip) without a C compiler.
 fn compile(dir: &Path, version: Option<u32>) -> Option<PathBuf> {
+    compile_with(dir, version, &[])
+}
+
+fn compile_with(dir: &Path, version: Option<u32>, defines: &[&str]) -> Option<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = dir.join(format!("libc_example_{}.so", version.unwrap_or(0)));
+    let out = dir.join(format!("libc_example_{}_{}.so", version.unwrap_or(0), defines.len()));
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let mut cmd = Command::new(&cc);
     cmd.args(["-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-std=c11"])
@@ -25,6 +29,7 @@ fn compile(dir: &Path, version: Option<u32>) -> Option<PathBuf> {
     if let Some(v) = version {
         cmd.arg(format!("-DPLUGIN_VERSION={v}u"));
     }
+    cmd.args(defines.iter().map(|d| format!("-D{d}")));
     match cmd.output() {
         Ok(o) if o.status.success() => Some(out),
         Ok(o) => panic!("{cc} failed to build the example plugin:\n{}", String::from_utf8_lossy(&o.stderr)),
@@ -106,9 +111,26 @@ fn a_plugin_of_another_abi_version_is_refused() {
     let Some(lib) = compile(dir.path(), Some(99)) else { return };
     let mut s = Session::load(model(dir.path(), "CAddOne")).unwrap();
     match s.load_custom_op_library(&lib) {
-        Err(Error::Plugin(e @ PluginError::Version { got: 99, expected: 1, .. })) => assert!(e.to_string().contains("rebuild"), "{e}"),
+        Err(Error::Plugin(e @ PluginError::Version { got: 99, expected: 2, .. })) => assert!(e.to_string().contains("rebuild"), "{e}"),
         other => panic!("expected a version error, got {other:?}"),
     }
     // Nothing was registered: prepare still names the missing op.
     assert!(s.prepare().unwrap_err().to_string().contains("CAddOne"));
+}
+
+/// A plugin built against version 1 of the header (it accepts only a version 1 host and fills
+/// only version 1's fields) still loads: nnrt offers version 2, then version 1.
+#[test]
+fn a_version_1_plugin_keeps_loading() {
+    let dir = TempDir::new("c-plugin-v1").unwrap();
+    let Some(lib) = compile_with(dir.path(), Some(1), &["HOST_VERSION=1u"]) else { return };
+    let mut s = Session::load(model(dir.path(), "CAddOne")).unwrap();
+    let mut ops = s.load_custom_op_library(&lib).unwrap();
+    ops.sort();
+    assert_eq!(ops, vec!["CAddOne", "CFail"]);
+    s.prepare().unwrap();
+    s.set_input(0, &input()).unwrap();
+    s.run().unwrap();
+    let y: Vec<f32> = s.output(0).unwrap().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    assert_eq!(y, [2.0, 3.0, 4.0, 5.0, 6.0, 7.0]);
 }

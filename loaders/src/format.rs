@@ -23,7 +23,8 @@ pub enum Format {
     /// Samsung ONE's Circle flatbuffer, identifier `CIR0`.
     Circle,
     /// A TFLite file whose graph holds the Edge TPU custom op (`edgetpu-custom-op`). It loads as
-    /// TFLite; the custom op then needs a kernel at prepare.
+    /// TFLite, with each op's DarwiNN package read and checked ([`crate::darwinn`], in
+    /// [`FormatInfo::edgetpu`]); the op then needs a device driver at prepare.
     EdgeTpu,
     /// ExecuTorch program (`.pte`), identifier `ET12`.
     ExecuTorch,
@@ -105,8 +106,28 @@ impl fmt::Display for Format {
     }
 }
 
+/// An `edgetpu-custom-op` of a model: where it is, its tensors, its decoded options and which
+/// layer of its runnable executable is which of its tensors.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EdgeTpuOp {
+    /// The subgraph holding it.
+    pub subgraph: usize,
+    /// Its index in the subgraph.
+    pub op: usize,
+    /// Names of its inputs, in the op's order.
+    pub inputs: Vec<String>,
+    /// Names of its outputs, in the op's order.
+    pub outputs: Vec<String>,
+    /// Bytes of its options.
+    pub options_bytes: usize,
+    /// The options: packages and executables.
+    pub options: crate::darwinn::EdgeTpuOptions,
+    /// The runnable executable's layers matched to the op's tensors.
+    pub layers: crate::darwinn::check::LayerMatch,
+}
+
 /// What a frontend read about a model file besides the IR, for `nnrt-inspect`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FormatInfo {
     /// The file's format.
     pub format: Format,
@@ -122,6 +143,8 @@ pub struct FormatInfo {
     /// point's name and the operators it uses as the file names them (`aten::add.out`,
     /// `delegate XnnpackBackend`), in file order. Empty for TFLite and Circle.
     pub entry_operators: Vec<(String, Vec<String>)>,
+    /// Each Edge TPU custom op of the model with its DarwiNN packages (TFLite files only).
+    pub edgetpu: Vec<EdgeTpuOp>,
 }
 
 impl fmt::Display for FormatInfo {

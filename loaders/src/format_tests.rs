@@ -136,11 +136,24 @@ fn tflite_facts_and_the_edge_tpu_op() {
     assert_eq!(info.description.as_deref(), Some("nnrt format test"));
     assert_eq!(info.to_string(), "TFLite (TFL3), schema version 3, description 'nnrt format test', 1 subgraph, 0 signatures");
 
-    // An Edge TPU file still loads as TFLite: the custom op is left for prepare to place.
-    let loaded = load("m_edgetpu.tflite", blob(model_bytes(Some(EDGETPU_CUSTOM_OP), "TFL3"))).unwrap();
+    // An Edge TPU file is recognised by its op, and its op's options must hold a DarwiNN package:
+    // this one has none, so loading names the op and what its options should be.
+    let bytes = model_bytes(Some(EDGETPU_CUSTOM_OP), "TFL3");
+    assert_eq!(detect("m_edgetpu.tflite", &bytes).unwrap(), Format::EdgeTpu);
+    let e = message(load("m_edgetpu.tflite", blob(bytes)));
+    assert!(e.contains("op 0 (edgetpu-custom-op)") && e.contains("key \"4\" holds the DWN1 package"), "{e}");
+
+    // A real one loads as TFLite with its package read; the op is left for prepare to place.
+    let shared = std::env::var_os("NNRT_SHARED").map(std::path::PathBuf::from).unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
+    let Ok(real) = std::fs::read(shared.join("corpus/darwinn/split_concat/model_edgetpu.tflite")) else {
+        eprintln!("skipped: the corpus' split_concat Edge TPU model not found");
+        return;
+    };
+    let loaded = load("m_edgetpu.tflite", blob(real)).unwrap();
     assert_eq!(loaded.info.format, Format::EdgeTpu);
     assert!(loaded.info.to_string().starts_with("TFLite with Edge TPU custom op (TFL3), schema version 3"), "{}", loaded.info);
     assert_eq!(loaded.info.format.model_type(), "tflite");
+    assert_eq!(loaded.info.edgetpu.len(), 1);
     let OpKind::Custom { name, .. } = &loaded.model.entry().ops[0].kind else { panic!("{:?}", loaded.model.entry().ops[0]) };
     assert_eq!(name, EDGETPU_CUSTOM_OP);
 }

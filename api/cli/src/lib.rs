@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 pub mod args;
+pub mod darwinn_view;
 pub mod logger;
 pub mod npy;
 

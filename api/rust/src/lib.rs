@@ -27,7 +27,7 @@ mod plugins;
 mod session;
 
 pub use nnrt_core::{CancelToken, CompileError, Config, DType, LoadError, OperandId, Quantization, RunError};
-pub use nnrt_custom_ops::{EvalFn, PluginError, ALLOW_PACKAGE_PLUGINS};
+pub use nnrt_custom_ops::{EvalFn, PluginError, ALLOW_PACKAGE_PLUGINS, DEVICE_LIB};
 pub use backends::{available_backends, built_with, KNOWN_BACKENDS};
-pub use nnrt_loaders::{Format, FormatInfo};
+pub use nnrt_loaders::{darwinn, EdgeTpuOp, Format, FormatInfo};
 pub use session::{catch_quietly, Error, OpPlacement, Session, State, TensorInfo};

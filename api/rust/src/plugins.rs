@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use nnrt_core::Config;
-use nnrt_custom_ops::{is_shared_library, PluginError, PluginLibrary, Registry, ALLOW_PACKAGE_PLUGINS};
+use nnrt_custom_ops::{is_shared_library, PluginError, PluginLibrary, Registry, ALLOW_PACKAGE_PLUGINS, DEVICE_LIB};
 use nnrt_loaders::Package;
 
 /// Whether the caller allowed loading the package's plugins.
@@ -18,7 +18,27 @@ pub(crate) fn package_may_set(key: &str) -> bool {
         log::warn!("ignoring {ALLOW_PACKAGE_PLUGINS} in the package's cfg: only the caller can allow loading a package's plugins");
         return false;
     }
+    if key.trim() == DEVICE_LIB {
+        log::warn!("ignoring {DEVICE_LIB} in the package's cfg: only the caller can load a device driver");
+        return false;
+    }
     true
+}
+
+/// Loads the device driver at `path` into `registry` (replacing earlier kernels of its ops);
+/// a library that registers no device op is refused. Returns the ops it drives.
+pub(crate) fn load_device_library(registry: &mut Registry, path: &Path) -> Result<Vec<String>, PluginError> {
+    let lib = PluginLibrary::load(path)?;
+    if lib.device_ops().is_empty() {
+        return Err(PluginError::Invalid {
+            path: lib.path().to_string(),
+            reason: format!(
+                "it registers no device op (plugin ABI version 2's device_ops){}",
+                if lib.op_names().is_empty() { String::new() } else { "; it is a custom-op plugin: load it with --custom-op-lib".to_string() }
+            ),
+        });
+    }
+    Ok(registry.add_plugin(&lib, true))
 }
 
 /// Loads the package's `custom_op/` libraries into `registry` when allowed (ops already

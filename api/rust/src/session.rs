@@ -34,6 +34,27 @@ pub enum Error {
         /// What to do instead.
         hint: &'static str,
     },
+    /// An op runs on an accelerator and no driver for it is loaded (an Edge TPU model's
+    /// `edgetpu-custom-op` without an Edge TPU driver).
+    #[error(
+        "subgraph {subgraph} op {op} ('{name}') runs on an {device}: it was compiled for chip '{chip}' and needs a device driver for DarwiNN runtime version {min_runtime_version} or later, \
+         and no {device} driver is loaded. Load one with nnpackage_run --device-lib PATH (session config DEVICE_LIB=PATH, Session::load_device_library), \
+         or run the CPU version of the model (the .tflite before edgetpu_compiler); nnrt-inspect shows the package without a driver"
+    )]
+    NoDeviceDriver {
+        /// The subgraph holding the op.
+        subgraph: usize,
+        /// The op's index in it.
+        op: usize,
+        /// The custom op's name.
+        name: String,
+        /// The device ("Edge TPU").
+        device: &'static str,
+        /// The chip the package was compiled for ("beagle").
+        chip: String,
+        /// The package's minimum runtime version.
+        min_runtime_version: i32,
+    },
     /// A check inside nnrt failed (a panic, caught here): a bug to report with the model. The
     /// session stays usable in the state it was in before the call.
     #[error("internal error in {call}: {message} (please report it with the model)")]
@@ -162,6 +183,8 @@ pub struct Session {
     package_dir: Option<std::path::PathBuf>,
     /// Whether the package's plugins were loaded (once allowed, at the first prepare).
     package_plugins_loaded: bool,
+    /// Whether the config's DEVICE_LIB libraries were loaded (at the first prepare).
+    device_libs_loaded: bool,
     /// Stops this session's runs from another thread.
     cancel: nnrt_core::CancelToken,
 }
@@ -200,7 +223,7 @@ impl Session {
 
     fn from_parts(model: Model, package: Package, config: Config) -> Session {
         let input_dims = model.entry().inputs.iter().map(|&i| model.entry().operand(i).default_dims.clone()).collect();
-        Session { model, package, config, input_dims, entry: SubgraphId(0), prepared: None, shape_cache: Vec::new(), state: State::Loaded, custom_ops: Default::default(), package_dir: None, package_plugins_loaded: false, cancel: Default::default() }
+        Session { model, package, config, input_dims, entry: SubgraphId(0), prepared: None, shape_cache: Vec::new(), state: State::Loaded, custom_ops: Default::default(), package_dir: None, package_plugins_loaded: false, device_libs_loaded: false, cancel: Default::default() }
     }
 
     /// The subgraph that runs: the model's entry, or the one a signature selected.
@@ -289,6 +312,32 @@ impl Session {
     pub fn load_custom_op_library(&mut self, path: impl AsRef<Path>) -> Result<Vec<String>, Error> {
         self.require_loaded("load_custom_op_library")?;
         Ok(self.custom_ops.load_library(path)?)
+    }
+
+    /// Loads the device driver at `path` (a shared library registering device ops through
+    /// plugin ABI version 2, e.g. an Edge TPU driver for `edgetpu-custom-op`); returns the ops it
+    /// drives. Only before [`Session::prepare`]. Its code runs in this process: load only
+    /// libraries you trust. The session config key `DEVICE_LIB` does the same at prepare.
+    pub fn load_device_library(&mut self, path: impl AsRef<Path>) -> Result<Vec<String>, Error> {
+        self.require_loaded("load_device_library")?;
+        Ok(crate::plugins::load_device_library(&mut self.custom_ops, path.as_ref())?)
+    }
+
+    /// The error for an Edge TPU op of the model that no driver runs, if there is one.
+    fn missing_device_driver(&self) -> Option<Error> {
+        let op = self.package.formats.iter().flat_map(|f| &f.edgetpu).next()?;
+        if self.custom_ops.contains(nnrt_loaders::format::EDGETPU_CUSTOM_OP) {
+            return None;
+        }
+        let package = op.options.packages.first()?;
+        Some(Error::NoDeviceDriver {
+            subgraph: op.subgraph,
+            op: op.op,
+            name: nnrt_loaders::format::EDGETPU_CUSTOM_OP.to_string(),
+            device: "Edge TPU",
+            chip: package.chip().unwrap_or("unknown").to_string(),
+            min_runtime_version: package.min_runtime_version,
+        })
     }
 
     /// Sets the backends in order of preference, e.g. `"cpu"` or `"gpu;cpu"`.
@@ -418,6 +467,17 @@ impl Session {
             let needed = self.custom_ops();
             self.package_plugins_loaded =
                 crate::plugins::load_package_plugins(&self.package, self.package_dir.as_deref(), &self.config, &mut self.custom_ops, &needed)?;
+        }
+        if !self.device_libs_loaded {
+            let libs = self.config.get(nnrt_custom_ops::DEVICE_LIB).map(str::to_string).unwrap_or_default();
+            for lib in libs.split(';').map(str::trim).filter(|l| !l.is_empty()) {
+                let ops = crate::plugins::load_device_library(&mut self.custom_ops, Path::new(lib))?;
+                log::info!("{}={lib}: device ops {}", nnrt_custom_ops::DEVICE_LIB, ops.join(", "));
+            }
+            self.device_libs_loaded = true;
+        }
+        if let Some(e) = self.missing_device_driver() {
+            return Err(e);
         }
         if !self.custom_ops.is_empty() {
             backends.push(Box::new(nnrt_custom_ops::CustomOpBackend::new(self.custom_ops.clone())));

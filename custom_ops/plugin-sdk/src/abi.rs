@@ -6,8 +6,11 @@
 
 use std::ffi::{c_char, c_void};
 
-/// `NNRT_PLUGIN_ABI_VERSION`.
-pub const NNRT_PLUGIN_ABI_VERSION: u32 = 1;
+/// `NNRT_PLUGIN_ABI_VERSION`: 2 adds device ops (drivers) to version 1's custom ops.
+pub const NNRT_PLUGIN_ABI_VERSION: u32 = 2;
+
+/// `NNRT_PLUGIN_ABI_VERSION_MIN`: the oldest version nnrt still loads.
+pub const NNRT_PLUGIN_ABI_VERSION_MIN: u32 = 1;
 
 /// `NNRT_PLUGIN_MAX_RANK`.
 pub const NNRT_PLUGIN_MAX_RANK: usize = 6;
@@ -105,7 +108,46 @@ pub struct nnrt_plugin_op {
     pub op_data: *mut c_void,
 }
 
-/// `nnrt_plugin_info`, filled by the plugin.
+/// `nnrt_device_buffer`: one layer's bytes in the device's layout.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct nnrt_device_buffer {
+    /// NUL-terminated layer name.
+    pub name: *const c_char,
+    /// The bytes (inputs read-only).
+    pub data: *mut c_void,
+    /// Bytes at `data`.
+    pub size: usize,
+}
+
+/// `nnrt_device_init_fn`.
+pub type nnrt_device_init_fn = unsafe extern "C" fn(*mut c_void, *const u8, usize, *mut *mut c_void, *mut c_char, usize) -> i32;
+
+/// `nnrt_device_run_fn`.
+pub type nnrt_device_run_fn = unsafe extern "C" fn(*mut c_void, *const nnrt_device_buffer, usize, *const nnrt_device_buffer, usize, *mut c_char, usize) -> i32;
+
+/// `nnrt_device_free_fn`.
+pub type nnrt_device_free_fn = unsafe extern "C" fn(*mut c_void);
+
+/// `nnrt_plugin_device_op` (version 2).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct nnrt_plugin_device_op {
+    /// NUL-terminated custom op name.
+    pub name: *const c_char,
+    /// NUL-terminated device name, for messages.
+    pub device: *const c_char,
+    /// Required per-op init.
+    pub init: Option<nnrt_device_init_fn>,
+    /// Required run.
+    pub run: Option<nnrt_device_run_fn>,
+    /// Optional per-op free.
+    pub free: Option<nnrt_device_free_fn>,
+    /// Passed to `init`.
+    pub driver_data: *mut c_void,
+}
+
+/// `nnrt_plugin_info`, filled by the plugin (the last two fields exist from version 2 on).
 #[repr(C)]
 #[derive(Debug)]
 pub struct nnrt_plugin_info {
@@ -117,11 +159,15 @@ pub struct nnrt_plugin_info {
     pub ops: *const nnrt_plugin_op,
     /// Number of ops.
     pub nops: usize,
+    /// The device ops (version 2).
+    pub device_ops: *const nnrt_plugin_device_op,
+    /// Number of device ops (version 2).
+    pub ndevice_ops: usize,
 }
 
 impl Default for nnrt_plugin_info {
     fn default() -> Self {
-        nnrt_plugin_info { abi_version: 0, name: std::ptr::null(), ops: std::ptr::null(), nops: 0 }
+        nnrt_plugin_info { abi_version: 0, name: std::ptr::null(), ops: std::ptr::null(), nops: 0, device_ops: std::ptr::null(), ndevice_ops: 0 }
     }
 }
 
@@ -150,7 +196,10 @@ mod tests {
         assert_eq!(std::mem::size_of::<nnrt_plugin_tensor>(), 56);
         assert_eq!(std::mem::size_of::<nnrt_plugin_kernel_params>(), 48);
         assert_eq!(std::mem::size_of::<nnrt_plugin_op>(), 32);
-        assert_eq!(std::mem::size_of::<nnrt_plugin_info>(), 32);
+        assert_eq!(std::mem::size_of::<nnrt_plugin_info>(), 48);
+        assert_eq!(std::mem::offset_of!(nnrt_plugin_info, device_ops), 32, "version 1's fields keep their places");
+        assert_eq!(std::mem::size_of::<nnrt_plugin_device_op>(), 48);
+        assert_eq!(std::mem::size_of::<nnrt_device_buffer>(), 24);
         assert_eq!(std::mem::size_of::<nnrt_plugin_host>(), 16);
     }
 }

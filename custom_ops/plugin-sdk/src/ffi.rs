@@ -14,7 +14,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
 use crate::abi::*;
-use crate::{DType, OpDef, Plugin, Quant, ShapeInput, Tensor, TensorMut};
+use crate::{DType, DeviceBuffer, DeviceBufferMut, DeviceOpDef, DeviceRunFn, OpDef, Plugin, Quant, ShapeInput, Tensor, TensorMut};
 
 /// What a registered plugin keeps for the life of the process: the C strings and op table that
 /// `nnrt_plugin_info` points into, and the op definitions `op_data` points to.
@@ -25,6 +25,10 @@ struct Exported {
     #[allow(clippy::vec_box)]
     _defs: Vec<Box<OpDef>>,
     ops: Vec<nnrt_plugin_op>,
+    _device_names: Vec<CString>,
+    #[allow(clippy::vec_box)]
+    _device_defs: Vec<Box<DeviceOpDef>>,
+    device_ops: Vec<nnrt_plugin_device_op>,
 }
 
 // SAFETY: the raw pointers in `ops` point into `_names` and `_defs`, which are owned by the same
@@ -55,8 +59,27 @@ fn build_exported(build: fn() -> Plugin) -> Option<Exported> {
         names.push(name);
         defs.push(def);
     }
+    let mut device_names = Vec::with_capacity(2 * plugin.device_ops.len());
+    let mut device_defs = Vec::with_capacity(plugin.device_ops.len());
+    let mut device_ops = Vec::with_capacity(plugin.device_ops.len());
+    for def in plugin.device_ops {
+        let name = CString::new(def.name.clone()).ok()?;
+        let device = CString::new(def.device.clone()).ok()?;
+        let def = Box::new(def);
+        device_ops.push(nnrt_plugin_device_op {
+            name: name.as_ptr(),
+            device: device.as_ptr(),
+            init: Some(device_init_trampoline),
+            run: Some(device_run_trampoline),
+            free: Some(device_free_trampoline),
+            driver_data: (&*def as *const DeviceOpDef).cast_mut().cast::<c_void>(),
+        });
+        device_names.push(name);
+        device_names.push(device);
+        device_defs.push(def);
+    }
     let name = CString::new(plugin.name).ok()?;
-    Some(Exported { name, _names: names, _defs: defs, ops })
+    Some(Exported { name, _names: names, _defs: defs, ops, _device_names: device_names, _device_defs: device_defs, device_ops })
 }
 
 /// The body of `nnrt_plugin_register`: builds the plugin once per process (nnrt may load the
@@ -68,18 +91,33 @@ fn build_exported(build: fn() -> Plugin) -> Option<Exported> {
 pub unsafe fn register(host: *const nnrt_plugin_host, info: *mut nnrt_plugin_info, build: fn() -> Plugin) -> u32 {
     // SAFETY: the caller promises `host` is NULL or valid for reads.
     let Some(host) = (unsafe { host.as_ref() }) else { return 0 };
-    // SAFETY: the caller promises `info` is NULL or valid for writes; no other reference to it exists.
-    let Some(info) = (unsafe { info.as_mut() }) else { return 0 };
-    if host.abi_version != NNRT_PLUGIN_ABI_VERSION {
+    let version = host.abi_version;
+    if !(NNRT_PLUGIN_ABI_VERSION_MIN..=NNRT_PLUGIN_ABI_VERSION).contains(&version) {
+        return 0;
+    }
+    if info.is_null() {
         return 0;
     }
     let _ = HOST_LOG.set(host.log);
     let Some(exported) = EXPORTED.get_or_init(|| build_exported(build)) else { return 0 };
-    info.abi_version = NNRT_PLUGIN_ABI_VERSION;
-    info.name = exported.name.as_ptr();
-    info.ops = exported.ops.as_ptr();
-    info.nops = exported.ops.len();
-    NNRT_PLUGIN_ABI_VERSION
+    if version < 2 && exported.ops.is_empty() && !exported.device_ops.is_empty() {
+        // A driver has nothing to offer a host without device ops.
+        return 0;
+    }
+    // SAFETY: the caller promises `info` is valid for writes of the host version's struct; the
+    // version 1 fields lead both versions' structs at the same offsets (`nnrt_plugin_info`'s
+    // `#[repr(C)]` order), so each is written through a pointer to its own field only.
+    unsafe {
+        std::ptr::addr_of_mut!((*info).abi_version).write(version);
+        std::ptr::addr_of_mut!((*info).name).write(exported.name.as_ptr());
+        std::ptr::addr_of_mut!((*info).ops).write(exported.ops.as_ptr());
+        std::ptr::addr_of_mut!((*info).nops).write(exported.ops.len());
+        if version >= 2 {
+            std::ptr::addr_of_mut!((*info).device_ops).write(exported.device_ops.as_ptr());
+            std::ptr::addr_of_mut!((*info).ndevice_ops).write(exported.device_ops.len());
+        }
+    }
+    version
 }
 
 /// Logs through the host's logger, if it gave one.
@@ -250,6 +288,134 @@ unsafe extern "C" fn shape_trampoline(op_data: *mut c_void, params: *mut nnrt_pl
     finish(result, error, error_size)
 }
 
+/// A device op's init: the `init` of every device op this SDK exports.
+///
+/// # Safety
+/// Called by the host per nnrt_plugin.h: `driver_data` is the pointer registered (a
+/// `DeviceOpDef` in `EXPORTED`), `options` valid for `options_size` bytes (or NULL), `op_state`
+/// writable.
+unsafe extern "C" fn device_init_trampoline(
+    driver_data: *mut c_void,
+    options: *const u8,
+    options_size: usize,
+    op_state: *mut *mut c_void,
+    error: *mut c_char,
+    error_size: usize,
+) -> i32 {
+    let result = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
+        // SAFETY: `driver_data` is the `DeviceOpDef` this module registered, alive in `EXPORTED`.
+        let def = unsafe { driver_data.cast_const().cast::<DeviceOpDef>().as_ref() }.ok_or("driver_data is NULL")?;
+        if op_state.is_null() {
+            return Err("op_state is NULL".into());
+        }
+        let opts: &[u8] = if options.is_null() || options_size == 0 {
+            &[]
+        } else {
+            // SAFETY: the host promises `options` is valid for `options_size` bytes during the call.
+            unsafe { std::slice::from_raw_parts(options, options_size) }
+        };
+        let run: DeviceRunFn = (def.init)(opts)?;
+        // SAFETY: `op_state` is writable (checked non-NULL); the box is freed by the free trampoline.
+        unsafe { *op_state = Box::into_raw(Box::new(run)).cast::<c_void>() };
+        Ok(())
+    }));
+    finish(result, error, error_size)
+}
+
+/// The buffers `ptr[0..n]` with their names.
+///
+/// # Safety
+/// `ptr` is NULL only when `n` is 0, else valid for reads of `n` buffers whose names are
+/// NUL-terminated, for `'a`.
+unsafe fn device_buffers<'a>(ptr: *const nnrt_device_buffer, n: usize) -> Result<Vec<(&'a str, &'a nnrt_device_buffer)>, String> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if ptr.is_null() {
+        return Err("buffer array is NULL".into());
+    }
+    // SAFETY: non-NULL and valid for `n` reads by the caller's promise.
+    let bufs = unsafe { std::slice::from_raw_parts(ptr, n) };
+    bufs.iter()
+        .enumerate()
+        .map(|(i, b)| {
+            if b.name.is_null() {
+                return Err(format!("buffer {i} has no name"));
+            }
+            // SAFETY: the host promises each name is NUL-terminated and valid during the call.
+            let name = unsafe { std::ffi::CStr::from_ptr(b.name) }.to_str().map_err(|_| format!("buffer {i}'s name is not UTF-8"))?;
+            Ok((name, b))
+        })
+        .collect()
+}
+
+/// A device op's run.
+///
+/// # Safety
+/// Called by the host per nnrt_plugin.h: `op_state` is what the init trampoline stored, not yet
+/// freed and not run concurrently; buffers valid for their sizes, outputs disjoint.
+unsafe extern "C" fn device_run_trampoline(
+    op_state: *mut c_void,
+    inputs: *const nnrt_device_buffer,
+    ninputs: usize,
+    outputs: *const nnrt_device_buffer,
+    noutputs: usize,
+    error: *mut c_char,
+    error_size: usize,
+) -> i32 {
+    let result = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
+        // SAFETY: `op_state` is the boxed run the init trampoline made; the host runs one state
+        // from one thread at a time, so this is the only reference.
+        let run = unsafe { op_state.cast::<DeviceRunFn>().as_mut() }.ok_or("op_state is NULL")?;
+        // SAFETY: the host promises `ninputs` valid input buffers.
+        let ins = unsafe { device_buffers(inputs, ninputs) }?;
+        // SAFETY: the host promises `noutputs` valid output buffers.
+        let outs = unsafe { device_buffers(outputs, noutputs) }?;
+        let ins: Vec<DeviceBuffer<'_>> = ins
+            .iter()
+            .map(|(name, b)| DeviceBuffer {
+                name,
+                bytes: if b.data.is_null() || b.size == 0 {
+                    &[]
+                } else {
+                    // SAFETY: the host promises `data` is readable for `size` bytes and not written
+                    // during the call.
+                    unsafe { std::slice::from_raw_parts(b.data.cast_const().cast::<u8>(), b.size) }
+                },
+            })
+            .collect();
+        let mut outs: Vec<DeviceBufferMut<'_>> = outs
+            .iter()
+            .map(|(name, b)| DeviceBufferMut {
+                name,
+                bytes: if b.data.is_null() || b.size == 0 {
+                    &mut []
+                } else {
+                    // SAFETY: the host promises each output is writable for `size` bytes and
+                    // disjoint from every other buffer, so this is the only reference.
+                    unsafe { std::slice::from_raw_parts_mut(b.data.cast::<u8>(), b.size) }
+                },
+            })
+            .collect();
+        run(&ins, &mut outs)
+    }));
+    finish(result, error, error_size)
+}
+
+/// A device op's free: drops the run the init trampoline boxed.
+///
+/// # Safety
+/// `op_state` is NULL or what the init trampoline stored, freed once.
+unsafe extern "C" fn device_free_trampoline(op_state: *mut c_void) {
+    if op_state.is_null() {
+        return;
+    }
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: made by `Box::into_raw` in the init trampoline and freed only here, once.
+        drop(unsafe { Box::from_raw(op_state.cast::<DeviceRunFn>()) });
+    }));
+}
+
 fn finish(result: std::thread::Result<Result<(), String>>, error: *mut c_char, error_size: usize) -> i32 {
     match result {
         Ok(Ok(())) => 0,
@@ -283,6 +449,23 @@ mod tests {
             )
             .op("Fails", |_, _, options| Err(format!("bad options {options:?}")))
             .op("Panics", |_, _, _| panic!("kernel bug"))
+            .device_op("Dev", "Test device", |options| {
+                if options.is_empty() {
+                    return Err("no options".into());
+                }
+                let add = options[0];
+                let mut runs = 0u8;
+                Ok(Box::new(move |ins: &[DeviceBuffer<'_>], outs: &mut [DeviceBufferMut<'_>]| {
+                    runs += 1;
+                    if ins[0].name != "in" || outs[0].name != "out" {
+                        return Err(format!("names {} {}", ins[0].name, outs[0].name));
+                    }
+                    for (o, i) in outs[0].bytes.iter_mut().zip(ins[0].bytes) {
+                        *o = i + add + runs;
+                    }
+                    Ok(())
+                }))
+            })
     }
 
     fn tensor(dims: &[i32], data: *mut c_void, size: usize) -> nnrt_plugin_tensor {
@@ -338,6 +521,53 @@ mod tests {
         let old = nnrt_plugin_host { abi_version: 0, log: None };
         // SAFETY: valid structs.
         assert_eq!(unsafe { register(&old, &mut info, plugin) }, 0);
+
+        // A version 1 host gets the ops but not the device ops (its struct has no such fields).
+        let v1 = nnrt_plugin_host { abi_version: 1, log: None };
+        let mut info1 = nnrt_plugin_info::default();
+        // SAFETY: valid structs (the v2 layout is larger than what a v1 host would pass).
+        assert_eq!(unsafe { register(&v1, &mut info1, plugin) }, 1);
+        assert_eq!((info1.abi_version, info1.nops, info1.ndevice_ops), (1, 3, 0));
+        assert!(info1.device_ops.is_null());
+    }
+
+    /// A device op through its C functions: init with options, runs keeping state, errors from
+    /// init, free.
+    #[test]
+    fn device_ops_init_run_and_free() {
+        let host = nnrt_plugin_host { abi_version: NNRT_PLUGIN_ABI_VERSION, log: None };
+        let mut info = nnrt_plugin_info::default();
+        // SAFETY: valid host and info structs.
+        assert_eq!(unsafe { register(&host, &mut info, plugin) }, 2);
+        assert_eq!(info.ndevice_ops, 1);
+        // SAFETY: `register` pointed `device_ops` at `ndevice_ops` entries that live for the process.
+        let op = unsafe { &*info.device_ops };
+        // SAFETY: NUL-terminated names kept by the plugin.
+        assert_eq!(unsafe { std::ffi::CStr::from_ptr(op.device) }.to_str().unwrap(), "Test device");
+        let mut err = [0 as c_char; 64];
+        let mut state: *mut c_void = std::ptr::null_mut();
+        let opts = [10u8];
+        // SAFETY: live options, state slot and error buffer.
+        assert_eq!(unsafe { (op.init.unwrap())(op.driver_data, opts.as_ptr(), 1, &mut state, err.as_mut_ptr(), err.len()) }, 0);
+        assert!(!state.is_null());
+        let (n_in, n_out) = (c"in", c"out");
+        let mut x = [1u8, 2, 3];
+        let mut y = [0u8; 3];
+        let ins = [nnrt_device_buffer { name: n_in.as_ptr(), data: x.as_mut_ptr().cast(), size: 3 }];
+        let outs = [nnrt_device_buffer { name: n_out.as_ptr(), data: y.as_mut_ptr().cast(), size: 3 }];
+        for run in 1..=2u8 {
+            // SAFETY: `state` from init, buffers live and disjoint.
+            assert_eq!(unsafe { (op.run.unwrap())(state, ins.as_ptr(), 1, outs.as_ptr(), 1, err.as_mut_ptr(), err.len()) }, 0);
+            assert_eq!(y, [11 + run, 12 + run, 13 + run], "the run keeps its state");
+        }
+        // SAFETY: `state` from init, freed once.
+        unsafe { (op.free.unwrap())(state) };
+        let mut none: *mut c_void = std::ptr::null_mut();
+        // SAFETY: as above, with no options.
+        assert_eq!(unsafe { (op.init.unwrap())(op.driver_data, std::ptr::null(), 0, &mut none, err.as_mut_ptr(), err.len()) }, 1);
+        // SAFETY: the trampolines NUL-terminate within the buffer.
+        assert_eq!(unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) }.to_str().unwrap(), "no options");
+        assert!(none.is_null());
     }
 
     #[test]

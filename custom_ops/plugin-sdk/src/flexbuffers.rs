@@ -1,7 +1,9 @@
 //! A small FlexBuffers reader: enough to read the option maps TFLite custom ops carry
 //! (`{"stride": 16, "score_threshold": 0.5, "subset_idxs": [..]}`): maps, numbers (inline or
 //! indirect), booleans, strings, keys, and vectors (typed, fixed-size typed, untyped) of those.
-//! Every read is bounds-checked; a malformed buffer gives an error, never a panic.
+//! Every read is bounds-checked; a malformed buffer gives an error, never a panic. Byte strings
+//! and blobs read as bytes ([`Reference::as_bytes`]): this is the workspace's one FlexBuffers
+//! reader, used by plugins through this SDK and by nnrt-loaders for the Edge TPU op's options.
 //!
 //! Format (flatbuffers' FlexBuffers spec): the last byte of the buffer is the root's byte width,
 //! the byte before it the root's packed type (`type << 2 | log2(child byte width)`); the root
@@ -174,22 +176,42 @@ impl<'a> Reference<'a> {
         Ok(self.as_i64()? != 0)
     }
 
-    /// The bytes of a string, key or blob.
-    pub fn as_str(&self) -> Result<&'a str, Error> {
-        let bytes = match self.ty {
+    /// The bytes of a string, key or blob, without the terminating NUL and without a UTF-8
+    /// check: byte strings (the Edge TPU op's DarwiNN package under key "4") are binary. The
+    /// slice borrows the buffer as is, so it has the buffer's alignment at that offset (none in
+    /// general): copy it before reading it as anything but bytes.
+    pub fn as_bytes(&self) -> Result<&'a [u8], Error> {
+        match self.ty {
             KEY => {
                 let start = self.target()?;
                 let len = self.buf.get(start..).and_then(|s| s.iter().position(|&b| b == 0)).ok_or_else(|| Error("key is not NUL-terminated".into()))?;
-                &self.buf[start..start + len]
+                Ok(&self.buf[start..start + len])
             }
             STRING | BLOB => {
                 let start = self.target()?;
-                let len = read_uint(self.buf, start.checked_sub(self.byte_width).ok_or_else(|| Error("string length before the buffer".into()))?, self.byte_width)? as usize;
-                start.checked_add(len).and_then(|end| self.buf.get(start..end)).ok_or_else(|| Error("string runs past the buffer".into()))?
+                let len_at = start.checked_sub(self.byte_width).ok_or_else(|| Error("string length before the buffer".into()))?;
+                let len = read_uint(self.buf, len_at, self.byte_width)?;
+                usize::try_from(len)
+                    .ok()
+                    .and_then(|len| start.checked_add(len))
+                    .and_then(|end| self.buf.get(start..end))
+                    .ok_or_else(|| Error(format!("string of {len} bytes at {start} runs past the buffer of {}", self.buf.len())))
             }
-            t => return err(format!("type {t} is not a string")),
-        };
-        std::str::from_utf8(bytes).map_err(|_| Error("string is not UTF-8".into()))
+            t => err(format!("type {t} is not a string, key or blob")),
+        }
+    }
+
+    /// Where the bytes of a string, key or blob start in the buffer (see [`Reference::as_bytes`]).
+    pub fn bytes_offset(&self) -> Result<usize, Error> {
+        match self.ty {
+            KEY | STRING | BLOB => self.target(),
+            t => err(format!("type {t} is not a string, key or blob")),
+        }
+    }
+
+    /// The text of a string or key (a blob whose bytes are UTF-8 also reads).
+    pub fn as_str(&self) -> Result<&'a str, Error> {
+        std::str::from_utf8(self.as_bytes()?).map_err(|_| Error("string is not UTF-8".into()))
     }
 
     /// The value as a vector (typed, fixed typed, untyped or a map's values).
@@ -474,6 +496,43 @@ mod tests {
         let m = root(&b).unwrap().as_map().unwrap();
         assert_eq!(m.require("a").unwrap().as_i64().unwrap(), 1);
         assert_eq!(m.require("b").unwrap().as_f64().unwrap(), 2.5);
+    }
+
+    /// A map whose "4" is a binary string with a 2-byte length prefix (as the small Edge TPU
+    /// packages are stored): the bytes come back as is, not UTF-8 checked, and truncation fails.
+    #[test]
+    fn reads_binary_strings() {
+        let payload = [0xbcu8, 0x0f, 0, 0, b'D', b'W', b'N', b'1', 0xff, 0xfe, 0];
+        let mut b = vec![b'4', 0];
+        b.extend_from_slice(&(payload.len() as u16).to_le_bytes());
+        let s_at = b.len(); // 4
+        b.extend_from_slice(&payload);
+        b.push(0);
+        b.push(1); // keys len
+        let keys_start = b.len();
+        b.push(keys_start as u8); // offset back to "4" at 0
+        if b.len() % 2 == 1 {
+            b.push(0);
+        }
+        let hdr = b.len();
+        b.extend_from_slice(&((hdr - keys_start) as u16).to_le_bytes());
+        b.extend_from_slice(&1u16.to_le_bytes());
+        b.extend_from_slice(&1u16.to_le_bytes());
+        let values = b.len();
+        b.extend_from_slice(&((values - s_at) as u16).to_le_bytes());
+        b.push(STRING << 2 | 1);
+        let root_at = b.len();
+        b.push((root_at - values) as u8);
+        b.push(MAP << 2 | 1);
+        b.push(1);
+        let m = root(&b).unwrap().as_map().unwrap();
+        let v = m.require("4").unwrap();
+        assert_eq!(v.as_bytes().unwrap(), &payload);
+        assert_eq!(v.bytes_offset().unwrap(), s_at);
+        assert!(v.as_str().is_err(), "not UTF-8");
+        let mut long = b.clone();
+        long[2] = 0xff; // the length now runs past the buffer
+        assert!(root(&long).unwrap().as_map().unwrap().require("4").unwrap().as_bytes().is_err());
     }
 
     #[test]

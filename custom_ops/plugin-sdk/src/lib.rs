@@ -261,18 +261,67 @@ pub struct OpDef {
     pub shape: Option<ShapeFn>,
 }
 
+/// One layer buffer of a device op's run, read-only (an input, laid out by nnrt).
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceBuffer<'a> {
+    /// The layer's name in the device program.
+    pub name: &'a str,
+    /// Its bytes in the device's layout, padded.
+    pub bytes: &'a [u8],
+}
+
+/// One layer buffer of a device op's run that the driver writes (an output).
+#[derive(Debug)]
+pub struct DeviceBufferMut<'a> {
+    /// The layer's name in the device program.
+    pub name: &'a str,
+    /// Its bytes, to be written in the device's layout.
+    pub bytes: &'a mut [u8],
+}
+
+/// A device op's run for one op (what its init returned): inputs and outputs in the program's
+/// layer order. Dropping it is the op's free.
+pub type DeviceRunFn = Box<dyn FnMut(&[DeviceBuffer<'_>], &mut [DeviceBufferMut<'_>]) -> Result<(), String> + Send>;
+
+/// A device op's init: the op's option bytes → its run.
+pub type DeviceInitFn = Box<dyn Fn(&[u8]) -> Result<DeviceRunFn, String> + Send + Sync>;
+
+/// One device op (ABI version 2): a driver for a custom op whose options carry a program for an
+/// accelerator.
+pub struct DeviceOpDef {
+    /// The custom op's name in models (`edgetpu-custom-op`).
+    pub name: String,
+    /// The device, for messages (`Edge TPU`).
+    pub device: String,
+    /// Its per-op init.
+    pub init: DeviceInitFn,
+}
+
 /// A plugin: its name and ops, built once when nnrt loads the library.
 pub struct Plugin {
     /// Name shown in nnrt's messages.
     pub name: String,
     /// The ops, in order.
     pub ops: Vec<OpDef>,
+    /// The device ops, in order (registered only with a host of ABI version 2 or later).
+    pub device_ops: Vec<DeviceOpDef>,
 }
 
 impl Plugin {
     /// A plugin named `name` with no ops yet.
     pub fn new(name: &str) -> Plugin {
-        Plugin { name: name.to_string(), ops: Vec::new() }
+        Plugin { name: name.to_string(), ops: Vec::new(), device_ops: Vec::new() }
+    }
+
+    /// Adds a device op: a driver for custom op `name` on `device`. nnrt calls `init` once per op
+    /// at prepare with the op's options; the run it returns is called per inference with the
+    /// layer buffers (see `nnrt_plugin.h`).
+    pub fn device_op<I>(mut self, name: &str, device: &str, init: I) -> Plugin
+    where
+        I: Fn(&[u8]) -> Result<DeviceRunFn, String> + Send + Sync + 'static,
+    {
+        self.device_ops.push(DeviceOpDef { name: name.to_string(), device: device.to_string(), init: Box::new(init) });
+        self
     }
 
     /// Adds op `name` whose outputs keep the shapes the model declares.

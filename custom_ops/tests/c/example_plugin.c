@@ -1,11 +1,17 @@
 /* A custom-op plugin written in C against nnrt_plugin.h, built by the nnrt-custom-ops tests.
  *   CAddOne: y = x + 1 (float32), with a shape function (y has x's shape).
  *   CFail:   always fails with status 7 and a message.
- * Build with -DPLUGIN_VERSION=N to pretend another ABI version. */
+ * Build with -DPLUGIN_VERSION=N to pretend another ABI version, and with -DHOST_VERSION=1u
+ * -DPLUGIN_VERSION=1u to be a plugin built against version 1 of the header (which accepts only
+ * a version 1 host and fills only version 1's fields). */
 #include <stdio.h>
 #include <string.h>
 
 #include "nnrt_plugin.h"
+
+#ifndef HOST_VERSION
+#define HOST_VERSION NNRT_PLUGIN_ABI_VERSION
+#endif
 
 #ifndef PLUGIN_VERSION
 #define PLUGIN_VERSION NNRT_PLUGIN_ABI_VERSION
@@ -15,7 +21,7 @@
 _Static_assert(sizeof(void *) != 8 || sizeof(nnrt_plugin_tensor) == 56, "nnrt_plugin_tensor layout");
 _Static_assert(sizeof(void *) != 8 || sizeof(nnrt_plugin_kernel_params) == 48, "params layout");
 _Static_assert(sizeof(void *) != 8 || sizeof(nnrt_plugin_op) == 32, "op layout");
-_Static_assert(sizeof(void *) != 8 || sizeof(nnrt_plugin_info) == 32, "info layout");
+_Static_assert(sizeof(void *) != 8 || sizeof(nnrt_plugin_info) == 48, "info layout");
 _Static_assert(sizeof(void *) != 8 || sizeof(nnrt_plugin_host) == 16, "host layout");
 
 static size_t elements(const nnrt_plugin_tensor *t) {
@@ -65,7 +71,7 @@ static const nnrt_plugin_op ops[] = {
 };
 
 uint32_t nnrt_plugin_register(const nnrt_plugin_host *host, nnrt_plugin_info *info) {
-  if (host == NULL || info == NULL || host->abi_version != NNRT_PLUGIN_ABI_VERSION) return 0;
+  if (host == NULL || info == NULL || host->abi_version != HOST_VERSION) return 0;
   if (host->log) host->log(NNRT_PLUGIN_LOG_INFO, "example C plugin registering");
   info->abi_version = PLUGIN_VERSION;
   info->name = "c-example";

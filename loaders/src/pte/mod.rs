@@ -89,6 +89,7 @@ pub fn load(path: &str, blob: Blob) -> Result<Loaded, LoadError> {
                 (p.name().unwrap_or_default().to_string(), ops)
             })
             .collect(),
+        edgetpu: Vec::new(),
     };
     Ok(Loaded { model, info })
 }

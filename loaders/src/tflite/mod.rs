@@ -8,10 +8,11 @@ mod sparsity;
 
 use std::sync::Arc;
 
-use nnrt_core::{Blob, ConstData, DType, Dim, Layout, LoadError, Model, Operand, OperandId, Operation, Quantization, Shape, Signature, Subgraph, SubgraphId};
+use nnrt_core::{Blob, ConstData, DType, Dim, Layout, LoadError, Model, OpKind, Operand, OperandId, Operation, Quantization, Shape, Signature, Subgraph, SubgraphId};
 
 use crate::fbs::{self, Flavor};
-use crate::format::{Format, FormatInfo, Loaded, EDGETPU_CUSTOM_OP};
+use crate::darwinn;
+use crate::format::{EdgeTpuOp, Format, FormatInfo, Loaded, EDGETPU_CUSTOM_OP};
 use crate::generated::tflite as t;
 use crate::import::{Constants, OperandTable, UnsupportedOps};
 
@@ -41,6 +42,48 @@ pub(crate) fn open_error(path: &str, e: fbs::FbsError) -> LoadError {
 /// Whether a model's operator codes name the Edge TPU custom op.
 pub(crate) fn uses_edgetpu(root: &t::Model<'_>) -> bool {
     root.operator_codes().is_some_and(|codes| codes.iter().any(|c| c.custom_code() == Some(EDGETPU_CUSTOM_OP)))
+}
+
+/// Reads and checks the DarwiNN package of every Edge TPU op of `model` against the op's
+/// tensors; the error names the op.
+fn edgetpu_ops(model: &Model) -> Result<Vec<EdgeTpuOp>, String> {
+    let mut found = Vec::new();
+    for (si, g) in model.subgraphs.iter().enumerate() {
+        for (oi, op) in g.ops.iter().enumerate() {
+            let OpKind::Custom { name, options } = &op.kind else { continue };
+            if name != EDGETPU_CUSTOM_OP {
+                continue;
+            }
+            let fail = |e: darwinn::DarwinnError| format!("subgraph {si} op {oi} ({EDGETPU_CUSTOM_OP}): {e}");
+            let decoded = darwinn::read_options(options).map_err(fail)?;
+            let tensors = |ids: &mut dyn Iterator<Item = OperandId>| -> Vec<darwinn::check::OpTensor<'_>> {
+                ids.map(|id| {
+                    let o = g.operand(id);
+                    darwinn::check::OpTensor { name: &o.name, dims: &o.default_dims, elem_bytes: o.dtype.size(), is_float: o.dtype == DType::F32 }
+                })
+                .collect()
+            };
+            let ins = tensors(&mut op.inputs.iter().flatten().copied());
+            let outs = tensors(&mut op.outputs.iter().copied());
+            let mut layers = None;
+            for p in &decoded.packages {
+                if let Some(e) = p.runnable() {
+                    layers.get_or_insert(darwinn::check::match_op(e, &ins, &outs).map_err(fail)?);
+                }
+            }
+            let layers = layers.ok_or_else(|| format!("subgraph {si} op {oi} ({EDGETPU_CUSTOM_OP}): no package holds a runnable executable"))?;
+            found.push(EdgeTpuOp {
+                subgraph: si,
+                op: oi,
+                inputs: ins.iter().map(|t| t.name.to_string()).collect(),
+                outputs: outs.iter().map(|t| t.name.to_string()).collect(),
+                options_bytes: options.len(),
+                options: decoded,
+                layers,
+            });
+        }
+    }
+    Ok(found)
 }
 
 /// Loads a model from a shared blob; constants borrow from it.
@@ -106,6 +149,7 @@ pub fn load(path: &str, blob: Blob) -> Result<Loaded, LoadError> {
         subgraphs: model.subgraphs.len(),
         signatures: model.signatures.len(),
         entry_operators: Vec::new(),
+        edgetpu: edgetpu_ops(&model).map_err(|e| malformed(path, "TFLite with Edge TPU custom op", e))?,
     };
     Ok(Loaded { model, info })
 }

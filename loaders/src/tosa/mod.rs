@@ -87,6 +87,7 @@ pub fn load(path: &str, blob: Blob) -> Result<Loaded, LoadError> {
             regions.get(0).name().unwrap_or_default().to_string(),
             regions.get(0).blocks().map(|bl| bl.get(0).operators().map(|o| o.iter().map(|o| op_name(o.op())).collect()).unwrap_or_default()).unwrap_or_default(),
         )],
+        edgetpu: Vec::new(),
     };
     Ok(Loaded { model, info })
 }

@@ -23,6 +23,7 @@ const SPECS: &[Spec] = &[
     Spec { names: &["--shape_run"], key: "shape_run", takes: Takes::Value, help: "input shapes after prepare: '[idx,[dims],...]'" },
     Spec { names: &["--signature", "--method"], key: "signature", takes: Takes::Value, help: "run this signature (TFLite SignatureDef key) instead of the main graph" },
     Spec { names: &["--custom-op-lib"], key: "custom_op_lib", takes: Takes::Value, help: "load the custom-op plugin (shared library) at PATH; repeatable" },
+    Spec { names: &["--device-lib"], key: "device_lib", takes: Takes::Value, help: "load the device driver (shared library, plugin ABI 2) at PATH, e.g. for Edge TPU models; repeatable" },
     Spec { names: &["--allow-package-plugins"], key: "allow_package_plugins", takes: Takes::Nothing, help: "load the plugins in the package's custom_op/ folder (runs the package's code)" },
     Spec { names: &["--profile"], key: "profile", takes: Takes::Nothing, help: "print time per op and per op kind over the timed runs" },
     Spec { names: &["-v", "--verbose_level"], key: "verbose", takes: Takes::Maybe, help: "log more (-v 1 info, -v 2 debug)" },
@@ -160,6 +161,10 @@ fn run() -> Result<()> {
     for lib in args.values("custom_op_lib") {
         let ops = s.load_custom_op_library(lib)?;
         log::info!("{lib}: custom ops {}", ops.join(", "));
+    }
+    for lib in args.values("device_lib") {
+        let ops = s.load_device_library(lib)?;
+        log::info!("{lib}: device ops {}", ops.join(", "));
     }
     if args.has("allow_package_plugins") {
         s.set_config(nnrt::ALLOW_PACKAGE_PLUGINS, "1")?;

@@ -1,21 +1,28 @@
 //! `nnrt-inspect PATH`: a model's inputs and outputs, then one line per op (index, kind,
 //! inputs -> outputs, backend). `--partition` prints only the placement with fallback reasons.
 //! `--custom-op-lib PATH` (repeatable) loads custom-op plugins first, so a model with custom ops
-//! prepares: their output shapes come from the plugins' shape functions and they get a backend.
+//! prepares: their output shapes come from the plugins' shape functions and they get a backend;
+//! `--device-lib PATH` loads device drivers the same way. An Edge TPU model's packages are shown
+//! whether or not a driver is loaded; a bare DarwiNN package (`DWN1`) can be inspected too.
+//! `--json` prints one JSON document instead of text.
 
 use std::collections::HashMap;
 
-use anyhow::{bail, Result};
-use nnrt::{Quantization, Session};
+use anyhow::{bail, Context, Result};
+use nnrt::{darwinn, Quantization, Session};
 use nnrt_cli::args::{Args, Spec, Takes};
+use nnrt_cli::darwinn_view;
+use serde_json::{json, Value};
 use nnrt_cli::logger;
 
-const USAGE: &str = "usage: nnrt-inspect PATH [--backends LIST] [--custom-op-lib PATH]... [--partition]";
+const USAGE: &str = "usage: nnrt-inspect PATH [--backends LIST] [--custom-op-lib PATH]... [--device-lib PATH]... [--partition | --json]";
 
 const SPECS: &[Spec] = &[
     Spec { names: &["--backends"], key: "backends", takes: Takes::Value, help: "backends in order of preference (default: BACKENDS, else cpu)" },
     Spec { names: &["--custom-op-lib"], key: "custom_op_lib", takes: Takes::Value, help: "load the custom-op plugin (shared library) at PATH; repeatable" },
+    Spec { names: &["--device-lib"], key: "device_lib", takes: Takes::Value, help: "load the device driver (shared library, plugin ABI 2) at PATH; repeatable" },
     Spec { names: &["--partition"], key: "partition", takes: Takes::Nothing, help: "print one line per op: index, kind, backend, fallback reason" },
+    Spec { names: &["--json"], key: "json", takes: Takes::Nothing, help: "print one JSON document: format, tensors, ops, Edge TPU packages" },
     Spec { names: &["-v", "--verbose_level"], key: "verbose", takes: Takes::Maybe, help: "log more" },
 ];
 
@@ -53,6 +60,24 @@ fn run() -> Result<()> {
         [p] => p.clone(),
         _ => bail!("{USAGE}"),
     };
+    // A bare DarwiNN package is not a model: shown on its own.
+    if std::path::Path::new(&path).is_file() {
+        let head = read_head(&path)?;
+        if head.get(4..8) == Some(darwinn::IDENTIFIER.as_slice()) {
+            let bytes = std::fs::read(&path).with_context(|| format!("cannot read {path}"))?;
+            let p = darwinn::read_package(&bytes).with_context(|| path.clone())?;
+            if args.has("json") {
+                let doc = json!({"path": path, "format": "DarwiNN package (DWN1)", "packages": [darwinn_view::package_json(&p)]});
+                println!("{}", serde_json::to_string_pretty(&doc)?);
+            } else {
+                println!("{path}: DarwiNN package (DWN1)");
+                for line in darwinn_view::package_text(&p, "") {
+                    println!("{line}");
+                }
+            }
+            return Ok(());
+        }
+    }
     let mut s = Session::load(&path)?;
     if let Some(b) = args.value("backends") {
         s.set_backends(b)?;
@@ -60,6 +85,10 @@ fn run() -> Result<()> {
     for lib in args.values("custom_op_lib") {
         let ops = s.load_custom_op_library(lib)?;
         log::info!("{lib}: custom ops {}", ops.join(", "));
+    }
+    for lib in args.values("device_lib") {
+        let ops = s.load_device_library(lib)?;
+        log::info!("{lib}: device ops {}", ops.join(", "));
     }
     let prepare_error = s.prepare().err();
     let placements: HashMap<usize, nnrt::OpPlacement> = match &prepare_error {
@@ -84,9 +113,18 @@ fn run() -> Result<()> {
         }
         return Ok(());
     }
+    if args.has("json") {
+        println!("{}", serde_json::to_string_pretty(&model_json(&s, &path, &placements, prepare_error.as_ref()))?);
+        return Ok(());
+    }
     println!("model: {path} ({} subgraphs, {} ops in the entry)", model.subgraphs.len(), g.ops.len());
     for info in &s.package().formats {
         println!("format: {info}");
+        for op in &info.edgetpu {
+            for line in darwinn_view::op_text(op) {
+                println!("{line}");
+            }
+        }
     }
     for (what, list) in [("input", &g.inputs), ("output", &g.outputs)] {
         for (k, &id) in list.iter().enumerate() {
@@ -139,4 +177,75 @@ fn run() -> Result<()> {
         println!("prepare failed: {e}");
     }
     Ok(())
+}
+
+/// The first 8 bytes of a file (fewer if it is shorter).
+fn read_head(path: &str) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(8);
+    std::fs::File::open(path).with_context(|| format!("cannot open {path}"))?.take(8).read_to_end(&mut head)?;
+    Ok(head)
+}
+
+/// The whole report as one JSON document.
+fn model_json(s: &Session, path: &str, placements: &HashMap<usize, nnrt::OpPlacement>, prepare_error: Option<&nnrt::Error>) -> Value {
+    let model = s.model();
+    let g = model.entry();
+    let quant = |q: &Quantization| match q {
+        Quantization::None => Value::Null,
+        Quantization::PerTensor { scale, zero_point } => json!({"scale": f64::from(*scale), "zero_point": zero_point}),
+        Quantization::PerAxis { scales, axis, .. } => json!({"axis": axis, "scales": scales.len()}),
+    };
+    let tensors = |list: &[nnrt::OperandId]| -> Vec<Value> {
+        list.iter()
+            .enumerate()
+            .map(|(k, &id)| {
+                let o = g.operand(id);
+                json!({"index": k, "operand": id.index(), "name": o.name, "dtype": o.dtype.to_string(), "shape": o.shape.to_string(), "quantization": quant(&o.quant)})
+            })
+            .collect()
+    };
+    let ops: Vec<Value> = g
+        .ops
+        .iter()
+        .enumerate()
+        .map(|(i, op)| {
+            let p = placements.get(&i);
+            json!({
+                "index": i,
+                "kind": op.kind.name(),
+                "inputs": op.inputs.iter().map(|x| x.map(|id| id.index())).collect::<Vec<_>>(),
+                "outputs": op.outputs.iter().map(|id| id.index()).collect::<Vec<_>>(),
+                "backend": p.map(|p| p.backend.clone()),
+                "fallback_reason": p.and_then(|p| p.fallback_reason.clone()),
+            })
+        })
+        .collect();
+    let formats: Vec<Value> = s
+        .package()
+        .formats
+        .iter()
+        .map(|f| {
+            json!({
+                "format": f.format.name(),
+                "identifier": f.format.identifier().escape_ascii().to_string(),
+                "schema_version": f.schema_version,
+                "description": f.description,
+                "subgraphs": f.subgraphs,
+                "signatures": f.signatures,
+            })
+        })
+        .collect();
+    let edgetpu: Vec<Value> = s.package().formats.iter().flat_map(|f| f.edgetpu.iter().map(darwinn_view::op_json)).collect();
+    json!({
+        "path": path,
+        "formats": formats,
+        "subgraphs": model.subgraphs.len(),
+        "inputs": tensors(&g.inputs),
+        "outputs": tensors(&g.outputs),
+        "ops": ops,
+        "prepared": prepare_error.is_none(),
+        "prepare_error": prepare_error.map(|e| e.to_string()),
+        "edgetpu_custom_ops": edgetpu,
+    })
 }
