@@ -462,12 +462,15 @@ class Reductions(nn.Module):
 
 class StridedViews(nn.Module):
     """torch.as_strided (as_strided_copy in the program): a transposed window with an offset,
-    overlapping reads, and one that reads the storage in order (a reshape)."""
+    overlapping reads, and one that reads the storage in order (a reshape); slice_scatter with
+    step 1 (Swin's window masks write slices this way) and step 2."""
 
     def forward(self, x):
         a = torch.as_strided(x, (3, 4), (1, 3), 2)
         b = torch.as_strided(x, (2, 2, 2), (6, 1, 2))
-        return a * 2, b + 1, torch.as_strided(x, (4, 6), (6, 1)) - 1
+        s1 = torch.slice_scatter(x, x[1:3] * 3, 0, 1, 3)
+        s2 = torch.slice_scatter(x, x[:, 1::2] - 5, 1, 1, None, 2)
+        return a * 2, b + 1, torch.as_strided(x, (4, 6), (6, 1)) - 1, s1 + 0, s2 + 0
 
 
 class IndexingOps(nn.Module):

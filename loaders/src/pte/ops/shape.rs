@@ -22,6 +22,7 @@ pub(super) fn find(name: &str) -> Option<Convert> {
         "aten::cat.out" => cat,
         "aten::stack.out" => stack,
         "aten::slice_copy.Tensor_out" => slice,
+        "aten::slice_scatter.out" => slice_scatter,
         "aten::select_copy.int_out" => select,
         "aten::split_copy.Tensor_out" => |b, a| split(b, a, false),
         "aten::split_with_sizes_copy.out" => |b, a| split(b, a, true),
@@ -187,6 +188,73 @@ fn slice(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     }
     let out = b.out(a, 5)?;
     slice_into(b, x, dim, start, end, step, out);
+    Ok(())
+}
+
+/// `slice_scatter(self, src, dim=0, start=None, end=None, step=1)`: `self` with
+/// `self[start:end:step]` along `dim` replaced by `src`. Step 1 concatenates the kept parts of
+/// `self` around `src`; a larger step gathers from `self` and `src` concatenated.
+fn slice_scatter(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    let x = b.tensor(a, 0)?;
+    let src = b.tensor(a, 1)?;
+    let xd = b.dims(x);
+    let dim = b.axis(b.int(a, 2)?, xd.len())?;
+    let n = xd[dim];
+    let start = clamp_bound(b.opt_int(a, 3)?.unwrap_or(0), n);
+    let end = clamp_bound(b.opt_int(a, 4)?.unwrap_or(n as i64), n).max(start);
+    let step = b.int(a, 5)?;
+    if step <= 0 {
+        return Err(b.err(format!("slice step {step} must be positive")));
+    }
+    let m = ((end - start) + step - 1) / step;
+    let mut want = xd.clone();
+    want[dim] = m as usize;
+    if b.dims(src) != want {
+        return Err(b.err(format!("src has shape {:?}; the slice [{start}:{end}:{step}] of dim {dim} of {xd:?} is {want:?}", b.dims(src))));
+    }
+    let k = b.last_out(a)?;
+    let out = b.out(a, k)?;
+    let src = b.cast(src, b.dtype(x));
+    let part = |b: &mut MethodBuilder<'_, '_>, lo: i64, hi: i64| {
+        let mut d = xd.clone();
+        d[dim] = (hi - lo) as usize;
+        let t = b.temp(b.dtype(x), &d);
+        slice_into(b, x, dim, lo, hi, 1, t);
+        t
+    };
+    let cat = |b: &mut MethodBuilder<'_, '_>, parts: Vec<OperandId>, into: OperandId| {
+        if parts.len() == 1 {
+            copy_into(b, parts[0], into);
+        } else {
+            b.emit_all(OpKind::Concatenation { axis: dim as i32, act: nnrt_core::Activation::None }, &parts, vec![into]);
+        }
+    };
+    if step == 1 || m == 0 {
+        let mut parts = Vec::new();
+        if start > 0 {
+            parts.push(part(b, 0, start));
+        }
+        if m > 0 {
+            parts.push(src);
+        }
+        if end < n as i64 {
+            parts.push(part(b, end, n as i64));
+        }
+        if parts.is_empty() {
+            parts.push(x);
+        }
+        cat(b, parts, out);
+        return Ok(());
+    }
+    let mut both = xd.clone();
+    both[dim] = n + m as usize;
+    let joined = b.temp(b.dtype(x), &both);
+    cat(b, vec![x, src], joined);
+    let index: Vec<i32> = (0..n as i64)
+        .map(|i| if i >= start && i < end && (i - start) % step == 0 { (n as i64 + (i - start) / step) as i32 } else { i as i32 })
+        .collect();
+    let i = b.const_i32(&index);
+    b.emit_all(OpKind::Gather { axis: dim as i32, batch_dims: 0 }, &[joined, i], vec![out]);
     Ok(())
 }
 
