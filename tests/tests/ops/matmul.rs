@@ -108,6 +108,20 @@ fn fully_connected_cases() -> Vec<Case> {
         let want: Vec<f32> = (0..6).flat_map(|row| (0..5).map(move |c| (row, c))).map(|(row, c)| (0..4).map(|k| x[row * 4 + k] * w[c * 4 + k]).sum::<f32>().clamp(0.0, 6.0)).collect();
         cases.push(Case::new(format!("fully_connected keep_num_dims {keep} without bias relu6"), &g).dims(0, od).out_close(0, f(&want), SUMS).gpu_tol(GPU_SUMS));
     }
+    // A bias computed at run time (a graph input here; SwinV2's relative position bias in
+    // ExecuTorch programs) and runtime weights.
+    let bias = rand(5, 5, -1.0, 1.0);
+    for const_w in [true, false] {
+        let mut g = Graph::new();
+        let xi = g.input(&[2, 3, 4], f(&x));
+        let wi = if const_w { g.konst(&[5, 4], f(&w)) } else { g.input(&[5, 4], f(&w)) };
+        let bi = g.input(&[5], f(&bias));
+        let y = g.out(DType::F32, &[6, 5]);
+        let p = FullyConnected { act: Activation::Relu, keep_num_dims: false, asymmetric_quantize_inputs: false };
+        g.op(OpKind::FullyConnected(p), &[Some(xi), Some(wi), Some(bi)], &[y]);
+        let want: Vec<f32> = (0..6).flat_map(|row| (0..5).map(move |c| (row, c))).map(|(row, c)| ((0..4).map(|k| x[row * 4 + k] * w[c * 4 + k]).sum::<f32>() + bias[c]).max(0.0)).collect();
+        cases.push(Case::new(format!("fully_connected runtime bias, constant weights {const_w}"), &g).dims(0, &[6, 5]).out_close(0, f(&want), SUMS).gpu_tol(GPU_SUMS));
+    }
     cases
 }
 

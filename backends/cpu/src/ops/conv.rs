@@ -214,7 +214,13 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
     let w = op.input(1).ok_or("input 1 (weights) is absent")?;
-    let bias = const_bias(ctx, op.input(2)).ok_or("the bias must be a float32 constant")?;
+    let bias_const = const_bias(ctx, op.input(2));
+    // FULLY_CONNECTED also takes a bias computed at run time (read from its input each run).
+    let dyn_bias = if bias_const.is_none() { op.input(2) } else { None };
+    if dyn_bias.is_some() && !matches!(op.kind, OpKind::FullyConnected(_)) {
+        return Err("the bias must be a float32 constant".into());
+    }
+    let bias = bias_const.unwrap_or(None);
     let xd = ctx.dims(x).to_vec();
     let wd = ctx.dims(w).to_vec();
     let od = ctx.dims(op.outputs[0]).to_vec();
@@ -248,35 +254,43 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         OpKind::FullyConnected(p) => {
             let (n, k) = (wd[0], wd[1]);
             let (act, tanh) = fused(p.act);
-            match const_f32(ctx, w) {
-                Some(weights) => {
-                    let packed = PackedB::pack(n, k, &weights);
-                    Ok(built(vec![source(ctx, x)], move |ins, outs| {
-                        let a = cast::<f32>(ins[0].bytes)?;
-                        let out = cast_mut::<f32>(outs[0].bytes)?;
-                        let m = a.len() / k.max(1);
-                        gemm(m, a, k, &packed, bias.as_deref(), act, out, n);
-                        if tanh {
-                            tanh_in_place(out);
-                        }
-                        Ok(())
-                    }))
-                }
-                None => {
-                    // Weights computed at run time: pack them on every run.
-                    Ok(built(vec![source(ctx, x), source(ctx, w)], move |ins, outs| {
-                        let a = cast::<f32>(ins[0].bytes)?;
-                        let packed = PackedB::pack(n, k, cast::<f32>(ins[1].bytes)?);
-                        let out = cast_mut::<f32>(outs[0].bytes)?;
-                        let m = a.len() / k.max(1);
-                        gemm(m, a, k, &packed, bias.as_deref(), act, out, n);
-                        if tanh {
-                            tanh_in_place(out);
-                        }
-                        Ok(())
-                    }))
+            if let Some(b) = dyn_bias {
+                if ctx.graph.operand(b).dtype != DType::F32 || num_elements(ctx.dims(b)) != Some(n) {
+                    return Err(format!("the bias must be {n} float32 values"));
                 }
             }
+            let weights = const_f32(ctx, w).map(|v| PackedB::pack(n, k, &v));
+            let mut sources = vec![source(ctx, x)];
+            if weights.is_none() {
+                // Weights computed at run time: packed on every run.
+                sources.push(source(ctx, w));
+            }
+            let bias_at = dyn_bias.map(|b| {
+                sources.push(source(ctx, b));
+                sources.len() - 1
+            });
+            Ok(built(sources, move |ins, outs| {
+                let a = cast::<f32>(ins[0].bytes)?;
+                let run_packed;
+                let packed = match &weights {
+                    Some(p) => p,
+                    None => {
+                        run_packed = PackedB::pack(n, k, cast::<f32>(ins[1].bytes)?);
+                        &run_packed
+                    }
+                };
+                let bias = match bias_at {
+                    Some(i) => Some(cast::<f32>(ins[i].bytes)?),
+                    None => bias.as_deref(),
+                };
+                let out = cast_mut::<f32>(outs[0].bytes)?;
+                let m = a.len() / k.max(1);
+                gemm(m, a, k, packed, bias, act, out, n);
+                if tanh {
+                    tanh_in_place(out);
+                }
+                Ok(())
+            }))
         }
         _ => Err("not a convolution".into()),
     }
