@@ -11,7 +11,7 @@ slots!(
     INPUT = 0: "Input slot of the image (NHWC, or NDHWC for CONV_3D) of CONV_2D, DEPTHWISE_CONV_2D and CONV_3D.",
     FILTER = 1: "Input slot of the filter (OHWI; `[1, H, W, C*multiplier]` depthwise; `[D, H, W, I, O]` 3-D).",
     BIAS = 2: "Input slot of the optional bias, one value per output channel.",
-    INPUT_ZP = 3: "Input slot of the image's zero point in the plain-integer form (TOSA): one constant int8.",
+    INPUT_ZP = 3: "Input slot of the image's zero point in the plain-integer form (TOSA): one constant of the image's type.",
     FILTER_ZP = 4: "Input slot of the filter's zero point in the plain-integer form (TOSA): one constant int8."
 );
 
@@ -283,9 +283,10 @@ fn dims_of(cx: &Cx, shape: &[i64], rank: usize) -> Result<Vec<usize>, CompileErr
 }
 
 /// Checks that the optional bias in input `slot` has one element per output channel.
-/// The plain-integer form (TOSA; inputs 3 and 4 present): int8 image and filter without
-/// quantization parameters, one-element constant int8 zero points, an int32 bias and an int32
-/// output holding the exact sums `Σ (x - x_zp)(w - w_zp) + bias` (padding contributes nothing).
+/// The plain-integer form (TOSA; inputs 3 and 4 present): an int8 or int16 image and an int8
+/// filter without quantization parameters, one-element constant zero points of their types, a
+/// bias and an output holding the exact sums `Σ (x - x_zp)(w - w_zp) + bias` (padding
+/// contributes nothing): int32 for int8 images, int64 (TOSA's int48) for int16 ones.
 fn check_zero_points(cx: &Cx) -> Result<(), CompileError> {
     let (a, b) = (cx.op.input(INPUT_ZP), cx.op.input(FILTER_ZP));
     if a.is_none() && b.is_none() {
@@ -294,18 +295,20 @@ fn check_zero_points(cx: &Cx) -> Result<(), CompileError> {
     if a.is_none() || b.is_none() {
         return Err(cx.err("the plain-integer form needs both zero points (inputs 3 and 4)"));
     }
-    cx.expect_dtype(INPUT, &[DType::I8])?;
+    let t = cx.expect_dtype(INPUT, &[DType::I8, DType::I16])?;
     cx.expect_dtype(FILTER, &[DType::I8])?;
-    cx.expect_out_dtype(0, DType::I32)?;
-    for slot in [INPUT_ZP, FILTER_ZP] {
-        cx.expect_dtype(slot, &[DType::I8])?;
+    // int16 images sum into 48 bits, held in int64.
+    let acc = if t == DType::I8 { DType::I32 } else { DType::I64 };
+    cx.expect_out_dtype(0, acc)?;
+    for (slot, zt) in [(INPUT_ZP, t), (FILTER_ZP, DType::I8)] {
+        cx.expect_dtype(slot, &[zt])?;
         let (_, bytes) = cx.value_bytes(slot)?;
-        if bytes.len() != 1 {
-            return Err(cx.input_err(slot, "a zero point is one int8 element"));
+        if bytes.len() != zt.size() {
+            return Err(cx.input_err(slot, format!("a zero point is one {zt} element")));
         }
     }
     if cx.op.input(BIAS).is_some() {
-        cx.expect_dtype(BIAS, &[DType::I32])?;
+        cx.expect_dtype(BIAS, &[acc])?;
     }
     Ok(())
 }

@@ -13,14 +13,15 @@ use crate::generated::tosa;
 pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadError> {
     let ty = o.input_type(b, 0)?;
     let out_ty = b.tosa_type(o.outputs.first().copied().unwrap_or_default())?;
-    // Integer forms: int8 with zero points to int32 sums (the IR's plain-integer form), and
-    // integer pooling (MAX_POOL2D; AVG_POOL2D on int8 with zero points). int16 convolutions
-    // (int48 sums) are not mapped yet.
-    let int8_sums = ty == tosa::DType::INT8 && out_ty == tosa::DType::INT32 && matches!(o.kind, tosa::Op::CONV2D | tosa::Op::DEPTHWISE_CONV2D | tosa::Op::MATMUL);
+    // Integer forms: int8 with zero points to int32 sums and int16 to int48 ones (held in
+    // int64; the IR's plain-integer form), and integer pooling (MAX_POOL2D; AVG_POOL2D with
+    // zero points).
+    let sums = matches!((ty, out_ty), (tosa::DType::INT8, tosa::DType::INT32) | (tosa::DType::INT16, tosa::DType::INT48));
+    let int8_sums = sums && matches!(o.kind, tosa::Op::CONV2D | tosa::Op::DEPTHWISE_CONV2D | tosa::Op::MATMUL);
     let int_max = o.kind == tosa::Op::MAX_POOL2D && matches!(ty, tosa::DType::INT8 | tosa::DType::INT16);
-    let int_avg = o.kind == tosa::Op::AVG_POOL2D && ty == tosa::DType::INT8;
+    let int_avg = o.kind == tosa::Op::AVG_POOL2D && matches!(ty, tosa::DType::INT8 | tosa::DType::INT16);
     if !is_float(ty) && !int8_sums && !int_max && !int_avg {
-        return Err(o.unsupported(b, "this integer form is not mapped yet (int8 with zero points to int32 is)"));
+        return Err(o.unsupported(b, "this integer form is not mapped (int8 to int32 and int16 to int48 sums are)"));
     }
     let zps = |b: &BlockBuilder<'_, '_>, first: usize| -> Result<[Option<OperandId>; 2], LoadError> {
         Ok(if int8_sums { [Some(o.input(b, first)?), Some(o.input(b, first + 1)?)] } else { [None, None] })
