@@ -8,13 +8,13 @@ use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, Padding, PoolKi
 
 use super::util::source;
 use crate::kernel::{built, Built};
-use crate::quant::tosa::{matmul_int, IntConv, IntPool};
+use crate::quant::tosa::{matmul_int, IntConv, IntConv3d, IntPool};
 
 /// Whether `id` is a plain-integer form: its zero-point inputs are present.
 pub(crate) fn is_int_form(ctx: &CompileCtx, id: OpId) -> bool {
     let op = ctx.graph.op(id);
     match op.kind {
-        OpKind::Conv2D(_) | OpKind::DepthwiseConv2D(_) => op.input(3).is_some() || op.input(4).is_some(),
+        OpKind::Conv2D(_) | OpKind::DepthwiseConv2D(_) | OpKind::Conv3D(_) => op.input(3).is_some() || op.input(4).is_some(),
         OpKind::BatchMatMul { adj_x: false, adj_y: false } => op.input(2).is_some() || op.input(3).is_some(),
         OpKind::Pool2D(p) => {
             let x = op.input(0).map(|x| ctx.graph.operand(x));
@@ -114,6 +114,9 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             Ok(())
         }));
     }
+    if let OpKind::Conv3D(p) = op.kind {
+        return conv3d(ctx, id, p, wide);
+    }
     let (padding, stride, dilation, depthwise) = match op.kind {
         OpKind::Conv2D(p) => (p.padding, p.stride, p.dilation, false),
         OpKind::DepthwiseConv2D(p) => (p.padding, p.stride, p.dilation, true),
@@ -152,6 +155,40 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         None => false,
     };
+    Ok(built(srcs, move |ins, outs| {
+        if wide {
+            let bias = if has_bias { Some(cast::<i64>(ins[2].bytes)?) } else { None };
+            g.run(cast::<i16>(ins[0].bytes)?, cast::<i8>(ins[1].bytes)?, bias, cast_mut::<i64>(outs[0].bytes)?);
+        } else {
+            let bias = if has_bias { Some(cast::<i32>(ins[2].bytes)?) } else { None };
+            g.run(cast::<i8>(ins[0].bytes)?, cast::<i8>(ins[1].bytes)?, bias, cast_mut::<i32>(outs[0].bytes)?);
+        }
+        Ok(())
+    }))
+}
+
+/// The plain-integer CONV3D: VALID only (the TOSA reader pads the image with its zero point).
+fn conv3d(ctx: &CompileCtx, id: OpId, p: nnrt_core::Conv3D, wide: bool) -> Result<Built, String> {
+    let op = ctx.graph.op(id);
+    if p.padding != Padding::Valid || p.act != nnrt_core::Activation::None {
+        return Err("the plain-integer 3-D convolution takes VALID padding and no activation".into());
+    }
+    let (x, w, out) = (op.input(0).ok_or("input 0 is absent")?, op.input(1).ok_or("input 1 is absent")?, op.outputs[0]);
+    let (xd, wd, od) = (ctx.dims(x).to_vec(), ctx.dims(w).to_vec(), ctx.dims(out).to_vec());
+    if xd.len() != 5 || wd.len() != 5 || od.len() != 5 || wd[3] != xd[4] || wd[4] != od[4] {
+        return Err(format!("the plain-integer 3-D convolution takes NDHWC {xd:?} and a [KD, KH, KW, IC, OC] filter {wd:?}"));
+    }
+    let g = IntConv3d {
+        input: [xd[0], xd[1], xd[2], xd[3], xd[4]],
+        output: [od[0], od[1], od[2], od[3], od[4]],
+        kernel: [wd[0], wd[1], wd[2]],
+        stride: p.stride,
+        dilation: p.dilation,
+        x_zp: zp(ctx, id, 3)?,
+        w_zp: zp(ctx, id, 4)?,
+    };
+    let mut srcs = vec![source(ctx, x), source(ctx, w)];
+    let has_bias = op.input(2).inspect(|&b| srcs.push(source(ctx, b))).is_some();
     Ok(built(srcs, move |ins, outs| {
         if wide {
             let bias = if has_bias { Some(cast::<i64>(ins[2].bytes)?) } else { None };

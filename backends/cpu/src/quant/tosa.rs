@@ -37,6 +37,16 @@ impl Lane for i32 {
     }
 }
 
+/// TOSA's int48 (held in int64): RESCALE input only.
+impl Lane for i64 {
+    fn widen(self, _: bool) -> i64 {
+        self
+    }
+    fn narrow(v: i64, _: bool) -> Self {
+        v
+    }
+}
+
 /// `apply_scale_32`: `(value * multiplier + round) >> shift` in one step, `round` being half
 /// of the last bit (plus or minus 2^30 for DOUBLE_ROUND when `shift > 31`). The specification
 /// requires the result to fit int32; a value outside that saturates here.
@@ -175,6 +185,65 @@ impl IntConv {
                             }
                         }
                         out[((b * oh + oy) * ow + ox) * oc + o] = O::from_i64(acc);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Geometry of a plain-integer 3-D convolution (TOSA CONV3D on int8 / int16 with zero points,
+/// the padding already applied): NDHWC image, `[KD, KH, KW, IC, OC]` filter.
+#[derive(Clone, Copy, Debug)]
+pub struct IntConv3d {
+    /// Input dims `[n, d, h, w, c]`.
+    pub input: [usize; 5],
+    /// Output dims `[n, d, h, w, c]`.
+    pub output: [usize; 5],
+    /// Window depth, height and width.
+    pub kernel: [usize; 3],
+    pub stride: [usize; 3],
+    pub dilation: [usize; 3],
+    pub x_zp: i32,
+    pub w_zp: i32,
+}
+
+impl IntConv3d {
+    /// `out = Σ (x - x_zp)(w - w_zp) + bias`, summed in 64 bits, kept as the output type.
+    pub fn run<X: Lane, O: Acc>(&self, x: &[X], w: &[i8], bias: Option<&[O]>, out: &mut [O]) {
+        let [n, id, ih, iw, ic] = self.input;
+        let [_, od, oh, ow, oc] = self.output;
+        let [kd, kh, kw] = self.kernel;
+        let (s, dl) = (self.stride, self.dilation);
+        let mut o_at = 0;
+        for b in 0..n {
+            for oz in 0..od {
+                for oy in 0..oh {
+                    for ox in 0..ow {
+                        for o in 0..oc {
+                            let mut acc: i64 = bias.map_or(0, |bv| bv[o].to_i64());
+                            for dz in 0..kd {
+                                let z = oz * s[0] + dz * dl[0];
+                                for dy in 0..kh {
+                                    let y = oy * s[1] + dy * dl[1];
+                                    for dx in 0..kw {
+                                        let xx = ox * s[2] + dx * dl[2];
+                                        if z >= id || y >= ih || xx >= iw {
+                                            continue;
+                                        }
+                                        let base = (((b * id + z) * ih + y) * iw + xx) * ic;
+                                        let wbase = ((dz * kh + dy) * kw + dx) * ic;
+                                        for c in 0..ic {
+                                            let xv = x[base + c].widen(false) - i64::from(self.x_zp);
+                                            let wv = i64::from(w[(wbase + c) * oc + o]) - i64::from(self.w_zp);
+                                            acc += xv * wv;
+                                        }
+                                    }
+                                }
+                            }
+                            out[o_at] = O::from_i64(acc);
+                            o_at += 1;
+                        }
                     }
                 }
             }

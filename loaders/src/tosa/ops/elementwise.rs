@@ -117,6 +117,15 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
                 return Err(b.err(format!("axis {axis} is outside the input's {} dims", b.dims(x).len())));
             }
             let axes = b.const_i32(&[axis]);
+            if matches!(op, ReduceOp::Max | ReduceOp::Min) && matches!(b.dtype(x), DType::I8 | DType::I16) {
+                // nnrt reduces int32: widen, reduce, narrow (exact, the result is an input value).
+                let (xd, od) = (b.dims(x), b.dims(out));
+                let (wide, red) = (b.temp(DType::I32, &xd), b.temp(DType::I32, &od));
+                b.emit_all(OpKind::Cast, &[x], vec![wide]);
+                b.emit_all(OpKind::Reduce { op, keep_dims: true }, &[wide, axes], vec![red]);
+                b.emit_all(OpKind::Cast, &[red], vec![out]);
+                return Ok(());
+            }
             b.emit_all(OpKind::Reduce { op, keep_dims: true }, &[x, axes], vec![out]);
         }
         T::CAST => {

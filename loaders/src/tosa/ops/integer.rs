@@ -14,8 +14,8 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
             let a = o.attr(b, o.t.attribute_as_rescale_attribute(), "RescaleAttribute")?;
             let (from, to) = (o.input_type(b, 0)?, b.tosa_type(o.outputs.first().copied().unwrap_or_default())?);
             let ints = [tosa::DType::INT8, tosa::DType::INT16, tosa::DType::INT32];
-            if !ints.contains(&from) || !ints.contains(&to) {
-                return Err(o.unsupported(b, "RESCALE on int48 or other types is not mapped"));
+            if !(ints.contains(&from) || from == tosa::DType::INT48) || !ints.contains(&to) {
+                return Err(o.unsupported(b, "RESCALE takes int8, int16, int32 or int48 to int8, int16 or int32"));
             }
             let rounding = a.rounding_mode();
             if !matches!(rounding, tosa::RoundingMode::SINGLE_ROUND | tosa::RoundingMode::DOUBLE_ROUND | tosa::RoundingMode::INEXACT_ROUND) {
