@@ -52,7 +52,11 @@ DTYPES = {"bool", "int8", "int16", "int32", "int48", "fp32"}
 NPY = {"BOOL": "bool", "INT8": "int8", "INT16": "int16", "INT32": "int32", "FP32": "float32", "INT48": "int64"}
 
 
-def adapt(args):
+# FFT sizes are powers of two the generator picks within the range.
+DIMS = {"fft2d": "2,16", "rfft2d": "2,16"}
+
+
+def adapt(args, dims="1,6"):
     """The configuration's generator arguments with small shapes, fp32 and moderate float values."""
     out, i = [], 0
     while i < len(args):
@@ -74,7 +78,7 @@ def adapt(args):
             if not vals:
                 return None
         out += [a] + vals
-    return out + ["--tensor-dim-range", "1,6", "--fp-values-range", "-8.0,8.0"]
+    return out + ["--tensor-dim-range", dims, "--fp-values-range", "-8.0,8.0"]
 
 
 def tolerance(mode, dtype, expected):
@@ -204,7 +208,7 @@ def main():
                 continue
             kept = []
             for k, raw in enumerate(g.get("generator_args", [])):
-                gen_args = adapt(raw)
+                gen_args = adapt(raw, DIMS.get(op, "1,6"))
                 if gen_args is None:
                     continue
                 tmp = tempfile.mkdtemp(prefix="tosa_gen_")

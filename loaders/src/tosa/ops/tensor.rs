@@ -89,6 +89,9 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
             // Padding cells add nothing to the sum: the image padded with its zero point (0.0
             // for floats), then a VALID convolution.
             let x = if pad.iter().any(|&p| p > 0) {
+                if xz.is_some_and(|z| b.const_bytes(z).is_none()) {
+                    return Err(o.unsupported(b, "a padded CONV3D with its input zero point computed at run time"));
+                }
                 let t = b.dtype(x);
                 let value = match xz {
                     Some(z) => z,
