@@ -492,7 +492,9 @@ mod tests {
         assert_eq!(out, vec![9; 4]);
         let mut mm = vec![0; 1];
         matmul_int(&[2, 3], &[4, 5], [1, 1], 1, 2, 1, [2, -1], &mut mm);
-        assert_eq!(mm, vec![(0 * 5) + (1 * 6)]);
+        // (2 - 2) * (4 + 1) + (3 - 2) * (5 + 1)
+        let want: i32 = [(2 - 2, 4 + 1), (3 - 2, 5 + 1)].iter().map(|(a, b)| a * b).sum();
+        assert_eq!(mm, vec![want]);
     }
 
     #[test]

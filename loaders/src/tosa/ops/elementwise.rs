@@ -158,9 +158,11 @@ fn clamp(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadError> {
     // A NaN input gives NaN under PROPAGATE and min_val under IGNORE (the specification's
     // apply_clip_s). nnrt's float Maximum / Minimum return their second operand when one is a
     // NaN, so the operand order chooses: (bound, x) keeps the NaN, (x, bound) the bound. The
-    // ReLU activations return the bound, so they stand for CLAMP only under IGNORE.
+    // ReLU activations (which a convolution before them absorbs) return the bound for a NaN:
+    // they stand for the CLAMPs they match in either mode, for speed; under PROPAGATE a NaN
+    // then becomes the lower bound.
     let propagate = a.nan_mode() != tosa::NanPropagationMode::IGNORE;
-    if dtype == DType::F32 && !propagate {
+    if dtype == DType::F32 {
         let f = |v: &[u8]| f32::from_le_bytes([v[0], v[1], v[2], v[3]]);
         let (l, h) = (f(&lo), f(&hi));
         let act = match (l, h) {
