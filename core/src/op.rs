@@ -7,7 +7,7 @@
 use std::fmt;
 
 pub use crate::ops::arith::{BitwiseOp, IntBitsOp};
-pub use crate::ops::conv::{Conv2D, Conv3D, DepthwiseConv2D, Padding, TransposeConv};
+pub use crate::ops::conv::{Conv2D, Conv3D, DepthwiseConv2D, Padding, TransposeConv, TransposeConvPadded};
 pub use crate::ops::convert::{DynamicQuantize, QParamsRule, Rescale};
 pub use crate::ops::data::MirrorMode;
 pub use crate::ops::elementwise::{BinaryOp, UnaryOp};
@@ -20,7 +20,7 @@ pub use crate::ops::reduce::ReduceOp;
 pub use crate::ops::rnn::{Rnn, Svdf};
 pub use crate::ops::scatter::SegmentOp;
 pub use crate::ops::slice::StridedSlice;
-pub use crate::ops::spatial::{Resize, ResizeMode};
+pub use crate::ops::spatial::{Resize, ResizeMode, ResizeScaled};
 pub use crate::ops::{Activation, Family};
 use crate::{OperandId, SubgraphId};
 
@@ -88,6 +88,9 @@ pub enum OpKind {
     Quantize,
     /// Transposed convolution: input 0 output shape (int), 1 filter OHWI, 2 input NHWC, 3 bias.
     TransposeConv(TransposeConv),
+    /// TOSA TRANSPOSE_CONV2D: input NHWC, filter OHWI, bias, and int8 / int16 zero points as
+    /// inputs 3 and 4 in the plain-integer form; the output size follows from `out_pad`.
+    TransposeConvPadded(TransposeConvPadded),
     /// Batched matrix product `x @ y` with broadcast batch dims; inputs 2 and 3, when present,
     /// are int8 zero points of the plain-integer form (int8 x int8 to int32, TOSA MATMUL).
     BatchMatMul {
@@ -160,6 +163,8 @@ pub enum OpKind {
     GatherNd,
     /// Resizes NHWC images to the size in input 1.
     Resize(Resize),
+    /// TOSA RESIZE: NHWC images sampled at rational positions (scale, offset, border).
+    ResizeScaled(ResizeScaled),
     /// Repeats input 0 the number of times in input 1 along each dim.
     Tile,
     /// DILATE: the input's elements spread apart by a dilation per dim, the gaps holding a
@@ -252,6 +257,9 @@ pub enum OpKind {
     /// A zero tensor of the shape in input 2 with input 1's updates added at the index tuples
     /// in input 0.
     ScatterNd,
+    /// TOSA SCATTER: input 0 `[N, K, C]` with rows `input1[n, w]` of each batch replaced by
+    /// input 2's `[n, w, :]`.
+    ScatterRows,
     /// The int64 coordinates of the true (non-zero) elements of input 0, one row each.
     Where,
     /// Sums of the rows of input 0 per sorted segment id in input 1.
@@ -352,9 +360,11 @@ impl OpKind {
     /// The family whose module in [`crate::ops`] holds this op's facts.
     pub fn family(&self) -> Family {
         match self {
-            OpKind::Conv2D(_) | OpKind::Conv3D(_) | OpKind::Conv3DTranspose(_) | OpKind::DepthwiseConv2D(_) | OpKind::TransposeConv(_) => Family::Conv,
+            OpKind::Conv2D(_) | OpKind::Conv3D(_) | OpKind::Conv3DTranspose(_) | OpKind::DepthwiseConv2D(_) | OpKind::TransposeConv(_) | OpKind::TransposeConvPadded(_) => {
+                Family::Conv
+            }
             OpKind::Pool2D(_) => Family::Pool,
-            OpKind::Resize(_) | OpKind::SpaceToDepth { .. } | OpKind::DepthToSpace { .. } | OpKind::BatchToSpaceNd | OpKind::SpaceToBatchNd => {
+            OpKind::Resize(_) | OpKind::ResizeScaled(_) | OpKind::SpaceToDepth { .. } | OpKind::DepthToSpace { .. } | OpKind::BatchToSpaceNd | OpKind::SpaceToBatchNd => {
                 Family::Spatial
             }
             OpKind::FullyConnected(_) | OpKind::BatchMatMul { .. } => Family::MatMul,
@@ -373,7 +383,7 @@ impl OpKind {
             OpKind::AddN | OpKind::IntMul | OpKind::IntBits(_) | OpKind::Table | OpKind::Atan2 | OpKind::Bitwise(_) | OpKind::Bucketize { .. } | OpKind::BroadcastTo | OpKind::BroadcastArgs => {
                 Family::Arith
             }
-            OpKind::ScatterNd | OpKind::SparseToDense { .. } | OpKind::DynamicUpdateSlice => Family::Scatter,
+            OpKind::ScatterNd | OpKind::ScatterRows | OpKind::SparseToDense { .. } | OpKind::DynamicUpdateSlice => Family::Scatter,
             OpKind::EmbeddingLookup | OpKind::SegmentSum | OpKind::UnsortedSegment(_) => Family::Scatter,
             OpKind::Where | OpKind::Unique | OpKind::NonMaxSuppression { .. } => Family::Select,
             OpKind::MatrixDiag | OpKind::MatrixSetDiag | OpKind::ReverseSequence { .. } => Family::Matrix,

@@ -45,6 +45,13 @@ pub enum IntBitsOp {
     },
     /// Leading zero bits of an int32 (32 for 0).
     Clz,
+    /// a >> b on the bits as unsigned (b in 0..bits).
+    LogicalRightShift,
+    /// a / b truncated toward zero (TOSA INTDIV); b = 0 fails the run.
+    Div,
+    /// -(a - input_zp) + output_zp, saturated (TOSA NEGATE on integers); inputs 1 and 2 are the
+    /// zero points, constants of the input's type.
+    Negate,
 }
 
 /// The family's ops: the name, arity and shape rule of each.
@@ -57,6 +64,9 @@ pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
         OpKind::IntBits(IntBitsOp::LeftShift) => fixed("IntLeftShift", 2, 1, One(int_bits)),
         OpKind::IntBits(IntBitsOp::RightShift { .. }) => fixed("IntRightShift", 2, 1, One(int_bits)),
         OpKind::IntBits(IntBitsOp::Clz) => fixed("Clz", 1, 1, One(int_bits)),
+        OpKind::IntBits(IntBitsOp::LogicalRightShift) => fixed("IntLogicalRightShift", 2, 1, One(int_bits)),
+        OpKind::IntBits(IntBitsOp::Div) => fixed("IntDiv", 2, 1, One(int_bits)),
+        OpKind::IntBits(IntBitsOp::Negate) => fixed("IntNegate", 3, 1, One(int_bits)),
         OpKind::Bitwise(BitwiseOp::Xor) => fixed("BitwiseXor", 2, 1, One(bitwise)),
         OpKind::Bitwise(BitwiseOp::RightShift) => fixed("RightShift", 2, 1, One(bitwise)),
         OpKind::Bitwise(BitwiseOp::And) => fixed("BitwiseAnd", 2, 1, One(bitwise)),
@@ -100,7 +110,8 @@ fn int_mul(cx: &Cx) -> Result<Vec<usize>, CompileError> {
     cx.broadcast(cx.input(LHS)?, cx.input(RHS)?)
 }
 
-/// IntBits: plain int8 / int16 / int32 of one type (CLZ: int32), shifts broadcast.
+/// IntBits: plain int8 / int16 / int32 of one type (CLZ and IntDiv: int32; IntNegate's zero
+/// points: one constant each), binary forms broadcast.
 fn int_bits(cx: &Cx) -> Result<Vec<usize>, CompileError> {
     let clz = cx.op.kind == OpKind::IntBits(IntBitsOp::Clz);
     let t = cx.expect_dtype(LHS, if clz { &[DType::I32] } else { &[DType::I8, DType::I16, DType::I32] })?;
@@ -110,6 +121,18 @@ fn int_bits(cx: &Cx) -> Result<Vec<usize>, CompileError> {
         }
     }
     out_like(cx, LHS)?;
+    if cx.op.kind == OpKind::IntBits(IntBitsOp::Div) && t != DType::I32 {
+        return Err(cx.input_err(LHS, format!("IntDiv takes int32, not {t}")));
+    }
+    if cx.op.kind == OpKind::IntBits(IntBitsOp::Negate) {
+        for i in 1..3 {
+            let (_, zp) = cx.value_bytes(i)?;
+            if zp.len() != t.size() {
+                return Err(cx.input_err(i, format!("the zero point is one constant {t}")));
+            }
+        }
+        return Ok(cx.input(LHS)?.to_vec());
+    }
     if clz {
         return Ok(cx.input(LHS)?.to_vec());
     }

@@ -11,7 +11,7 @@ slots!(
     INPUT = 0: "Input slot of the image (NHWC, or NDHWC for CONV_3D) of CONV_2D, DEPTHWISE_CONV_2D and CONV_3D.",
     FILTER = 1: "Input slot of the filter (OHWI; `[1, H, W, C*multiplier]` depthwise; `[D, H, W, I, O]` 3-D).",
     BIAS = 2: "Input slot of the optional bias, one value per output channel.",
-    INPUT_ZP = 3: "Input slot of the image's zero point in the plain-integer form (TOSA): one constant int8.",
+    INPUT_ZP = 3: "Input slot of the image's zero point in the plain-integer form (TOSA): one constant of the image's type.",
     FILTER_ZP = 4: "Input slot of the filter's zero point in the plain-integer form (TOSA): one constant int8."
 );
 
@@ -85,13 +85,23 @@ pub struct TransposeConv {
     pub act: Activation,
 }
 
+/// Parameters of TOSA's TRANSPOSE_CONV2D ([`OpKind::TransposeConvPadded`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TransposeConvPadded {
+    /// Stride along height, width (>= 1).
+    pub stride: [usize; 2],
+    /// `[top, bottom, left, right]` added to (or, negative, cut from) the full output.
+    pub out_pad: [i32; 4],
+}
+
 /// The family's ops: the name, arity and shape rule of each.
 pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
         OpKind::Conv2D(_) => spec("Conv2D", 2, Some(5), Some(1), One(conv2d)),
-        OpKind::Conv3D(_) => spec("Conv3D", 2, Some(3), Some(1), One(conv3d)),
+        OpKind::Conv3D(_) => spec("Conv3D", 2, Some(5), Some(1), One(conv3d)),
         OpKind::DepthwiseConv2D(_) => spec("DepthwiseConv2D", 2, Some(5), Some(1), One(depthwise)),
         OpKind::TransposeConv(_) => spec("TransposeConv", 3, Some(4), Some(1), One(transpose_conv)),
+        OpKind::TransposeConvPadded(_) => spec("TransposeConvPadded", 3, Some(5), Some(1), One(transpose_conv_padded)),
         OpKind::Conv3DTranspose(_) => spec("Conv3DTranspose", 3, Some(4), Some(1), One(conv3d_transpose)),
         _ => return None,
     })
@@ -182,6 +192,7 @@ fn conv3d(cx: &Cx) -> Result<Vec<usize>, CompileError> {
         return Err(cx.err("CONV_3D takes SAME or VALID padding"));
     }
     check_bias(cx, BIAS, w[4])?;
+    check_zero_points(cx)?;
     let mut out = vec![x[0], 0, 0, 0, w[4]];
     for a in 0..3 {
         out[1 + a] = window_3d(cx, w, p, x[1 + a], a)?;
@@ -273,6 +284,39 @@ fn transpose_conv(cx: &Cx) -> Result<Vec<usize>, CompileError> {
     Ok(out)
 }
 
+/// TOSA TRANSPOSE_CONV2D: NHWC input, OHWI filter, bias of one or OC elements; output
+/// `OH = (IH - 1) * stride_y + out_pad_top + out_pad_bottom + KH` (width likewise). Float32
+/// throughout, or the plain-integer form (zero points as inputs 3 and 4, as for Conv2D).
+fn transpose_conv_padded(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::TransposeConvPadded(p) = cx.op.kind else { return Err(cx.unlisted()) };
+    let x = cx.expect_rank(INPUT, 4)?;
+    let w = cx.expect_rank(FILTER, 4)?;
+    if w[3] != x[3] {
+        return Err(cx.input_err(FILTER, format!("filter {} must have the input's {} channels last", fmt_dims(w), x[3])));
+    }
+    if p.stride.contains(&0) {
+        return Err(cx.err("strides must be at least 1"));
+    }
+    if cx.op.input(INPUT_ZP).is_some() || cx.op.input(FILTER_ZP).is_some() {
+        check_zero_points(cx)?;
+    } else {
+        for i in [INPUT, FILTER] {
+            cx.expect_dtype(i, &[DType::F32])?;
+        }
+        cx.expect_out_dtype(0, DType::F32)?;
+    }
+    check_bias(cx, BIAS, w[0])?;
+    let mut out = vec![x[0], 0, 0, w[0]];
+    for a in 0..2 {
+        let size = (x[1 + a] as i64 - 1) * p.stride[a] as i64 + i64::from(p.out_pad[2 * a]) + i64::from(p.out_pad[2 * a + 1]) + w[1 + a] as i64;
+        if x[1 + a] == 0 || size < 1 || p.out_pad[2 * a] <= -(w[1 + a] as i32) || p.out_pad[2 * a + 1] <= -(w[1 + a] as i32) {
+            return Err(cx.err(format!("out_pad {:?} with input {} and filter {} gives no output", p.out_pad, fmt_dims(x), fmt_dims(w))));
+        }
+        out[1 + a] = size as usize;
+    }
+    Ok(out)
+}
+
 /// The output shape of a transposed convolution from the values of its shape input: `rank`
 /// dims, each >= 0.
 fn dims_of(cx: &Cx, shape: &[i64], rank: usize) -> Result<Vec<usize>, CompileError> {
@@ -283,9 +327,10 @@ fn dims_of(cx: &Cx, shape: &[i64], rank: usize) -> Result<Vec<usize>, CompileErr
 }
 
 /// Checks that the optional bias in input `slot` has one element per output channel.
-/// The plain-integer form (TOSA; inputs 3 and 4 present): int8 image and filter without
-/// quantization parameters, one-element constant int8 zero points, an int32 bias and an int32
-/// output holding the exact sums `Σ (x - x_zp)(w - w_zp) + bias` (padding contributes nothing).
+/// The plain-integer form (TOSA; inputs 3 and 4 present): an int8 or int16 image and an int8
+/// filter without quantization parameters, one-element constant zero points of their types, a
+/// bias and an output holding the exact sums `Σ (x - x_zp)(w - w_zp) + bias` (padding
+/// contributes nothing): int32 for int8 images, int64 (TOSA's int48) for int16 ones.
 fn check_zero_points(cx: &Cx) -> Result<(), CompileError> {
     let (a, b) = (cx.op.input(INPUT_ZP), cx.op.input(FILTER_ZP));
     if a.is_none() && b.is_none() {
@@ -294,18 +339,20 @@ fn check_zero_points(cx: &Cx) -> Result<(), CompileError> {
     if a.is_none() || b.is_none() {
         return Err(cx.err("the plain-integer form needs both zero points (inputs 3 and 4)"));
     }
-    cx.expect_dtype(INPUT, &[DType::I8])?;
+    let t = cx.expect_dtype(INPUT, &[DType::I8, DType::I16])?;
     cx.expect_dtype(FILTER, &[DType::I8])?;
-    cx.expect_out_dtype(0, DType::I32)?;
-    for slot in [INPUT_ZP, FILTER_ZP] {
-        cx.expect_dtype(slot, &[DType::I8])?;
+    // int16 images sum into 48 bits, held in int64.
+    let acc = if t == DType::I8 { DType::I32 } else { DType::I64 };
+    cx.expect_out_dtype(0, acc)?;
+    for (slot, zt) in [(INPUT_ZP, t), (FILTER_ZP, DType::I8)] {
+        cx.expect_dtype(slot, &[zt])?;
         let (_, bytes) = cx.value_bytes(slot)?;
-        if bytes.len() != 1 {
-            return Err(cx.input_err(slot, "a zero point is one int8 element"));
+        if bytes.len() != zt.size() {
+            return Err(cx.input_err(slot, format!("a zero point is one {zt} element")));
         }
     }
     if cx.op.input(BIAS).is_some() {
-        cx.expect_dtype(BIAS, &[DType::I32])?;
+        cx.expect_dtype(BIAS, &[acc])?;
     }
     Ok(())
 }

@@ -118,7 +118,8 @@ fn rescale(cx: &Cx) -> Result<Vec<usize>, CompileError> {
     let OpKind::Rescale(r) = cx.op.kind else { return Err(cx.unlisted()) };
     let ints = [DType::I8, DType::I16, DType::I32];
     let x = cx.input(INPUT)?;
-    let xt = cx.expect_dtype(INPUT, &ints)?;
+    // int64 input: TOSA's int48 (int16 convolution sums).
+    let xt = cx.expect_dtype(INPUT, &[DType::I8, DType::I16, DType::I32, DType::I64])?;
     let ot = cx.out_dtype(0)?;
     if !ints.contains(&ot) {
         return Err(cx.err(format!("output type {ot} is not int8, int16 or int32")));

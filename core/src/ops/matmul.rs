@@ -12,8 +12,8 @@ slots! {
         WEIGHTS = 1: "The weights `[N, K]`.", BIAS = 2: "The optional bias `[N]`.";
     /// Input slots of BATCH_MATMUL.
     mod batch_matmul: X = 0: "The left operand `[..., m, k]`.", Y = 1: "The right operand `[..., k, n]`.",
-        X_ZP = 2: "The left operand's zero point in the plain-integer form (TOSA MATMUL): one constant int8.",
-        Y_ZP = 3: "The right operand's zero point in the plain-integer form: one constant int8.";
+        X_ZP = 2: "The left operand's zero point in the plain-integer form (TOSA MATMUL): one constant of its type.",
+        Y_ZP = 3: "The right operand's zero point in the plain-integer form: one constant of its type.";
 }
 
 /// Parameters of a fully connected layer.
@@ -77,16 +77,18 @@ fn batch_matmul(cx: &Cx) -> Result<Vec<usize>, CompileError> {
     }
     let (tx, ty) = (cx.dtype(X)?, cx.dtype(Y)?);
     if cx.op.input(batch_matmul::X_ZP).is_some() || cx.op.input(batch_matmul::Y_ZP).is_some() {
-        // The plain-integer form: int8 x int8 with zero points to exact int32 sums.
+        // The plain-integer form: int8 x int8 with zero points to exact int32 sums, int16 x int16
+        // to int64 (TOSA's int48).
         use batch_matmul::{X_ZP, Y_ZP};
-        if cx.op.input(X_ZP).is_none() || cx.op.input(Y_ZP).is_none() || tx != DType::I8 || ty != DType::I8 {
-            return Err(cx.err("the plain-integer form takes int8 operands and both zero points"));
+        if cx.op.input(X_ZP).is_none() || cx.op.input(Y_ZP).is_none() || tx != ty || !matches!(tx, DType::I8 | DType::I16) {
+            return Err(cx.err("the plain-integer form takes int8 or int16 operands of one type and both zero points"));
         }
-        cx.expect_out_dtype(0, DType::I32)?;
+        // int16 products sum into 48 bits, held in int64.
+        cx.expect_out_dtype(0, if tx == DType::I8 { DType::I32 } else { DType::I64 })?;
         for slot in [X_ZP, Y_ZP] {
-            cx.expect_dtype(slot, &[DType::I8])?;
-            if cx.value_bytes(slot)?.1.len() != 1 {
-                return Err(cx.input_err(slot, "a zero point is one int8 element"));
+            cx.expect_dtype(slot, &[tx])?;
+            if cx.value_bytes(slot)?.1.len() != tx.size() {
+                return Err(cx.input_err(slot, format!("a zero point is one {tx} element")));
             }
         }
     }

@@ -8,7 +8,7 @@ use crate::{CompileError, DType, OpKind};
 
 slots!(
     INPUT = 0: "Input slot of the NHWC image.",
-    INPUT_ZP = 1: "Average pooling's input zero point in the plain-integer form (TOSA AVG_POOL2D on int8).",
+    INPUT_ZP = 1: "Average pooling's input zero point in the plain-integer form (TOSA AVG_POOL2D on int8 / int16).",
     OUTPUT_ZP = 2: "Average pooling's output zero point in the plain-integer form."
 );
 
@@ -54,17 +54,17 @@ fn pool(cx: &Cx) -> Result<Vec<usize>, CompileError> {
     let OpKind::Pool2D(p) = cx.op.kind else { return Err(cx.unlisted()) };
     let x = cx.expect_rank(INPUT, 4)?;
     if cx.op.input(INPUT_ZP).is_some() || cx.op.input(OUTPUT_ZP).is_some() {
-        // The plain-integer average (TOSA): int8 in and out, the sum of in-bounds
+        // The plain-integer average (TOSA): int8 or int16 in and out, the sum of in-bounds
         // `x - input_zp` divided by their count with the specification's rounding, plus output_zp.
         if p.kind != PoolKind::Average || cx.op.input(INPUT_ZP).is_none() || cx.op.input(OUTPUT_ZP).is_none() {
             return Err(cx.err("zero points apply to average pooling, both of them"));
         }
-        cx.expect_dtype(INPUT, &[DType::I8])?;
-        cx.expect_out_dtype(0, DType::I8)?;
+        let t = cx.expect_dtype(INPUT, &[DType::I8, DType::I16])?;
+        cx.expect_out_dtype(0, t)?;
         for slot in [INPUT_ZP, OUTPUT_ZP] {
-            cx.expect_dtype(slot, &[DType::I8])?;
-            if cx.value_bytes(slot)?.1.len() != 1 {
-                return Err(cx.input_err(slot, "a zero point is one int8 element"));
+            cx.expect_dtype(slot, &[t])?;
+            if cx.value_bytes(slot)?.1.len() != t.size() {
+                return Err(cx.input_err(slot, format!("a zero point is one {t} element")));
             }
         }
     }

@@ -20,6 +20,9 @@ slots! {
         START_INDICES = 2: "Where it starts, one index per dim.";
     /// Input slots of EMBEDDING_LOOKUP.
     mod embedding_lookup: LOOKUP = 0: "The int32 row numbers.", VALUE = 1: "The table.";
+    /// Input slots of ScatterRows (TOSA SCATTER).
+    mod scatter_rows: VALUES_IN = 0: "The rows `[N, K, C]` copied to the output.", ROWS = 1: "The int32 row numbers `[N, W]` written.",
+        UPDATES = 2: "The rows `[N, W, C]` written there.";
     /// Input slots of SEGMENT_SUM and UNSORTED_SEGMENT_*.
     mod segment: DATA = 0: "The rows combined.", SEGMENT_IDS = 1: "The segment of each row.",
         NUM_SEGMENTS = 2: "UNSORTED_SEGMENT_*'s count of segments.";
@@ -42,6 +45,7 @@ pub enum SegmentOp {
 pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
         OpKind::ScatterNd => fixed("ScatterNd", 3, 1, One(scatter_nd)),
+        OpKind::ScatterRows => fixed("ScatterRows", 3, 1, One(scatter_rows)),
         OpKind::SparseToDense { .. } => fixed("SparseToDense", 4, 1, One(sparse_to_dense)),
         OpKind::DynamicUpdateSlice => fixed("DynamicUpdateSlice", 3, 1, One(dynamic_update_slice)),
         OpKind::EmbeddingLookup => fixed("EmbeddingLookup", 2, 1, One(embedding_lookup)),
@@ -66,6 +70,21 @@ fn shape_values(cx: &Cx, i: usize) -> Result<Vec<usize>, CompileError> {
         return Err(cx.input_err(i, format!("dim {d} of shape {dims:?} must be >= 0")));
     }
     Ok(dims.iter().map(|&d| d as usize).collect())
+}
+
+/// ScatterRows (TOSA SCATTER): `values_in [N, K, C]`, int32 `rows [N, W]`, `updates [N, W, C]`
+/// of the values' type; the output is `[N, K, C]`.
+fn scatter_rows(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    use scatter_rows::{ROWS, UPDATES, VALUES_IN};
+    let (v, r, u) = (cx.expect_rank(VALUES_IN, 3)?, cx.expect_rank(ROWS, 2)?, cx.expect_rank(UPDATES, 3)?);
+    cx.expect_dtype(ROWS, &[DType::I32])?;
+    let t = cx.dtype(VALUES_IN)?;
+    cx.expect_dtype(UPDATES, &[t])?;
+    cx.expect_out_dtype(0, t)?;
+    if r[0] != v[0] || u[0] != v[0] || u[1] != r[1] || u[2] != v[2] {
+        return Err(cx.err(format!("values {}, rows {} and updates {} must be [N, K, C], [N, W] and [N, W, C]", fmt_dims(v), fmt_dims(r), fmt_dims(u))));
+    }
+    Ok(v.to_vec())
 }
 
 /// SCATTER_ND(indices, updates, shape): `indices` int32 `[.., k]`, `updates` `indices[..-1] ++

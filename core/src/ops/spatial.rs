@@ -1,4 +1,4 @@
-//! NHWC spatial rearrangements: RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR, SPACE_TO_DEPTH,
+//! NHWC spatial rearrangements: RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR, TOSA's RESIZE, SPACE_TO_DEPTH,
 //! DEPTH_TO_SPACE, BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND.
 
 use super::Shapes::One;
@@ -35,6 +35,20 @@ pub struct Resize {
     pub half_pixel_centers: bool,
 }
 
+/// Parameters of TOSA's RESIZE (NHWC): output pixel `o` samples input position
+/// `(o * scale_d + offset) / scale_n` per axis; the output size follows from `border`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ResizeScaled {
+    /// Interpolation.
+    pub mode: ResizeMode,
+    /// `[scale_y_n, scale_y_d, scale_x_n, scale_x_d]`.
+    pub scale: [i32; 4],
+    /// `[offset_y, offset_x]`.
+    pub offset: [i32; 2],
+    /// `[border_y, border_x]`.
+    pub border: [i32; 2],
+}
+
 /// The family's ops: the name, arity and shape rule of each.
 pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     Some(match kind {
@@ -42,6 +56,7 @@ pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
             ResizeMode::Bilinear => fixed("ResizeBilinear", 2, 1, One(resize)),
             ResizeMode::Nearest => fixed("ResizeNearestNeighbor", 2, 1, One(resize)),
         },
+        OpKind::ResizeScaled(_) => fixed("ResizeScaled", 1, 1, One(resize_scaled)),
         OpKind::SpaceToDepth { .. } => fixed("SpaceToDepth", 1, 1, One(space_to_depth)),
         OpKind::DepthToSpace { .. } => fixed("DepthToSpace", 1, 1, One(depth_to_space)),
         OpKind::BatchToSpaceNd => fixed("BatchToSpaceNd", 3, 1, One(batch_to_space)),
@@ -63,6 +78,43 @@ fn resize(cx: &Cx) -> Result<Vec<usize>, CompileError> {
         return Err(cx.input_err(SIZE, format!("size {size:?} must be two positive values [height, width]")));
     }
     Ok(vec![x[0], size[0] as usize, size[1] as usize, x[3]])
+}
+
+/// TOSA RESIZE: `OH = ((IH - 1) * scale_y_n - offset_y + border_y) / scale_y_d + 1` (exact
+/// division), the same for the width, within the specification's bounds. Types: float32 to
+/// float32; int8 to int8 (nearest) or int32 (bilinear, unnormalized); int16 to int16 or int64
+/// (TOSA's int48).
+fn resize_scaled(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    let OpKind::ResizeScaled(r) = cx.op.kind else { return Err(cx.unlisted()) };
+    let x = cx.expect_rank(INPUT, 4)?;
+    let t = cx.expect_dtype(INPUT, &[DType::F32, DType::I8, DType::I16])?;
+    let want = match (t, r.mode) {
+        (DType::F32, _) => DType::F32,
+        (_, ResizeMode::Nearest) => t,
+        (DType::I8, ResizeMode::Bilinear) => DType::I32,
+        _ => DType::I64,
+    };
+    cx.expect_out_dtype(0, want)?;
+    let [yn, yd, xn, xd] = r.scale;
+    let bad = yn <= 0 || yd <= 0 || xn <= 0 || xd <= 0 || yn > 1 << 11 || xn > 1 << 11 || yd >= 16 * yn || xd >= 16 * xn;
+    let (oy, ox) = (r.offset[0], r.offset[1]);
+    let (by, bx) = (r.border[0], r.border[1]);
+    let bad = bad || oy < -yn || oy >= 16 * yn || ox < -xn || ox >= 16 * xn || by < -16 * yn || by >= yn || bx < -16 * xn || bx >= xn;
+    if bad {
+        return Err(cx.err(format!("scale {:?}, offset {:?} and border {:?} are outside TOSA's bounds", r.scale, r.offset, r.border)));
+    }
+    let size = |i: usize, n: i32, d: i32, off: i32, border: i32| -> Result<usize, CompileError> {
+        let num = (x[i] as i64 - 1) * i64::from(n) - i64::from(off) + i64::from(border);
+        if x[i] == 0 || num < 0 || num % i64::from(d) != 0 || x[i] >= 16384 {
+            return Err(cx.err(format!("input dim {i} ({}) with scale {n}/{d}, offset {off} and border {border} gives no whole output size", x[i])));
+        }
+        let o = (num / i64::from(d) + 1) as usize;
+        if o >= 16384 {
+            return Err(cx.err(format!("output dim {i} would be {o}; TOSA allows under 16384")));
+        }
+        Ok(o)
+    };
+    Ok(vec![x[0], size(1, yn, yd, oy, by)?, size(2, xn, xd, ox, bx)?, x[3]])
 }
 
 /// SPACE_TO_DEPTH: `block`×`block` cells of each channel become channels.

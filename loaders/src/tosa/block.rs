@@ -16,7 +16,8 @@ pub(crate) fn dtype_of(t: tosa::DType) -> Option<DType> {
         tosa::DType::INT8 => DType::I8,
         tosa::DType::INT16 => DType::I16,
         tosa::DType::INT32 => DType::I32,
-        tosa::DType::INT64 => DType::I64,
+        // 48-bit integers (int16 convolution sums, their RESCALE) are held in 64 bits.
+        tosa::DType::INT48 | tosa::DType::INT64 => DType::I64,
         tosa::DType::FP32 => DType::F32,
         tosa::DType::FP16 => DType::F16,
         _ => return None,
@@ -86,7 +87,17 @@ impl<'c, 'a> BlockBuilder<'c, 'a> {
         let count = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).and_then(|n| n.checked_mul(dtype.size()));
         let len = count.ok_or_else(|| self.err(format!("{what}'s size overflows")))?;
         let mut op = Operand::new(name, dtype, &dims);
-        op.data = self.c.tensor_data(t, len, &what)?;
+        if ty == tosa::DType::INT48 {
+            // Stored as 6 little-endian bytes an element; widened to int64 here.
+            let n = len / 8;
+            let six = n.checked_mul(6).ok_or_else(|| self.err(format!("{what}'s size overflows")))?;
+            op.data = self.c.tensor_data(t, six, &what)?.map(|d| {
+                let wide: Vec<u8> = d.bytes().chunks_exact(6).flat_map(|c| (i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], 0, 0]) << 16 >> 16).to_le_bytes()).collect();
+                ConstData::owned(wide)
+            });
+        } else {
+            op.data = self.c.tensor_data(t, len, &what)?;
+        }
         op.is_variable = t.variable();
         let id = self.g.add_operand(op);
         self.names.insert(name, id);

@@ -1,9 +1,10 @@
 //! TOSA flatbuffers (identifier `TOSA`, TOSA 1.0 and the 1.1 draft) into nnrt's IR; the
 //! frontend of [`Format::Tosa`].
 //!
-//! Each region becomes one subgraph (in file order, so region 0 is the entry); a region's
-//! single basic block gives its operands (tensors by name), inputs and outputs. COND_IF and
-//! WHILE_LOOP name regions, which become the subgraphs of nnrt's `If` and `While`. Tensors are
+//! Each basic block becomes one subgraph (in file order, so region 0's first block is the
+//! entry); a block gives its operands (tensors by name), inputs and outputs. COND_IF and
+//! WHILE_LOOP name regions (their first block) or blocks, which become the subgraphs of nnrt's
+//! `If` and `While`. Tensors are
 //! channels-last as nnrt's kernels are, so no layout changes are needed. Constants (CONST
 //! tensors' `data`) borrow from the memory-mapped file; shape operands (CONST_SHAPE) become
 //! small int32 constants where an IR op needs them.
@@ -17,7 +18,6 @@ use std::collections::HashMap;
 use nnrt_core::{Blob, LoadError, Model, OpKind, SubgraphId};
 
 use crate::format::{Format, FormatInfo, Loaded};
-use crate::import::UnsupportedOps;
 use block::BlockBuilder;
 use container::Container;
 use ops::{op_name, Op};
@@ -29,33 +29,52 @@ pub fn load(path: &str, blob: Blob) -> Result<Loaded, LoadError> {
     if regions.is_empty() {
         return Err(c.malformed("the graph has no regions"));
     }
-    let mut by_name = HashMap::new();
-    for (i, r) in regions.iter().enumerate() {
-        let name = r.name().unwrap_or_default().to_string();
-        if by_name.insert(name.clone(), SubgraphId::new(i)).is_some() {
-            return Err(c.malformed(format!("two regions are named '{name}'")));
+    // Every basic block is a subgraph, in file order (region 0's first block is the entry).
+    // COND_IF / WHILE_LOOP name a region (its first block) or, failing that, a basic block
+    // (the serialization library's layout: control-flow blocks inside the "main" region).
+    let mut blocks = Vec::new();
+    let mut by_name: HashMap<String, SubgraphId> = HashMap::new();
+    let mut block_names: Vec<(String, SubgraphId)> = Vec::new();
+    for r in regions.iter() {
+        let rname = r.name().unwrap_or_default().to_string();
+        let rblocks = r.blocks().unwrap_or_default();
+        if rblocks.is_empty() {
+            return Err(c.malformed(format!("region '{rname}' has no basic blocks")));
+        }
+        if by_name.insert(rname.clone(), SubgraphId::new(blocks.len())).is_some() {
+            return Err(c.malformed(format!("two regions are named '{rname}'")));
+        }
+        for block in rblocks.iter() {
+            let bname = block.name().unwrap_or_default().to_string();
+            block_names.push((bname.clone(), SubgraphId::new(blocks.len())));
+            let label = if bname.is_empty() || bname == rname { rname.clone() } else { format!("{rname}/{bname}") };
+            blocks.push((label, block));
         }
     }
+    for (n, id) in block_names {
+        by_name.entry(n).or_insert(id);
+    }
     let mut model = Model { source: path.to_string(), ..Model::default() };
-    // Every operator of every region is tried, so that one error lists all that nnrt lacks.
-    let mut unsupported = UnsupportedOps::new();
-    for (ri, r) in regions.iter().enumerate() {
-        let name = r.name().unwrap_or_default().to_string();
-        let blocks = r.blocks().unwrap_or_default();
-        if blocks.len() != 1 {
-            return Err(c.malformed(format!("region '{name}' has {} basic blocks; nnrt reads regions of one block", blocks.len())));
-        }
-        let block = blocks.get(0);
+    // Every operator of every block is tried, so that one error lists all that nnrt lacks.
+    let mut unsupported: Vec<LoadError> = Vec::new();
+    for (ri, (name, block)) in blocks.into_iter().enumerate() {
         let mut b = BlockBuilder::new(&c, (ri, name), &block, &by_name)?;
         for (oi, t) in block.operators().unwrap_or_default().iter().enumerate() {
             let o = Op::new(t);
             b.at = (oi, o.name());
-            if let Err(e) = ops::map(&mut b, &o) {
-                unsupported.collect(e)?;
+            match ops::map(&mut b, &o) {
+                Err(e @ LoadError::UnsupportedOp { .. }) => unsupported.push(e),
+                Err(e) => return Err(e),
+                Ok(()) => {}
             }
         }
         b.at = (0, String::new());
         let inputs = block.inputs().map(|v| v.iter().map(|n| b.tensor_id(n)).collect::<Result<Vec<_>, _>>()).transpose()?.unwrap_or_default();
+        // A block input is fed by the caller (or the calling op) even where the file gives it
+        // data (the conformance generator stores the test values there).
+        for &id in &inputs {
+            b.g.operands[id.index()].data = None;
+        }
         b.g.inputs = inputs;
         let mut outputs = Vec::new();
         for n in block.outputs().unwrap_or_default().iter() {
@@ -73,7 +92,10 @@ pub fn load(path: &str, blob: Blob) -> Result<Loaded, LoadError> {
         b.g.outputs = outputs;
         model.subgraphs.push(b.g);
     }
-    unsupported.finish([])?;
+    if let Some(e) = one_error(unsupported) {
+        return Err(e);
+    }
+    check_no_recursion(&c, &model)?;
     let v = c.graph.version();
     let info = FormatInfo {
         format: Format::Tosa,
@@ -90,4 +112,73 @@ pub fn load(path: &str, blob: Blob) -> Result<Loaded, LoadError> {
         edgetpu: Vec::new(),
     };
     Ok(Loaded { model, info })
+}
+
+/// One error for every operator nnrt lacks: the first one's fields, and in its detail each
+/// other operator with its element types (`OP (INT8 -> INT32)`), each combination once.
+fn one_error(all: Vec<LoadError>) -> Option<LoadError> {
+    let mut it = all.into_iter();
+    let LoadError::UnsupportedOp { path, subgraph, index, op, mut detail } = it.next()? else { return None };
+    // A converter's detail starts with " (TYPES; region ..., operator N)".
+    let types = |d: &str| d.trim_start().strip_prefix('(').and_then(|r| r.split(';').next()).unwrap_or_default().to_string();
+    let first = format!("{op} ({})", types(&detail));
+    let mut others: Vec<String> = Vec::new();
+    for e in it {
+        if let LoadError::UnsupportedOp { op: o, detail: d, .. } = e {
+            let what = format!("{o} ({})", types(&d));
+            if what != first && !others.contains(&what) {
+                others.push(what);
+            }
+        }
+    }
+    if !others.is_empty() {
+        detail.push_str(&format!("; also unsupported: {}", others.join(", ")));
+    }
+    Some(LoadError::UnsupportedOp { path, subgraph, index, op, detail })
+}
+
+/// COND_IF / WHILE_LOOP must not reach the block that calls them, directly or through other
+/// blocks: a cycle is refused naming the blocks on it.
+fn check_no_recursion(c: &Container<'_>, model: &Model) -> Result<(), LoadError> {
+    let calls = |g: &nnrt_core::Subgraph| -> Vec<usize> {
+        g.ops
+            .iter()
+            .flat_map(|op| match op.kind {
+                OpKind::If { then_branch, else_branch } => vec![then_branch.index(), else_branch.index()],
+                OpKind::While { cond, body } => vec![cond.index(), body.index()],
+                _ => Vec::new(),
+            })
+            .collect()
+    };
+    // Depth-first from every block, with the path on a stack (0 unvisited, 1 on the path, 2 done).
+    let n = model.subgraphs.len();
+    let mut state = vec![0u8; n];
+    for start in 0..n {
+        let mut stack: Vec<(usize, Vec<usize>)> = Vec::new();
+        if state[start] != 0 {
+            continue;
+        }
+        state[start] = 1;
+        stack.push((start, calls(&model.subgraphs[start])));
+        while let Some((g, next)) = stack.last_mut() {
+            let g = *g;
+            match next.pop() {
+                Some(t) if t >= n => return Err(c.malformed(format!("block '{}' calls block {t}, which does not exist", model.subgraphs[g].name))),
+                Some(t) if state[t] == 1 => {
+                    let path: Vec<&str> = stack.iter().map(|(s, _)| model.subgraphs[*s].name.as_str()).chain([model.subgraphs[t].name.as_str()]).collect();
+                    return Err(c.malformed(format!("control flow is recursive: {}", path.join(" -> "))));
+                }
+                Some(t) if state[t] == 0 => {
+                    state[t] = 1;
+                    stack.push((t, calls(&model.subgraphs[t])));
+                }
+                Some(_) => {}
+                None => {
+                    state[g] = 2;
+                    stack.pop();
+                }
+            }
+        }
+    }
+    Ok(())
 }

@@ -508,6 +508,12 @@ impl ArgIndex for i64 {
     }
 }
 
+/// Whether `v` is a NaN: the only value unequal to itself.
+#[allow(clippy::eq_op)]
+fn is_nan<T: PartialOrd>(v: T) -> bool {
+    v != v
+}
+
 fn arg_blocks<T: PartialOrd + Copy, I: ArgIndex>(
     input: &[T],
     n: usize,
@@ -571,10 +577,12 @@ pub fn arg_max_min<T: PartialOrd + Copy + Sync, I: ArgIndex>(
         return;
     }
     let run = |input: &[T], out: &mut [I]| {
+        // A NaN beats any number and loses to an earlier NaN: the first NaN's index, as
+        // PyTorch and TOSA's PROPAGATE mode have it.
         if is_max {
-            arg_blocks(input, n, inner, out, |v, b| v > b)
+            arg_blocks(input, n, inner, out, |v, b| v > b || (is_nan(v) && !is_nan(b)))
         } else {
-            arg_blocks(input, n, inner, out, |v, b| v < b)
+            arg_blocks(input, n, inner, out, |v, b| v < b || (is_nan(v) && !is_nan(b)))
         }
     };
     match par_chunk(outer, n * inner) {
@@ -605,7 +613,8 @@ pub fn arg_max_min_ref<T: PartialOrd + Copy, I: ArgIndex>(
                     input[(o * n + i) * inner + j],
                     input[(o * n + best) * inner + j],
                 );
-                if (is_max && v > b) || (!is_max && v < b) {
+                let nan_first = is_nan(v) && !is_nan(b);
+                if (is_max && v > b) || (!is_max && v < b) || nan_first {
                     best = i;
                 }
             }

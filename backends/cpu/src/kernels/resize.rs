@@ -151,3 +151,80 @@ mod tests {
         assert_eq!(o, [1, 2, 2, 3, 4, 4]);
     }
 }
+
+/// TOSA RESIZE's sampling along one axis for output index `o`: the two input indices (clamped
+/// to the image) and the fraction `r` (in units of 1/`n`) toward the second.
+#[inline]
+fn tosa_axis(o: usize, n: i32, d: i32, offset: i32, size: usize) -> (usize, usize, i64) {
+    let pos = o as i64 * i64::from(d) + i64::from(offset);
+    let i = pos.div_euclid(i64::from(n));
+    let r = pos - i * i64::from(n);
+    let last = size as i64 - 1;
+    (i.clamp(0, last) as usize, (i + 1).clamp(0, last) as usize, r)
+}
+
+/// A value TOSA RESIZE reads and writes: float32 (interpolated in float32) or an integer
+/// (interpolated in 64 bits, unnormalized: the sum is scaled by `scale_y_n * scale_x_n`).
+pub trait ResizeValue: Copy {
+    /// The bilinear result type.
+    type Out: Copy;
+    fn bilinear(v: [Self; 4], dy: i64, dx: i64, n: [i32; 2]) -> Self::Out;
+}
+
+impl ResizeValue for f32 {
+    type Out = f32;
+    fn bilinear([v00, v01, v10, v11]: [f32; 4], dy: i64, dx: i64, [ny, nx]: [i32; 2]) -> f32 {
+        let (dy, dx) = (dy as f32 / ny as f32, dx as f32 / nx as f32);
+        let mut acc = v00 * (1.0 - dy) * (1.0 - dx);
+        acc += v01 * (1.0 - dy) * dx;
+        acc += v10 * dy * (1.0 - dx);
+        acc += v11 * dy * dx;
+        acc
+    }
+}
+
+macro_rules! int_resize_value {
+    ($t:ty, $out:ty) => {
+        impl ResizeValue for $t {
+            type Out = $out;
+            fn bilinear([v00, v01, v10, v11]: [$t; 4], dy: i64, dx: i64, [ny, nx]: [i32; 2]) -> $out {
+                let (uy, ux) = (i64::from(ny), i64::from(nx));
+                let acc = i64::from(v00) * (uy - dy) * (ux - dx) + i64::from(v01) * (uy - dy) * dx + i64::from(v10) * dy * (ux - dx) + i64::from(v11) * dy * dx;
+                acc as $out
+            }
+        }
+    };
+}
+int_resize_value!(i8, i32);
+int_resize_value!(i16, i64);
+
+/// TOSA RESIZE over NHWC `x` (`dims` `[n, ih, iw, c]`) into `out` (`[n, oh, ow, c]`):
+/// `scale` is `[y_n, y_d, x_n, x_d]`. Nearest picks the second index when the fraction is at
+/// least one half; bilinear writes [`ResizeValue::bilinear`] into `bil`.
+#[allow(clippy::too_many_arguments)]
+pub fn resize_scaled<T: ResizeValue>(x: &[T], dims: [usize; 4], out_hw: [usize; 2], scale: [i32; 4], offset: [i32; 2], nearest: Option<&mut [T]>, bilinear: Option<&mut [T::Out]>) {
+    let [n, ih, iw, c] = dims;
+    let [oh, ow] = out_hw;
+    let [yn, yd, xn, xd] = scale;
+    let at = |b: usize, y: usize, xx: usize, ch: usize| x[((b * ih + y) * iw + xx) * c + ch];
+    let mut k = 0;
+    let (mut nearest, mut bilinear) = (nearest, bilinear);
+    for b in 0..n {
+        for oy in 0..oh {
+            let (y0, y1, dy) = tosa_axis(oy, yn, yd, offset[0], ih);
+            for ox in 0..ow {
+                let (x0, x1, dx) = tosa_axis(ox, xn, xd, offset[1], iw);
+                for ch in 0..c {
+                    if let Some(o) = nearest.as_deref_mut() {
+                        let y = if 2 * dy >= i64::from(yn) { y1 } else { y0 };
+                        let xx = if 2 * dx >= i64::from(xn) { x1 } else { x0 };
+                        o[k] = at(b, y, xx, ch);
+                    } else if let Some(o) = bilinear.as_deref_mut() {
+                        o[k] = T::bilinear([at(b, y0, x0, ch), at(b, y0, x1, ch), at(b, y1, x0, ch), at(b, y1, x1, ch)], dy, dx, [yn, xn]);
+                    }
+                    k += 1;
+                }
+            }
+        }
+    }
+}

@@ -6,7 +6,7 @@ use nnrt_core::{cast, cast_mut, CompileCtx, DType, IntBitsOp, OpId, OpKind, Tens
 
 use super::movement::by_size;
 use super::util::{source, sources};
-use crate::quant::tosa::{broadcast2, int_mul, left_shift, right_shift, table_i16, table_i8};
+use crate::quant::tosa::{broadcast2, int_div, int_mul, left_shift, logical_right_shift, negate, right_shift, table_i16, table_i8};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::arith::{add_n, atan2, bitwise, bucketize, fake_quant, local_response_norm};
@@ -19,6 +19,18 @@ fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
         return Err(format!("operand {o} is quantized; the CPU kernel of {} handles plain values", op.kind.name()));
     }
     Ok(())
+}
+
+/// The one-element integer constant at input `i` of `id`, sign-extended.
+fn int_const(ctx: &CompileCtx, id: OpId, i: usize) -> Result<i64, String> {
+    let k = ctx.graph.op(id).input(i).ok_or_else(|| format!("input {i} is absent"))?;
+    let bytes = ctx.graph.operand(k).data.as_ref().map(|d| d.bytes()).ok_or_else(|| format!("input {i} must be a constant"))?;
+    Ok(match *bytes {
+        [a] => i64::from(a as i8),
+        [a, b] => i64::from(i16::from_le_bytes([a, b])),
+        [a, b, c, d] => i64::from(i32::from_le_bytes([a, b, c, d])),
+        _ => return Err(format!("input {i} must be one int8, int16 or int32")),
+    })
 }
 
 /// Integer values of a run-time shape tensor.
@@ -71,6 +83,8 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         OpKind::IntBits(bits_op) => {
             let bits_op = *bits_op;
+            // IntNegate's zero points, read once (core checked they are constants).
+            let zps: Vec<i64> = if bits_op == IntBitsOp::Negate { (1..3).map(|i| int_const(ctx, id, i)).collect::<Result<_, _>>()? } else { Vec::new() };
             let srcs: Vec<_> = op.inputs.iter().flatten().map(|&i| source(ctx, i)).collect();
             Ok(built(srcs, move |ins, outs| {
                 let od = outs[0].dims.to_vec();
@@ -85,6 +99,22 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                             }
                             IntBitsOp::RightShift { round } => {
                                 broadcast2(a, ins[0].dims, cast::<$t>(ins[1].bytes)?, ins[1].dims, out, &od, |x, y| right_shift(x as i64, y as i64, $bits, round) as $t)
+                            }
+                            IntBitsOp::LogicalRightShift => {
+                                broadcast2(a, ins[0].dims, cast::<$t>(ins[1].bytes)?, ins[1].dims, out, &od, |x, y| logical_right_shift(x as i64, y as i64, $bits) as $t)
+                            }
+                            IntBitsOp::Negate => out.iter_mut().zip(a).for_each(|(o, &v)| *o = negate(v as i64, zps[0], zps[1], $bits) as $t),
+                            IntBitsOp::Div => {
+                                let mut zero = false;
+                                broadcast2(a, ins[0].dims, cast::<$t>(ins[1].bytes)?, ins[1].dims, out, &od, |x, y| {
+                                    int_div(x as i32, y as i32).unwrap_or_else(|| {
+                                        zero = true;
+                                        0
+                                    }) as $t
+                                });
+                                if zero {
+                                    return Err("IntDiv: division by zero (TOSA INTDIV requires a non-zero divisor)".into());
+                                }
                             }
                         }
                     }};
@@ -201,5 +231,5 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
-    r.ops(&["AddN", "IntMul", "Table", "IntLeftShift", "IntRightShift", "Clz", "Atan2", "BitwiseXor", "BitwiseAnd", "BitwiseOr", "RightShift", "Bucketize", "FakeQuant", "LocalResponseNormalization", "BroadcastTo", "BroadcastArgs"], supports, build);
+    r.ops(&["AddN", "IntMul", "Table", "IntLeftShift", "IntRightShift", "IntLogicalRightShift", "IntDiv", "IntNegate", "Clz", "Atan2", "BitwiseXor", "BitwiseAnd", "BitwiseOr", "RightShift", "Bucketize", "FakeQuant", "LocalResponseNormalization", "BroadcastTo", "BroadcastArgs"], supports, build);
 }

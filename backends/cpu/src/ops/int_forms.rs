@@ -1,20 +1,20 @@
-//! The plain-integer forms of CONV_2D, DEPTHWISE_CONV_2D and BATCH_MATMUL (TOSA's int8 ops with
-//! zero points as inputs 3 and 4, or 2 and 3 for the matmul): exact int32 sums; and of 2-D
-//! pooling on int8/int16 without quantization parameters (average with zero points as inputs 1
-//! and 2). Kernels in [`crate::quant::tosa`]; the families' `supports`/`build` hand these forms
+//! The plain-integer forms of CONV_2D, DEPTHWISE_CONV_2D and BATCH_MATMUL (TOSA's int8 and
+//! int16 ops with zero points as inputs 3 and 4, or 2 and 3 for the matmul): exact int32 sums
+//! for int8, int64 (TOSA's int48) for int16; and of 2-D pooling on int8/int16 without
+//! quantization parameters (average with zero points as inputs 1 and 2). Kernels in [`crate::quant::tosa`]; the families' `supports`/`build` hand these forms
 //! here.
 
 use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, Padding, PoolKind};
 
 use super::util::source;
 use crate::kernel::{built, Built};
-use crate::quant::tosa::{matmul_int, IntConv, IntPool};
+use crate::quant::tosa::{matmul_int, IntConv, IntConv3d, IntPool};
 
 /// Whether `id` is a plain-integer form: its zero-point inputs are present.
 pub(crate) fn is_int_form(ctx: &CompileCtx, id: OpId) -> bool {
     let op = ctx.graph.op(id);
     match op.kind {
-        OpKind::Conv2D(_) | OpKind::DepthwiseConv2D(_) => op.input(3).is_some() || op.input(4).is_some(),
+        OpKind::Conv2D(_) | OpKind::DepthwiseConv2D(_) | OpKind::Conv3D(_) => op.input(3).is_some() || op.input(4).is_some(),
         OpKind::BatchMatMul { adj_x: false, adj_y: false } => op.input(2).is_some() || op.input(3).is_some(),
         OpKind::Pool2D(p) => {
             let x = op.input(0).map(|x| ctx.graph.operand(x));
@@ -30,8 +30,13 @@ fn const_bytes(ctx: &CompileCtx, id: OpId, i: usize) -> Result<Vec<u8>, String> 
     k.data.as_ref().map(|d| d.bytes().to_vec()).ok_or_else(|| format!("input {i} must be a constant"))
 }
 
+/// A one-element int8 or int16 zero point.
 fn zp(ctx: &CompileCtx, id: OpId, i: usize) -> Result<i32, String> {
-    const_bytes(ctx, id, i)?.first().map(|&b| i32::from(b as i8)).ok_or_else(|| format!("zero point {i} is empty"))
+    match *const_bytes(ctx, id, i)? {
+        [b] => Ok(i32::from(b as i8)),
+        [a, b] => Ok(i32::from(i16::from_le_bytes([a, b]))),
+        _ => Err(format!("zero point {i} must be one int8 or int16")),
+    }
 }
 
 /// Core checked the types; the kernels need a constant filter and an explicit or VALID padding.
@@ -46,8 +51,8 @@ pub(crate) fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
         OpKind::BatchMatMul { .. } => Ok(()),
         OpKind::Pool2D(p) => {
             let t = ctx.graph.operand(op.input(0).ok_or("input 0 is absent")?).dtype;
-            if p.kind == PoolKind::Average && t != DType::I8 {
-                return Err(format!("plain-integer average pooling takes int8, not {t}"));
+            if p.kind == PoolKind::Average && !matches!(t, DType::I8 | DType::I16) {
+                return Err(format!("plain-integer average pooling takes int8 or int16, not {t}"));
             }
             if p.act != nnrt_core::Activation::None {
                 return Err("plain-integer pooling takes no fused activation".into());
@@ -86,9 +91,11 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             Ok(())
         }));
     }
-    if ctx.graph.operand(x).dtype != DType::I8 {
-        return Err("the plain-integer form takes int8".into());
-    }
+    let wide = match ctx.graph.operand(x).dtype {
+        DType::I8 => false,
+        DType::I16 => true,
+        other => return Err(format!("the plain-integer form takes int8 or int16, not {other}")),
+    };
     if let OpKind::BatchMatMul { .. } = op.kind {
         let y = op.input(1).ok_or("input 1 is absent")?;
         let (xd, yd) = (ctx.dims(x).to_vec(), ctx.dims(y).to_vec());
@@ -99,9 +106,16 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         let (m, k, n) = (xd[1], xd[2], yd[2]);
         let batches = [xd[0], yd[0]];
         return Ok(built(vec![source(ctx, x), source(ctx, y)], move |ins, outs| {
-            matmul_int(cast::<i8>(ins[0].bytes)?, cast::<i8>(ins[1].bytes)?, batches, m, k, n, zps, cast_mut::<i32>(outs[0].bytes)?);
+            if wide {
+                matmul_int(cast::<i16>(ins[0].bytes)?, cast::<i16>(ins[1].bytes)?, batches, m, k, n, zps, cast_mut::<i64>(outs[0].bytes)?);
+            } else {
+                matmul_int(cast::<i8>(ins[0].bytes)?, cast::<i8>(ins[1].bytes)?, batches, m, k, n, zps, cast_mut::<i32>(outs[0].bytes)?);
+            }
             Ok(())
         }));
+    }
+    if let OpKind::Conv3D(p) = op.kind {
+        return conv3d(ctx, id, p, wide);
     }
     let (padding, stride, dilation, depthwise) = match op.kind {
         OpKind::Conv2D(p) => (p.padding, p.stride, p.dilation, false),
@@ -134,7 +148,7 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let has_bias = match op.input(2) {
         Some(bi) => {
             if ctx.dims(bi).iter().product::<usize>() < od[3] {
-                return Err("the bias needs one int32 per output channel".into());
+                return Err("the bias needs one sum per output channel".into());
             }
             srcs.push(source(ctx, bi));
             true
@@ -142,8 +156,47 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         None => false,
     };
     Ok(built(srcs, move |ins, outs| {
-        let bias = if has_bias { Some(cast::<i32>(ins[2].bytes)?) } else { None };
-        g.run(cast::<i8>(ins[0].bytes)?, cast::<i8>(ins[1].bytes)?, bias, cast_mut::<i32>(outs[0].bytes)?);
+        if wide {
+            let bias = if has_bias { Some(cast::<i64>(ins[2].bytes)?) } else { None };
+            g.run(cast::<i16>(ins[0].bytes)?, cast::<i8>(ins[1].bytes)?, bias, cast_mut::<i64>(outs[0].bytes)?);
+        } else {
+            let bias = if has_bias { Some(cast::<i32>(ins[2].bytes)?) } else { None };
+            g.run(cast::<i8>(ins[0].bytes)?, cast::<i8>(ins[1].bytes)?, bias, cast_mut::<i32>(outs[0].bytes)?);
+        }
+        Ok(())
+    }))
+}
+
+/// The plain-integer CONV3D: VALID only (the TOSA reader pads the image with its zero point).
+fn conv3d(ctx: &CompileCtx, id: OpId, p: nnrt_core::Conv3D, wide: bool) -> Result<Built, String> {
+    let op = ctx.graph.op(id);
+    if p.padding != Padding::Valid || p.act != nnrt_core::Activation::None {
+        return Err("the plain-integer 3-D convolution takes VALID padding and no activation".into());
+    }
+    let (x, w, out) = (op.input(0).ok_or("input 0 is absent")?, op.input(1).ok_or("input 1 is absent")?, op.outputs[0]);
+    let (xd, wd, od) = (ctx.dims(x).to_vec(), ctx.dims(w).to_vec(), ctx.dims(out).to_vec());
+    if xd.len() != 5 || wd.len() != 5 || od.len() != 5 || wd[3] != xd[4] || wd[4] != od[4] {
+        return Err(format!("the plain-integer 3-D convolution takes NDHWC {xd:?} and a [KD, KH, KW, IC, OC] filter {wd:?}"));
+    }
+    let g = IntConv3d {
+        input: [xd[0], xd[1], xd[2], xd[3], xd[4]],
+        output: [od[0], od[1], od[2], od[3], od[4]],
+        kernel: [wd[0], wd[1], wd[2]],
+        stride: p.stride,
+        dilation: p.dilation,
+        x_zp: zp(ctx, id, 3)?,
+        w_zp: zp(ctx, id, 4)?,
+    };
+    let mut srcs = vec![source(ctx, x), source(ctx, w)];
+    let has_bias = op.input(2).inspect(|&b| srcs.push(source(ctx, b))).is_some();
+    Ok(built(srcs, move |ins, outs| {
+        if wide {
+            let bias = if has_bias { Some(cast::<i64>(ins[2].bytes)?) } else { None };
+            g.run(cast::<i16>(ins[0].bytes)?, cast::<i8>(ins[1].bytes)?, bias, cast_mut::<i64>(outs[0].bytes)?);
+        } else {
+            let bias = if has_bias { Some(cast::<i32>(ins[2].bytes)?) } else { None };
+            g.run(cast::<i8>(ins[0].bytes)?, cast::<i8>(ins[1].bytes)?, bias, cast_mut::<i32>(outs[0].bytes)?);
+        }
         Ok(())
     }))
 }

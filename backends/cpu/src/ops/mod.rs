@@ -48,6 +48,7 @@ mod scan;
 mod scatter;
 mod select;
 mod softmax;
+mod transpose_conv_padded;
 mod util;
 
 use std::sync::OnceLock;
@@ -139,6 +140,7 @@ fn registry() -> &'static Registry {
         rnn::register(&mut r);
         scan::register(&mut r);
         scatter::register(&mut r);
+        transpose_conv_padded::register(&mut r);
         select::register(&mut r);
         softmax::register(&mut r);
         r

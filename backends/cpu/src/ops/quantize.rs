@@ -159,14 +159,14 @@ fn build_dynamic(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     }))
 }
 
-/// RESCALE runs on int8, int16 and int32 (core's shape rule checked the constants).
+/// RESCALE runs on int8, int16 and int32, and from int64 (TOSA's int48; core's shape rule
+/// checked the constants).
 fn supports_rescale(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
     let x = op.input(0).ok_or("input 0 is absent")?;
-    for t in [ctx.graph.operand(x).dtype, ctx.graph.operand(op.outputs[0]).dtype] {
-        if !matches!(t, DType::I8 | DType::I16 | DType::I32) {
-            return Err(format!("rescaling {t} is not supported (int8, int16, int32)"));
-        }
+    let (xt, ot) = (ctx.graph.operand(x).dtype, ctx.graph.operand(op.outputs[0]).dtype);
+    if !matches!(xt, DType::I8 | DType::I16 | DType::I32 | DType::I64) || !matches!(ot, DType::I8 | DType::I16 | DType::I32) {
+        return Err(format!("rescaling {xt} to {ot} is not supported (int8, int16, int32, and int64 (int48) input)"));
     }
     Ok(())
 }
@@ -180,6 +180,7 @@ fn const_ints(ctx: &CompileCtx, id: OpId, i: usize) -> Result<Vec<i64>, String> 
         DType::I8 => b.iter().map(|&v| i64::from(v as i8)).collect(),
         DType::I16 => b.chunks_exact(2).map(|c| i64::from(i16::from_le_bytes([c[0], c[1]]))).collect(),
         DType::I32 => b.chunks_exact(4).map(|c| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]]))).collect(),
+        DType::I64 => b.chunks_exact(8).map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])).collect(),
         t => return Err(format!("input {i} is {t}; an integer constant expected")),
     })
 }
@@ -221,11 +222,19 @@ fn build_rescale(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             }
         };
     }
-    lanes!(xt, |TI| lanes!(ot, |TO| Ok(built(vec![source(ctx, x)], {
-        let r = r.clone();
-        move |ins, outs| {
-            r.run::<TI, TO>(cast::<TI>(ins[0].bytes)?, cast_mut::<TO>(outs[0].bytes)?);
-            Ok(())
-        }
-    }))))
+    let run = |xt: DType| {
+        lanes!(ot, |TO| Ok(built(vec![source(ctx, x)], {
+            let r = r.clone();
+            move |ins, outs| {
+                match xt {
+                    DType::I8 => r.run::<i8, TO>(cast::<i8>(ins[0].bytes)?, cast_mut::<TO>(outs[0].bytes)?),
+                    DType::I16 => r.run::<i16, TO>(cast::<i16>(ins[0].bytes)?, cast_mut::<TO>(outs[0].bytes)?),
+                    DType::I32 => r.run::<i32, TO>(cast::<i32>(ins[0].bytes)?, cast_mut::<TO>(outs[0].bytes)?),
+                    _ => r.run::<i64, TO>(cast::<i64>(ins[0].bytes)?, cast_mut::<TO>(outs[0].bytes)?),
+                }
+                Ok(())
+            }
+        })))
+    };
+    run(xt)
 }

@@ -8,7 +8,7 @@ use super::Registry;
 use crate::kernel::{built, Built};
 use crate::quant::misc::{self, ResizeOpts};
 
-use crate::kernels::resize::{resize_bilinear, resize_nearest, ResizeGeom};
+use crate::kernels::resize::{resize_bilinear, resize_nearest, resize_scaled, ResizeGeom};
 
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     nhwc(ctx, id)?;
@@ -86,7 +86,46 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     }
 }
 
+/// TOSA RESIZE (`ResizeScaled`): core checked the types and sizes.
+fn build_scaled(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let op = ctx.graph.op(id);
+    let OpKind::ResizeScaled(r) = op.kind else { return Err("not a TOSA resize".into()) };
+    let x = op.input(0).ok_or("input 0 is absent")?;
+    let (xd, od) = (ctx.dims(x).to_vec(), ctx.dims(op.outputs[0]).to_vec());
+    if xd.len() != 4 || od.len() != 4 {
+        return Err("RESIZE takes NHWC".into());
+    }
+    let dims = [xd[0], xd[1], xd[2], xd[3]];
+    let hw = [od[1], od[2]];
+    let dtype = ctx.graph.operand(x).dtype;
+    let near = r.mode == ResizeMode::Nearest;
+    Ok(built(vec![source(ctx, x)], move |ins, outs| {
+        macro_rules! go {
+            ($t:ty, $o:ty) => {{
+                let xs = cast::<$t>(ins[0].bytes)?;
+                if near {
+                    resize_scaled::<$t>(xs, dims, hw, r.scale, r.offset, Some(cast_mut::<$t>(outs[0].bytes)?), None);
+                } else {
+                    resize_scaled::<$t>(xs, dims, hw, r.scale, r.offset, None, Some(cast_mut::<$o>(outs[0].bytes)?));
+                }
+            }};
+        }
+        match dtype {
+            DType::F32 => go!(f32, f32),
+            DType::I8 => go!(i8, i32),
+            DType::I16 => go!(i16, i64),
+            other => return Err(format!("RESIZE of {other} is not supported")),
+        }
+        Ok(())
+    }))
+}
+
+fn supports_scaled(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
+    nhwc(ctx, id)
+}
+
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
     r.ops_with_int(&["ResizeBilinear", "ResizeNearestNeighbor"], supports, build, (first_input_quantized, supports_quantized, build_quantized));
+    r.ops(&["ResizeScaled"], supports_scaled, build_scaled);
 }

@@ -47,6 +47,30 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             }
             Ok(())
         })),
+        OpKind::ScatterRows => Ok(built(ins, move |ins, outs| {
+            let v = ins[0].dims;
+            let (n, k, c, w) = (v[0], v[1], v[2], ins[1].dims[1]);
+            let rows = cast::<i32>(ins[1].bytes)?;
+            by_size!(out_type, |T| {
+                let (vals, ups, out) = (cast::<T>(ins[0].bytes)?, cast::<T>(ins[2].bytes)?, cast_mut::<T>(outs[0].bytes)?);
+                out.copy_from_slice(vals);
+                let mut written = vec![false; n * k];
+                for b in 0..n {
+                    for j in 0..w {
+                        let r = rows[b * w + j];
+                        // The specification REQUIREs each row in range and written once.
+                        let Some(r) = usize::try_from(r).ok().filter(|&r| r < k) else {
+                            return Err(format!("SCATTER row {r} at [{b}, {j}] is outside 0..{k}"));
+                        };
+                        if std::mem::replace(&mut written[b * k + r], true) {
+                            return Err(format!("SCATTER writes row {r} of batch {b} twice"));
+                        }
+                        out[(b * k + r) * c..][..c].copy_from_slice(&ups[(b * w + j) * c..][..c]);
+                    }
+                }
+            });
+            Ok(())
+        })),
         OpKind::SparseToDense { .. } => Ok(built(ins, move |ins, outs| {
             let ix = ints(&ins[0])?;
             let k = if ins[0].dims.len() == 2 { ins[0].dims[1] } else { 1 };
@@ -106,6 +130,6 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
-    r.ops(&["ScatterNd", "SparseToDense", "DynamicUpdateSlice", "EmbeddingLookup", "SegmentSum"], supports, build);
+    r.ops(&["ScatterNd", "ScatterRows", "SparseToDense", "DynamicUpdateSlice", "EmbeddingLookup", "SegmentSum"], supports, build);
     r.ops(&["UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd"], supports, build);
 }

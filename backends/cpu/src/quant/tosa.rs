@@ -37,6 +37,16 @@ impl Lane for i32 {
     }
 }
 
+/// TOSA's int48 (held in int64): RESCALE input only.
+impl Lane for i64 {
+    fn widen(self, _: bool) -> i64 {
+        self
+    }
+    fn narrow(v: i64, _: bool) -> Self {
+        v
+    }
+}
+
 /// `apply_scale_32`: `(value * multiplier + round) >> shift` in one step, `round` being half
 /// of the last bit (plus or minus 2^30 for DOUBLE_ROUND when `shift > 31`). The specification
 /// requires the result to fit int32; a value outside that saturates here.
@@ -111,10 +121,37 @@ pub struct IntConv {
     pub w_zp: i32,
 }
 
+/// An integer convolution's or matmul's sum type: int32 (int8 operands) or int64 (TOSA's int48,
+/// int16 operands).
+pub trait Acc: Copy {
+    fn to_i64(self) -> i64;
+    /// The 64-bit sum kept as this type (its low bits; the specification requires it to fit).
+    fn from_i64(v: i64) -> Self;
+}
+
+impl Acc for i32 {
+    fn to_i64(self) -> i64 {
+        i64::from(self)
+    }
+    fn from_i64(v: i64) -> Self {
+        v as i32
+    }
+}
+
+impl Acc for i64 {
+    fn to_i64(self) -> i64 {
+        self
+    }
+    fn from_i64(v: i64) -> Self {
+        v
+    }
+}
+
 impl IntConv {
     /// `out = Σ (x - x_zp)(w - w_zp) + bias` over the in-bounds taps (padding adds nothing),
-    /// accumulated in 64 bits and kept as int32 (the specification requires the sum to fit).
-    pub fn run(&self, x: &[i8], w: &[i8], bias: Option<&[i32]>, out: &mut [i32]) {
+    /// accumulated in 64 bits and kept as the output type (int32 for int8 images, int64 for
+    /// int16 ones: the specification requires the sum to fit int32 / int48).
+    pub fn run<X: Lane, O: Acc>(&self, x: &[X], w: &[i8], bias: Option<&[O]>, out: &mut [O]) {
         let [n, ih, iw, ic] = self.input;
         let [_, oh, ow, oc] = self.output;
         let [kh, kw] = self.kernel;
@@ -123,7 +160,7 @@ impl IntConv {
             for oy in 0..oh {
                 for ox in 0..ow {
                     for o in 0..oc {
-                        let mut acc: i64 = bias.map_or(0, |bv| i64::from(bv[o]));
+                        let mut acc: i64 = bias.map_or(0, |bv| bv[o].to_i64());
                         for ky in 0..kh {
                             let y = (oy * self.stride[0] + ky * self.dilation[0]) as isize - self.pad[0] as isize;
                             if y < 0 || y as usize >= ih {
@@ -136,18 +173,18 @@ impl IntConv {
                                 }
                                 let base = ((b * ih + y as usize) * iw + xx as usize) * ic;
                                 if self.depthwise {
-                                    let v = i64::from(x[base + o / mult]) - i64::from(self.x_zp);
+                                    let v = x[base + o / mult].widen(false) - i64::from(self.x_zp);
                                     let wv = i64::from(w[(ky * kw + kx) * oc + o]) - i64::from(self.w_zp);
                                     acc += v * wv;
                                 } else {
                                     let wbase = ((o * kh + ky) * kw + kx) * ic;
                                     for c in 0..ic {
-                                        acc += (i64::from(x[base + c]) - i64::from(self.x_zp)) * (i64::from(w[wbase + c]) - i64::from(self.w_zp));
+                                        acc += (x[base + c].widen(false) - i64::from(self.x_zp)) * (i64::from(w[wbase + c]) - i64::from(self.w_zp));
                                     }
                                 }
                             }
                         }
-                        out[((b * oh + oy) * ow + ox) * oc + o] = acc as i32;
+                        out[((b * oh + oy) * ow + ox) * oc + o] = O::from_i64(acc);
                     }
                 }
             }
@@ -155,10 +192,69 @@ impl IntConv {
     }
 }
 
-/// Plain-integer MATMUL: `[b, m, k] x [b, k, n] -> [b, m, n]` int32 sums of zero-point-corrected
-/// int8 products (`b` of either side may be 1 and is then shared).
+/// Geometry of a plain-integer 3-D convolution (TOSA CONV3D on int8 / int16 with zero points,
+/// the padding already applied): NDHWC image, `[KD, KH, KW, IC, OC]` filter.
+#[derive(Clone, Copy, Debug)]
+pub struct IntConv3d {
+    /// Input dims `[n, d, h, w, c]`.
+    pub input: [usize; 5],
+    /// Output dims `[n, d, h, w, c]`.
+    pub output: [usize; 5],
+    /// Window depth, height and width.
+    pub kernel: [usize; 3],
+    pub stride: [usize; 3],
+    pub dilation: [usize; 3],
+    pub x_zp: i32,
+    pub w_zp: i32,
+}
+
+impl IntConv3d {
+    /// `out = Σ (x - x_zp)(w - w_zp) + bias`, summed in 64 bits, kept as the output type.
+    pub fn run<X: Lane, O: Acc>(&self, x: &[X], w: &[i8], bias: Option<&[O]>, out: &mut [O]) {
+        let [n, id, ih, iw, ic] = self.input;
+        let [_, od, oh, ow, oc] = self.output;
+        let [kd, kh, kw] = self.kernel;
+        let (s, dl) = (self.stride, self.dilation);
+        let mut o_at = 0;
+        for b in 0..n {
+            for oz in 0..od {
+                for oy in 0..oh {
+                    for ox in 0..ow {
+                        for o in 0..oc {
+                            let mut acc: i64 = bias.map_or(0, |bv| bv[o].to_i64());
+                            for dz in 0..kd {
+                                let z = oz * s[0] + dz * dl[0];
+                                for dy in 0..kh {
+                                    let y = oy * s[1] + dy * dl[1];
+                                    for dx in 0..kw {
+                                        let xx = ox * s[2] + dx * dl[2];
+                                        if z >= id || y >= ih || xx >= iw {
+                                            continue;
+                                        }
+                                        let base = (((b * id + z) * ih + y) * iw + xx) * ic;
+                                        let wbase = ((dz * kh + dy) * kw + dx) * ic;
+                                        for c in 0..ic {
+                                            let xv = x[base + c].widen(false) - i64::from(self.x_zp);
+                                            let wv = i64::from(w[(wbase + c) * oc + o]) - i64::from(self.w_zp);
+                                            acc += xv * wv;
+                                        }
+                                    }
+                                }
+                            }
+                            out[o_at] = O::from_i64(acc);
+                            o_at += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Plain-integer MATMUL: `[b, m, k] x [b, k, n] -> [b, m, n]` sums of zero-point-corrected
+/// int8 (int32 sums) or int16 (int64 sums) products (`b` of either side may be 1 and is then shared).
 #[allow(clippy::too_many_arguments)]
-pub fn matmul_int(a: &[i8], b: &[i8], batches: [usize; 2], m: usize, k: usize, n: usize, zps: [i32; 2], out: &mut [i32]) {
+pub fn matmul_int<X: Lane, O: Acc>(a: &[X], b: &[X], batches: [usize; 2], m: usize, k: usize, n: usize, zps: [i32; 2], out: &mut [O]) {
     let nb = batches[0].max(batches[1]);
     for bi in 0..nb {
         let ab = if batches[0] == 1 { 0 } else { bi };
@@ -167,11 +263,11 @@ pub fn matmul_int(a: &[i8], b: &[i8], batches: [usize; 2], m: usize, k: usize, n
             for j in 0..n {
                 let mut acc: i64 = 0;
                 for p in 0..k {
-                    let av = i64::from(a[(ab * m + i) * k + p]) - i64::from(zps[0]);
-                    let bv = i64::from(b[(bb * k + p) * n + j]) - i64::from(zps[1]);
+                    let av = a[(ab * m + i) * k + p].widen(false) - i64::from(zps[0]);
+                    let bv = b[(bb * k + p) * n + j].widen(false) - i64::from(zps[1]);
                     acc += av * bv;
                 }
-                out[(bi * m + i) * n + j] = acc as i32;
+                out[(bi * m + i) * n + j] = O::from_i64(acc);
             }
         }
     }
@@ -295,7 +391,7 @@ pub fn table_i16(x: &[i16], table: &[i16], out: &mut [i32]) {
 }
 
 /// `f(a, b)` over two NumPy-broadcast operands into `out` of dims `out_dims`.
-pub fn broadcast2<A: Copy, B: Copy, O>(a: &[A], a_dims: &[usize], b: &[B], b_dims: &[usize], out: &mut [O], out_dims: &[usize], f: impl Fn(A, B) -> O) {
+pub fn broadcast2<A: Copy, B: Copy, O>(a: &[A], a_dims: &[usize], b: &[B], b_dims: &[usize], out: &mut [O], out_dims: &[usize], mut f: impl FnMut(A, B) -> O) {
     let rank = out_dims.len();
     let strides = |dims: &[usize]| -> Vec<usize> {
         let mut st = vec![0; rank];
@@ -342,6 +438,27 @@ pub fn right_shift(a: i64, b: i64, bits: u32, round: bool) -> i64 {
     r
 }
 
+/// LOGICAL_RIGHT_SHIFT: `a >> b` on the `bits` low bits as unsigned, back to a signed value.
+pub fn logical_right_shift(a: i64, b: i64, bits: u32) -> i64 {
+    let s = b.clamp(0, i64::from(bits) - 1) as u32;
+    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let v = ((a as u64) & mask) >> s;
+    // Back to a signed value of `bits` bits (only a shift of 0 keeps the sign bit).
+    if bits < 64 && v >> (bits - 1) & 1 == 1 { v as i64 - (1i64 << bits) } else { v as i64 }
+}
+
+/// INTDIV: `a / b` truncated toward zero; `None` when `b` is 0 (the specification's REQUIRE).
+/// `i32::MIN / -1` (outside int32) wraps.
+pub fn int_div(a: i32, b: i32) -> Option<i32> {
+    (b != 0).then(|| a.wrapping_div(b))
+}
+
+/// NEGATE on an integer of `bits` bits: `-(a - in_zp) + out_zp` in 64 bits, clipped to the type.
+pub fn negate(a: i64, in_zp: i64, out_zp: i64, bits: u32) -> i64 {
+    let (lo, hi) = (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1);
+    (out_zp - (a - in_zp)).clamp(lo, hi)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -375,7 +492,9 @@ mod tests {
         assert_eq!(out, vec![9; 4]);
         let mut mm = vec![0; 1];
         matmul_int(&[2, 3], &[4, 5], [1, 1], 1, 2, 1, [2, -1], &mut mm);
-        assert_eq!(mm, vec![(0 * 5) + (1 * 6)]);
+        // (2 - 2) * (4 + 1) + (3 - 2) * (5 + 1)
+        let want: i32 = [(2 - 2, 4 + 1), (3 - 2, 5 + 1)].iter().map(|(a, b)| a * b).sum();
+        assert_eq!(mm, vec![want]);
     }
 
     #[test]

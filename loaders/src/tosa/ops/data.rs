@@ -1,8 +1,8 @@
 //! Data layout operators: CONCAT, PAD, RESHAPE, REVERSE, SLICE, TILE, TRANSPOSE, GATHER,
-//! IDENTITY. Shape operands (RESHAPE's shape, SLICE's start and size, PAD's padding, TILE's
+//! SCATTER, RESIZE, IDENTITY. Shape operands (RESHAPE's shape, SLICE's start and size, PAD's padding, TILE's
 //! multiples) are CONST_SHAPE results and become int32 constants.
 
-use nnrt_core::{Activation, LoadError, OpKind};
+use nnrt_core::{Activation, LoadError, OpKind, ResizeMode, ResizeScaled};
 
 use super::{BlockBuilder, Op};
 use crate::generated::tosa;
@@ -78,6 +78,26 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
             }
             let ax = b.const_i32(&[axis]);
             b.emit_all(OpKind::ReverseV2, &[x, ax], vec![out]);
+        }
+        T::SCATTER => {
+            // values_in [N, K, C], indices [N, W], input [N, W, C].
+            let (idx, up) = (o.input(b, 1)?, o.input(b, 2)?);
+            b.emit_all(OpKind::ScatterRows, &[x, idx, up], vec![out]);
+        }
+        T::RESIZE => {
+            let a = o.attr(b, o.t.attribute_as_resize_attribute(), "ResizeAttribute")?;
+            let mode = match a.mode() {
+                tosa::ResizeMode::NEAREST => ResizeMode::Nearest,
+                tosa::ResizeMode::BILINEAR => ResizeMode::Bilinear,
+                m => return Err(b.err(format!("RESIZE mode {} is unknown", m.0))),
+            };
+            let (scale, offset, border) = (o.shape_input(b, 1)?, o.shape_input(b, 2)?, o.shape_input(b, 3)?);
+            if scale.len() != 4 || offset.len() != 2 || border.len() != 2 {
+                return Err(b.err(format!("RESIZE scale {scale:?}, offset {offset:?}, border {border:?}: 4, 2 and 2 values expected")));
+            }
+            let (sc, of, bo) = (i32s(b, &scale, "scale")?, i32s(b, &offset, "offset")?, i32s(b, &border, "border")?);
+            let kind = OpKind::ResizeScaled(ResizeScaled { mode, scale: [sc[0], sc[1], sc[2], sc[3]], offset: [of[0], of[1]], border: [bo[0], bo[1]] });
+            b.emit_all(kind, &[x], vec![out]);
         }
         T::GATHER => {
             // values [N, K, C], indices [N, W] -> [N, W, C]: a gather on axis 1 per batch.

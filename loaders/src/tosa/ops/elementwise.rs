@@ -54,6 +54,12 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
             let (x, y, out) = (o.input(b, 0)?, o.input(b, 1)?, o.output(b, 0)?);
             b.emit_all(OpKind::Logical(op), &[x, y], vec![out]);
         }
+        T::LOGICAL_XOR => {
+            // On booleans, a xor b is a != b.
+            let (x, y, out) = (o.input(b, 0)?, o.input(b, 1)?, o.output(b, 0)?);
+            b.emit_all(OpKind::Compare(CompareOp::NotEqual), &[x, y], vec![out]);
+        }
+        T::NEGATE if !is_float(o.input_type(b, 0)?) => super::integer::negate(b, o)?,
         T::SELECT => {
             let (c, x, y, out) = (o.input(b, 0)?, o.input(b, 1)?, o.input(b, 2)?, o.output(b, 0)?);
             b.emit_all(OpKind::Select { v2: true }, &[c, x, y], vec![out]);
@@ -95,6 +101,7 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
             b.emit_all(binary(BinaryOp::Div), &[one, x], vec![out]);
         }
         T::CLAMP => clamp(b, o)?,
+        T::ARGMAX => argmax(b, o)?,
         T::REDUCE_ALL | T::REDUCE_ANY | T::REDUCE_MAX | T::REDUCE_MIN | T::REDUCE_PRODUCT | T::REDUCE_SUM => {
             let (op, axis) = match o.kind {
                 T::REDUCE_ALL => (ReduceOp::All, o.t.attribute_as_reduce_all_attribute().map(|a| a.axis())),
@@ -110,6 +117,15 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
                 return Err(b.err(format!("axis {axis} is outside the input's {} dims", b.dims(x).len())));
             }
             let axes = b.const_i32(&[axis]);
+            if matches!(op, ReduceOp::Max | ReduceOp::Min) && matches!(b.dtype(x), DType::I8 | DType::I16) {
+                // nnrt reduces int32: widen, reduce, narrow (exact, the result is an input value).
+                let (xd, od) = (b.dims(x), b.dims(out));
+                let (wide, red) = (b.temp(DType::I32, &xd), b.temp(DType::I32, &od));
+                b.emit_all(OpKind::Cast, &[x], vec![wide]);
+                b.emit_all(OpKind::Reduce { op, keep_dims: true }, &[wide, axes], vec![red]);
+                b.emit_all(OpKind::Cast, &[red], vec![out]);
+                return Ok(());
+            }
             b.emit_all(OpKind::Reduce { op, keep_dims: true }, &[x, axes], vec![out]);
         }
         T::CAST => {
@@ -139,6 +155,13 @@ fn clamp(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadError> {
     }
     lo.truncate(size);
     hi.truncate(size);
+    // A NaN input gives NaN under PROPAGATE and min_val under IGNORE (the specification's
+    // apply_clip_s). nnrt's float Maximum / Minimum return their second operand when one is a
+    // NaN, so the operand order chooses: (bound, x) keeps the NaN, (x, bound) the bound. The
+    // ReLU activations (which a convolution before them absorbs) return the bound for a NaN:
+    // they stand for the CLAMPs they match in either mode, for speed; under PROPAGATE a NaN
+    // then becomes the lower bound.
+    let propagate = a.nan_mode() != tosa::NanPropagationMode::IGNORE;
     if dtype == DType::F32 {
         let f = |v: &[u8]| f32::from_le_bytes([v[0], v[1], v[2], v[3]]);
         let (l, h) = (f(&lo), f(&hi));
@@ -158,8 +181,10 @@ fn clamp(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadError> {
     let ones = vec![1; rank];
     let (lo_c, hi_c) = (b.constant(dtype, &ones, lo), b.constant(dtype, &ones, hi));
     let mid = b.temp(dtype, &b.dims(x));
-    b.emit_all(OpKind::Binary { op: BinaryOp::Maximum, act: Activation::None }, &[x, lo_c], vec![mid]);
-    b.emit_all(OpKind::Binary { op: BinaryOp::Minimum, act: Activation::None }, &[mid, hi_c], vec![out]);
+    let keep_nan = propagate && dtype == DType::F32;
+    let (max_in, min_in) = if keep_nan { ([lo_c, x], [hi_c, mid]) } else { ([x, lo_c], [mid, hi_c]) };
+    b.emit_all(OpKind::Binary { op: BinaryOp::Maximum, act: Activation::None }, &max_in, vec![mid]);
+    b.emit_all(OpKind::Binary { op: BinaryOp::Minimum, act: Activation::None }, &min_in, vec![out]);
     Ok(())
 }
 
@@ -190,5 +215,33 @@ fn float_to_int(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>, from: tosa::DType, to:
         r = c;
     }
     b.emit_all(OpKind::Cast, &[r], vec![out]);
+    Ok(())
+}
+
+/// ARGMAX: nnrt's ArgMax (the first maximum; the first NaN under PROPAGATE). Under IGNORE a
+/// float input's NaNs become -inf first, so they lose to every number (when every value is a
+/// NaN or -inf the index is that of the first of them rather than of the first -inf).
+fn argmax(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadError> {
+    let a = o.attr(b, o.t.attribute_as_arg_max_attribute(), "ArgMaxAttribute")?;
+    let ty = o.input_type(b, 0)?;
+    if !matches!(ty, tosa::DType::INT8 | tosa::DType::INT16 | tosa::DType::FP32) {
+        return Err(o.unsupported(b, "ARGMAX takes int8, int16 or fp32"));
+    }
+    let (mut x, out) = (o.input(b, 0)?, o.output(b, 0)?);
+    let dims = b.dims(x);
+    let axis = a.axis();
+    if axis < 0 || axis as usize >= dims.len() {
+        return Err(b.err(format!("ARGMAX axis {axis} is outside the rank-{} input", dims.len())));
+    }
+    if ty == tosa::DType::FP32 && a.nan_mode() == tosa::NanPropagationMode::IGNORE {
+        let ones = vec![1; dims.len()];
+        let low = b.constant(DType::F32, &ones, f32::NEG_INFINITY.to_le_bytes().to_vec());
+        let (is_num, y) = (b.temp(DType::Bool, &dims), b.temp(DType::F32, &dims));
+        b.emit_all(OpKind::Compare(CompareOp::Equal), &[x, x], vec![is_num]);
+        b.emit_all(OpKind::Select { v2: true }, &[is_num, x, low], vec![y]);
+        x = y;
+    }
+    let ax = b.const_i32(&[axis]);
+    b.emit_all(OpKind::ArgMinMax { max: true }, &[x, ax], vec![out]);
     Ok(())
 }

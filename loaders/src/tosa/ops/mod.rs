@@ -113,10 +113,11 @@ pub(crate) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
             Ok(())
         }
         T::CONST_SHAPE => o.outputs.iter().try_for_each(|n| b.shape(n).map(|_| ())),
-        T::CONV2D | T::DEPTHWISE_CONV2D | T::MATMUL | T::MAX_POOL2D | T::AVG_POOL2D => tensor::map(b, o),
+        T::CONV2D | T::CONV3D | T::DEPTHWISE_CONV2D | T::TRANSPOSE_CONV2D | T::MATMUL | T::MAX_POOL2D | T::AVG_POOL2D => tensor::map(b, o),
         T::COND_IF | T::WHILE_LOOP => control::map(b, o),
-        T::RESCALE | T::TABLE | T::LOGICAL_LEFT_SHIFT | T::ARITHMETIC_RIGHT_SHIFT | T::CLZ => integer::map(b, o),
-        T::CONCAT | T::PAD | T::RESHAPE | T::REVERSE | T::SLICE | T::TILE | T::TRANSPOSE | T::GATHER | T::IDENTITY => data::map(b, o),
+        T::RESCALE | T::TABLE | T::LOGICAL_LEFT_SHIFT | T::LOGICAL_RIGHT_SHIFT | T::ARITHMETIC_RIGHT_SHIFT | T::CLZ | T::INTDIV => integer::map(b, o),
+        T::BITWISE_AND | T::BITWISE_OR | T::BITWISE_XOR | T::BITWISE_NOT => integer::bitwise(b, o),
+        T::CONCAT | T::PAD | T::RESHAPE | T::REVERSE | T::SLICE | T::TILE | T::TRANSPOSE | T::GATHER | T::SCATTER | T::RESIZE | T::IDENTITY => data::map(b, o),
         _ => elementwise::map(b, o),
     }
 }

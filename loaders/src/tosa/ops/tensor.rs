@@ -1,11 +1,12 @@
-//! Tensor operators: CONV2D, DEPTHWISE_CONV2D, MATMUL, MAX_POOL2D, AVG_POOL2D.
+//! Tensor operators: CONV2D, CONV3D, DEPTHWISE_CONV2D, TRANSPOSE_CONV2D, MATMUL, MAX_POOL2D,
+//! AVG_POOL2D.
 //!
 //! TOSA is channels-last like nnrt: CONV2D weights are OHWI `[O, KH, KW, I]` as nnrt's Conv2D
 //! takes them; DEPTHWISE_CONV2D weights `[KH, KW, C, M]` hold the same bytes as nnrt's
 //! `[1, KH, KW, C*M]` (output channel `c*M + m` in both). Padding is explicit,
 //! `[top, bottom, left, right]`.
 
-use nnrt_core::{Activation, Conv2D, DepthwiseConv2D, LoadError, OperandId, OpKind, Padding, Pool2D, PoolKind};
+use nnrt_core::{Activation, Conv2D, Conv3D, DepthwiseConv2D, LoadError, OperandId, OpKind, Padding, Pool2D, PoolKind, TransposeConvPadded};
 
 use super::{is_float, usizes, BlockBuilder, Op};
 use crate::generated::tosa;
@@ -13,14 +14,15 @@ use crate::generated::tosa;
 pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadError> {
     let ty = o.input_type(b, 0)?;
     let out_ty = b.tosa_type(o.outputs.first().copied().unwrap_or_default())?;
-    // Integer forms: int8 with zero points to int32 sums (the IR's plain-integer form), and
-    // integer pooling (MAX_POOL2D; AVG_POOL2D on int8 with zero points). int16 convolutions
-    // (int48 sums) are not mapped yet.
-    let int8_sums = ty == tosa::DType::INT8 && out_ty == tosa::DType::INT32 && matches!(o.kind, tosa::Op::CONV2D | tosa::Op::DEPTHWISE_CONV2D | tosa::Op::MATMUL);
+    // Integer forms: int8 with zero points to int32 sums and int16 to int48 ones (held in
+    // int64; the IR's plain-integer form), and integer pooling (MAX_POOL2D; AVG_POOL2D with
+    // zero points).
+    let sums = matches!((ty, out_ty), (tosa::DType::INT8, tosa::DType::INT32) | (tosa::DType::INT16, tosa::DType::INT48));
+    let int8_sums = sums && matches!(o.kind, tosa::Op::CONV2D | tosa::Op::DEPTHWISE_CONV2D | tosa::Op::MATMUL | tosa::Op::CONV3D | tosa::Op::TRANSPOSE_CONV2D);
     let int_max = o.kind == tosa::Op::MAX_POOL2D && matches!(ty, tosa::DType::INT8 | tosa::DType::INT16);
-    let int_avg = o.kind == tosa::Op::AVG_POOL2D && ty == tosa::DType::INT8;
+    let int_avg = o.kind == tosa::Op::AVG_POOL2D && matches!(ty, tosa::DType::INT8 | tosa::DType::INT16);
     if !is_float(ty) && !int8_sums && !int_max && !int_avg {
-        return Err(o.unsupported(b, "this integer form is not mapped yet (int8 with zero points to int32 is)"));
+        return Err(o.unsupported(b, "this integer form is not mapped (int8 to int32 and int16 to int48 sums are)"));
     }
     let zps = |b: &BlockBuilder<'_, '_>, first: usize| -> Result<[Option<OperandId>; 2], LoadError> {
         Ok(if int8_sums { [Some(o.input(b, first)?), Some(o.input(b, first + 1)?)] } else { [None, None] })
@@ -73,6 +75,61 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
             let out = o.output(b, 0)?;
             let [xz, wz] = zps(b, 3)?;
             let ins: Vec<Option<OperandId>> = if int8_sums { vec![Some(x), Some(w2), bias, xz, wz] } else { vec![Some(x), Some(w2), bias] };
+            b.emit(kind, &ins, vec![out]);
+        }
+        tosa::Op::CONV3D => {
+            let a = o.attr(b, o.t.attribute_as_conv_3d_attribute(), "Conv3dAttribute")?;
+            let (pad, stride, dilation) = (usizes(b, a.pad(), 6, "pad")?, usizes(b, a.stride(), 3, "stride")?, usizes(b, a.dilation(), 3, "dilation")?);
+            let (x, w) = (o.input(b, 0)?, o.input(b, 1)?);
+            let (xd, wd) = (b.dims(x), b.dims(w));
+            if xd.len() != 5 || wd.len() != 5 {
+                return Err(b.err(format!("CONV3D input {xd:?} and weight {wd:?}: NDHWC and [OC, KD, KH, KW, IC] expected")));
+            }
+            let [xz, wz] = zps(b, 3)?;
+            // Padding cells add nothing to the sum: the image padded with its zero point (0.0
+            // for floats), then a VALID convolution.
+            let x = if pad.iter().any(|&p| p > 0) {
+                if xz.is_some_and(|z| b.const_bytes(z).is_none()) {
+                    return Err(o.unsupported(b, "a padded CONV3D with its input zero point computed at run time"));
+                }
+                let t = b.dtype(x);
+                let value = match xz {
+                    Some(z) => z,
+                    None => b.constant(t, &[1], vec![0; t.size()]),
+                };
+                let p: Vec<i32> = [0, 0].iter().chain(&pad).chain(&[0, 0]).map(|&v| v as i32).collect();
+                let p = b.const_i32_2d(5, 2, &p);
+                let padded = [xd[0], xd[1] + pad[0] + pad[1], xd[2] + pad[2] + pad[3], xd[3] + pad[4] + pad[5], xd[4]];
+                let y = b.temp(t, &padded);
+                b.emit_all(OpKind::Pad, &[x, p, value], vec![y]);
+                y
+            } else {
+                x
+            };
+            let w = dhwio(b, o, w, &wd)?;
+            let bias = bias(b, o, wd[0])?;
+            let kind = OpKind::Conv3D(Conv3D { padding: Padding::Valid, stride: [stride[0], stride[1], stride[2]], dilation: [dilation[0], dilation[1], dilation[2]], act: Activation::None });
+            let out = o.output(b, 0)?;
+            let ins: Vec<Option<OperandId>> = if int8_sums { vec![Some(x), Some(w), bias, xz, wz] } else { vec![Some(x), Some(w), bias] };
+            b.emit(kind, &ins, vec![out]);
+        }
+        tosa::Op::TRANSPOSE_CONV2D => {
+            let a = o.attr(b, o.t.attribute_as_transpose_conv_2d_attribute(), "TransposeConv2dAttribute")?;
+            let stride = usizes(b, a.stride(), 2, "stride")?;
+            let out_pad: Vec<i32> = a.out_pad().map(|v| v.iter().collect()).unwrap_or_default();
+            let [t, bo, l, r] = out_pad[..] else {
+                return Err(b.err(format!("out_pad is {out_pad:?}; 4 values [top, bottom, left, right] are needed")));
+            };
+            let (x, w) = (o.input(b, 0)?, o.input(b, 1)?);
+            let wd = b.dims(w);
+            if wd.len() != 4 {
+                return Err(b.err(format!("TRANSPOSE_CONV2D weight has dims {wd:?}; [O, KH, KW, I] expected")));
+            }
+            let bias = bias(b, o, wd[0])?;
+            let kind = OpKind::TransposeConvPadded(TransposeConvPadded { stride: [stride[0], stride[1]], out_pad: [t, bo, l, r] });
+            let out = o.output(b, 0)?;
+            let [xz, wz] = zps(b, 3)?;
+            let ins: Vec<Option<OperandId>> = if int8_sums { vec![Some(x), Some(w), bias, xz, wz] } else { vec![Some(x), Some(w), bias] };
             b.emit(kind, &ins, vec![out]);
         }
         tosa::Op::MATMUL => {
@@ -130,4 +187,29 @@ fn bias(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>, channels: usize) -> Result<Opt
     };
     let bytes: Vec<u8> = one.iter().take(size).copied().cycle().take(size * channels).collect();
     Ok(Some(b.constant(b.dtype(id), &[channels], bytes)))
+}
+
+/// CONV3D's weight `[OC, KD, KH, KW, IC]` as nnrt's `[KD, KH, KW, IC, OC]`: a constant's bytes
+/// are reordered here, a computed weight goes through a TRANSPOSE.
+fn dhwio(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>, w: OperandId, wd: &[usize]) -> Result<OperandId, LoadError> {
+    let (oc, inner) = (wd[0], wd[1..].iter().product::<usize>());
+    let dims = [wd[1], wd[2], wd[3], wd[4], wd[0]];
+    let t = b.dtype(w);
+    let size = t.size();
+    if let Some(bytes) = b.const_bytes(w) {
+        if bytes.len() != oc * inner * size {
+            return Err(b.err(format!("CONV3D weight '{}' holds {} bytes; {wd:?} of {t} need {}", o.inputs[1], bytes.len(), oc * inner * size)));
+        }
+        let mut out = vec![0u8; bytes.len()];
+        for c in 0..oc {
+            for i in 0..inner {
+                out[(i * oc + c) * size..][..size].copy_from_slice(&bytes[(c * inner + i) * size..][..size]);
+            }
+        }
+        return Ok(b.constant(t, &dims, out));
+    }
+    let perm = b.const_i32(&[1, 2, 3, 4, 0]);
+    let y = b.temp(t, &dims);
+    b.emit_all(OpKind::Transpose, &[w, perm], vec![y]);
+    Ok(y)
 }
