@@ -43,7 +43,7 @@ pub use builder::{BuiltinOperator, ModelBuilder, TensorIdx, TensorType};
 pub use built::{built_plugin, cli_binary};
 pub use case::{Case, Target, Tol};
 pub use graph::{Arg, Graph};
-pub use npy::{model_cases, npy_f32, npy_file, numbered_npys, read_npy_f32, read_npy_raw, RawNpy};
+pub use npy::{model_cases, npy_f32, npy_file, numbered_npys, read_npy_f32, read_npy_raw, run_on_cpu, RawNpy};
 pub use options::{Act, MirrorPadMode, Options, Padding};
 pub use package::{manifest, NnPackage, TempDir, ZipMethod};
 pub use replay::{dump, gpu_adapter, replay};

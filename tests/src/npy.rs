@@ -82,6 +82,21 @@ pub fn numbered_npys(dir: &std::path::Path, stem: &str) -> Vec<RawNpy> {
     (0..).map(|i| dir.join(format!("{stem}_{i}.npy"))).take_while(|p| p.is_file()).map(|p| npy_file(&p)).collect()
 }
 
+/// Sets `inputs`' shapes, prepares `s` on `cpu` with `threads` kernel threads, feeds `inputs`
+/// and runs once: what the corpus-style tests (pte programs, TOSA conformance) do per case.
+pub fn run_on_cpu(s: &mut nnrt::Session, inputs: &[RawNpy], threads: usize) -> Result<(), String> {
+    for (i, x) in inputs.iter().enumerate() {
+        s.set_input_shape(i, &x.dims).map_err(|e| format!("input {i} shape: {e}"))?;
+    }
+    s.set_backends("cpu").map_err(|e| e.to_string())?;
+    s.set_threads(threads).map_err(|e| e.to_string())?;
+    s.prepare().map_err(|e| format!("prepare: {e}"))?;
+    for (i, x) in inputs.iter().enumerate() {
+        s.set_input(i, &x.data).map_err(|e| format!("input {i}: {e}"))?;
+    }
+    s.run().map_err(|e| format!("run: {e}"))
+}
+
 /// The case folders (each holding a `model.tflite`) under `tests/models/<set>`, sorted.
 pub fn model_cases(set: &str) -> Vec<std::path::PathBuf> {
     let root = crate::repo_root().join("tests/models").join(set);

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use nnrt::Session;
-use nnrt_tests::{numbered_npys, repo_root, RawNpy};
+use nnrt_tests::{numbered_npys, run_on_cpu, repo_root, RawNpy};
 
 /// Programs that use what nnrt lacks today, and the word their load error must contain
 /// (none today: every program the exporter made runs).
@@ -83,16 +83,7 @@ fn run(dir: &Path, threads: usize) -> Result<Vec<String>, String> {
             s.select_signature(&set).map_err(|e| e.to_string())?;
         }
         let inputs = numbered_npys(dir, &format!("input{tag}"));
-        for (i, x) in inputs.iter().enumerate() {
-            s.set_input_shape(i, &x.dims).map_err(|e| format!("input {i} shape: {e}"))?;
-        }
-        s.set_backends("cpu").map_err(|e| e.to_string())?;
-        s.set_threads(threads).map_err(|e| e.to_string())?;
-        s.prepare().map_err(|e| format!("prepare: {e}"))?;
-        for (i, x) in inputs.iter().enumerate() {
-            s.set_input(i, &x.data).map_err(|e| format!("input {i}: {e}"))?;
-        }
-        s.run().map_err(|e| format!("run: {e}"))?;
+        run_on_cpu(&mut s, &inputs, threads)?;
         let expected = numbered_npys(dir, &format!("expected{tag}"));
         assert!(!expected.is_empty(), "{name}: no expected outputs");
         for (j, want) in expected.iter().enumerate() {

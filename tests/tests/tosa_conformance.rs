@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use nnrt::Session;
-use nnrt_tests::{numbered_npys, repo_root, RawNpy};
+use nnrt_tests::{numbered_npys, run_on_cpu, repo_root, RawNpy};
 use serde_json::Value;
 
 /// TOSA operators (as `meta.json`'s `op`) whose cases must fail at load naming the operator.
@@ -110,16 +110,7 @@ fn run(dir: &Path, m: &Value, threads: usize) -> Result<Vec<String>, String> {
     let model = pkg.models.into_iter().next().ok_or("no model")?;
     let mut s = Session::from_model(model).map_err(|e| e.to_string())?;
     let inputs = numbered_npys(dir, "input");
-    for (i, x) in inputs.iter().enumerate() {
-        s.set_input_shape(i, &x.dims).map_err(|e| format!("input {i} shape: {e}"))?;
-    }
-    s.set_backends("cpu").map_err(|e| e.to_string())?;
-    s.set_threads(threads).map_err(|e| e.to_string())?;
-    s.prepare().map_err(|e| format!("prepare: {e}"))?;
-    for (i, x) in inputs.iter().enumerate() {
-        s.set_input(i, &x.data).map_err(|e| format!("input {i}: {e}"))?;
-    }
-    s.run().map_err(|e| format!("run: {e}"))?;
+    run_on_cpu(&mut s, &inputs, threads)?;
     let expected = numbered_npys(dir, "expected");
     let mut bad = Vec::new();
     for (j, want) in expected.iter().enumerate() {

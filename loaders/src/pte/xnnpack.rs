@@ -265,34 +265,11 @@ impl<'a> Cx<'a, '_> {
 /// float (a dynamically quantized value); otherwise `w` itself.
 fn float_weights(b: &mut MethodBuilder<'_, '_>, i: OperandId, w: OperandId) -> Result<OperandId, LoadError> {
     let wo = b.g.operand(w);
-    if b.g.operand(i).dtype != DType::F32 || !wo.quant.is_quantized() {
+    if b.g.operand(i).dtype != DType::F32 || !wo.quant.is_quantized() || wo.data.is_none() {
         return Ok(w);
     }
-    let Some(data) = wo.data.as_ref() else { return Ok(w) };
-    let dims = wo.default_dims.clone();
-    let values: Vec<f32> = match wo.dtype {
-        DType::I8 => data.bytes().iter().map(|&v| f32::from(v as i8)).collect(),
-        DType::U8 => data.bytes().iter().map(|&v| f32::from(v)).collect(),
-        other => return Err(b.err(format!("float input with {other} weights"))),
-    };
-    let scaled: Vec<f32> = match &wo.quant {
-        Quantization::PerTensor { scale, zero_point } => values.iter().map(|&q| (q - *zero_point as f32) * scale).collect(),
-        Quantization::PerAxis { scales, zero_points, axis } => {
-            let inner: usize = dims.get(axis + 1..).map_or(1, |d| d.iter().product());
-            let c = dims.get(*axis).copied().unwrap_or(1).max(1);
-            if scales.len() < c || zero_points.len() < c {
-                return Err(b.err(format!("{} scales for {c} channels", scales.len())));
-            }
-            values.iter().enumerate().map(|(e, &q)| {
-                let ch = (e / inner.max(1)) % c;
-                (q - zero_points[ch] as f32) * scales[ch]
-            }).collect()
-        }
-        other => return Err(b.err(format!("weights quantized as {other:?}"))),
-    };
-    let mut op = Operand::new(format!("{}_dequantized", wo.name), DType::F32, &dims);
-    op.data = Some(ConstData::owned(scaled.iter().flat_map(|v| v.to_le_bytes()).collect()));
-    Ok(b.g.add_operand(op))
+    let q = wo.quant.clone();
+    super::ops::dequantized_constant(b, w, &q)
 }
 
 fn dims(t: &x::XNNTensorValue<'_>) -> Vec<usize> {

@@ -10,6 +10,7 @@ mod conv;
 mod matmul;
 mod norm;
 mod quant;
+pub(crate) use quant::dequantized_constant;
 mod reduce;
 mod shape;
 

@@ -70,19 +70,9 @@ fn dequantize_per_tensor(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(),
     let scale = b.double(a, 1)? as f32;
     let zero_point = b.int(a, 2)?;
     let k = b.last_out(a)?;
-    if let Some(data) = b.g.operand(x).data.clone() {
+    if b.g.operand(x).data.is_some() {
         // Constant weights: dequantized here, once.
-        let xo = b.g.operand(x).clone();
-        let values: Vec<f32> = match xo.dtype {
-            DType::I8 => data.bytes().iter().map(|&v| f32::from(v as i8)).collect(),
-            DType::U8 => data.bytes().iter().map(|&v| f32::from(v)).collect(),
-            DType::I32 => data.bytes().chunks_exact(4).map(|q| i32::from_le_bytes([q[0], q[1], q[2], q[3]]) as f32).collect(),
-            other => return Err(b.err(format!("dequantizing {other} is not supported"))),
-        };
-        let bytes: Vec<u8> = values.iter().map(|&q| (q - zero_point as f32) * scale).flat_map(f32::to_le_bytes).collect();
-        let mut op = nnrt_core::Operand::new(format!("{}_dequantized", xo.name), DType::F32, &xo.default_dims);
-        op.data = Some(ConstData::owned(bytes));
-        let cid = b.g.add_operand(op);
+        let cid = dequantized_constant(b, x, &Quantization::PerTensor { scale, zero_point })?;
         return b.bind(b.arg_index(a, k)?, cid);
     }
     let out = b.out(a, k)?;
@@ -123,34 +113,47 @@ fn dequantize_per_channel(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<()
         return Err(b.err(format!("{} scales and {} zero points for {c} channels", scales.len(), zps.len())));
     }
     let k = b.last_out(a)?;
-    let xo = b.g.operand(x).clone();
-    let Some(data) = xo.data.as_ref() else {
-        let q = with_quant(b, x, Quantization::PerAxis { scales, zero_points: zps.iter().map(|&z| z as i64).collect(), axis });
-        let out = b.out(a, k)?;
-        b.emit_all(OpKind::Dequantize, &[q], vec![out]);
-        return Ok(());
-    };
-    let inner: usize = dims[axis + 1..].iter().product();
+    let q = Quantization::PerAxis { scales, zero_points: zps.iter().map(|&z| z as i64).collect(), axis };
+    if b.g.operand(x).data.is_some() {
+        let cid = dequantized_constant(b, x, &q)?;
+        return b.bind(b.arg_index(a, k)?, cid);
+    }
+    let q = with_quant(b, x, q);
+    let out = b.out(a, k)?;
+    b.emit_all(OpKind::Dequantize, &[q], vec![out]);
+    Ok(())
+}
+
+/// Constant integer operand `x` dequantized with `q` into a new float32 constant:
+/// `(v - zero_point) * scale`, per tensor or per slice along the axis.
+pub(crate) fn dequantized_constant(b: &mut MethodBuilder<'_, '_>, x: OperandId, q: &Quantization) -> Result<OperandId, LoadError> {
+    let xo = b.g.operand(x);
+    let data = xo.data.as_ref().ok_or_else(|| b.err(format!("'{}' is not a constant", xo.name)))?;
     let values: Vec<f32> = match xo.dtype {
         DType::I8 => data.bytes().iter().map(|&v| f32::from(v as i8)).collect(),
         DType::U8 => data.bytes().iter().map(|&v| f32::from(v)).collect(),
         DType::I32 => data.bytes().chunks_exact(4).map(|q| i32::from_le_bytes([q[0], q[1], q[2], q[3]]) as f32).collect(),
-        other => return Err(b.err(format!("dequantizing {other} per channel is not supported"))),
+        other => return Err(b.err(format!("dequantizing {other} is not supported"))),
     };
-    let out_vals: Vec<u8> = values
-        .iter()
-        .enumerate()
-        .map(|(i, &q)| {
-            let ch = (i / inner.max(1)) % c.max(1);
-            (q - zps[ch]) * scales[ch]
-        })
-        .flat_map(f32::to_le_bytes)
-        .collect();
-    let id = b.arg_index(a, k)?;
+    let dims = xo.default_dims.clone();
+    let real: Vec<f32> = match q {
+        Quantization::PerTensor { scale, zero_point } => values.iter().map(|&v| (v - *zero_point as f32) * scale).collect(),
+        Quantization::PerAxis { scales, zero_points, axis } => {
+            let c = dims.get(*axis).copied().unwrap_or(0);
+            if scales.len() != c || zero_points.len() != c {
+                return Err(b.err(format!("{} scales and {} zero points for {c} channels", scales.len(), zero_points.len())));
+            }
+            let inner: usize = dims[axis + 1..].iter().product();
+            values.iter().enumerate().map(|(i, &v)| {
+                let ch = (i / inner.max(1)) % c.max(1);
+                (v - zero_points[ch] as f32) * scales[ch]
+            }).collect()
+        }
+        Quantization::None => values,
+    };
     let mut op = nnrt_core::Operand::new(format!("{}_dequantized", xo.name), DType::F32, &dims);
-    op.data = Some(ConstData::owned(out_vals));
-    let cid = b.g.add_operand(op);
-    b.bind(id, cid)
+    op.data = Some(ConstData::owned(real.iter().flat_map(|v| v.to_le_bytes()).collect()));
+    Ok(b.g.add_operand(op))
 }
 
 /// The quantized range of an int8/uint8/int16/int32 `dtype` argument's type, for checking
