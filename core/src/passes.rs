@@ -4,7 +4,8 @@ use crate::{ConstData, DType, OpId, OpKind, Subgraph};
 
 /// Folds ops whose inputs are all constant and whose result is cheap to compute here:
 /// `Dequantize` of float16 weights (how the TFLite converter stores fp16 models) becomes a float32
-/// constant, so kernels can pack those weights once. Returns the folded graph and, for each of its
+/// constant, so kernels can pack those weights once; `Reshape` of a constant becomes the same bytes
+/// under the static output shape. Returns the folded graph and, for each of its
 /// ops, the index of the op in `g` it came from.
 pub fn fold_constants(g: &Subgraph) -> (Subgraph, Vec<OpId>) {
     let mut out = g.clone();
@@ -25,6 +26,21 @@ pub fn fold_constants(g: &Subgraph) -> (Subgraph, Vec<OpId>) {
                 target.shape = s.shape.clone();
                 target.default_dims = s.default_dims.clone();
                 continue;
+            }
+        }
+        // RESHAPE of a constant (TOSA's depthwise filters, [KH, KW, C, M] to [1, KH, KW, C*M]):
+        // the same bytes under the output's static shape, so kernels pack the filter once.
+        if let (OpKind::Reshape { .. }, Some(src), [dst]) = (&op.kind, op.input(0), op.outputs.as_slice()) {
+            let (s, d) = (&out.operands[src.index()], &g.operands[dst.index()]);
+            let dims = d.shape.concrete();
+            let fits = |dims: &Vec<usize>| crate::shape::num_elements(dims).and_then(|n| n.checked_mul(d.dtype.size())) == s.data.as_ref().map(|x| x.bytes().len());
+            if let (Some(data), Some(dims), false, true) = (s.data.clone(), dims, g.outputs.contains(dst), s.dtype == d.dtype && s.quant == d.quant) {
+                if fits(&dims) {
+                    let target = &mut out.operands[dst.index()];
+                    target.data = Some(data);
+                    target.default_dims = dims;
+                    continue;
+                }
             }
         }
         out.ops.push(op.clone());

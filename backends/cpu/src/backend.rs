@@ -16,12 +16,12 @@ struct Step {
 
 /// An op fused into the step of the op after it.
 struct Fused {
-    /// The op (its time is reported with the step's op).
-    first: OpId,
-    /// Its inputs, which the step reads at the later op's turn.
+    /// The ops before the step's own (their time is reported with the step's op).
+    first: Vec<OpId>,
+    /// Their inputs, which the step reads at the last op's turn.
     late: Vec<OperandId>,
-    /// Its output, which the step never writes.
-    mid: OperandId,
+    /// Their outputs, which the step never writes.
+    mid: Vec<OperandId>,
 }
 
 /// nnrt's CPU backend (id `cpu`).
@@ -70,12 +70,27 @@ impl Backend for CpuBackend {
         while k < ids.len() {
             let id = ids[k];
             k += 1;
+            // TOSA's CONV2D / DEPTHWISE_CONV2D + RESCALE (+ CLAMP) run as one step at the last
+            // op's turn (`ops::fuse_rescale_chain`); the sums and the unclamped values are never written.
+            if let Some((built, n)) = ops::fuse_rescale_chain(ctx, &ids[k - 1..]) {
+                if let Some((last, before)) = ids[k - 1..].get(..n).and_then(|c| c.split_last()) {
+                    let kind = ids[k - 1..k - 1 + n].iter().map(|&i| ctx.graph.op(i).kind.name()).collect::<Vec<_>>().join("+");
+                    let fused = Fused {
+                        first: before.to_vec(),
+                        late: before.iter().flat_map(|&i| ctx.graph.op(i).inputs.iter().flatten().copied()).collect(),
+                        mid: before.iter().map(|&i| ctx.graph.op(i).outputs[0]).collect(),
+                    };
+                    steps.push(Step { kind, kernel: built.kernel, io: OpIo::new(*last, built.inputs, ctx.graph.op(*last).outputs.clone()), fused: Some(fused) });
+                    k += n - 1;
+                    continue;
+                }
+            }
             // Pairs with a fused kernel (`ops::fuse_pair`) run as one step at the second op's
             // turn; the first op's output is never written.
             if let Some(built) = ids.get(k).and_then(|&next| ops::fuse_pair(ctx, id, next, ids.get(k + 1).copied())) {
                 let (first, second) = (ctx.graph.op(id), ctx.graph.op(ids[k]));
                 let kind = format!("{}+{}", first.kind.name(), second.kind.name());
-                let fused = Fused { first: id, late: first.inputs.iter().flatten().copied().collect(), mid: first.outputs[0] };
+                let fused = Fused { first: vec![id], late: first.inputs.iter().flatten().copied().collect(), mid: vec![first.outputs[0]] };
                 steps.push(Step { kind, kernel: built.kernel, io: OpIo::new(ids[k], built.inputs, second.outputs.clone()), fused: Some(fused) });
                 k += 1;
                 continue;
@@ -114,7 +129,7 @@ impl Executable for CpuExecutable {
         for s in &self.steps {
             if let Some(f) = &s.fused {
                 h.keep_alive.extend(f.late.iter().map(|&o| (o, s.io.op)));
-                h.elided.push(f.mid);
+                h.elided.extend(f.mid.iter().copied());
             }
         }
         h
@@ -130,7 +145,7 @@ impl Executable for CpuExecutable {
                 .steps
                 .iter()
                 .zip(t)
-                .flat_map(|(s, &d)| s.fused.as_ref().map(|f| (f.first, std::time::Duration::ZERO)).into_iter().chain([(s.io.op, d)]))
+                .flat_map(|(s, &d)| s.fused.iter().flat_map(|f| f.first.iter().map(|&o| (o, std::time::Duration::ZERO))).chain([(s.io.op, d)]))
                 .collect(),
             None => Vec::new(),
         }

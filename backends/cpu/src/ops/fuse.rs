@@ -62,7 +62,7 @@ struct Producer {
 
 /// Whether `next` is the only op that reads `t`, once, and `t` is neither a graph output nor a
 /// variable: a fused step may then skip writing it.
-fn read_once_by(ctx: &CompileCtx, t: nnrt_core::OperandId, next: OpId) -> bool {
+pub(super) fn read_once_by(ctx: &CompileCtx, t: nnrt_core::OperandId, next: OpId) -> bool {
     let g = ctx.graph;
     let reads = g.ops.iter().flat_map(|o| o.inputs.iter().flatten()).filter(|&&i| i == t).count();
     let next_reads = g.op(next).inputs.iter().flatten().filter(|&&i| i == t).count();

@@ -31,7 +31,7 @@ fn const_bytes(ctx: &CompileCtx, id: OpId, i: usize) -> Result<Vec<u8>, String> 
 }
 
 /// A one-element int8 or int16 zero point.
-fn zp(ctx: &CompileCtx, id: OpId, i: usize) -> Result<i32, String> {
+pub(crate) fn zp(ctx: &CompileCtx, id: OpId, i: usize) -> Result<i32, String> {
     match *const_bytes(ctx, id, i)? {
         [b] => Ok(i32::from(b as i8)),
         [a, b] => Ok(i32::from(i16::from_le_bytes([a, b]))),

@@ -48,6 +48,7 @@ mod scan;
 mod scatter;
 mod select;
 mod softmax;
+mod tosa_fuse;
 mod transpose_conv_padded;
 mod util;
 
@@ -58,6 +59,7 @@ use nnrt_core::{CompileCtx, OpId, OpKind, OpRegistry};
 use crate::kernel::Built;
 
 pub(crate) use fuse::fuse_pair;
+pub(crate) use tosa_fuse::fuse_rescale_chain;
 pub(crate) use mediapipe::{is_builtin_custom, output_dims as custom_output_dims};
 
 /// Why the CPU backend cannot run an op, or `Ok` when it can.

@@ -10,7 +10,7 @@ use crate::kernel::{built, Built};
 use crate::kernels::data::f16_to_f32;
 use crate::quant::dynamic;
 use crate::quant::misc::{self, Requantize};
-use crate::quant::tosa::Rescale;
+use crate::quant::tosa::{rescale_by_table, Rescale};
 
 /// QUANTIZE has integer kernels only; DEQUANTIZE takes them from a quantized input.
 fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
@@ -185,7 +185,8 @@ fn const_ints(ctx: &CompileCtx, id: OpId, i: usize) -> Result<Vec<i64>, String> 
     })
 }
 
-fn build_rescale(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+/// RESCALE's constants as its kernel takes them (zero points of unsigned sides as unsigned).
+pub(crate) fn rescale_params(ctx: &CompileCtx, id: OpId) -> Result<Rescale, String> {
     let op = ctx.graph.op(id);
     let OpKind::Rescale(p) = op.kind else { return Err("not a rescale".into()) };
     let x = op.input(0).ok_or("input 0 is absent")?;
@@ -212,6 +213,14 @@ fn build_rescale(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     if r.multiplier.is_empty() || r.multiplier.len() != r.shift.len() {
         return Err(format!("{} multipliers and {} shifts", r.multiplier.len(), r.shift.len()));
     }
+    Ok(r)
+}
+
+fn build_rescale(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let r = rescale_params(ctx, id)?;
+    let op = ctx.graph.op(id);
+    let x = op.input(0).ok_or("input 0 is absent")?;
+    let (xt, ot) = (ctx.graph.operand(x).dtype, ctx.graph.operand(op.outputs[0]).dtype);
     macro_rules! lanes {
         ($t:ident, |$n:ident| $body:expr) => {
             match $t {
@@ -221,6 +230,17 @@ fn build_rescale(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                 other => Err(format!("rescaling {other} is not supported")),
             }
         };
+    }
+    // An int8 input has 256 values per channel: one table lookup each.
+    let n = r.multiplier.len();
+    if xt == DType::I8 && n <= 4096 {
+        return lanes!(ot, |TO| {
+            let table = r.table8::<TO>();
+            Ok(built(vec![source(ctx, x)], move |ins, outs| {
+                rescale_by_table(&table, n, cast::<i8>(ins[0].bytes)?, cast_mut::<TO>(outs[0].bytes)?);
+                Ok(())
+            }))
+        });
     }
     let run = |xt: DType| {
         lanes!(ot, |TO| Ok(built(vec![source(ctx, x)], {

@@ -11,7 +11,7 @@
 use super::gemm::input_shift;
 use super::reference::{self, ConvQuant};
 use super::requant::{requant_row_simd, ChannelRequant};
-use super::{QInt, Requant};
+use super::QInt;
 use crate::kernels::depthwise::DepthwiseGeom;
 use crate::simd::qdepthwise::{self as sdw, DwVnni, BLOCK};
 use crate::simd::quant::{self as sq, VnniToken};
@@ -65,17 +65,7 @@ impl QDepthwise {
     /// Prepares `filter` (`[1, k_h, k_w, out_c]`, type `TW`).
     pub fn new<TI: QInt, TW: QInt>(g: DepthwiseGeom, q: ConvQuant, filter: &[TW]) -> QDepthwise {
         let oc = g.out_c();
-        let fixed: Option<Vec<(i32, i32)>> = q
-            .requant
-            .iter()
-            .map(|r| {
-                if let Requant::Fixed { multiplier, shift } = r {
-                    Some((*multiplier, *shift))
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let fixed: Option<Vec<sq::LaneConst>> = q.requant.iter().map(|&r| sq::LaneConst::of(r)).collect();
         let channel = ChannelRequant::of(&q.requant);
         let fast = std::mem::size_of::<TI>() == 1 && !q.wide && channel.is_some();
         let wz = filter.iter().enumerate().map(|(i, w)| (w.get() - q.w_zp[i % oc]) as i16).collect();
@@ -211,7 +201,7 @@ impl QDepthwise {
 }
 
 /// Packs weights and per-channel parameters for the VNNI kernel (layout at [`DwVnni`]).
-fn pack_vnni<TI: QInt, TW: QInt>(g: &DepthwiseGeom, q: &ConvQuant, fixed: &[(i32, i32)], filter: &[TW]) -> DwVnni {
+fn pack_vnni<TI: QInt, TW: QInt>(g: &DepthwiseGeom, q: &ConvQuant, fixed: &[sq::LaneConst], filter: &[TW]) -> DwVnni {
     let c = g.in_c;
     let taps = g.k_h * g.k_w;
     let quads = taps.div_ceil(4);
@@ -239,7 +229,8 @@ fn pack_vnni<TI: QInt, TW: QInt>(g: &DepthwiseGeom, q: &ConvQuant, fixed: &[(i32
         }
     }
     let slots = blocks * BLOCK;
-    let (mut bias, mut zw, mut mult, mut left, mut right) = (vec![0; slots], vec![0; slots], vec![0; slots], vec![0; slots], vec![0; slots]);
+    let (mut bias, mut zw, mut mult, mut left, right) = (vec![0; slots], vec![0; slots], vec![0; slots], vec![0; slots], vec![0; slots]);
+    let mut consts = vec![sq::LaneConst::fixed(0, 0); slots];
     for i in 0..slots {
         let ch = chan(i / BLOCK, i % BLOCK);
         if ch >= c {
@@ -250,22 +241,21 @@ fn pack_vnni<TI: QInt, TW: QInt>(g: &DepthwiseGeom, q: &ConvQuant, fixed: &[(i32
         let b = q.bias.as_ref().map_or(0, |b| b[ch] as i32);
         bias[i] = b.wrapping_sub(zx.wrapping_mul(sum_w)).wrapping_add(((quads * 4) as i32).wrapping_mul(zx).wrapping_mul(zwp));
         zw[i] = zwp;
-        let (m, sh) = fixed[ch];
-        mult[i] = m;
-        left[i] = sh.max(0);
-        right[i] = (-sh).max(0);
+        let lc = fixed[ch];
+        mult[i] = lc.mult;
+        left[i] = lc.left;
+        consts[i] = lc;
     }
     if zw.iter().all(|&z| z == 0) {
         zw.clear();
     }
     // requant64's constants, each 16-slot group's even slots first, then its odd ones.
     let (mut k, mut corr, mut sh) = (vec![0i64; slots], vec![0i64; slots], vec![0i64; slots]);
-    for (i, &r) in right.iter().enumerate() {
-        let r = r as i64;
+    for (i, c) in consts.iter().enumerate() {
         let j = (i / 16) * 16 + (i % 2) * 8 + (i % 16) / 2;
-        k[j] = (1 << 30) + if r > 0 { 1 << (30 + r) } else { 0 };
-        corr[j] = if r > 0 { 1 << 31 } else { 0 };
-        sh[j] = 31 + r;
+        k[j] = c.k;
+        corr[j] = c.corr;
+        sh[j] = c.sh;
     }
     let any_left = left.iter().any(|&l| l > 0);
     let pad_byte = bytemuck::bytes_of(&TI::put(q.in_zp))[0];
@@ -292,6 +282,7 @@ fn pack_vnni<TI: QInt, TW: QInt>(g: &DepthwiseGeom, q: &ConvQuant, fixed: &[(i32
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::quant::Requant;
     use proptest::prelude::*;
 
     fn ints(seed: u64, n: usize, lo: i32, hi: i32) -> Vec<i32> {

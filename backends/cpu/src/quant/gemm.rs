@@ -189,21 +189,11 @@ impl QEpilogue {
                     .wrapping_add(k.wrapping_mul(zx_shifted).wrapping_mul(b.zw[j]))
             })
             .collect();
-        let pairs: Option<Vec<(i32, i32)>> = q
-            .requant
-            .iter()
-            .map(|r| {
-                if let Requant::Fixed { multiplier, shift } = r {
-                    Some((*multiplier, *shift))
-                } else {
-                    None
-                }
-            })
-            .collect();
-        let lanes = match (&pairs, sq::VnniToken::new()) {
-            (Some(p), Some(t)) => {
-                let cols = cbias.iter().zip(&b.zw).zip(p).map(|((&bias, &zw), &mp)| (bias, zw, mp));
-                Some((t, sq::LaneRequant::new(cols, b.n.div_ceil(NR) * NR, (q.out_zp, q.act.0, q.act.1))))
+        let consts: Option<Vec<sq::LaneConst>> = q.requant.iter().map(|&r| sq::LaneConst::of(r)).collect();
+        let lanes = match (&consts, sq::VnniToken::new()) {
+            (Some(c), Some(t)) => {
+                let cols = cbias.iter().zip(&b.zw).zip(c).map(|((&bias, &zw), &lc)| (bias, zw, lc));
+                Some((t, sq::LaneRequant::with(cols, b.n.div_ceil(NR) * NR, (q.out_zp, q.act.0, q.act.1))))
             }
             _ => None,
         };
@@ -233,7 +223,7 @@ impl QEpilogue {
             None => {
                 for (j, v) in acc.iter_mut().enumerate() {
                     let x = v.wrapping_add(self.cbias[c0 + j]);
-                    *v = self.requant[c0 + j].apply(x).wrapping_add(self.out_zp).clamp(self.act.0, self.act.1);
+                    *v = self.requant[c0 + j].apply(x).saturating_add(self.out_zp).clamp(self.act.0, self.act.1);
                 }
             }
         }

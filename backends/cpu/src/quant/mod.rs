@@ -103,6 +103,17 @@ pub enum Requant {
     /// `rint(float(acc) * scale)`, half to even, in single precision: XNNPACK's fp32
     /// requantization (ExecuTorch's int8 convolutions and fully connected layers).
     Single(f32),
+    /// TOSA's `apply_scale_32(acc, multiplier, shift, double_round)`: one 64-bit multiply and
+    /// one rounding right shift (a TOSA CONV2D / DEPTHWISE_CONV2D with the RESCALE after it,
+    /// fused). The result saturates to int32 (the specification requires it to fit).
+    Tosa {
+        /// 32-bit multiplier.
+        multiplier: i32,
+        /// Right shift, 2..=62.
+        shift: u32,
+        /// DOUBLE_ROUND: with a shift over 31, round once more at bit 30.
+        double_round: bool,
+    },
 }
 
 impl Requant {
@@ -119,6 +130,7 @@ impl Requant {
             Requant::Fixed { multiplier, shift } => fixedpoint::mbqm(acc, multiplier, shift),
             Requant::Float(s) => round_to_i32(acc as f64 * s),
             Requant::Single(s) => rint_to_i32(acc as f32 * s),
+            Requant::Tosa { multiplier, shift, double_round } => tosa::apply_scale_32_i32(acc, multiplier, shift, double_round),
         }
     }
 
@@ -129,6 +141,7 @@ impl Requant {
             Requant::Fixed { multiplier, shift } => fixedpoint::mbqm64(acc, multiplier, shift),
             Requant::Float(s) => round_to_i32(acc as f64 * s),
             Requant::Single(s) => rint_to_i32(acc as f32 * s),
+            Requant::Tosa { multiplier, shift, double_round } => tosa::apply_scale_32(acc, multiplier, shift, double_round) as i32,
         }
     }
 }

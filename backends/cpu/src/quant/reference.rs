@@ -53,7 +53,7 @@ impl ConvQuant {
         } else {
             self.requant[c].apply(acc as i32)
         };
-        (v.wrapping_add(self.out_zp)).clamp(self.act.0, self.act.1)
+        v.saturating_add(self.out_zp).clamp(self.act.0, self.act.1)
     }
 }
 

@@ -16,6 +16,18 @@ pub struct ChannelRequant {
     /// Per-channel float scales instead of the fixed-point multipliers (XNNPACK's fp32
     /// requantization, [`super::Requant::Single`]); empty otherwise.
     pub single: Vec<f32>,
+    /// Per-channel TOSA `apply_scale_32` parameters instead ([`super::Requant::Tosa`]); empty
+    /// otherwise.
+    pub tosa: Vec<TosaScale>,
+}
+
+/// One channel's `apply_scale_32(acc, multiplier, shift, double_round)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TosaScale {
+    pub multiplier: i32,
+    /// 2..=62.
+    pub shift: u32,
+    pub double_round: bool,
 }
 
 impl ChannelRequant {
@@ -43,8 +55,14 @@ impl ChannelRequant {
         if let Some(pairs) = requant.iter().map(|r| if let Requant::Fixed { multiplier, shift } = r { Some((*multiplier, *shift)) } else { None }).collect::<Option<Vec<_>>>() {
             return Some(ChannelRequant::new(pairs));
         }
-        let scales = requant.iter().map(|r| if let Requant::Single(s) = r { Some(*s) } else { None }).collect::<Option<Vec<_>>>()?;
-        Some(ChannelRequant::single(scales))
+        if let Some(scales) = requant.iter().map(|r| if let Requant::Single(s) = r { Some(*s) } else { None }).collect::<Option<Vec<_>>>() {
+            return Some(ChannelRequant::single(scales));
+        }
+        let tosa = requant
+            .iter()
+            .map(|r| if let Requant::Tosa { multiplier, shift, double_round } = *r { Some(TosaScale { multiplier, shift, double_round }) } else { None })
+            .collect::<Option<Vec<_>>>()?;
+        Some(ChannelRequant { tosa, ..ChannelRequant::default() })
     }
 }
 
@@ -69,6 +87,17 @@ pub fn mbqm_branchless(x: i32, mult: i32, lmul: i32, right: i32) -> i32 {
 #[inline(always)]
 pub fn requant_row(acc: &mut [i32], bias: &[i32], r: &ChannelRequant, c0: usize, out_zp: i32, lo: i32, hi: i32) {
     let n = acc.len();
+    if !r.tosa.is_empty() {
+        // The sum saturates to int32 in apply_scale_32; the zero point is added in int32 and the
+        // result clipped (RESCALE's apply_add_s, then the output type's and CLAMP's range).
+        let (bias, ts) = (&bias[c0..c0 + n], &r.tosa[c0..c0 + n]);
+        for i in 0..n {
+            let t = ts[i];
+            let v = super::tosa::apply_scale_32_i32(acc[i].wrapping_add(bias[i]), t.multiplier, t.shift, t.double_round);
+            acc[i] = v.saturating_add(out_zp).clamp(lo, hi);
+        }
+        return;
+    }
     if !r.single.is_empty() {
         let (bias, scale) = (&bias[c0..c0 + n], &r.single[c0..c0 + n]);
         for i in 0..n {
@@ -88,7 +117,7 @@ pub fn requant_row(acc: &mut [i32], bias: &[i32], r: &ChannelRequant, c0: usize,
 /// (`simd::quant::requant_row_prefix`), the rest here.
 #[inline(always)]
 pub(crate) fn requant_row_simd(acc: &mut [i32], bias: &[i32], r: &ChannelRequant, c0: usize, out_zp: i32, lo: i32, hi: i32) {
-    if !r.single.is_empty() {
+    if !r.single.is_empty() || !r.tosa.is_empty() {
         requant_row(acc, bias, r, c0, out_zp, lo, hi);
         return;
     }

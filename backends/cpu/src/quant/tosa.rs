@@ -60,6 +60,19 @@ pub fn apply_scale_32(value: i64, multiplier: i32, shift: u32, double_round: boo
     r.clamp(i128::from(i32::MIN), i128::from(i32::MAX)) as i64
 }
 
+/// [`apply_scale_32`] of an int32 value in 64-bit arithmetic, for the fused convolution epilogues:
+/// `|value * multiplier| <= 2^62` and the rounding term is below `2^61 + 2^30`, so nothing
+/// overflows. `shift` must be 1..=62 (RESCALE's checks give 2..=62).
+#[inline(always)]
+pub fn apply_scale_32_i32(value: i32, multiplier: i32, shift: u32, double_round: bool) -> i32 {
+    let mut round = 1i64 << (shift - 1);
+    if double_round && shift > 31 {
+        round += if value >= 0 { 1 << 30 } else { -(1 << 30) };
+    }
+    let r = (i64::from(value) * i64::from(multiplier) + round) >> shift;
+    r.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
+}
+
 /// `apply_scale_16`: as [`apply_scale_32`] with a 16-bit multiplier and a 48-bit value.
 #[inline]
 pub fn apply_scale_16(value: i64, multiplier: i16, shift: u32) -> i64 {
@@ -83,20 +96,52 @@ pub struct Rescale {
 }
 
 impl Rescale {
+    /// One value of channel `c`.
+    #[inline(always)]
+    fn one<TI: Lane, TO: Lane>(&self, v: TI, c: usize) -> TO {
+        let value = v.widen(self.input_unsigned) - self.input_zp;
+        let r = if self.scale32 {
+            apply_scale_32(value, self.multiplier[c], self.shift[c], self.double_round)
+        } else {
+            apply_scale_16(value, self.multiplier[c] as i16, self.shift[c])
+        };
+        // The zero point is added in int32 (apply_add_s), then clipped to the output type.
+        let r = (r + self.output_zp).clamp(i64::from(i32::MIN), i64::from(i32::MAX));
+        TO::narrow(r, self.output_unsigned)
+    }
+
     /// RESCALE over `x` (row-major; channel = index modulo the number of multipliers).
     pub fn run<TI: Lane, TO: Lane>(&self, x: &[TI], out: &mut [TO]) {
         let n = self.multiplier.len().max(1);
-        for (i, (o, &v)) in out.iter_mut().zip(x).enumerate() {
-            let c = i % n;
-            let value = v.widen(self.input_unsigned) - self.input_zp;
-            let r = if self.scale32 {
-                apply_scale_32(value, self.multiplier[c], self.shift[c], self.double_round)
-            } else {
-                apply_scale_16(value, self.multiplier[c] as i16, self.shift[c])
-            };
-            // The zero point is added in int32 (apply_add_s), then clipped to the output type.
-            let r = (r + self.output_zp).clamp(i64::from(i32::MIN), i64::from(i32::MAX));
-            *o = TO::narrow(r, self.output_unsigned);
+        for (o, x) in out.chunks_mut(n).zip(x.chunks(n)) {
+            for (c, (o, &v)) in o.iter_mut().zip(x).enumerate() {
+                *o = self.one(v, c);
+            }
+        }
+    }
+
+    /// The result for each byte of an int8 input, per channel: `table[c * 256 + byte]`.
+    pub fn table8<TO: Lane>(&self) -> Vec<TO> {
+        let n = self.multiplier.len().max(1);
+        (0..n).flat_map(|c| (0..=255u8).map(move |b| self.one::<i8, TO>(b as i8, c))).collect()
+    }
+}
+
+/// RESCALE of an int8 input through its [`Rescale::table8`] (`n` channels).
+pub fn rescale_by_table<TO: Copy>(table: &[TO], n: usize, x: &[i8], out: &mut [TO]) {
+    if n == 1 {
+        let t: &[TO; 256] = match table.get(..256).and_then(|t| t.try_into().ok()) {
+            Some(t) => t,
+            None => return,
+        };
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = t[v as u8 as usize];
+        }
+        return;
+    }
+    for (o, x) in out.chunks_mut(n).zip(x.chunks(n)) {
+        for (c, (o, &v)) in o.iter_mut().zip(x).enumerate() {
+            *o = table[c * 256 + v as u8 as usize];
         }
     }
 }
@@ -469,6 +514,33 @@ mod tests {
         assert_eq!(apply_scale_32(3, 1 << 30, 31, false), 2);
         assert_eq!(apply_scale_32(-3, 1 << 30, 31, false), -1);
         assert_eq!(apply_scale_16(5, 1 << 14, 15), 3);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_int8_table_is_rescale(x in proptest::collection::vec(proptest::prelude::any::<i8>(), 1..64), n in 1usize..4, m in 1i32..i32::MAX, s in 2u32..=40, zps in (-128i64..128, -128i64..128), flags in proptest::prelude::any::<[bool; 4]>()) {
+            let [scale32, double_round, input_unsigned, output_unsigned] = flags;
+            let m = if scale32 { m } else { m >> 16 };
+            let r = Rescale {
+                multiplier: (0..n as i32).map(|c| m.saturating_sub(c * 1000).max(1)).collect(),
+                shift: vec![s; n],
+                scale32,
+                double_round,
+                input_zp: if input_unsigned { zps.0 & 0xff } else { zps.0 },
+                output_zp: if output_unsigned { zps.1 & 0xff } else { zps.1 },
+                input_unsigned,
+                output_unsigned,
+            };
+            let (mut want, mut got) = (vec![0i8; x.len()], vec![0i8; x.len()]);
+            r.run::<i8, i8>(&x, &mut want);
+            rescale_by_table(&r.table8::<i8>(), n, &x, &mut got);
+            proptest::prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn the_64_bit_form_is_apply_scale_32(v in proptest::prelude::any::<i32>(), m in proptest::prelude::any::<i32>(), s in 2u32..=62, dr in proptest::prelude::any::<bool>()) {
+            proptest::prop_assert_eq!(i64::from(apply_scale_32_i32(v, m, s, dr)), apply_scale_32(i64::from(v), m, s, dr));
+        }
     }
 
     #[test]

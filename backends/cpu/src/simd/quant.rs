@@ -113,9 +113,58 @@ pub(crate) struct LaneRequant {
     pub sh: Vec<i64>,
 }
 
+/// One column's requantization in [`requant64`]'s terms: the multiplier and left shift applied
+/// to the sum, and the 64-bit rounding constant, negative-product correction and right shift.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LaneConst {
+    pub mult: i32,
+    pub left: i32,
+    pub k: i64,
+    pub corr: i64,
+    pub sh: i64,
+}
+
+impl LaneConst {
+    /// TFLite's `MultiplyByQuantizedMultiplier(acc, mult, shift)` (see [`requant64`]).
+    pub(crate) fn fixed(mult: i32, shift: i32) -> LaneConst {
+        let r = i64::from((-shift).max(0));
+        LaneConst { mult, left: shift.max(0), k: (1 << 30) + if r > 0 { 1 << (30 + r) } else { 0 }, corr: if r > 0 { 1 << 31 } else { 0 }, sh: 31 + r }
+    }
+
+    /// TOSA's `apply_scale_32(acc, multiplier, shift, double_round)` — `⌊(p + 2^(shift−1) ± 2³⁰)
+    /// / 2^shift⌋`, the `± 2³⁰` only with DOUBLE_ROUND and `shift > 31`, `+` for `acc ≥ 0` — when
+    /// the lanes compute it exactly: `multiplier > 0` (then `acc < 0 ⇔ p < 0`; [`requant64`]
+    /// corrects products below `−2³⁰` only, but for `−2³⁰ ≤ p < 0` and `shift ≥ 32` both
+    /// roundings give 0) and `multiplier < 2^(shift−1)` (a scale below ½, so the result of any
+    /// int32 sum fits int32 and the lanes' truncation is the specification's saturation).
+    pub(crate) fn tosa(multiplier: i32, shift: u32, double_round: bool) -> Option<LaneConst> {
+        if multiplier <= 0 || !(2..=62).contains(&shift) || i64::from(multiplier) >= 1i64 << (shift - 1) {
+            return None;
+        }
+        let twice = double_round && shift > 31;
+        Some(LaneConst { mult: multiplier, left: 0, k: (1i64 << (shift - 1)) + if twice { 1 << 30 } else { 0 }, corr: if twice { 1 << 31 } else { 0 }, sh: i64::from(shift) })
+    }
+
+    /// For a [`crate::quant::Requant`], when the lanes compute it exactly.
+    pub(crate) fn of(r: crate::quant::Requant) -> Option<LaneConst> {
+        match r {
+            crate::quant::Requant::Fixed { multiplier, shift } => Some(LaneConst::fixed(multiplier, shift)),
+            crate::quant::Requant::Tosa { multiplier, shift, double_round } => LaneConst::tosa(multiplier, shift, double_round),
+            _ => None,
+        }
+    }
+}
+
 impl LaneRequant {
-    /// From per-column `(bias, zw, (multiplier, shift))`, padded with zeros to `len`.
+    /// From per-column `(bias, zw, (multiplier, shift))` (TFLite's requantization), padded with
+    /// zeros to `len`.
+    #[cfg(test)]
     pub(crate) fn new(cols: impl IntoIterator<Item = (i32, i32, (i32, i32))>, len: usize, out: (i32, i32, i32)) -> LaneRequant {
+        Self::with(cols.into_iter().map(|(b, z, (m, sh))| (b, z, LaneConst::fixed(m, sh))), len, out)
+    }
+
+    /// From per-column `(bias, zw, lane constants)`, padded with zeros to `len`.
+    pub(crate) fn with(cols: impl IntoIterator<Item = (i32, i32, LaneConst)>, len: usize, out: (i32, i32, i32)) -> LaneRequant {
         let len = len.div_ceil(16) * 16;
         let mut l = LaneRequant {
             bias: vec![0; len],
@@ -129,20 +178,22 @@ impl LaneRequant {
             corr: vec![0; len],
             sh: vec![0; len],
         };
-        for (i, (b, z, (m, sh))) in cols.into_iter().enumerate().take(len) {
+        // Padding columns: multiplier 0, the TFLite constants of shift 0.
+        let pad = LaneConst::fixed(0, 0);
+        let mut consts = vec![pad; len];
+        for (i, (b, z, c)) in cols.into_iter().enumerate().take(len) {
             l.bias[i] = b;
             l.zw[i] = z;
-            l.mult[i] = m;
-            l.left[i] = sh.max(0);
-            l.right[i] = (-sh).max(0);
-            l.any_left |= sh > 0;
+            l.mult[i] = c.mult;
+            l.left[i] = c.left;
+            l.any_left |= c.left > 0;
+            consts[i] = c;
         }
-        for i in 0..len {
-            let r = l.right[i] as i64;
+        for (i, c) in consts.iter().enumerate() {
             let j = (i / 16) * 16 + (i % 2) * 8 + (i % 16) / 2;
-            l.k[j] = (1 << 30) + if r > 0 { 1 << (30 + r) } else { 0 };
-            l.corr[j] = if r > 0 { 1 << 31 } else { 0 };
-            l.sh[j] = 31 + r;
+            l.k[j] = c.k;
+            l.corr[j] = c.corr;
+            l.sh[j] = c.sh;
         }
         l
     }
