@@ -31,6 +31,10 @@ pub(crate) fn fuse_rescale_chain(ctx: &CompileCtx, ids: &[OpId]) -> Option<(Buil
 
 /// The ops of one chain, as found.
 struct Chain {
+    /// A RESCALE before the convolution that only moves unsigned input bytes to int8
+    /// (`b − in_zp + out_zp`, exactly, for every byte): the convolution reads the bytes
+    /// themselves with its zero point moved by `in_zp − out_zp`.
+    pre: Option<(OpId, i32)>,
     conv: OpId,
     rescale: OpId,
     /// Output range from the CLAMP after the RESCALE, if any.
@@ -47,8 +51,38 @@ fn scalar(ctx: &CompileCtx, id: OperandId) -> Option<i64> {
     }
 }
 
+/// `in_zp − out_zp` when `pre` is a RESCALE of unsigned int8 bytes to signed int8 that gives
+/// exactly `b − in_zp + out_zp` for every byte `b` and whose result only `conv` reads.
+fn byte_shift(ctx: &CompileCtx, pre: OpId, conv: OpId) -> Option<i32> {
+    let g = ctx.graph;
+    let r = g.op(pre);
+    let OpKind::Rescale(p) = r.kind else { return None };
+    let (x, y) = (r.input(0)?, r.outputs[0]);
+    if !p.input_unsigned || p.output_unsigned || g.operand(x).dtype != DType::I8 || g.operand(y).dtype != DType::I8 {
+        return None;
+    }
+    if g.op(conv).input(0) != Some(y) || !read_once_by(ctx, y, conv) {
+        return None;
+    }
+    let params = rescale_params(ctx, pre).ok()?;
+    let (in_zp, out_zp) = (params.input_zp, params.output_zp);
+    let table = params.table8::<i8>();
+    let exact = (0..params.multiplier.len()).all(|c| (0..256i64).all(|b| i64::from(table[c * 256 + b as usize]) == b - in_zp + out_zp));
+    exact.then_some((in_zp - out_zp) as i32)
+}
+
 impl Chain {
     fn find(ctx: &CompileCtx, ids: &[OpId]) -> Option<Chain> {
+        if let Some(shift) = byte_shift(ctx, *ids.first()?, *ids.get(1)?) {
+            let mut chain = Chain::find_from_conv(ctx, &ids[1..])?;
+            chain.pre = Some((ids[0], shift));
+            chain.len += 1;
+            return Some(chain);
+        }
+        Chain::find_from_conv(ctx, ids)
+    }
+
+    fn find_from_conv(ctx: &CompileCtx, ids: &[OpId]) -> Option<Chain> {
         let g = ctx.graph;
         let (&conv, &rescale) = (ids.first()?, ids.get(1)?);
         let c = g.op(conv);
@@ -68,7 +102,7 @@ impl Chain {
             return None;
         }
         let y = r.outputs[0];
-        let mut chain = Chain { conv, rescale, clamp: None, len: 2 };
+        let mut chain = Chain { pre: None, conv, rescale, clamp: None, len: 2 };
         // The CLAMP: MAXIMUM(y, lo) then MINIMUM(that, hi), either operand order, on a signed output.
         if let (Some(&mx), Some(&mn), false) = (ids.get(2), ids.get(3), p.output_unsigned) {
             let (a, b) = (g.op(mx), g.op(mn));
@@ -96,7 +130,10 @@ impl Chain {
     fn build(&self, ctx: &CompileCtx) -> Result<Built, String> {
         let g = ctx.graph;
         let c = g.op(self.conv);
-        let x = c.input(0).ok_or("input 0 is absent")?;
+        let x = match self.pre {
+            Some((pre, _)) => g.op(pre).input(0).ok_or("input 0 is absent")?,
+            None => c.input(0).ok_or("input 0 is absent")?,
+        };
         let w = c.input(1).ok_or("input 1 is absent")?;
         let wk = g.operand(w);
         let wbytes = wk.data.as_ref().ok_or("the filter must be constant")?.bytes();
@@ -123,7 +160,14 @@ impl Chain {
             Some(b) => Some(per(&const_ints(ctx, b)?, "biases")?),
             None => None,
         };
-        let (x_zp, w_zp) = (zp(ctx, self.conv, 3)?, zp(ctx, self.conv, 4)?);
+        let (mut x_zp, w_zp) = (zp(ctx, self.conv, 3)?, zp(ctx, self.conv, 4)?);
+        if let Some((_, shift)) = self.pre {
+            x_zp += shift;
+            if !(0..=255).contains(&x_zp) {
+                return Err(format!("the zero point of the unsigned input bytes would be {x_zp}"));
+            }
+        }
+        let bytes = self.pre.is_some();
         let ot = g.operand(g.op(self.rescale).outputs[0]).dtype;
         let (tmin, tmax) = match (ot, r.output_unsigned) {
             (DType::I8, false) => (i32::from(i8::MIN), i32::from(i8::MAX)),
@@ -146,30 +190,38 @@ impl Chain {
                 if !matches!(p.padding, Padding::Explicit(_) | Padding::Valid) || wd[3] != xd[3] {
                     return Err("explicit padding and an ungrouped filter expected".into());
                 }
-                K::Conv(QConv::new::<i8, i8>(conv_geom(&xd, &wd, &od, &p)?, q, &filter))
+                let g = conv_geom(&xd, &wd, &od, &p)?;
+                K::Conv(if bytes { QConv::new::<u8, i8>(g, q, &filter) } else { QConv::new::<i8, i8>(g, q, &filter) })
             }
             OpKind::DepthwiseConv2D(p) => {
                 if !matches!(p.padding, Padding::Explicit(_) | Padding::Valid) || wd[0] != 1 || wd[3] != oc || oc % xd[3].max(1) != 0 {
                     return Err("explicit padding and a [1, KH, KW, C*M] filter expected".into());
                 }
-                K::Dw(QDepthwise::new::<i8, i8>(depthwise_geom(&xd, &wd, &od, &p)?, q, &filter))
+                let g = depthwise_geom(&xd, &wd, &od, &p)?;
+                K::Dw(if bytes { QDepthwise::new::<u8, i8>(g, q, &filter) } else { QDepthwise::new::<i8, i8>(g, q, &filter) })
             }
             _ => return Err("not a convolution".into()),
         };
-        fn run<TO: QInt>(k: &K, x: &[i8], out: &mut [TO]) {
+        fn run<TI: QInt, TO: QInt>(k: &K, x: &[TI], out: &mut [TO]) {
             match k {
-                K::Conv(c) => c.run::<i8, TO>(x, out),
-                K::Dw(d) => d.run::<i8, TO>(x, out),
+                K::Conv(c) => c.run::<TI, TO>(x, out),
+                K::Dw(d) => d.run::<TI, TO>(x, out),
             }
         }
-        Ok(built(vec![source(ctx, x)], move |ins, outs| {
-            let x = cast::<i8>(ins[0].bytes)?;
-            match (ot, r.output_unsigned) {
-                (DType::I8, false) => run(&k, x, cast_mut::<i8>(outs[0].bytes)?),
-                (DType::I8, true) => run(&k, x, cast_mut::<u8>(outs[0].bytes)?),
-                _ => run(&k, x, cast_mut::<i16>(outs[0].bytes)?),
+        fn run_to<TI: QInt>(k: &K, x: &[TI], ot: DType, unsigned: bool, out: &mut [u8]) -> Result<(), String> {
+            match (ot, unsigned) {
+                (DType::I8, false) => run(k, x, cast_mut::<i8>(out)?),
+                (DType::I8, true) => run(k, x, cast_mut::<u8>(out)?),
+                _ => run(k, x, cast_mut::<i16>(out)?),
             }
             Ok(())
+        }
+        Ok(built(vec![source(ctx, x)], move |ins, outs| {
+            if bytes {
+                run_to(&k, cast::<u8>(ins[0].bytes)?, ot, r.output_unsigned, outs[0].bytes)
+            } else {
+                run_to(&k, cast::<i8>(ins[0].bytes)?, ot, r.output_unsigned, outs[0].bytes)
+            }
         }))
     }
 }
@@ -192,6 +244,8 @@ mod tests {
         pad: [usize; 4],
         /// Scales below ½ (the VNNI lanes) or up to 4 (the scalar epilogue).
         small_scale: bool,
+        /// Scales of 2^28 and more: results beyond int32 saturate (the scalar epilogue).
+        huge_scale: bool,
         double_round: bool,
         clamp: Option<(i32, i32)>,
         w_zp: i32,
@@ -220,7 +274,7 @@ mod tests {
         let x_zp = (next() % 256) as i32 - 128;
         let mults: Vec<i32> = (0..oc).map(|_| (1 << 30) + (next() % (1 << 30)) as i32).collect();
         // multiplier in [2^30, 2^31): scale = m / 2^shift; shift 32..39 gives < 1/2, 29..31 up to 4.
-        let shifts: Vec<u32> = (0..oc).map(|_| if case.small_scale { 32 + (next() % 8) as u32 } else { 29 + (next() % 3) as u32 }).collect();
+        let shifts: Vec<u32> = (0..oc).map(|_| if case.huge_scale { 2 + (next() % 3) as u32 } else if case.small_scale { 32 + (next() % 8) as u32 } else { 29 + (next() % 3) as u32 }).collect();
         let out_zp = (next() % 256) as i32 - 128;
 
         let mut g = Subgraph::default();
@@ -281,13 +335,15 @@ mod tests {
 
     #[test]
     fn fused_chains_compute_the_unfused_ops_integers() {
-        let base = Case { depthwise: false, hwc: [9, 7, 5], oc: 19, k: 3, stride: 1, pad: [1, 1, 1, 1], small_scale: true, double_round: true, clamp: Some((-128, 127)), w_zp: 0 };
+        let base = Case { depthwise: false, hwc: [9, 7, 5], oc: 19, k: 3, stride: 1, pad: [1, 1, 1, 1], small_scale: true, huge_scale: false, double_round: true, clamp: Some((-128, 127)), w_zp: 0 };
         let cases = [
             Case { ..base },
             Case { stride: 2, pad: [0, 1, 0, 1], clamp: None, double_round: false, ..base },
             Case { k: 1, pad: [0; 4], hwc: [6, 6, 40], oc: 37, clamp: Some((-3, 100)), ..base },
             Case { small_scale: false, clamp: Some((-100, 90)), ..base },
             Case { w_zp: 3, ..base },
+            Case { huge_scale: true, ..base },
+            Case { depthwise: true, hwc: [6, 5, 8], oc: 8, huge_scale: true, double_round: false, ..base },
             Case { depthwise: true, hwc: [8, 9, 24], oc: 24, ..base },
             Case { depthwise: true, hwc: [8, 9, 3], oc: 6, stride: 2, pad: [1, 0, 1, 0], ..base },
             Case { depthwise: true, hwc: [5, 5, 70], oc: 70, small_scale: false, double_round: false, clamp: Some((0, 127)), ..base },

@@ -65,7 +65,9 @@ impl QDepthwise {
     /// Prepares `filter` (`[1, k_h, k_w, out_c]`, type `TW`).
     pub fn new<TI: QInt, TW: QInt>(g: DepthwiseGeom, q: ConvQuant, filter: &[TW]) -> QDepthwise {
         let oc = g.out_c();
-        let fixed: Option<Vec<sq::LaneConst>> = q.requant.iter().map(|&r| sq::LaneConst::of(r)).collect();
+        // |(x − zx)(w − zw)| ≤ 255² per tap (8-bit operands), plus the bias.
+        let bound = |c: usize| ((g.k_h * g.k_w) as i64).saturating_mul(255 * 255).saturating_add(q.bias.as_ref().map_or(0, |v| v[c].saturating_abs()));
+        let fixed: Option<Vec<sq::LaneConst>> = q.requant.iter().enumerate().map(|(c, &r)| sq::LaneConst::of(r, bound(c))).collect();
         let channel = ChannelRequant::of(&q.requant);
         let fast = std::mem::size_of::<TI>() == 1 && !q.wide && channel.is_some();
         let wz = filter.iter().enumerate().map(|(i, w)| (w.get() - q.w_zp[i % oc]) as i16).collect();

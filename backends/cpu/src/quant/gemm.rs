@@ -189,7 +189,9 @@ impl QEpilogue {
                     .wrapping_add(k.wrapping_mul(zx_shifted).wrapping_mul(b.zw[j]))
             })
             .collect();
-        let consts: Option<Vec<sq::LaneConst>> = q.requant.iter().map(|&r| sq::LaneConst::of(r)).collect();
+        // |(x − zx)(w − zw)| ≤ 255² per product (8-bit operands), plus the bias.
+        let bound = |j: usize| (b.k as i64).saturating_mul(255 * 255).saturating_add(q.bias.as_ref().map_or(0, |v| v[j].saturating_abs()));
+        let consts: Option<Vec<sq::LaneConst>> = q.requant.iter().enumerate().map(|(j, &r)| sq::LaneConst::of(r, bound(j))).collect();
         let lanes = match (&consts, sq::VnniToken::new()) {
             (Some(c), Some(t)) => {
                 let cols = cbias.iter().zip(&b.zw).zip(c).map(|((&bias, &zw), &lc)| (bias, zw, lc));

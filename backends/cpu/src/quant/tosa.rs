@@ -341,42 +341,56 @@ pub struct IntPool {
 }
 
 impl IntPool {
+    /// Each output pixel: the in-bounds taps' rows of channels summed (or maxed) into one row,
+    /// then each channel finished — the same integers as tap by tap, channel by channel.
     pub fn run<T: Lane>(&self, x: &[T], out: &mut [T]) {
         let [n, ih, iw, c] = self.input;
         let [_, oh, ow, _] = self.output;
+        let (mut acc, mut max) = (vec![0i64; c], vec![i64::MIN; c]);
         for b in 0..n {
             for oy in 0..oh {
                 for ox in 0..ow {
-                    for ch in 0..c {
-                        let (mut acc, mut max, mut count) = (0i64, i64::MIN, 0u32);
-                        for ky in 0..self.kernel[0] {
-                            let y = (oy * self.stride[0] + ky) as isize - self.pad[0] as isize;
-                            if y < 0 || y as usize >= ih {
+                    acc.fill(0);
+                    max.fill(i64::MIN);
+                    let mut count = 0u32;
+                    for ky in 0..self.kernel[0] {
+                        let y = (oy * self.stride[0] + ky) as isize - self.pad[0] as isize;
+                        if y < 0 || y as usize >= ih {
+                            continue;
+                        }
+                        for kx in 0..self.kernel[1] {
+                            let xx = (ox * self.stride[1] + kx) as isize - self.pad[1] as isize;
+                            if xx < 0 || xx as usize >= iw {
                                 continue;
                             }
-                            for kx in 0..self.kernel[1] {
-                                let xx = (ox * self.stride[1] + kx) as isize - self.pad[1] as isize;
-                                if xx < 0 || xx as usize >= iw {
-                                    continue;
+                            let at = ((b * ih + y as usize) * iw + xx as usize) * c;
+                            let row = &x[at..at + c];
+                            count += 1;
+                            if self.average.is_some() {
+                                for (a, v) in acc.iter_mut().zip(row) {
+                                    *a += v.widen(false);
                                 }
-                                let v = x[((b * ih + y as usize) * iw + xx as usize) * c + ch].widen(false);
-                                count += 1;
-                                acc += v;
-                                max = max.max(v);
+                            } else {
+                                for (m, v) in max.iter_mut().zip(row) {
+                                    *m = (*m).max(v.widen(false));
+                                }
                             }
                         }
-                        let r = match self.average {
-                            None => if count == 0 { 0 } else { max },
-                            Some([in_zp, out_zp]) => {
-                                if count == 0 {
-                                    out_zp
-                                } else {
-                                    let (m, s) = reciprocal_scale(count);
-                                    apply_scale_32(acc - in_zp * i64::from(count), m, s, false) + out_zp
-                                }
+                    }
+                    let o = &mut out[((b * oh + oy) * ow + ox) * c..][..c];
+                    match self.average {
+                        None => {
+                            for (o, &m) in o.iter_mut().zip(&max) {
+                                *o = T::narrow(if count == 0 { 0 } else { m }, false);
                             }
-                        };
-                        out[((b * oh + oy) * ow + ox) * c + ch] = T::narrow(r, false);
+                        }
+                        Some([in_zp, out_zp]) => {
+                            let (m, sh) = if count == 0 { (0, 1) } else { reciprocal_scale(count) };
+                            for (o, &a) in o.iter_mut().zip(&acc) {
+                                let r = if count == 0 { out_zp } else { apply_scale_32(a - in_zp * i64::from(count), m, sh, false) + out_zp };
+                                *o = T::narrow(r, false);
+                            }
+                        }
                     }
                 }
             }

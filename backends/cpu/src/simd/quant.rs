@@ -132,24 +132,29 @@ impl LaneConst {
     }
 
     /// TOSA's `apply_scale_32(acc, multiplier, shift, double_round)` — `⌊(p + 2^(shift−1) ± 2³⁰)
-    /// / 2^shift⌋`, the `± 2³⁰` only with DOUBLE_ROUND and `shift > 31`, `+` for `acc ≥ 0` — when
-    /// the lanes compute it exactly: `multiplier > 0` (then `acc < 0 ⇔ p < 0`; [`requant64`]
-    /// corrects products below `−2³⁰` only, but for `−2³⁰ ≤ p < 0` and `shift ≥ 32` both
-    /// roundings give 0) and `multiplier < 2^(shift−1)` (a scale below ½, so the result of any
-    /// int32 sum fits int32 and the lanes' truncation is the specification's saturation).
-    pub(crate) fn tosa(multiplier: i32, shift: u32, double_round: bool) -> Option<LaneConst> {
-        if multiplier <= 0 || !(2..=62).contains(&shift) || i64::from(multiplier) >= 1i64 << (shift - 1) {
+    /// / 2^shift⌋`, the `± 2³⁰` only with DOUBLE_ROUND and `shift > 31`, `+` for `acc ≥ 0` — for
+    /// sums of magnitude at most `acc_bound`, when the lanes compute it exactly: `multiplier > 0`
+    /// (then `acc < 0 ⇔ p < 0`; [`requant64`] corrects products below `−2³⁰` only, but for
+    /// `−2³⁰ ≤ p < 0` and `shift ≥ 32` both roundings give 0) and every result fits int32
+    /// (the lanes truncate where the specification saturates).
+    pub(crate) fn tosa(multiplier: i32, shift: u32, double_round: bool, acc_bound: i64) -> Option<LaneConst> {
+        if multiplier <= 0 || !(2..=62).contains(&shift) {
+            return None;
+        }
+        let largest = ((i128::from(acc_bound.max(0)) * i128::from(multiplier)) >> shift) + 2;
+        if largest >= i128::from(i32::MAX) {
             return None;
         }
         let twice = double_round && shift > 31;
         Some(LaneConst { mult: multiplier, left: 0, k: (1i64 << (shift - 1)) + if twice { 1 << 30 } else { 0 }, corr: if twice { 1 << 31 } else { 0 }, sh: i64::from(shift) })
     }
 
-    /// For a [`crate::quant::Requant`], when the lanes compute it exactly.
-    pub(crate) fn of(r: crate::quant::Requant) -> Option<LaneConst> {
+    /// For a [`crate::quant::Requant`] of sums of magnitude at most `acc_bound`, when the lanes
+    /// compute it exactly.
+    pub(crate) fn of(r: crate::quant::Requant, acc_bound: i64) -> Option<LaneConst> {
         match r {
             crate::quant::Requant::Fixed { multiplier, shift } => Some(LaneConst::fixed(multiplier, shift)),
-            crate::quant::Requant::Tosa { multiplier, shift, double_round } => LaneConst::tosa(multiplier, shift, double_round),
+            crate::quant::Requant::Tosa { multiplier, shift, double_round } => LaneConst::tosa(multiplier, shift, double_round, acc_bound),
             _ => None,
         }
     }
