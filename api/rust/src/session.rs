@@ -555,6 +555,18 @@ impl Session {
         Ok(())
     }
 
+    /// The prepared plan of the subgraph that runs (constants folded, activations fused, each
+    /// op assigned to a backend, partitions in order), after prepare; `None` before. For tools
+    /// that show the plan (`nnrt-inspect --dot`).
+    pub fn prepared(&self) -> Option<&Prepared> {
+        self.prepared.as_ref()
+    }
+
+    /// The subgraph that runs: the model's entry, or the one a signature selected.
+    pub fn entry(&self) -> SubgraphId {
+        self.entry
+    }
+
     /// Where each op runs, after prepare (ops folded at prepare are not listed).
     pub fn placements(&self) -> Result<Vec<OpPlacement>, Error> {
         let state = self.state;
