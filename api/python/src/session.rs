@@ -11,6 +11,13 @@ use pyo3::types::PyDict;
 
 use crate::convert::{guard, info_dict, raise, to_py, Kind};
 
+/// One output of a run: its bytes (a `uint8` array owning them), dtype name and dims.
+type RunOutput<'py> = (Bound<'py, PyArray1<u8>>, &'static str, Vec<usize>);
+/// An op's time: (op index in the model, kind, backend, total seconds).
+type OpTime = (usize, String, String, f64);
+/// An op's placement: (op index in the model, kind, backend, fallback reason).
+type OpPlacement = (usize, String, String, Option<String>);
+
 /// A prepared session. Built by `nnrt.Session`; the methods take and return plain values
 /// (byte views, dims, dicts) that the Python layer turns into arrays and objects.
 #[pyclass(module = "nnrt._nnrt")]
@@ -162,7 +169,7 @@ impl NativeSession {
         py: Python<'py>,
         inputs: Vec<PyReadonlyArray1<'py, u8>>,
         shapes: Vec<Vec<usize>>,
-    ) -> PyResult<Vec<(Bound<'py, PyArray1<u8>>, &'static str, Vec<usize>)>> {
+    ) -> PyResult<Vec<RunOutput<'py>>> {
         let produced = with_open(py, self, "run", |inner| {
             let s = &mut inner.session;
             let count = s.input_count();
@@ -213,7 +220,7 @@ impl NativeSession {
 
     /// Per-op times since profiling was switched on: (runs, [(op index, kind, backend, total
     /// seconds)]).
-    fn op_times(&self, py: Python<'_>) -> PyResult<(usize, Vec<(usize, String, String, f64)>)> {
+    fn op_times(&self, py: Python<'_>) -> PyResult<(usize, Vec<OpTime>)> {
         with_open(py, self, "profile", |inner| {
             let times = inner.session.op_times().into_iter().map(|(op, kind, backend, t)| (op, kind, backend, t.as_secs_f64())).collect();
             Ok((inner.profiled_runs, times))
@@ -221,7 +228,7 @@ impl NativeSession {
     }
 
     /// Where each op runs: (op index, kind, backend, fallback reason).
-    fn placements(&self, py: Python<'_>) -> PyResult<Vec<(usize, String, String, Option<String>)>> {
+    fn placements(&self, py: Python<'_>) -> PyResult<Vec<OpPlacement>> {
         with_open(py, self, "placements", |inner| {
             let list = inner.session.placements().map_err(|e| to_py(py, e))?;
             Ok(list.into_iter().map(|p| (p.index, p.kind, p.backend, p.fallback_reason)).collect())

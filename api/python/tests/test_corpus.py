@@ -172,3 +172,16 @@ def test_plugin_posenet_decoder_reproduces_corals_poses():
             gy, gx = keypoints[0, i, k] / np.array([h, w], np.float32)
             assert abs(gx - x) <= 0.02 and abs(gy - y) <= 0.02, (i, k)
             assert abs(kp_scores[0, i, k] - score) <= 0.15, (i, k)
+
+
+def test_device_driver_runs_an_edge_tpu_model():
+    """No Edge TPU here: without a driver prepare says what is needed; with the test driver
+    (which writes known tensors in the package's tile layout) the host side runs end to end."""
+    lib = built_or_skip("libnnrt_edgetpu_test_driver.so")
+    model = corpus_or_skip("darwinn/mobilenet_v1_0.25_128_quant") / "model_edgetpu.tflite"
+    with pytest.raises(nnrt.PrepareError, match="needs a device driver"):
+        nnrt.Session(model)
+    with nnrt.Session(model, device_libs=[lib]) as s:
+        (i,) = s.inputs
+        outs = s.run([np.zeros(i.shape, i.dtype)])
+        assert [(o.shape, o.dtype) for o in outs] == [(o.shape, o.dtype) for o in s.outputs]
