@@ -67,11 +67,7 @@ pub fn guard<T>(py: Python<'_>, call: &str, body: impl FnOnce() -> PyResult<T>) 
     match nnrt::catch_quietly(body) {
         Ok(r) => r,
         Err(payload) => {
-            let message = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "a panic without a message".into());
+            let message = nnrt::panic_message(payload.as_ref());
             Err(raise(py, Kind::Error, format!("internal error in {call}: {message} (please report it with the model)")))
         }
     }

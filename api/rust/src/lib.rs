@@ -30,4 +30,4 @@ pub use nnrt_core::{CancelToken, CompileError, Config, DType, LoadError, OpKind,
 pub use nnrt_custom_ops::{EvalFn, PluginError, ALLOW_PACKAGE_PLUGINS, DEVICE_LIB};
 pub use backends::{available_backends, built_with, KNOWN_BACKENDS};
 pub use nnrt_loaders::{darwinn, EdgeTpuOp, Format, FormatInfo};
-pub use session::{catch_quietly, Error, OpPlacement, Session, State, TensorInfo};
+pub use session::{catch_quietly, panic_message, Error, OpPlacement, Session, State, TensorInfo};

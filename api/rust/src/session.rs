@@ -72,15 +72,17 @@ pub enum Error {
 fn guarded<T>(call: &'static str, body: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
     match catch_quietly(body) {
         Ok(r) => r,
-        Err(payload) => {
-            let message = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "a panic without a message".into());
-            Err(Error::Internal { call, message })
-        }
+        Err(payload) => Err(Error::Internal { call, message: panic_message(payload.as_ref()) }),
     }
+}
+
+/// The message of a panic caught by [`catch_quietly`] (its `String` or `&str` payload).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a panic without a message".into())
 }
 
 /// `catch_unwind` for API layers over nnrt (the C ABI): a panic inside `body` comes back as the
@@ -611,5 +613,16 @@ impl Session {
                 _ => None,
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_caught_panic_keeps_its_message() {
+        let p = super::catch_quietly(|| panic!("boom {}", 7)).expect_err("it panicked");
+        assert_eq!(super::panic_message(p.as_ref()), "boom 7");
+        let p = super::catch_quietly(|| std::panic::panic_any(3u8)).expect_err("it panicked");
+        assert_eq!(super::panic_message(p.as_ref()), "a panic without a message");
     }
 }
