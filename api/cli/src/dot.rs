@@ -2,7 +2,8 @@
 //! backend's colour; a tensor an op reads is an edge labelled with its shape and dtype; the
 //! copies a gpu partition makes are nodes of their own (an upload for each tensor it reads from
 //! the host, a download for each tensor it produces that is used outside it, as
-//! `backends/gpu/src/exec.rs` plans them); the subgraphs IF and WHILE call are clusters, placed
+//! `backends/gpu/src/exec.rs` plans them); a transpose between NCHW and NHWC says so; the
+//! subgraphs IF and WHILE call are clusters, placed
 //! when they are called (their ops are drawn unplaced).
 
 use std::collections::{HashMap, HashSet};
@@ -154,6 +155,26 @@ fn dims_text(dims: &[usize]) -> String {
     dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x")
 }
 
+/// For a TRANSPOSE between the two image layouts (a constant permutation of 4-D tensors), the
+/// layout change it makes: the permutes the ExecuTorch reader puts around NCHW image ops show as
+/// such (`NCHW -> NHWC`).
+fn layout_permute(g: &Subgraph, op: &nnrt::Operation) -> Option<&'static str> {
+    if !matches!(op.kind, OpKind::Transpose) {
+        return None;
+    }
+    let perm = g.operands.get(op.input(1)?.index())?;
+    if perm.dtype != nnrt::DType::I32 {
+        return None;
+    }
+    let bytes = perm.data.as_ref()?.bytes();
+    let p: Vec<i32> = bytes.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    match p.as_slice() {
+        [0, 2, 3, 1] => Some("NCHW -> NHWC"),
+        [0, 3, 1, 2] => Some("NHWC -> NCHW"),
+        _ => None,
+    }
+}
+
 /// The subgraphs an op calls, with their roles.
 fn called(kind: &OpKind) -> Vec<(SubgraphId, &'static str)> {
     match kind {
@@ -189,7 +210,8 @@ fn draw(out: &mut String, d: &Drawn<'_>, label: &str, links: &mut Vec<(String, S
         };
         let tip = tooltip.map(|t| format!(", tooltip={}", quote(&t))).unwrap_or_default();
         let style = if tip.is_empty() { "" } else { ", penwidth=2, color=\"#d62728\"" };
-        let _ = writeln!(out, "    {k}_op{i} [label={}, fillcolor=\"{fill}\"{tip}{style}];", quote(&format!("#{index} {}\n{backend_line}", op.kind.name())));
+        let layout = layout_permute(g, op).map(|p| format!("\n{p}")).unwrap_or_default();
+        let _ = writeln!(out, "    {k}_op{i} [label={}, fillcolor=\"{fill}\"{tip}{style}];", quote(&format!("#{index} {}{layout}\n{backend_line}", op.kind.name())));
         for (callee, role) in called(&op.kind) {
             links.push((format!("{k}_op{i}"), callee, role));
         }
@@ -262,5 +284,21 @@ mod tests {
         assert_eq!(quote("a\"b\\c\nd"), "\"a\\\"b\\\\c\\nd\"");
         assert_eq!(dims_text(&[1, 224, 224, 3]), "1x224x224x3");
         assert_eq!(dims_text(&[]), "scalar");
+    }
+
+    #[test]
+    fn transposes_between_image_layouts_are_named() {
+        let mut g = Subgraph::default();
+        let x = g.add_operand(nnrt::Operand::new("x", nnrt::DType::F32, &[1, 3, 8, 8]));
+        let y = g.add_operand(nnrt::Operand::new("y", nnrt::DType::F32, &[1, 8, 8, 3]));
+        let mut named = Vec::new();
+        for perm in [[0i32, 2, 3, 1], [0, 3, 1, 2], [0, 1, 3, 2]] {
+            let mut p = nnrt::Operand::new("perm", nnrt::DType::I32, &[4]);
+            p.data = Some(nnrt::ConstData::owned(perm.iter().flat_map(|v| v.to_le_bytes()).collect()));
+            let p = g.add_operand(p);
+            let op = nnrt::Operation { kind: OpKind::Transpose, inputs: vec![Some(x), Some(p)], outputs: vec![y] };
+            named.push(layout_permute(&g, &op));
+        }
+        assert_eq!(named, vec![Some("NCHW -> NHWC"), Some("NHWC -> NCHW"), None]);
     }
 }

@@ -26,7 +26,7 @@ mod backends;
 mod plugins;
 mod session;
 
-pub use nnrt_core::{CancelToken, CompileError, Config, DType, LoadError, OpKind, Operand, OperandId, Operation, Prepared, Quantization, RunError, Subgraph, SubgraphId};
+pub use nnrt_core::{CancelToken, CompileError, Config, ConstData, DType, LoadError, OpKind, Operand, OperandId, Operation, Prepared, Quantization, RunError, Subgraph, SubgraphId};
 pub use nnrt_custom_ops::{EvalFn, PluginError, ALLOW_PACKAGE_PLUGINS, DEVICE_LIB};
 pub use backends::{available_backends, built_with, KNOWN_BACKENDS};
 pub use nnrt_loaders::{darwinn, EdgeTpuOp, Format, FormatInfo};
