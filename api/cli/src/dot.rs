@@ -3,8 +3,8 @@
 //! copies a gpu partition makes are nodes of their own (an upload for each tensor it reads from
 //! the host, a download for each tensor it produces that is used outside it, as
 //! `backends/gpu/src/exec.rs` plans them); a transpose between NCHW and NHWC says so; the
-//! subgraphs IF and WHILE call are clusters, placed
-//! when they are called (their ops are drawn unplaced).
+//! subgraphs IF and WHILE call are clusters, placed when they are called (their ops are drawn
+//! unplaced).
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;

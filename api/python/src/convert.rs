@@ -37,6 +37,8 @@ impl Kind {
 /// `InvalidArgumentError`s whatever the stage.
 pub fn kind_of(e: &nnrt::Error) -> Kind {
     match e {
+        // A package's own plugins, not allowed (or in a zip), fail its prepare.
+        nnrt::Error::Plugin(nnrt::PluginError::PackageNotAllowed { .. } | nnrt::PluginError::PackageUnsupported { .. }) => Kind::Prepare,
         nnrt::Error::Load(_) | nnrt::Error::Plugin(_) => Kind::Load,
         nnrt::Error::Compile(CompileError::Config { .. } | CompileError::InputShape { .. }) => Kind::InvalidArgument,
         nnrt::Error::Compile(_) | nnrt::Error::NoDeviceDriver { .. } => Kind::Prepare,

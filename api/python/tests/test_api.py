@@ -111,6 +111,10 @@ def test_bad_session_arguments():
         nnrt.Session(TINY, method="nope")
     with pytest.raises(nnrt.LoadError, match="libnope.so"):
         nnrt.Session(TINY, custom_op_libs=["libnope.so"])
+    with pytest.raises(nnrt.InvalidArgumentError, match="NUM_THREADS"):
+        nnrt.Session(TINY, config={"NUM_THREADS": "0"})
+    with pytest.raises(nnrt.InvalidArgumentError, match="lists of paths"):
+        nnrt.Session(TINY, custom_op_libs="libnope.so")
 
 
 def test_closed_session(tiny):

@@ -8,6 +8,7 @@ import json
 import os
 from pathlib import Path
 import re
+import shutil
 from typing import List, Optional
 
 import numpy as np
@@ -185,3 +186,23 @@ def test_device_driver_runs_an_edge_tpu_model():
         (i,) = s.inputs
         outs = s.run([np.zeros(i.shape, i.dtype)])
         assert [(o.shape, o.dtype) for o in outs] == [(o.shape, o.dtype) for o in s.outputs]
+
+
+def test_package_plugins_load_only_when_allowed(tmp_path):
+    """A package whose custom_op/ folder holds the op's plugin: its code runs only with
+    allow_package_plugins=True."""
+    lib = built_or_skip("libnnrt_posenet_decoder.so")
+    folder = corpus_or_skip("tflite/coral_posenet_mobilenet_v1_075_353_481_16_quant_decoder")
+    pkg = tmp_path / "posenet.nnpkg"
+    (pkg / "metadata").mkdir(parents=True)
+    (pkg / "custom_op").mkdir()
+    (pkg / "metadata" / "MANIFEST").write_text(json.dumps({
+        "major-version": "1", "minor-version": "2", "patch-version": "0", "configs": [],
+        "models": ["model.tflite"], "model-types": ["tflite"]}))
+    shutil.copy(folder / "model.tflite", pkg / "model.tflite")
+    shutil.copy(lib, pkg / "custom_op" / lib.name)
+    with pytest.raises(nnrt.PrepareError, match="custom_op/libnnrt_posenet_decoder.so"):
+        nnrt.Session(pkg)
+    with nnrt.Session(pkg, allow_package_plugins=True) as s:
+        *_, count = s.run([np.load(folder / "input_0.npy")])
+        assert int(count.ravel()[0]) > 0
