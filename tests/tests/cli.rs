@@ -213,3 +213,80 @@ fn nnrt_inspect_lists_an_executorch_programs_methods_with_their_operators() {
         assert!(ops.iter().any(|l| l.contains(op)), "expected {op}:\n{out}");
     }
 }
+
+/// The README's first command: the shipped photo through the shipped Coral classifier.
+#[test]
+fn nnpackage_run_classifies_the_shipped_photo() {
+    let Some(bin) = cli_binary("nnpackage_run") else { return };
+    let d = "examples/models/mobilenet_v1_0.25_128_quant";
+    let o = run(&bin, &[&format!("{d}/model.tflite"), "--load:npy", &format!("{d}/cat_input"), "--labels", &format!("{d}/labels.txt"), "-r", "2"]);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "stdout: {out}\nstderr: {}", text(&o.stderr));
+    assert!(out.contains("execute: min "), "timings are printed too:\n{out}");
+    let head = out.lines().position(|l| l.starts_with("top 5 of output 0 ('MobilenetV1/Predictions/Reshape_1')")).unwrap_or_else(|| panic!("{out}"));
+    let rows: Vec<(f64, usize, String)> = out
+        .lines()
+        .skip(head + 1)
+        .take(5)
+        .map(|l| {
+            let mut cols = l.split_whitespace();
+            let score = cols.next().and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("score in '{l}'"));
+            let class = cols.next().and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("class in '{l}'"));
+            (score, class, cols.collect::<Vec<_>>().join(" "))
+        })
+        .collect();
+    assert_eq!(rows.len(), 5, "{out}");
+    // ImageNet class 286 is "Egyptian cat" (labels.txt line 287, after "background"); LiteRT's
+    // reference output for this input ranks it first too, with 32/256.
+    assert_eq!((rows[0].1, rows[0].2.as_str()), (286, "Egyptian cat"), "{out}");
+    assert!(rows.windows(2).all(|w| w[0].0 >= w[1].0), "scores fall: {out}");
+    assert!(rows.iter().filter(|r| r.2.contains("cat")).count() >= 3, "three cat classes in the top 5: {out}");
+}
+
+/// Renders DOT text with Graphviz when it is installed; the error otherwise says nothing.
+fn render_with_dot(dot_text: &str) -> Option<Result<(), String>> {
+    use std::io::Write;
+    let mut child = Command::new("dot").arg("-Tsvg").stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().ok()?;
+    child.stdin.take()?.write_all(dot_text.as_bytes()).ok()?;
+    let o = child.wait_with_output().ok()?;
+    Some(if o.status.success() && o.stderr.is_empty() && text(&o.stdout).contains("<svg") { Ok(()) } else { Err(text(&o.stderr)) })
+}
+
+#[test]
+fn nnrt_inspect_dot_draws_every_op_and_renders() {
+    let Some(bin) = cli_binary("nnrt-inspect") else { return };
+    let o = run(&bin, &["examples/models/tiny_mobilenet.tflite", "--dot"]);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "stdout: {out}\nstderr: {}", text(&o.stderr));
+    assert!(out.starts_with("digraph nnrt {") && out.trim_end().ends_with('}'), "{out}");
+    let ops = out.lines().filter(|l| l.trim_start().starts_with("s0_op") && !l.contains("->")).count();
+    assert_eq!(ops, 8, "one node per op:\n{out}");
+    assert!(out.contains("\\ncpu\", fillcolor=\"#9ecae1\""), "cpu ops are filled with the cpu colour:\n{out}");
+    assert!(out.contains("[label=\"1x32x32x3 float32\"]"), "the input's edge carries its shape and dtype:\n{out}");
+    assert!(!out.contains("upload"), "no copies on the cpu alone:\n{out}");
+    match render_with_dot(&out) {
+        Some(r) => r.expect("dot -Tsvg renders it"),
+        None => println!("skipped rendering: Graphviz 'dot' not installed"),
+    }
+}
+
+/// Issue 24's check: MobileNetV2 on `gpu;cpu`, with the copies of the gpu partition drawn.
+#[cfg(feature = "gpu")]
+#[test]
+fn nnrt_inspect_dot_of_mobilenet_v2_on_gpu_renders() {
+    let Some(bin) = cli_binary("nnrt-inspect") else { return };
+    let Some(model) = nnrt_tests::corpus_model_or_skip("tflite/keras_mobilenet_v2_224_float/model.tflite") else { return };
+    if let Err(why) = nnrt_backend_gpu::GpuBackend::new(None) {
+        println!("skipped: no GPU adapter: {why}");
+        return;
+    }
+    let o = run(&bin, &[model.to_str().expect("utf-8 path"), "--backends", "gpu;cpu", "--dot"]);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "stderr: {}", text(&o.stderr));
+    assert!(out.contains("\\ngpu\", fillcolor=\"#a1d99b\""), "{out}");
+    assert!(out.contains("upload\\nhost -> gpu") && out.contains("download\\ngpu -> host"), "the input is uploaded, the output read back:\n{out}");
+    match render_with_dot(&out) {
+        Some(r) => r.expect("dot -Tsvg renders it"),
+        None => println!("skipped rendering: Graphviz 'dot' not installed"),
+    }
+}

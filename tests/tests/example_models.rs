@@ -10,7 +10,16 @@ use nnrt::Session;
 use nnrt_tests::{example, read_npy_f32, TempDir};
 
 /// Files under `examples/models/` that the builder does not make (documented in its README).
-const NOT_GENERATED: &[&str] = &["README.md", "tiny_mobilenet_expected.0.npy"];
+const NOT_GENERATED: &[&str] = &[
+    "README.md",
+    "tiny_mobilenet_expected.0.npy",
+    // The README's first run: Coral's classifier, labels and photo (sources in its NOTICE).
+    "mobilenet_v1_0.25_128_quant/NOTICE",
+    "mobilenet_v1_0.25_128_quant/cat.bmp",
+    "mobilenet_v1_0.25_128_quant/cat_input.0.npy",
+    "mobilenet_v1_0.25_128_quant/labels.txt",
+    "mobilenet_v1_0.25_128_quant/model.tflite",
+];
 
 fn shipped_dir() -> PathBuf {
     nnrt_tests::repo_root().join("examples/models")

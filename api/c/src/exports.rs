@@ -26,7 +26,7 @@ fn with_session(session: *mut nnfw_session, call: &str, body: impl FnOnce(&CSess
     match nnrt::catch_quietly(|| body(s)) {
         Ok(Ok(())) => NNFW_STATUS_NO_ERROR,
         Ok(Err(e)) => s.fail(e),
-        Err(p) => s.fail(ApiError::error(format!("{call}: internal error (please report): {}", crate::panic_message(&p)))),
+        Err(p) => s.fail(ApiError::error(format!("{call}: internal error (please report): {}", crate::panic_message(p.as_ref())))),
     }
 }
 

@@ -32,10 +32,9 @@ mod session;
 pub use abi::*;
 pub use exports::*;
 
-/// The message of a caught panic.
-pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "a panic without a message".into())
-}
+/// The message of a caught panic (pass the payload's contents, `p.as_ref()`: a `&Box<dyn Any>`
+/// would coerce to the box itself and lose the message).
+pub(crate) use nnrt::panic_message;
 
 #[cfg(test)]
 mod tests {

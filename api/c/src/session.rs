@@ -205,7 +205,7 @@ impl CSession {
                 let mut g = lock(&inner);
                 let m = g.loaded(CALL)?;
                 nnrt::catch_quietly(|| m.execute(CALL))
-                    .unwrap_or_else(|p| Err(ApiError::error(format!("{CALL}: internal error: {}", crate::panic_message(&p)))))
+                    .unwrap_or_else(|p| Err(ApiError::error(format!("{CALL}: internal error: {}", crate::panic_message(p.as_ref())))))
             })
             .map_err(|e| ApiError::error(format!("{CALL}: cannot start a thread: {e}")))?;
         g.worker = Some(worker);
@@ -238,7 +238,7 @@ impl CSession {
         };
         let result = match worker.map(JoinHandle::join) {
             Some(Ok(r)) => r,
-            Some(Err(p)) => Err(ApiError::error(format!("{CALL}: the run's thread panicked: {}", crate::panic_message(&p)))),
+            Some(Err(p)) => Err(ApiError::error(format!("{CALL}: the run's thread panicked: {}", crate::panic_message(p.as_ref())))),
             None => Err(ApiError::error(format!("{CALL}: the run's thread is missing"))),
         };
         let mut g = lock(&self.inner);

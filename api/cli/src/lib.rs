@@ -1,9 +1,12 @@
-//! Shared pieces of nnrt's command-line tools: `.npy` file I/O, argument parsing, logging.
+//! Shared pieces of nnrt's command-line tools: `.npy` file I/O, argument parsing, logging, a
+//! classifier's top-k report, Graphviz output.
 
 #![forbid(unsafe_code)]
 
 pub mod args;
+pub mod classify;
 pub mod darwinn_view;
+pub mod dot;
 pub mod logger;
 pub mod npy;
 

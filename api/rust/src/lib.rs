@@ -26,8 +26,8 @@ mod backends;
 mod plugins;
 mod session;
 
-pub use nnrt_core::{CancelToken, CompileError, Config, DType, LoadError, OperandId, Quantization, RunError};
+pub use nnrt_core::{CancelToken, CompileError, Config, ConstData, DType, LoadError, OpKind, Operand, OperandId, Operation, Prepared, Quantization, RunError, Subgraph, SubgraphId};
 pub use nnrt_custom_ops::{EvalFn, PluginError, ALLOW_PACKAGE_PLUGINS, DEVICE_LIB};
 pub use backends::{available_backends, built_with, KNOWN_BACKENDS};
 pub use nnrt_loaders::{darwinn, EdgeTpuOp, Format, FormatInfo};
-pub use session::{catch_quietly, Error, OpPlacement, Session, State, TensorInfo};
+pub use session::{catch_quietly, panic_message, Error, OpPlacement, Session, State, TensorInfo};

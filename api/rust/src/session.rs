@@ -72,15 +72,17 @@ pub enum Error {
 fn guarded<T>(call: &'static str, body: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
     match catch_quietly(body) {
         Ok(r) => r,
-        Err(payload) => {
-            let message = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "a panic without a message".into());
-            Err(Error::Internal { call, message })
-        }
+        Err(payload) => Err(Error::Internal { call, message: panic_message(payload.as_ref()) }),
     }
+}
+
+/// The message of a panic caught by [`catch_quietly`] (its `String` or `&str` payload).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a panic without a message".into())
 }
 
 /// `catch_unwind` for API layers over nnrt (the C ABI): a panic inside `body` comes back as the
@@ -555,6 +557,18 @@ impl Session {
         Ok(())
     }
 
+    /// The prepared plan of the subgraph that runs (constants folded, activations fused, each
+    /// op assigned to a backend, partitions in order), after prepare; `None` before. For tools
+    /// that show the plan (`nnrt-inspect --dot`).
+    pub fn prepared(&self) -> Option<&Prepared> {
+        self.prepared.as_ref()
+    }
+
+    /// The subgraph that runs: the model's entry, or the one a signature selected.
+    pub fn entry(&self) -> SubgraphId {
+        self.entry
+    }
+
     /// Where each op runs, after prepare (ops folded at prepare are not listed).
     pub fn placements(&self) -> Result<Vec<OpPlacement>, Error> {
         let state = self.state;
@@ -599,5 +613,16 @@ impl Session {
                 _ => None,
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_caught_panic_keeps_its_message() {
+        let p = super::catch_quietly(|| panic!("boom {}", 7)).expect_err("it panicked");
+        assert_eq!(super::panic_message(p.as_ref()), "boom 7");
+        let p = super::catch_quietly(|| std::panic::panic_any(3u8)).expect_err("it panicked");
+        assert_eq!(super::panic_message(p.as_ref()), "a panic without a message");
     }
 }

@@ -26,6 +26,8 @@ const SPECS: &[Spec] = &[
     Spec { names: &["--device-lib"], key: "device_lib", takes: Takes::Value, help: "load the device driver (shared library, plugin ABI 2) at PATH, e.g. for Edge TPU models; repeatable" },
     Spec { names: &["--allow-package-plugins"], key: "allow_package_plugins", takes: Takes::Nothing, help: "load the plugins in the package's custom_op/ folder (runs the package's code)" },
     Spec { names: &["--profile"], key: "profile", takes: Takes::Nothing, help: "print time per op and per op kind over the timed runs" },
+    Spec { names: &["--labels"], key: "labels", takes: Takes::Value, help: "label file (one per line) for output 0's classes: print the top classes with their labels" },
+    Spec { names: &["--top"], key: "top", takes: Takes::Value, help: "print the N best classes of output 0 with their scores (default 5 with --labels)" },
     Spec { names: &["-v", "--verbose_level"], key: "verbose", takes: Takes::Maybe, help: "log more (-v 1 info, -v 2 debug)" },
 ];
 
@@ -135,9 +137,11 @@ fn run() -> Result<()> {
         [] => bail!("no model given\n{}", usage()),
         more => bail!("expected one model path, got {}: {}", more.len(), more.join(" ")),
     };
-    for key in ["num_runs", "warmup_runs", "threads"] {
+    for key in ["num_runs", "warmup_runs", "threads", "top"] {
         args.parsed::<usize>(key)?;
     }
+
+    let labels = args.value("labels").map(nnrt_cli::classify::read_labels).transpose()?.unwrap_or_default();
 
     let t = Instant::now();
     let mut s = Session::load(&path)?;
@@ -261,6 +265,18 @@ fn run() -> Result<()> {
     println!("execute: min {min:.3} ms, median {median:.3} ms, mean {mean:.3} ms, max {max:.3} ms, geomean {geomean:.3} ms ({runs} runs, {} threads, backends {backends})", s.threads());
     if profile {
         print_profile(&s.op_times(), runs);
+    }
+    let top = args.parsed::<usize>("top")?.or(args.has("labels").then_some(5));
+    if let Some(k) = top {
+        use nnrt_cli::classify;
+        let info = s.output_info(0)?;
+        let scores = classify::scores(&info, s.output(0)?)?;
+        if !labels.is_empty() && labels.len() != scores.len() {
+            log::warn!("{} labels for {} classes", labels.len(), scores.len());
+        }
+        for line in classify::report(&info, &classify::top_k(&scores, k), &labels) {
+            println!("{line}");
+        }
     }
     let rss = if args.has("mem_poll") || args.has("report") { peak_rss_kb() } else { None };
     if args.has("mem_poll") {

@@ -4,7 +4,8 @@
 //! prepares: their output shapes come from the plugins' shape functions and they get a backend;
 //! `--device-lib PATH` loads device drivers the same way. An Edge TPU model's packages are shown
 //! whether or not a driver is loaded; a bare DarwiNN package (`DWN1`) can be inspected too.
-//! `--json` prints one JSON document instead of text.
+//! `--json` prints one JSON document instead of text; `--dot` prints the prepared graph as
+//! Graphviz (`nnrt-inspect --dot M | dot -Tsvg -o M.svg`).
 
 use std::collections::HashMap;
 
@@ -15,7 +16,7 @@ use nnrt_cli::darwinn_view;
 use serde_json::{json, Value};
 use nnrt_cli::logger;
 
-const USAGE: &str = "usage: nnrt-inspect PATH [--backends LIST] [--custom-op-lib PATH]... [--device-lib PATH]... [--partition | --json]";
+const USAGE: &str = "usage: nnrt-inspect PATH [--backends LIST] [--custom-op-lib PATH]... [--device-lib PATH]... [--partition | --json | --dot]";
 
 const SPECS: &[Spec] = &[
     Spec { names: &["--backends"], key: "backends", takes: Takes::Value, help: "backends in order of preference (default: BACKENDS, else cpu)" },
@@ -23,6 +24,7 @@ const SPECS: &[Spec] = &[
     Spec { names: &["--device-lib"], key: "device_lib", takes: Takes::Value, help: "load the device driver (shared library, plugin ABI 2) at PATH; repeatable" },
     Spec { names: &["--partition"], key: "partition", takes: Takes::Nothing, help: "print one line per op: index, kind, backend, fallback reason" },
     Spec { names: &["--json"], key: "json", takes: Takes::Nothing, help: "print one JSON document: format, tensors, ops, Edge TPU packages" },
+    Spec { names: &["--dot"], key: "dot", takes: Takes::Nothing, help: "print the prepared graph as Graphviz (ops coloured by backend, host<->gpu copies, shapes on edges); render with dot -Tsvg" },
     Spec { names: &["-v", "--verbose_level"], key: "verbose", takes: Takes::Maybe, help: "log more" },
 ];
 
@@ -111,6 +113,10 @@ fn run() -> Result<()> {
         if let Some(e) = prepare_error {
             bail!("prepare failed: {e}");
         }
+        return Ok(());
+    }
+    if args.has("dot") {
+        print!("{}", nnrt_cli::dot::render(&s, &path, prepare_error.as_ref()));
         return Ok(());
     }
     if args.has("json") {
