@@ -18,6 +18,17 @@ use nnrt_cli::logger;
 
 const USAGE: &str = "usage: nnrt-inspect PATH [--backends LIST] [--custom-op-lib PATH]... [--device-lib PATH]... [--partition | --json | --dot]";
 
+/// `println!` that ends the program quietly when stdout is closed (`nnrt-inspect … | head`)
+/// instead of panicking on the broken pipe.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        if writeln!(std::io::stdout(), $($t)*).is_err() {
+            std::process::exit(0);
+        }
+    }};
+}
+
 const SPECS: &[Spec] = &[
     Spec { names: &["--backends"], key: "backends", takes: Takes::Value, help: "backends in order of preference (default: BACKENDS, else cpu)" },
     Spec { names: &["--custom-op-lib"], key: "custom_op_lib", takes: Takes::Value, help: "load the custom-op plugin (shared library) at PATH; repeatable" },
@@ -46,15 +57,15 @@ fn quant(q: &Quantization) -> String {
 fn run() -> Result<()> {
     let args = Args::parse(std::env::args().skip(1), SPECS)?;
     if args.has("help") {
-        println!("{USAGE}");
+        out!("{USAGE}");
         for s in SPECS.iter().chain(nnrt_cli::args::COMMON) {
-            println!("  {:24} {}", s.names.join(", "), s.help);
+            out!("  {:24} {}", s.names.join(", "), s.help);
         }
-        println!("backends in this build: {}", nnrt::built_with());
+        out!("backends in this build: {}", nnrt::built_with());
         return Ok(());
     }
     if args.has("version") {
-        println!("{}", nnrt_cli::version_line("nnrt-inspect"));
+        out!("{}", nnrt_cli::version_line("nnrt-inspect"));
         return Ok(());
     }
     logger::init(if args.has("verbose") { args.parsed::<u8>("verbose")?.unwrap_or(1) } else { 0 });
@@ -70,11 +81,11 @@ fn run() -> Result<()> {
             let p = darwinn::read_package(&bytes).with_context(|| path.clone())?;
             if args.has("json") {
                 let doc = json!({"path": path, "format": "DarwiNN package (DWN1)", "packages": [darwinn_view::package_json(&p)]});
-                println!("{}", serde_json::to_string_pretty(&doc)?);
+                out!("{}", serde_json::to_string_pretty(&doc)?);
             } else {
-                println!("{path}: DarwiNN package (DWN1)");
+                out!("{path}: DarwiNN package (DWN1)");
                 for line in darwinn_view::package_text(&p, "") {
-                    println!("{line}");
+                    out!("{line}");
                 }
             }
             return Ok(());
@@ -103,11 +114,11 @@ fn run() -> Result<()> {
         for (i, op) in g.ops.iter().enumerate() {
             match placements.get(&i) {
                 Some(p) => match &p.fallback_reason {
-                    Some(why) => println!("{i:4} {:24} {:6} (fallback: {why})", p.kind, p.backend),
-                    None => println!("{i:4} {:24} {}", p.kind, p.backend),
+                    Some(why) => out!("{i:4} {:24} {:6} (fallback: {why})", p.kind, p.backend),
+                    None => out!("{i:4} {:24} {}", p.kind, p.backend),
                 },
-                None if prepare_error.is_none() => println!("{i:4} {:24} folded at prepare (constant)", op.kind.name()),
-                None => println!("{i:4} {:24} -", op.kind.name()),
+                None if prepare_error.is_none() => out!("{i:4} {:24} folded at prepare (constant)", op.kind.name()),
+                None => out!("{i:4} {:24} -", op.kind.name()),
             }
         }
         if let Some(e) = prepare_error {
@@ -116,19 +127,19 @@ fn run() -> Result<()> {
         return Ok(());
     }
     if args.has("dot") {
-        print!("{}", nnrt_cli::dot::render(&s, &path, prepare_error.as_ref()));
+        out!("{}", nnrt_cli::dot::render(&s, &path, prepare_error.as_ref()).trim_end_matches('\n'));
         return Ok(());
     }
     if args.has("json") {
-        println!("{}", serde_json::to_string_pretty(&model_json(&s, &path, &placements, prepare_error.as_ref()))?);
+        out!("{}", serde_json::to_string_pretty(&model_json(&s, &path, &placements, prepare_error.as_ref()))?);
         return Ok(());
     }
-    println!("model: {path} ({} subgraphs, {} ops in the entry)", model.subgraphs.len(), g.ops.len());
+    out!("model: {path} ({} subgraphs, {} ops in the entry)", model.subgraphs.len(), g.ops.len());
     for info in &s.package().formats {
-        println!("format: {info}");
+        out!("format: {info}");
         for op in &info.edgetpu {
             for line in darwinn_view::op_text(op) {
-                println!("{line}");
+                out!("{line}");
             }
         }
     }
@@ -145,7 +156,7 @@ fn run() -> Result<()> {
             let declared = o.shape.to_string();
             let prepared = info.map(|i| format!("[{}]", i.dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(","))).filter(|p| *p != declared);
             let prepared = prepared.map(|p| format!(" (prepared {p})")).unwrap_or_default();
-            println!("{what} {k}: {id} '{}' {} {declared}{prepared}{}", o.name, o.dtype, quant(&o.quant));
+            out!("{what} {k}: {id} '{}' {} {declared}{prepared}{}", o.name, o.dtype, quant(&o.quant));
         }
     }
     // ExecuTorch methods are listed with their tensors and the operators they call.
@@ -154,7 +165,7 @@ fn run() -> Result<()> {
         let Some(ops) = entry_ops.get(sig.key.as_str()) else {
             let names: Vec<&str> = sig.inputs.iter().map(|(n, _)| n.as_str()).collect();
             let outs: Vec<&str> = sig.outputs.iter().map(|(n, _)| n.as_str()).collect();
-            println!("signature '{}' ({}): inputs [{}] outputs [{}]", sig.key, sig.subgraph, names.join(", "), outs.join(", "));
+            out!("signature '{}' ({}): inputs [{}] outputs [{}]", sig.key, sig.subgraph, names.join(", "), outs.join(", "));
             continue;
         };
         let sg = model.subgraph(sig.subgraph);
@@ -167,20 +178,20 @@ fn run() -> Result<()> {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        println!("method '{}' ({}): inputs [{}] outputs [{}]", sig.key, sig.subgraph, describe(&sig.inputs), describe(&sig.outputs));
-        println!("  operators: {}", ops.join(", "));
+        out!("method '{}' ({}): inputs [{}] outputs [{}]", sig.key, sig.subgraph, describe(&sig.inputs), describe(&sig.outputs));
+        out!("  operators: {}", ops.join(", "));
     }
-    println!("ops:");
+    out!("ops:");
     for (i, op) in g.ops.iter().enumerate() {
         let backend = match placements.get(&i) {
             Some(p) => p.backend.clone(),
             None if prepare_error.is_none() => "folded".into(),
             None => "-".into(),
         };
-        println!("{i:4} {op}  [{backend}]");
+        out!("{i:4} {op}  [{backend}]");
     }
     if let Some(e) = prepare_error {
-        println!("prepare failed: {e}");
+        out!("prepare failed: {e}");
     }
     Ok(())
 }
