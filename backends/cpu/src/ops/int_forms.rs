@@ -8,7 +8,11 @@ use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, Padding, PoolKi
 
 use super::util::source;
 use crate::kernel::{built, Built};
+use crate::quant::conv::QConv;
+use crate::quant::depthwise::QDepthwise;
+use crate::quant::reference::ConvQuant;
 use crate::quant::tosa::{matmul_int, IntConv, IntConv3d, IntPool};
+use crate::quant::Requant;
 
 /// Whether `id` is a plain-integer form: its zero-point inputs are present.
 pub(crate) fn is_int_form(ctx: &CompileCtx, id: OpId) -> bool {
@@ -143,7 +147,14 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         x_zp: zp(ctx, id, 3)?,
         w_zp: zp(ctx, id, 4)?,
     };
-    // Filter and bias are read at run time (a filter may come out of a RESHAPE of a constant).
+    // int8 with a constant filter: the optimized quantized kernels, with an identity
+    // requantization (apply_scale_32(v, 2, 1) = v) and no clamp, give the int32 sums.
+    if !wide {
+        if let Some(k) = fast_int8(ctx, id, &xd, &wd, &od, g) {
+            return Ok(k);
+        }
+    }
+    // Filter and bias are read at run time (a filter may come out of an op at run time).
     let mut srcs = vec![source(ctx, x), source(ctx, w)];
     let has_bias = match op.input(2) {
         Some(bi) => {
@@ -196,6 +207,59 @@ fn conv3d(ctx: &CompileCtx, id: OpId, p: nnrt_core::Conv3D, wide: bool) -> Resul
         } else {
             let bias = if has_bias { Some(cast::<i32>(ins[2].bytes)?) } else { None };
             g.run(cast::<i8>(ins[0].bytes)?, cast::<i8>(ins[1].bytes)?, bias, cast_mut::<i32>(outs[0].bytes)?);
+        }
+        Ok(())
+    }))
+}
+
+/// The int8 CONV2D / DEPTHWISE_CONV2D int32 sums through [`QConv`] / [`QDepthwise`], when the
+/// filter and the bias are constants.
+fn fast_int8(ctx: &CompileCtx, id: OpId, xd: &[usize], wd: &[usize], od: &[usize], g: IntConv) -> Option<Built> {
+    let op = ctx.graph.op(id);
+    let x = op.input(0)?;
+    let w = ctx.graph.operand(op.input(1)?);
+    let filter: Vec<i8> = w.data.as_ref()?.bytes().iter().map(|&b| b as i8).collect();
+    if w.dtype != DType::I8 {
+        return None;
+    }
+    let oc = od[3];
+    let bias = match op.input(2) {
+        Some(b) => {
+            let v = super::util::const_ints(ctx, b).ok()?;
+            Some(match v.len() {
+                1 => vec![v[0]; oc],
+                n if n == oc => v,
+                _ => return None,
+            })
+        }
+        None => None,
+    };
+    let q = ConvQuant {
+        in_zp: g.x_zp,
+        w_zp: vec![g.w_zp; oc],
+        out_zp: 0,
+        requant: vec![Requant::Tosa { multiplier: 2, shift: 1, double_round: false }; oc],
+        act: (i32::MIN, i32::MAX),
+        bias,
+        wide: false,
+    };
+    if !(-128..=127).contains(&g.x_zp) {
+        return None;
+    }
+    enum K {
+        Conv(QConv),
+        Dw(QDepthwise),
+    }
+    let k = match op.kind {
+        OpKind::Conv2D(p) => K::Conv(QConv::new::<i8, i8>(super::conv::conv_geom(xd, wd, od, &p).ok()?, q, &filter)),
+        OpKind::DepthwiseConv2D(p) if wd[0] == 1 && wd[3] == oc => K::Dw(QDepthwise::new::<i8, i8>(super::conv::depthwise_geom(xd, wd, od, &p).ok()?, q, &filter)),
+        _ => return None,
+    };
+    Some(built(vec![source(ctx, x)], move |ins, outs| {
+        let (x, out) = (cast::<i8>(ins[0].bytes)?, cast_mut::<i32>(outs[0].bytes)?);
+        match &k {
+            K::Conv(c) => c.run::<i8, i32>(x, out),
+            K::Dw(d) => d.run::<i8, i32>(x, out),
         }
         Ok(())
     }))

@@ -301,18 +301,46 @@ impl IntConv3d {
 #[allow(clippy::too_many_arguments)]
 pub fn matmul_int<X: Lane, O: Acc>(a: &[X], b: &[X], batches: [usize; 2], m: usize, k: usize, n: usize, zps: [i32; 2], out: &mut [O]) {
     let nb = batches[0].max(batches[1]);
+    // Row by row: each `a` value times a whole row of `b`, added into a row of sums (contiguous,
+    // so it vectorizes). int8 sums are kept in wrapping int32 (the low 32 bits of the exact sum,
+    // which is what the result keeps), int16 ones in int64.
+    let narrow = std::mem::size_of::<O>() == 4;
+    let (mut row32, mut row64) = (vec![0i32; if narrow { n } else { 0 }], vec![0i64; if narrow { 0 } else { n }]);
+    let (za, zb) = (i64::from(zps[0]), i64::from(zps[1]));
+    let mut bz = vec![0i64; k * n];
     for bi in 0..nb {
         let ab = if batches[0] == 1 { 0 } else { bi };
         let bb = if batches[1] == 1 { 0 } else { bi };
+        if bi == 0 || batches[1] != 1 {
+            for (d, v) in bz.iter_mut().zip(&b[bb * k * n..(bb + 1) * k * n]) {
+                *d = v.widen(false) - zb;
+            }
+        }
         for i in 0..m {
-            for j in 0..n {
-                let mut acc: i64 = 0;
-                for p in 0..k {
-                    let av = a[(ab * m + i) * k + p].widen(false) - i64::from(zps[0]);
-                    let bv = b[(bb * k + p) * n + j].widen(false) - i64::from(zps[1]);
-                    acc += av * bv;
+            let arow = &a[(ab * m + i) * k..(ab * m + i + 1) * k];
+            let orow = &mut out[(bi * m + i) * n..(bi * m + i + 1) * n];
+            if narrow {
+                row32.fill(0);
+                for (p, av) in arow.iter().enumerate() {
+                    let av = (av.widen(false) - za) as i32;
+                    for (r, &bv) in row32.iter_mut().zip(&bz[p * n..(p + 1) * n]) {
+                        *r = r.wrapping_add(av.wrapping_mul(bv as i32));
+                    }
                 }
-                out[(bi * m + i) * n + j] = O::from_i64(acc);
+                for (o, &r) in orow.iter_mut().zip(&row32) {
+                    *o = O::from_i64(i64::from(r));
+                }
+            } else {
+                row64.fill(0);
+                for (p, av) in arow.iter().enumerate() {
+                    let av = av.widen(false) - za;
+                    for (r, &bv) in row64.iter_mut().zip(&bz[p * n..(p + 1) * n]) {
+                        *r += av * bv;
+                    }
+                }
+                for (o, &r) in orow.iter_mut().zip(&row64) {
+                    *o = O::from_i64(r);
+                }
             }
         }
     }
@@ -531,6 +559,30 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn matmul_rows_are_the_sums_of_products(dims in (1usize..4, 1usize..5, 1usize..9, 1usize..7), bshared in proptest::prelude::any::<bool>(), seed in proptest::prelude::any::<u64>(), zps in (-128i32..128, -128i32..128)) {
+            let (nb, m, k, n) = dims;
+            let bb = if bshared { 1 } else { nb };
+            let mut rng = crate::testdata::xorshift(seed);
+            let a: Vec<i8> = (0..nb * m * k).map(|_| rng.next().unwrap_or(0) as i8).collect();
+            let b: Vec<i8> = (0..bb * k * n).map(|_| rng.next().unwrap_or(0) as i8).collect();
+            let mut got = vec![0i32; nb * m * n];
+            matmul_int(&a, &b, [nb, bb], m, k, n, [zps.0, zps.1], &mut got);
+            let a16: Vec<i16> = a.iter().map(|&v| i16::from(v)).collect();
+            let b16: Vec<i16> = b.iter().map(|&v| i16::from(v)).collect();
+            let mut wide = vec![0i64; nb * m * n];
+            matmul_int(&a16, &b16, [nb, bb], m, k, n, [zps.0, zps.1], &mut wide);
+            for bi in 0..nb {
+                for i in 0..m {
+                    for j in 0..n {
+                        let want: i64 = (0..k).map(|p| (i64::from(a[(bi * m + i) * k + p]) - i64::from(zps.0)) * (i64::from(b[((if bshared { 0 } else { bi }) * k + p) * n + j]) - i64::from(zps.1))).sum();
+                        proptest::prop_assert_eq!(i64::from(got[(bi * m + i) * n + j]), want);
+                        proptest::prop_assert_eq!(wide[(bi * m + i) * n + j], want);
+                    }
+                }
+            }
+        }
+
         #[test]
         fn the_int8_table_is_rescale(x in proptest::collection::vec(proptest::prelude::any::<i8>(), 1..64), n in 1usize..4, m in 1i32..i32::MAX, s in 2u32..=40, zps in (-128i64..128, -128i64..128), flags in proptest::prelude::any::<[bool; 4]>()) {
             let [scale32, double_round, input_unsigned, output_unsigned] = flags;
