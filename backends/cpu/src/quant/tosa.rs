@@ -429,6 +429,24 @@ impl IntPool {
 /// TOSA MUL on integers with NumPy broadcasting: products widened to 64 bits, rounded right by
 /// `shift` when it is positive (int32 operands), kept as their low 32 bits otherwise.
 pub fn int_mul<T: Lane>(a: &[T], a_dims: &[usize], b: &[T], b_dims: &[usize], shift: u32, out: &mut [i32], out_dims: &[usize]) {
+    let mul = |x: T, y: T| {
+        let p = x.widen(false) * y.widen(false);
+        if shift > 0 { ((p + (1i64 << (shift - 1))) >> shift) as i32 } else { p as i32 }
+    };
+    // Without broadcasting, or against one value: no index arithmetic.
+    let n = out.len();
+    if a.len() == n && b.len() == n {
+        out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (&x, &y))| *o = mul(x, y));
+        return;
+    }
+    if let (true, [y]) = (a.len() == n, b) {
+        out.iter_mut().zip(a).for_each(|(o, &x)| *o = mul(x, *y));
+        return;
+    }
+    if let (true, [x]) = (b.len() == n, a) {
+        out.iter_mut().zip(b).for_each(|(o, &y)| *o = mul(*x, y));
+        return;
+    }
     let rank = out_dims.len();
     // Strides of a and b over the output's dims (0 where they broadcast).
     let strides = |dims: &[usize]| -> Vec<usize> {
@@ -446,8 +464,7 @@ pub fn int_mul<T: Lane>(a: &[T], a_dims: &[usize], b: &[T], b_dims: &[usize], sh
     for o in out.iter_mut() {
         let ia: usize = idx.iter().zip(&sa).map(|(i, s)| i * s).sum();
         let ib: usize = idx.iter().zip(&sb).map(|(i, s)| i * s).sum();
-        let p = a[ia].widen(false) * b[ib].widen(false);
-        *o = if shift > 0 { ((p + (1i64 << (shift - 1))) >> shift) as i32 } else { p as i32 };
+        *o = mul(a[ia], b[ib]);
         for d in (0..rank).rev() {
             idx[d] += 1;
             if idx[d] < out_dims[d] {
