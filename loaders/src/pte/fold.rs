@@ -68,7 +68,7 @@ pub(crate) fn fold_conv_affine(g: &mut Subgraph) -> usize {
             let c = if depthwise { f.default_dims.last().copied() } else { f.default_dims.first().copied() };
             let Some(c) = c.filter(|&c| c > 0) else { continue };
             let Some(v) = per_channel(g, k, c) else { continue };
-            if f32s(fd).len() % c != 0 {
+            if !f32s(fd).len().is_multiple_of(c) {
                 continue;
             }
             let bias_v = match bias {

@@ -520,10 +520,7 @@ fn node<'a>(b: &mut MethodBuilder<'_, 'a>, cx: &mut Cx<'a, '_>, k: usize, n: &x:
                     let mut parts = Vec::with_capacity(groups);
                     for j in 0..groups {
                         let wj = super::ops::rows(b, w, j * per_out, per_out);
-                        let bj = match bias {
-                            Some(c) => Some(super::ops::rows(b, c, j * per_out, per_out)),
-                            None => None,
-                        };
+                        let bj = bias.map(|c| super::ops::rows(b, c, j * per_out, per_out));
                         let xj = super::ops::channels(b, i, j * per_in, per_in);
                         let pd = [od[0], od[1], od[2], per_out];
                         let shape = b.const_i32(&pd.iter().map(|&d| d as i32).collect::<Vec<_>>());

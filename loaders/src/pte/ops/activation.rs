@@ -78,7 +78,7 @@ fn clamp_between(b: &mut MethodBuilder<'_, '_>, x: nnrt_core::OperandId, lo: Opt
             (Some(l), Some(h)) if l == 0.0 && h == 6.0 => return Ok(unary(b, UnaryOp::Relu6, x)),
             (Some(l), Some(h)) if l == -1.0 && h == 1.0 => return Ok(unary(b, UnaryOp::ReluN1To1, x)),
             (Some(l), Some(h)) if l == 0.0 && h == 1.0 => return Ok(unary(b, UnaryOp::Relu0To1, x)),
-            (Some(l), None) if l == 0.0 => return Ok(unary(b, UnaryOp::Relu, x)),
+            (Some(0.0), None) => return Ok(unary(b, UnaryOp::Relu, x)),
             _ => {}
         }
     }

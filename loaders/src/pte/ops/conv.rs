@@ -274,7 +274,7 @@ fn adaptive_avg_pool(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), Loa
     if o == [1, 1] {
         let axes = b.const_i32(&[1, 2]);
         b.emit_all(OpKind::Reduce { op: nnrt_core::ReduceOp::Mean, keep_dims: true }, &[xn, axes], vec![y]);
-    } else if o[0] > 0 && o[1] > 0 && xd[1] % o[0] == 0 && xd[2] % o[1] == 0 {
+    } else if o[0] > 0 && o[1] > 0 && xd[1].is_multiple_of(o[0]) && xd[2].is_multiple_of(o[1]) {
         let k = [xd[1] / o[0], xd[2] / o[1]];
         b.emit_all(OpKind::Pool2D(Pool2D { kind: PoolKind::Average, padding: Padding::Valid, stride: k, filter: k, act: Activation::None }), &[xn], vec![y]);
     } else {
@@ -411,7 +411,7 @@ pub(crate) fn dilate_kernel(b: &mut MethodBuilder<'_, '_>, w: OperandId, hw: [us
     let op = b.g.operand(w).clone();
     let data = op.data.as_ref()?;
     let dims = op.default_dims.clone();
-    if dims.len() != 4 || dims.iter().any(|&x| x == 0) {
+    if dims.len() != 4 || dims.contains(&0) {
         return None;
     }
     let es = op.dtype.size();

@@ -93,7 +93,7 @@ fn group_norm(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError>
     let groups = usize::try_from(b.int(a, 6)?).ok().filter(|&g| g > 0).ok_or_else(|| b.err("group must be positive"))?;
     let eps = b.double(a, 7)?;
     let xd = b.dims(x);
-    if xd.len() < 2 || xd[1] % groups != 0 {
+    if xd.len() < 2 || !xd[1].is_multiple_of(groups) {
         return Err(b.err(format!("group norm of {xd:?} into {groups} groups: the channels (dim 1) must divide evenly")));
     }
     let n = xd[0];

@@ -444,7 +444,7 @@ fn pixel_shuffle(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadErr
     let x = b.tensor(a, 0)?;
     let r = usize::try_from(b.int(a, 1)?).ok().filter(|&r| r > 0 && r <= 1 << 16).ok_or_else(|| b.err("upscale factor must be in 1..=65536"))?;
     let d = b.dims(x);
-    if d.len() != 4 || d[1] % (r * r) != 0 {
+    if d.len() != 4 || !d[1].is_multiple_of(r * r) {
         return Err(b.err(format!("pixel_shuffle of {d:?} by {r}: channels must divide by {}", r * r)));
     }
     let c = d[1] / (r * r);
