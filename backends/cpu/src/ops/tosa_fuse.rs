@@ -57,7 +57,7 @@ fn byte_shift(ctx: &CompileCtx, pre: OpId, conv: OpId) -> Option<i32> {
     let g = ctx.graph;
     let r = g.op(pre);
     let OpKind::Rescale(p) = r.kind else { return None };
-    let (x, y) = (r.input(0)?, r.outputs[0]);
+    let (x, &y) = (r.input(0)?, r.outputs.first()?);
     if !p.input_unsigned || p.output_unsigned || g.operand(x).dtype != DType::I8 || g.operand(y).dtype != DType::I8 {
         return None;
     }
@@ -95,6 +95,9 @@ impl Chain {
         }
         let r = g.op(rescale);
         let OpKind::Rescale(p) = r.kind else { return None };
+        if r.outputs.len() != 1 {
+            return None;
+        }
         if !p.scale32 || p.input_unsigned || r.input(0) != Some(c.outputs[0]) || !read_once_by(ctx, c.outputs[0], rescale) {
             return None;
         }
@@ -106,6 +109,9 @@ impl Chain {
         // The CLAMP: MAXIMUM(y, lo) then MINIMUM(that, hi), either operand order, on a signed output.
         if let (Some(&mx), Some(&mn), false) = (ids.get(2), ids.get(3), p.output_unsigned) {
             let (a, b) = (g.op(mx), g.op(mn));
+            if a.outputs.len() != 1 || b.outputs.len() != 1 {
+                return Some(chain);
+            }
             let bound = |op: &nnrt_core::Operation, t: OperandId| -> Option<i64> {
                 match (op.input(0)?, op.input(1)?) {
                     (i, k) if i == t => scalar(ctx, k),

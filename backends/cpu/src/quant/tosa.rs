@@ -101,7 +101,11 @@ impl Rescale {
     fn one<TI: Lane, TO: Lane>(&self, v: TI, c: usize) -> TO {
         let value = v.widen(self.input_unsigned) - self.input_zp;
         let r = if self.scale32 {
-            apply_scale_32(value, self.multiplier[c], self.shift[c], self.double_round)
+            // An int32 value needs no 128-bit product (see apply_scale_32_i32).
+            match i32::try_from(value) {
+                Ok(v32) => i64::from(apply_scale_32_i32(v32, self.multiplier[c], self.shift[c], self.double_round)),
+                Err(_) => apply_scale_32(value, self.multiplier[c], self.shift[c], self.double_round),
+            }
         } else {
             apply_scale_16(value, self.multiplier[c] as i16, self.shift[c])
         };
@@ -415,7 +419,12 @@ impl IntPool {
                         Some([in_zp, out_zp]) => {
                             let (m, sh) = if count == 0 { (0, 1) } else { reciprocal_scale(count) };
                             for (o, &a) in o.iter_mut().zip(&acc) {
-                                let r = if count == 0 { out_zp } else { apply_scale_32(a - in_zp * i64::from(count), m, sh, false) + out_zp };
+                                let v = a - in_zp * i64::from(count);
+                                let scaled = match i32::try_from(v) {
+                                    Ok(v32) => i64::from(apply_scale_32_i32(v32, m, sh, false)),
+                                    Err(_) => apply_scale_32(v, m, sh, false),
+                                };
+                                let r = if count == 0 { out_zp } else { scaled + out_zp };
                                 *o = T::narrow(r, false);
                             }
                         }
