@@ -180,3 +180,48 @@ fn bad_graphs_fail_at_load_naming_block_op_and_tensor() {
         assert!(got.contains(want.trim()), "{}: expected an error containing '{}', got: {got}", dir.display(), want.trim());
     }
 }
+
+/// Graphs with variables (`tools/make_tosa_variable_cases.py`: serialized by tosa-tools'
+/// `tosa-opt`, outputs from the TOSA reference model run after run): one session runs each
+/// case `runs` times, and every run's outputs must equal the reference model's exactly — the
+/// first run starts from the initial values, later ones from what the run before wrote. A case
+/// with an `expected_error` (a variable without an initial value read before any write) must
+/// fail its first run with an error containing it.
+#[test]
+fn variables_keep_their_values_across_runs() {
+    let root = repo_root().join("tests/data/tosa_variables");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root).unwrap_or_else(|e| panic!("{}: {e}", root.display())).filter_map(|e| e.ok().map(|e| e.path())).collect();
+    dirs.sort();
+    assert!(dirs.len() >= 3, "expected the committed variable cases, found {}", dirs.len());
+    for dir in &dirs {
+        let m = meta(dir);
+        let runs = m["runs"].as_u64().unwrap_or(0) as usize;
+        for threads in [1, 2] {
+            let pkg = nnrt_loaders::load(dir.join("graph.tosa")).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+            let mut s = Session::from_model(pkg.models.into_iter().next().expect("one model")).unwrap();
+            if let Some(want) = m["expected_error"].as_str() {
+                match run_on_cpu(&mut s, &numbered_npys(dir, "run1_input"), threads) {
+                    Ok(()) => panic!("{}: ran; expected an error containing '{want}'", dir.display()),
+                    Err(e) => assert!(e.contains(want), "{}: expected an error containing '{want}', got: {e}", dir.display()),
+                }
+                continue;
+            }
+            assert!(runs >= 2, "{}: meta.json gives {runs} runs", dir.display());
+            for k in 1..=runs {
+                let inputs = numbered_npys(dir, &format!("run{k}_input"));
+                if k == 1 {
+                    run_on_cpu(&mut s, &inputs, threads).unwrap_or_else(|e| panic!("{} run 1: {e}", dir.display()));
+                } else {
+                    for (i, x) in inputs.iter().enumerate() {
+                        s.set_input(i, &x.data).unwrap();
+                    }
+                    s.run().unwrap_or_else(|e| panic!("{} run {k}: {e}", dir.display()));
+                }
+                for (j, want) in numbered_npys(dir, &format!("run{k}_expected")).iter().enumerate() {
+                    assert_eq!(s.output_info(j).unwrap().dims, want.dims, "{} run {k} output {j}: shape", dir.display());
+                    assert_eq!(s.output(j).unwrap(), want.data.as_slice(), "{} run {k} output {j} ({threads} threads)", dir.display());
+                }
+            }
+        }
+    }
+}

@@ -44,6 +44,16 @@ pub(crate) struct BlockBuilder<'c, 'a> {
     /// The operator being converted and its name, for errors.
     pub at: (usize, String),
     temps: usize,
+    /// The block's variable tensors: their written flags and initial values.
+    pub variables: HashMap<OperandId, Variable>,
+}
+
+/// What a variable tensor (an operand with `is_variable`) comes with.
+pub(crate) struct Variable {
+    /// A bool `[1]` variable set by the first write.
+    pub flag: OperandId,
+    /// The constant initial value, when the file gives one.
+    pub initial: Option<OperandId>,
 }
 
 impl<'c, 'a> BlockBuilder<'c, 'a> {
@@ -51,7 +61,7 @@ impl<'c, 'a> BlockBuilder<'c, 'a> {
     /// shapes.
     pub fn new(c: &'c Container<'a>, region: (usize, String), block: &tosa::TosaBasicBlock<'a>, regions: &'c HashMap<String, SubgraphId>) -> Result<Self, LoadError> {
         let g = Subgraph { name: region.1.clone(), ..Subgraph::default() };
-        let mut b = Self { c, region, g, names: HashMap::new(), types: HashMap::new(), shapes: HashMap::new(), regions, at: (0, String::new()), temps: 0 };
+        let mut b = Self { c, region, g, names: HashMap::new(), types: HashMap::new(), shapes: HashMap::new(), regions, at: (0, String::new()), temps: 0, variables: HashMap::new() };
         for t in block.tensors().unwrap_or_default().iter() {
             b.tensor(&t)?;
         }
@@ -98,8 +108,22 @@ impl<'c, 'a> BlockBuilder<'c, 'a> {
         } else {
             op.data = self.c.tensor_data(t, len, &what)?;
         }
+        // A variable tensor (VARIABLE's declaration) is state kept across runs; its data is
+        // the initial value, which a constant of its own holds (see `variable`).
         op.is_variable = t.variable();
+        let initial = if op.is_variable { op.data.take() } else { None };
         let id = self.g.add_operand(op);
+        if self.g.operand(id).is_variable {
+            let flag = self.temp(DType::Bool, &[1]);
+            self.g.operands[flag.index()].is_variable = true;
+            let init = initial.map(|data| {
+                let (dtype, dims) = (self.dtype(id), self.dims(id));
+                let c = self.temp(dtype, &dims);
+                self.g.operands[c.index()].data = Some(data);
+                c
+            });
+            self.variables.insert(id, Variable { flag, initial: init });
+        }
         self.names.insert(name, id);
         self.types.insert(name, ty);
         Ok(())
