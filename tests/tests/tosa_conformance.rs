@@ -34,8 +34,6 @@ const KNOWN: &[(&str, &str)] = &[
     // nnrt's float REDUCE_MAX starts from the lowest finite value (TFLite's rule): a row of -inf
     // (NaNs ignored) gives -FLT_MAX where TOSA gives -inf.
     ("reduce_max_1x4x3x4_f32_axis0_fs_modeI", "reduce_max of -inf rows"),
-    // TABLE with a table computed at run time.
-    ("table_1x4_i8_dyn", "a table computed at run time"),
 ];
 
 fn cases() -> Vec<PathBuf> {
