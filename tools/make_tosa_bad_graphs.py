@@ -111,6 +111,12 @@ def variable_used_directly(g):
     return "region 'main', operator 1 (ADD): names variable tensor 'Variable_0'"
 
 
+def variable_named_twice(g):
+    b = main_block(g)
+    next(t for t in b["tensors"] if t.get("variable") and t["variable_name"] == "b")["variable_name"] = "a"
+    return "region 'main': tensor 'Variable_0' declares variable 'a', which tensor 'Variable_1' declares too"
+
+
 def variable_not_declared(g):
     b = main_block(g)
     next(t for t in b["tensors"] if t["name"] == "Variable_0")["variable"] = False
@@ -132,6 +138,7 @@ def main():
         ("variable_read_type", os.path.join(ROOT, "tosa_variables", "accumulate_f32"), variable_read_type),
         ("variable_used_directly", os.path.join(ROOT, "tosa_variables", "accumulate_f32"), variable_used_directly),
         ("variable_not_declared", os.path.join(ROOT, "tosa_variables", "accumulate_f32"), variable_not_declared),
+        ("variable_named_twice", os.path.join(ROOT, "tosa_variables", "two_variables_f32"), variable_named_twice),
     ]
     out_root = os.path.join(ROOT, "tosa_bad")
     for name, src, change in cases:

@@ -50,6 +50,10 @@ pub(crate) struct BlockBuilder<'c, 'a> {
 
 /// What a variable tensor (an operand with `is_variable`) comes with.
 pub(crate) struct Variable {
+    /// The variable's name (`variable_name`, else the tensor's).
+    pub name: String,
+    /// The tensor that declares it.
+    pub tensor: String,
     /// A bool `[1]` variable set by the first write.
     pub flag: OperandId,
     /// The constant initial value, when the file gives one.
@@ -114,6 +118,11 @@ impl<'c, 'a> BlockBuilder<'c, 'a> {
         let initial = if op.is_variable { op.data.take() } else { None };
         let id = self.g.add_operand(op);
         if self.g.operand(id).is_variable {
+            // Variables are named uniquely (TOSA's VARIABLE requires a new name).
+            let label = t.variable_name().filter(|n| !n.is_empty()).unwrap_or(name).to_string();
+            if let Some(other) = self.variables.values().find(|v| v.name == label) {
+                return Err(self.err(format!("{what} declares variable '{label}', which tensor '{}' declares too", other.tensor)));
+            }
             let flag = self.temp(DType::Bool, &[1]);
             self.g.operands[flag.index()].is_variable = true;
             let init = initial.map(|data| {
@@ -122,7 +131,7 @@ impl<'c, 'a> BlockBuilder<'c, 'a> {
                 self.g.operands[c.index()].data = Some(data);
                 c
             });
-            self.variables.insert(id, Variable { flag, initial: init });
+            self.variables.insert(id, Variable { name: label, tensor: name.to_string(), flag, initial: init });
         }
         self.names.insert(name, id);
         self.types.insert(name, ty);
