@@ -31,9 +31,6 @@ const KNOWN: &[(&str, &str)] = &[
     // Float CONV3D pads the image with zeros; with an infinite weight a padding tap gives NaN
     // where the specification skips the tap.
     ("conv3d_1x1x2_1x3x3x2x5_f32xf32_accf32_st111_pad001001_dilat121_lclbnd0_fs", "padding taps with non-finite weights"),
-    // nnrt's float REDUCE_MAX starts from the lowest finite value (TFLite's rule): a row of -inf
-    // (NaNs ignored) gives -FLT_MAX where TOSA gives -inf.
-    ("reduce_max_1x4x3x4_f32_axis0_fs_modeI", "reduce_max of -inf rows"),
 ];
 
 fn cases() -> Vec<PathBuf> {
@@ -220,6 +217,46 @@ fn variables_keep_their_values_across_runs() {
                     assert_eq!(s.output(j).unwrap(), want.data.as_slice(), "{} run {k} output {j} ({threads} threads)", dir.display());
                 }
             }
+        }
+    }
+}
+
+/// Float REDUCE_MAX / REDUCE_MIN with NaNs and infinite rows, both NaN modes: two committed
+/// generator cases (reduced over 4 values, outer size 1) fed columns of one NaN, all -inf (max)
+/// or +inf (min), all NaN, and a NaN among infinities, against the specification's rule — start
+/// from -inf (+inf); PROPAGATE: any NaN gives NaN; IGNORE: NaNs are skipped, all NaN gives NaN.
+#[test]
+fn float_reduce_max_min_follow_the_nan_mode() {
+    for (case, inner, max, propagate) in [("reduce_max_1x4x3x4_f32_axis1_modeP", 12, true, true), ("reduce_min_4x5_f32_axis0_modeI", 5, false, false)] {
+        let dir = repo_root().join("tests/data/tosa_conformance").join(case);
+        let mut x = numbered_npys(&dir, "input");
+        let mut v: Vec<f32> = x[0].data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let edge = if max { f32::NEG_INFINITY } else { f32::INFINITY };
+        for k in 0..4 {
+            v[k * inner + 1] = edge;
+            v[k * inner + 2] = f32::NAN;
+            v[k * inner + 3] = if k == 2 { f32::NAN } else { edge };
+        }
+        v[inner] = f32::NAN;
+        x[0].data = v.iter().flat_map(|f| f.to_le_bytes()).collect();
+        let want: Vec<f32> = (0..inner)
+            .map(|c| {
+                let col: Vec<f32> = (0..4).map(|k| v[k * inner + c]).collect();
+                let nums: Vec<f32> = col.iter().copied().filter(|f| !f.is_nan()).collect();
+                if (propagate && nums.len() < 4) || nums.is_empty() {
+                    f32::NAN
+                } else {
+                    nums.iter().fold(edge, |a, &b| if max { a.max(b) } else { a.min(b) })
+                }
+            })
+            .collect();
+        let pkg = nnrt_loaders::load(dir.join("graph.tosa")).unwrap();
+        let mut s = Session::from_model(pkg.models.into_iter().next().unwrap()).unwrap();
+        run_on_cpu(&mut s, &x, 1).unwrap();
+        let got: Vec<f32> = s.output(0).unwrap().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        assert_eq!(got.len(), want.len(), "{case}");
+        for (c, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!((g.is_nan() && w.is_nan()) || g == w, "{case} column {c}: {g} where the specification gives {w}");
         }
     }
 }
