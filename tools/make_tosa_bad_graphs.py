@@ -90,9 +90,37 @@ def attribute_type(g):
 
 def missing_ops(g):
     b = main_block(g)
-    op_named(b, "ADD")["op"] = "FFT2D"
-    b["operators"].append({"op": "VARIABLE_WRITE", "attribute_type": "VariableWriteAttribute", "attribute": {}, "inputs": [b["inputs"][0]], "outputs": []})
-    return "operator FFT2D (subgraph 0, op 0) is not supported by nnrt (FP32, FP32 -> FP32; region 'main', operator 0); also unsupported: VARIABLE_WRITE (FP32 -> )"
+    op_named(b, "ADD")["op"] = "CUSTOM"
+    b["operators"].append({"op": "DIM", "attribute_type": "DimAttribute", "attribute": {"axis": 0}, "inputs": [b["inputs"][0]], "outputs": []})
+    return "operator CUSTOM (subgraph 0, op 0) is not supported by nnrt (FP32, FP32 -> FP32; region 'main', operator 0); also unsupported: DIM (FP32 -> )"
+
+
+# The variable cases start from tests/data/tosa_variables/accumulate_f32 (tosa-opt's layout:
+# IDENTITY with a VariableReadAttribute reads Variable_0 into TosaOutput_0, ADD, IDENTITY with a
+# VariableWriteAttribute writes layer_1 into Variable_0).
+
+
+def variable_read_type(g):
+    b = main_block(g)
+    next(t for t in b["tensors"] if t["name"] == "TosaOutput_0")["type"] = "INT32"
+    return "region 'main', operator 0 (IDENTITY): tensor 'TosaOutput_0' is int32 [1, 3]; the variable is float32 [1, 3]"
+
+
+def variable_used_directly(g):
+    op_named(main_block(g), "ADD")["inputs"][0] = "Variable_0"
+    return "region 'main', operator 1 (ADD): names variable tensor 'Variable_0'"
+
+
+def variable_named_twice(g):
+    b = main_block(g)
+    next(t for t in b["tensors"] if t.get("variable") and t["variable_name"] == "b")["variable_name"] = "a"
+    return "region 'main': tensor 'Variable_0' declares variable 'a', which tensor 'Variable_1' declares too"
+
+
+def variable_not_declared(g):
+    b = main_block(g)
+    next(t for t in b["tensors"] if t["name"] == "Variable_0")["variable"] = False
+    return "region 'main', operator 0 (IDENTITY): the variable read 'Variable_0' is not a variable tensor"
 
 
 def main():
@@ -107,6 +135,10 @@ def main():
         ("transpose_perms", pick("transpose_"), transpose_perms),
         ("attribute_type", pick("transpose_"), attribute_type),
         ("missing_ops", pick("add_0_f32"), missing_ops),
+        ("variable_read_type", os.path.join(ROOT, "tosa_variables", "accumulate_f32"), variable_read_type),
+        ("variable_used_directly", os.path.join(ROOT, "tosa_variables", "accumulate_f32"), variable_used_directly),
+        ("variable_not_declared", os.path.join(ROOT, "tosa_variables", "accumulate_f32"), variable_not_declared),
+        ("variable_named_twice", os.path.join(ROOT, "tosa_variables", "two_variables_f32"), variable_named_twice),
     ]
     out_root = os.path.join(ROOT, "tosa_bad")
     for name, src, change in cases:

@@ -82,6 +82,16 @@ pub enum OpKind {
     Pad,
     /// Pads by mirroring (input 1: paddings [rank, 2]).
     MirrorPad(MirrorMode),
+    /// Reads a variable (TOSA's VARIABLE_READ): input 0 the variable tensor (an operand with
+    /// `is_variable`, state kept across runs), input 1 its bool `[1]` written flag (also a
+    /// variable), input 2 (optional) a constant initial value. Output 0 gets the variable's value
+    /// once it has been written, before that the initial value; a variable read before any write
+    /// and without an initial value fails at run time.
+    VariableRead,
+    /// Writes a variable (TOSA's VARIABLE_WRITE): input 0 the value, input 1 the variable tensor,
+    /// input 2 its written flag; no outputs. The kernel updates both variables in place, in
+    /// the op's place in the graph's order.
+    VariableWrite,
     /// Converts to float: from f16, or from a quantized integer type.
     Dequantize,
     /// Converts float (or another quantized type) to a quantized integer type.
@@ -327,6 +337,14 @@ pub enum OpKind {
     /// zero-padded or cropped to the int32 `[fft_h, fft_w]` of input 1, keeping the
     /// `fft_w / 2 + 1` non-negative frequencies of the last dim (complex64 output).
     Rfft2d,
+    /// TOSA FFT2D: the 2-D discrete Fourier transform of the last two dims (powers of two) of
+    /// a complex signal given as float32 real and imaginary parts (inputs 0, 1), written as
+    /// real and imaginary parts (outputs 0, 1); `inverse` flips the exponent's sign (no 1/N
+    /// scaling).
+    Fft2d {
+        /// `e^(+2πi …)` instead of `e^(−2πi …)`.
+        inverse: bool,
+    },
     /// COMPLEX_ABS: the magnitude of each complex64 element (float32 output).
     ComplexAbs,
     /// REAL: the real part of each complex64 element.
@@ -373,7 +391,7 @@ impl OpKind {
             OpKind::Cast | OpKind::Quantize | OpKind::Dequantize | OpKind::FakeQuant { .. } | OpKind::DynamicQuantize(_) | OpKind::Rescale(_) => Family::Convert,
             OpKind::Softmax { .. } | OpKind::LogSoftmax | OpKind::L2Normalization { .. } | OpKind::LocalResponseNorm(_) => Family::Normalize,
             OpKind::Reduce { .. } | OpKind::ArgMinMax { .. } | OpKind::Cumsum { .. } | OpKind::TopKV2 => Family::Reduce,
-            OpKind::Concatenation { .. } | OpKind::Reshape { .. } | OpKind::Transpose | OpKind::Pad | OpKind::MirrorPad(_) => Family::Data,
+            OpKind::Concatenation { .. } | OpKind::Reshape { .. } | OpKind::Transpose | OpKind::Pad | OpKind::MirrorPad(_) | OpKind::VariableRead | OpKind::VariableWrite => Family::Data,
             OpKind::Split { .. } | OpKind::SplitV { .. } | OpKind::Pack { .. } | OpKind::Unpack { .. } | OpKind::Squeeze { .. } => Family::Movement,
             OpKind::ExpandDims | OpKind::Gather { .. } | OpKind::GatherNd | OpKind::Tile | OpKind::Dilate | OpKind::ReverseV2 => Family::Movement,
             OpKind::Slice | OpKind::StridedSlice(_) => Family::Slice,
@@ -389,7 +407,7 @@ impl OpKind {
             OpKind::MatrixDiag | OpKind::MatrixSetDiag | OpKind::ReverseSequence { .. } => Family::Matrix,
             OpKind::UnidirectionalSequenceLstm(_) | OpKind::BidirectionalSequenceLstm(_) => Family::Lstm,
             OpKind::Rnn(_) | OpKind::SequenceRnn(_) | OpKind::Svdf(_) => Family::Rnn,
-            OpKind::Rfft2d | OpKind::ComplexAbs | OpKind::Real | OpKind::Imag => Family::Fft,
+            OpKind::Rfft2d | OpKind::Fft2d { .. } | OpKind::ComplexAbs | OpKind::Real | OpKind::Imag => Family::Fft,
             OpKind::If { .. } | OpKind::While { .. } => Family::Control,
             OpKind::Custom { .. } => Family::Custom,
         }

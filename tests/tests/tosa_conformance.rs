@@ -31,11 +31,6 @@ const KNOWN: &[(&str, &str)] = &[
     // Float CONV3D pads the image with zeros; with an infinite weight a padding tap gives NaN
     // where the specification skips the tap.
     ("conv3d_1x1x2_1x3x3x2x5_f32xf32_accf32_st111_pad001001_dilat121_lclbnd0_fs", "padding taps with non-finite weights"),
-    // nnrt's float REDUCE_MAX starts from the lowest finite value (TFLite's rule): a row of -inf
-    // (NaNs ignored) gives -FLT_MAX where TOSA gives -inf.
-    ("reduce_max_1x4x3x4_f32_axis0_fs_modeI", "reduce_max of -inf rows"),
-    // TABLE with a table computed at run time.
-    ("table_1x4_i8_dyn", "a table computed at run time"),
 ];
 
 fn cases() -> Vec<PathBuf> {
@@ -178,5 +173,90 @@ fn bad_graphs_fail_at_load_naming_block_op_and_tensor() {
             Err(e) => e.to_string(),
         };
         assert!(got.contains(want.trim()), "{}: expected an error containing '{}', got: {got}", dir.display(), want.trim());
+    }
+}
+
+/// Graphs with variables (`tools/make_tosa_variable_cases.py`: serialized by tosa-tools'
+/// `tosa-opt`, outputs from the TOSA reference model run after run): one session runs each
+/// case `runs` times, and every run's outputs must equal the reference model's exactly — the
+/// first run starts from the initial values, later ones from what the run before wrote. A case
+/// with an `expected_error` (a variable without an initial value read before any write) must
+/// fail its first run with an error containing it.
+#[test]
+fn variables_keep_their_values_across_runs() {
+    let root = repo_root().join("tests/data/tosa_variables");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root).unwrap_or_else(|e| panic!("{}: {e}", root.display())).filter_map(|e| e.ok().map(|e| e.path())).collect();
+    dirs.sort();
+    assert!(dirs.len() >= 3, "expected the committed variable cases, found {}", dirs.len());
+    for dir in &dirs {
+        let m = meta(dir);
+        let runs = m["runs"].as_u64().unwrap_or(0) as usize;
+        for threads in [1, 2] {
+            let pkg = nnrt_loaders::load(dir.join("graph.tosa")).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+            let mut s = Session::from_model(pkg.models.into_iter().next().expect("one model")).unwrap();
+            if let Some(want) = m["expected_error"].as_str() {
+                match run_on_cpu(&mut s, &numbered_npys(dir, "run1_input"), threads) {
+                    Ok(()) => panic!("{}: ran; expected an error containing '{want}'", dir.display()),
+                    Err(e) => assert!(e.contains(want), "{}: expected an error containing '{want}', got: {e}", dir.display()),
+                }
+                continue;
+            }
+            assert!(runs >= 2, "{}: meta.json gives {runs} runs", dir.display());
+            for k in 1..=runs {
+                let inputs = numbered_npys(dir, &format!("run{k}_input"));
+                if k == 1 {
+                    run_on_cpu(&mut s, &inputs, threads).unwrap_or_else(|e| panic!("{} run 1: {e}", dir.display()));
+                } else {
+                    for (i, x) in inputs.iter().enumerate() {
+                        s.set_input(i, &x.data).unwrap();
+                    }
+                    s.run().unwrap_or_else(|e| panic!("{} run {k}: {e}", dir.display()));
+                }
+                for (j, want) in numbered_npys(dir, &format!("run{k}_expected")).iter().enumerate() {
+                    assert_eq!(s.output_info(j).unwrap().dims, want.dims, "{} run {k} output {j}: shape", dir.display());
+                    assert_eq!(s.output(j).unwrap(), want.data.as_slice(), "{} run {k} output {j} ({threads} threads)", dir.display());
+                }
+            }
+        }
+    }
+}
+
+/// Float REDUCE_MAX / REDUCE_MIN with NaNs and infinite rows, both NaN modes: two committed
+/// generator cases (reduced over 4 values, outer size 1) fed columns of one NaN, all -inf (max)
+/// or +inf (min), all NaN, and a NaN among infinities, against the specification's rule — start
+/// from -inf (+inf); PROPAGATE: any NaN gives NaN; IGNORE: NaNs are skipped, all NaN gives NaN.
+#[test]
+fn float_reduce_max_min_follow_the_nan_mode() {
+    for (case, inner, max, propagate) in [("reduce_max_1x4x3x4_f32_axis1_modeP", 12, true, true), ("reduce_min_4x5_f32_axis0_modeI", 5, false, false)] {
+        let dir = repo_root().join("tests/data/tosa_conformance").join(case);
+        let mut x = numbered_npys(&dir, "input");
+        let mut v: Vec<f32> = x[0].data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let edge = if max { f32::NEG_INFINITY } else { f32::INFINITY };
+        for k in 0..4 {
+            v[k * inner + 1] = edge;
+            v[k * inner + 2] = f32::NAN;
+            v[k * inner + 3] = if k == 2 { f32::NAN } else { edge };
+        }
+        v[inner] = f32::NAN;
+        x[0].data = v.iter().flat_map(|f| f.to_le_bytes()).collect();
+        let want: Vec<f32> = (0..inner)
+            .map(|c| {
+                let col: Vec<f32> = (0..4).map(|k| v[k * inner + c]).collect();
+                let nums: Vec<f32> = col.iter().copied().filter(|f| !f.is_nan()).collect();
+                if (propagate && nums.len() < 4) || nums.is_empty() {
+                    f32::NAN
+                } else {
+                    nums.iter().fold(edge, |a, &b| if max { a.max(b) } else { a.min(b) })
+                }
+            })
+            .collect();
+        let pkg = nnrt_loaders::load(dir.join("graph.tosa")).unwrap();
+        let mut s = Session::from_model(pkg.models.into_iter().next().unwrap()).unwrap();
+        run_on_cpu(&mut s, &x, 1).unwrap();
+        let got: Vec<f32> = s.output(0).unwrap().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        assert_eq!(got.len(), want.len(), "{case}");
+        for (c, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!((g.is_nan() && w.is_nan()) || g == w, "{case} column {c}: {g} where the specification gives {w}");
+        }
     }
 }

@@ -1,16 +1,24 @@
-//! Ops that rearrange a whole tensor: CONCATENATION, RESHAPE, TRANSPOSE, PAD, MIRROR_PAD.
+//! Ops that rearrange a whole tensor: CONCATENATION, RESHAPE, TRANSPOSE, PAD, MIRROR_PAD; and
+//! the ops that copy a whole tensor from or into a variable (TOSA's VARIABLE_READ / _WRITE).
 
-use super::Shapes::One;
+use super::Shapes::{Many, One};
 use super::{fixed, spec, Spec};
 use crate::infer::Cx;
 use crate::shape::{fmt_dims, num_elements};
-use crate::{CompileError, OpKind};
+use crate::{CompileError, DType, OpKind};
 
 slots!(
     INPUT = 0: "Input slot of the data (the first of CONCATENATION's inputs).", SHAPE = 1: "Input slot of RESHAPE's optional 1-D target shape.",
     PERM = 1: "Input slot of TRANSPOSE's permutation.", PADDINGS = 1: "Input slot of PAD's and MIRROR_PAD's `[rank, 2]` paddings.",
     PAD_VALUE = 2: "Input slot of PAD's optional pad value."
 );
+
+slots! {
+    /// Input slots of `VariableRead`.
+    mod variable_read: VARIABLE = 0: "The variable tensor.", WRITTEN = 1: "Its bool `[1]` written flag.", INITIAL = 2: "Its constant initial value (optional).";
+    /// Input slots of `VariableWrite`.
+    mod variable_write: VALUE = 0: "The value written.", VARIABLE = 1: "The variable tensor.", WRITTEN = 2: "Its bool `[1]` written flag.";
+}
 
 /// How MIRROR_PAD mirrors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -29,8 +37,50 @@ pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
         OpKind::Transpose => fixed("Transpose", 2, 1, One(transpose)),
         OpKind::Pad => spec("Pad", 2, Some(3), Some(1), One(pad)),
         OpKind::MirrorPad(_) => fixed("MirrorPad", 2, 1, One(pad)),
+        OpKind::VariableRead => spec("VariableRead", 2, Some(3), Some(1), One(variable_read)),
+        OpKind::VariableWrite => fixed("VariableWrite", 3, 0, Many(variable_write)),
         _ => return None,
     })
+}
+
+/// Checks that input `var` is a variable and input `flag` a bool `[1]` variable.
+fn variable_and_flag(cx: &Cx, var: usize, flag: usize) -> Result<(), CompileError> {
+    for i in [var, flag] {
+        let id = cx.input_id(i)?;
+        if !cx.g.operand(id).is_variable || cx.g.operand(id).is_const() {
+            return Err(cx.input_err(i, "must be a variable tensor (state kept across runs)"));
+        }
+    }
+    cx.expect_dtype(flag, &[DType::Bool])?;
+    if crate::shape::num_elements(cx.input(flag)?) != Some(1) {
+        return Err(cx.input_err(flag, format!("shape {} must hold one flag", fmt_dims(cx.input(flag)?))));
+    }
+    Ok(())
+}
+
+/// VariableRead: the variable's shape; the initial value, when given, has its type and shape.
+fn variable_read(cx: &Cx) -> Result<Vec<usize>, CompileError> {
+    use variable_read::*;
+    variable_and_flag(cx, VARIABLE, WRITTEN)?;
+    let (v, t) = (cx.input(VARIABLE)?, cx.dtype(VARIABLE)?);
+    if let Some(init) = cx.opt_input(INITIAL)? {
+        if init != v || cx.dtype(INITIAL)? != t || !cx.is_const(INITIAL) {
+            return Err(cx.input_err(INITIAL, format!("must be a constant {t} {} (the variable's), got {} {}", fmt_dims(v), cx.dtype(INITIAL)?, fmt_dims(init))));
+        }
+    }
+    cx.expect_out_dtype(0, t)?;
+    Ok(v.to_vec())
+}
+
+/// VariableWrite: a value of the variable's type and shape; no outputs.
+fn variable_write(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
+    use variable_write::*;
+    variable_and_flag(cx, VARIABLE, WRITTEN)?;
+    let (v, t) = (cx.input(VARIABLE)?, cx.dtype(VARIABLE)?);
+    if cx.input(VALUE)? != v || cx.dtype(VALUE)? != t {
+        return Err(cx.input_err(VALUE, format!("is {} {}; the variable is {t} {}", cx.dtype(VALUE)?, fmt_dims(cx.input(VALUE)?), fmt_dims(v))));
+    }
+    Ok(Vec::new())
 }
 
 /// CONCATENATION joins inputs of one type that agree outside the axis.

@@ -1,17 +1,23 @@
-//! Fourier transforms and complex numbers: RFFT2D, COMPLEX_ABS, REAL, IMAG.
+//! Fourier transforms and complex numbers: RFFT2D, FFT2D (real and imaginary parts as two
+//! float32 tensors), COMPLEX_ABS, REAL, IMAG.
 
-use super::Shapes::One;
+use super::Shapes::{Many, One};
 use super::{fixed, Spec};
 use crate::infer::Cx;
 use crate::shape::fmt_dims;
 use crate::{CompileError, DType, OpKind};
 
-slots!(INPUT = 0: "Input slot of the values transformed (or taken apart).", FFT_LENGTH = 1: "Input slot of RFFT2D's int32 `[fft_h, fft_w]`.");
+slots!(
+    INPUT = 0: "Input slot of the values transformed (or taken apart); FFT2D's real parts.",
+    FFT_LENGTH = 1: "Input slot of RFFT2D's int32 `[fft_h, fft_w]`.",
+    IMAG = 1: "Input slot of FFT2D's imaginary parts.",
+);
 
 /// The family's ops: the name, arity and shape rule of each.
 pub(super) fn ops(kind: &OpKind) -> Option<Spec<'_>> {
     let part = match kind {
         OpKind::Rfft2d => return Some(fixed("Rfft2d", 2, 1, One(rfft2d))),
+        OpKind::Fft2d { .. } => return Some(fixed("Fft2d", 2, 2, Many(fft2d))),
         OpKind::ComplexAbs => "ComplexAbs",
         OpKind::Real => "Real",
         OpKind::Imag => "Imag",
@@ -39,6 +45,24 @@ fn rfft2d(cx: &Cx) -> Result<Vec<usize>, CompileError> {
     let mut out = x[..x.len() - 2].to_vec();
     out.extend([len[0] as usize, len[1] as usize / 2 + 1]);
     Ok(out)
+}
+
+/// FFT2D: float32 real and imaginary parts of one shape, rank >= 2, whose last two dims are
+/// powers of two; two float32 outputs of that shape.
+fn fft2d(cx: &Cx) -> Result<Vec<Vec<usize>>, CompileError> {
+    let x = cx.input(INPUT)?;
+    cx.expect_dtype(INPUT, &[DType::F32])?;
+    cx.expect_dtype(IMAG, &[DType::F32])?;
+    if cx.input(IMAG)? != x {
+        return Err(cx.input_err(IMAG, format!("shape {} differs from the real parts' {}", fmt_dims(cx.input(IMAG)?), fmt_dims(x))));
+    }
+    if x.len() < 2 || !x[x.len() - 2..].iter().all(|d| d.is_power_of_two()) {
+        return Err(cx.input_err(INPUT, format!("shape {} must have rank 2 or more and end in two powers of two", fmt_dims(x))));
+    }
+    for k in 0..2 {
+        cx.expect_out_dtype(k, DType::F32)?;
+    }
+    Ok(vec![x.to_vec(), x.to_vec()])
 }
 
 /// COMPLEX_ABS, REAL, IMAG: complex64 input, float32 output of the same shape.

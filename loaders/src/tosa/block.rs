@@ -44,6 +44,20 @@ pub(crate) struct BlockBuilder<'c, 'a> {
     /// The operator being converted and its name, for errors.
     pub at: (usize, String),
     temps: usize,
+    /// The block's variable tensors: their written flags and initial values.
+    pub variables: HashMap<OperandId, Variable>,
+}
+
+/// What a variable tensor (an operand with `is_variable`) comes with.
+pub(crate) struct Variable {
+    /// The variable's name (`variable_name`, else the tensor's).
+    pub name: String,
+    /// The tensor that declares it.
+    pub tensor: String,
+    /// A bool `[1]` variable set by the first write.
+    pub flag: OperandId,
+    /// The constant initial value, when the file gives one.
+    pub initial: Option<OperandId>,
 }
 
 impl<'c, 'a> BlockBuilder<'c, 'a> {
@@ -51,7 +65,7 @@ impl<'c, 'a> BlockBuilder<'c, 'a> {
     /// shapes.
     pub fn new(c: &'c Container<'a>, region: (usize, String), block: &tosa::TosaBasicBlock<'a>, regions: &'c HashMap<String, SubgraphId>) -> Result<Self, LoadError> {
         let g = Subgraph { name: region.1.clone(), ..Subgraph::default() };
-        let mut b = Self { c, region, g, names: HashMap::new(), types: HashMap::new(), shapes: HashMap::new(), regions, at: (0, String::new()), temps: 0 };
+        let mut b = Self { c, region, g, names: HashMap::new(), types: HashMap::new(), shapes: HashMap::new(), regions, at: (0, String::new()), temps: 0, variables: HashMap::new() };
         for t in block.tensors().unwrap_or_default().iter() {
             b.tensor(&t)?;
         }
@@ -98,8 +112,27 @@ impl<'c, 'a> BlockBuilder<'c, 'a> {
         } else {
             op.data = self.c.tensor_data(t, len, &what)?;
         }
+        // A variable tensor (VARIABLE's declaration) is state kept across runs; its data is
+        // the initial value, which a constant of its own holds (see `variable`).
         op.is_variable = t.variable();
+        let initial = if op.is_variable { op.data.take() } else { None };
         let id = self.g.add_operand(op);
+        if self.g.operand(id).is_variable {
+            // Variables are named uniquely (TOSA's VARIABLE requires a new name).
+            let label = t.variable_name().filter(|n| !n.is_empty()).unwrap_or(name).to_string();
+            if let Some(other) = self.variables.values().find(|v| v.name == label) {
+                return Err(self.err(format!("{what} declares variable '{label}', which tensor '{}' declares too", other.tensor)));
+            }
+            let flag = self.temp(DType::Bool, &[1]);
+            self.g.operands[flag.index()].is_variable = true;
+            let init = initial.map(|data| {
+                let (dtype, dims) = (self.dtype(id), self.dims(id));
+                let c = self.temp(dtype, &dims);
+                self.g.operands[c.index()].data = Some(data);
+                c
+            });
+            self.variables.insert(id, Variable { name: label, tensor: name.to_string(), flag, initial: init });
+        }
         self.names.insert(name, id);
         self.types.insert(name, ty);
         Ok(())

@@ -79,6 +79,13 @@ pub fn load(path: &str, blob: Blob) -> Result<Loaded, LoadError> {
         let mut outputs = Vec::new();
         for n in block.outputs().unwrap_or_default().iter() {
             let mut id = b.tensor_id(n)?;
+            if let Some((flag, initial)) = b.variables.get(&id).map(|v| (v.flag, v.initial)) {
+                // A variable returned as it is: its value (or initial value) read at the end.
+                let copy = b.temp(b.dtype(id), &b.dims(id));
+                b.emit(OpKind::VariableRead, &[Some(id), Some(flag), initial], vec![copy]);
+                outputs.push(copy);
+                continue;
+            }
             // A graph output must be an op's result: copy an input or a constant returned as it
             // is, and an operand returned twice.
             if b.g.inputs.contains(&id) || b.g.operand(id).data.is_some() || outputs.contains(&id) {

@@ -1,5 +1,5 @@
-//! RFFT2D and the complex64 parts (COMPLEX_ABS, REAL, IMAG). Complex64 values are stored as
-//! (real, imaginary) f32 pairs.
+//! RFFT2D, FFT2D and the complex64 parts (COMPLEX_ABS, REAL, IMAG). Complex64 values are
+//! stored as (real, imaginary) f32 pairs.
 //!
 //! RFFT2D works in f64 as TFLite does (it runs Ooura's double-precision `rdft2d` and rounds the
 //! result to float): each matrix of the input, zero-padded or cropped to `fft_h × fft_w`, gets a
@@ -180,12 +180,115 @@ impl Rfft2d {
                     }
                 }
             }
+            // The bins at rows 0 and fh / 2 and columns 0 and fw / 2 are real for a real
+            // signal: their imaginary parts are exactly zero (TOSA's RFFT2D skips the terms
+            // whose sine is zero, so they stay zero even for non-finite input).
+            for r in [0, fh / 2] {
+                for c in [0, half - 1] {
+                    si[r * half + c] = 0.0;
+                }
+            }
             for (pair, (&r, &i)) in o.chunks_exact_mut(2).zip(sr.iter().zip(si.iter())) {
                 pair[0] = r as f32;
                 pair[1] = i as f32;
             }
         }
     }
+}
+
+/// TOSA's FFT2D of `matrices` complex `h × w` signals given as real and imaginary parts (both
+/// powers of two): a complex FFT along each row, then along each column, in f64 and rounded
+/// once to float. TOSA's pseudo-code sums the definition directly
+/// (`Σ x · e^(∓2πi (ay / H + ax / W))` with the products' indices taken modulo H and W); both
+/// are the same transform, which its FFT compliance mode checks within an error bound.
+/// `inverse` uses `e^(+2πi …)` (the conjugate of the forward transform of the conjugate), with
+/// no 1/(H·W) scaling.
+#[derive(Debug)]
+pub struct Fft2d {
+    h: usize,
+    w: usize,
+    inverse: bool,
+    row_plan: Plan,
+    col_plan: Plan,
+    /// One matrix's real and imaginary parts and a column, kept between runs.
+    scratch: Vec<f64>,
+}
+
+impl Fft2d {
+    /// A transform of `h × w` signals (powers of two).
+    ///
+    /// # Panics
+    /// If a length is not a power of two.
+    pub fn new(h: usize, w: usize, inverse: bool) -> Fft2d {
+        Fft2d { h, w, inverse, row_plan: Plan::new(w), col_plan: Plan::new(h), scratch: Vec::new() }
+    }
+
+    /// Transforms every matrix of `(re, im)` into `(out_re, out_im)`.
+    ///
+    /// # Panics
+    /// If the lengths are not the same multiple of `h × w`.
+    pub fn run(&mut self, re: &[f32], im: &[f32], out_re: &mut [f32], out_im: &mut [f32]) {
+        let (h, w) = (self.h, self.w);
+        let image = h * w;
+        assert!(re.len() == im.len() && re.len() == out_re.len() && re.len() == out_im.len() && re.len().is_multiple_of(image), "fft2d: lengths");
+        // The inverse transform conjugates the input and the result of the forward one.
+        let sign = if self.inverse { -1.0 } else { 1.0 };
+        let Fft2d { row_plan, col_plan, scratch, .. } = self;
+        scratch.resize(2 * image + 2 * h, 0.0);
+        let (mr, rest) = scratch.split_at_mut(image);
+        let (mi, rest) = rest.split_at_mut(image);
+        let (cr, ci) = rest.split_at_mut(h);
+        for m in 0..re.len() / image {
+            let at = m * image;
+            for (i, (r, j)) in mr.iter_mut().zip(mi.iter_mut()).enumerate() {
+                *r = re[at + i] as f64;
+                *j = sign * im[at + i] as f64;
+            }
+            for (r, j) in mr.chunks_exact_mut(w).zip(mi.chunks_exact_mut(w)) {
+                row_plan.run(r, j);
+            }
+            if h > 1 {
+                for c in 0..w {
+                    for r in 0..h {
+                        cr[r] = mr[r * w + c];
+                        ci[r] = mi[r * w + c];
+                    }
+                    col_plan.run(cr, ci);
+                    for r in 0..h {
+                        mr[r * w + c] = cr[r];
+                        mi[r * w + c] = ci[r];
+                    }
+                }
+            }
+            for i in 0..image {
+                out_re[at + i] = mr[i] as f32;
+                out_im[at + i] = (sign * mi[i]) as f32;
+            }
+        }
+    }
+}
+
+/// Reference twin of [`Fft2d::run`] for one matrix: TOSA's pseudo-code in f64 (angles from the
+/// products' indices modulo H and W).
+pub fn fft2d_ref(re: &[f32], im: &[f32], h: usize, w: usize, inverse: bool) -> (Vec<f32>, Vec<f32>) {
+    let sign = if inverse { -1.0 } else { 1.0 };
+    let (mut or, mut oi) = (vec![0f32; h * w], vec![0f32; h * w]);
+    for oy in 0..h {
+        for ox in 0..w {
+            let (mut sr, mut si) = (0f64, 0f64);
+            for iy in 0..h {
+                for ix in 0..w {
+                    let (vr, vi) = (re[iy * w + ix] as f64, im[iy * w + ix] as f64);
+                    let a = sign * 2.0 * PI * (((iy * oy) % h) as f64 / h as f64 + ((ix * ox) % w) as f64 / w as f64);
+                    sr += vr * a.cos() + vi * a.sin();
+                    si += -vr * a.sin() + vi * a.cos();
+                }
+            }
+            or[oy * w + ox] = sr as f32;
+            oi[oy * w + ox] = si as f32;
+        }
+    }
+    (or, oi)
 }
 
 /// Reference twin of [`Rfft2d::run`] for one matrix: the definition summed directly in f64.
@@ -256,6 +359,39 @@ mod tests {
                     assert!((a - b).abs() <= 1e-6 * (1.0 + b.abs()), "{rows}x{cols} -> {fh}x{fw}, matrix {m}, value {i}: {a} vs {b}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn fft2d_matches_the_pseudo_code() {
+        for (seed, &(h, w)) in [(1, 1), (1, 8), (8, 1), (4, 4), (2, 16), (8, 4)].iter().enumerate() {
+            let (re, im) = (values(3 * h * w, seed as u64 + 1), values(3 * h * w, seed as u64 + 11));
+            for inverse in [false, true] {
+                let mut f = Fft2d::new(h, w, inverse);
+                let (mut gr, mut gi) = (vec![0f32; re.len()], vec![0f32; re.len()]);
+                f.run(&re, &im, &mut gr, &mut gi);
+                for m in 0..3 {
+                    let s = m * h * w..(m + 1) * h * w;
+                    let (wr, wi) = fft2d_ref(&re[s.clone()], &im[s.clone()], h, w, inverse);
+                    for (i, (a, b)) in gr[s.clone()].iter().chain(&gi[s.clone()]).zip(wr.iter().chain(&wi)).enumerate() {
+                        // Both in f64, rounded once: within a float ulp or two of the sum's size.
+                        assert!((a - b).abs() <= 1e-5 * (1.0 + b.abs()), "{h}x{w} inverse {inverse}, matrix {m}, value {i}: {a} vs {b}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn inverse_after_forward_scales_by_the_size() {
+        let (h, w) = (4, 8);
+        let (re, im) = (values(h * w, 5), values(h * w, 6));
+        let (mut fr, mut fi) = (vec![0f32; h * w], vec![0f32; h * w]);
+        Fft2d::new(h, w, false).run(&re, &im, &mut fr, &mut fi);
+        let (mut br, mut bi) = (vec![0f32; h * w], vec![0f32; h * w]);
+        Fft2d::new(h, w, true).run(&fr, &fi, &mut br, &mut bi);
+        for i in 0..h * w {
+            assert!((br[i] / (h * w) as f32 - re[i]).abs() < 1e-5 && (bi[i] / (h * w) as f32 - im[i]).abs() < 1e-5, "{i}");
         }
     }
 

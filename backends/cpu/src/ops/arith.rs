@@ -130,8 +130,22 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         OpKind::Table => {
             let t = op.input(1).ok_or("input 1 (table) is absent")?;
-            let bytes = ctx.graph.operand(t).data.as_ref().map(|d| d.bytes().to_vec()).ok_or("the table must be a constant")?;
             let x = op.input(0).ok_or("input 0 is absent")?;
+            let Some(bytes) = ctx.graph.operand(t).data.as_ref().map(|d| d.bytes().to_vec()) else {
+                // A table computed at run time (shape inference checked its length).
+                return Ok(built(vec![source(ctx, x), source(ctx, t)], move |ins, outs| {
+                    let want = if dtype == DType::I8 { 256 } else { 513 * 2 };
+                    if ins[1].bytes.len() != want {
+                        return Err(format!("the table has {} bytes; a {dtype} table has {want}", ins[1].bytes.len()));
+                    }
+                    match dtype {
+                        DType::I8 => table_i8(cast::<i8>(ins[0].bytes)?, cast::<i8>(ins[1].bytes)?, cast_mut::<i8>(outs[0].bytes)?),
+                        DType::I16 => table_i16(cast::<i16>(ins[0].bytes)?, cast::<i16>(ins[1].bytes)?, cast_mut::<i32>(outs[0].bytes)?),
+                        other => return Err(format!("TABLE of {other} is not supported")),
+                    }
+                    Ok(())
+                }));
+            };
             let (t8, t16): (Vec<i8>, Vec<i16>) = if dtype == DType::I8 {
                 (bytes.iter().map(|&b| b as i8).collect(), Vec::new())
             } else {

@@ -1,9 +1,10 @@
 //! Data movement for every dtype: concatenation, reshape, transpose, pad, mirror pad. Elements
-//! are moved as unsigned words of the dtype's size, so one kernel serves all types.
+//! are moved as unsigned words of the dtype's size, so one kernel serves all types. Variable
+//! reads and writes copy whole tensors from or into variable state, bytes as they are.
 
 use nnrt_core::{cast, cast_mut, Activation, CompileCtx, DType, MirrorMode, OpId, OpKind, Quantization, TensorMut, TensorRef};
 
-use super::util::{QuantIo, dtype, qp, quantized, sources};
+use super::util::{QuantIo, dtype, qp, quantized, source, sources};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::quant::misc;
@@ -194,6 +195,48 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
 }
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
+/// Variable reads and writes copy bytes: every type, quantized or not, as long as the types
+/// agree (shape inference checked that).
+fn supports_variable(_: &CompileCtx, _: OpId) -> Result<(), String> {
+    Ok(())
+}
+
+fn build_variable(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
+    let op = ctx.graph.op(id);
+    let name = |i: usize| op.input(i).map_or_else(String::new, |v| ctx.graph.operand(v).name.clone());
+    if matches!(op.kind, OpKind::VariableWrite) {
+        let [value, var, flag] = [0, 1, 2].map(|i| op.input(i));
+        let (Some(value), Some(var), Some(flag)) = (value, var, flag) else { return Err("VariableWrite needs a value, a variable and its flag".into()) };
+        let mut b = built(vec![source(ctx, value)], move |ins, outs| {
+            let [v, w] = outs else { return Err("VariableWrite: the variable and its flag are missing".into()) };
+            if v.bytes.len() != ins[0].bytes.len() {
+                return Err(format!("VariableWrite: {} bytes into a variable of {}", ins[0].bytes.len(), v.bytes.len()));
+            }
+            v.bytes.copy_from_slice(ins[0].bytes);
+            w.bytes.fill(1);
+            Ok(())
+        });
+        b.state = vec![var, flag];
+        return Ok(b);
+    }
+    let variable = name(0);
+    let has_init = op.input(2).is_some();
+    Ok(built(sources(ctx, id), move |ins, outs| {
+        let from = match (ins[1].bytes.first().copied().unwrap_or(0) != 0, has_init) {
+            (true, _) => ins[0].bytes,
+            (false, true) => ins[2].bytes,
+            (false, false) => return Err(format!("variable '{variable}' is read before anything is written to it and has no initial value")),
+        };
+        let out = &mut outs[0].bytes;
+        if out.len() != from.len() {
+            return Err(format!("VariableRead: a variable of {} bytes into an output of {}", from.len(), out.len()));
+        }
+        out.copy_from_slice(from);
+        Ok(())
+    }))
+}
+
 pub(super) fn register(r: &mut Registry) {
+    r.ops(&["VariableRead", "VariableWrite"], supports_variable, build_variable);
     r.ops_with_int(&["Concatenation", "Reshape", "Transpose", "Pad", "MirrorPad"], supports, build, (quantized_op, supports_quantized, build_quantized));
 }

@@ -112,6 +112,12 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
                 _ => (ReduceOp::Sum, o.t.attribute_as_reduce_sum_attribute().map(|a| a.axis())),
             };
             let axis = o.attr(b, axis, "a reduction attribute")?;
+            // REDUCE_MAX / REDUCE_MIN's NaN mode (PROPAGATE unless the attribute says IGNORE).
+            let propagate = match o.kind {
+                T::REDUCE_MAX => o.t.attribute_as_reduce_max_attribute().map(|a| a.nan_mode()),
+                T::REDUCE_MIN => o.t.attribute_as_reduce_min_attribute().map(|a| a.nan_mode()),
+                _ => None,
+            } != Some(tosa::NanPropagationMode::IGNORE);
             let (x, out) = (o.input(b, 0)?, o.output(b, 0)?);
             if axis < 0 || axis as usize >= b.dims(x).len() {
                 return Err(b.err(format!("axis {axis} is outside the input's {} dims", b.dims(x).len())));
@@ -125,6 +131,9 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
                 b.emit_all(OpKind::Reduce { op, keep_dims: true }, &[wide, axes], vec![red]);
                 b.emit_all(OpKind::Cast, &[red], vec![out]);
                 return Ok(());
+            }
+            if matches!(op, ReduceOp::Max | ReduceOp::Min) && b.dtype(x) == DType::F32 {
+                return float_extreme(b, x, axes, out, op == ReduceOp::Max, propagate);
             }
             b.emit_all(OpKind::Reduce { op, keep_dims: true }, &[x, axes], vec![out]);
         }
@@ -243,5 +252,36 @@ fn argmax(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadError> {
     }
     let ax = b.const_i32(&[axis]);
     b.emit_all(OpKind::ArgMinMax { max: true }, &[x, ax], vec![out]);
+    Ok(())
+}
+
+/// Float REDUCE_MAX / REDUCE_MIN as TOSA defines them. nnrt's reduction (TFLite's) skips NaNs
+/// and starts from the lowest (highest) finite value, so it is exact whenever some value lies
+/// above -inf (below +inf); otherwise TOSA gives -inf (+inf), or NaN when every value is NaN.
+/// PROPAGATE mode gives NaN for any NaN in the reduced row; IGNORE skips them.
+fn float_extreme(b: &mut BlockBuilder<'_, '_>, x: nnrt_core::OperandId, axes: nnrt_core::OperandId, out: nnrt_core::OperandId, max: bool, propagate: bool) -> Result<(), LoadError> {
+    let (xd, od) = (b.dims(x), b.dims(out));
+    let ones = vec![1; xd.len()];
+    let scalar = |b: &mut BlockBuilder<'_, '_>, v: f32| b.constant(DType::F32, &ones, v.to_le_bytes().to_vec());
+    let (edge, nan) = (scalar(b, if max { f32::NEG_INFINITY } else { f32::INFINITY }), scalar(b, f32::NAN));
+    let m = b.temp(DType::F32, &od);
+    b.emit_all(OpKind::Reduce { op: if max { ReduceOp::Max } else { ReduceOp::Min }, keep_dims: true }, &[x, axes], vec![m]);
+    // Some value above -inf (below +inf): NaN compares false.
+    let (inside, any_inside) = (b.temp(DType::Bool, &xd), b.temp(DType::Bool, &od));
+    b.emit_all(OpKind::Compare(if max { CompareOp::Greater } else { CompareOp::Less }), &[x, edge], vec![inside]);
+    b.emit_all(OpKind::Reduce { op: ReduceOp::Any, keep_dims: true }, &[inside, axes], vec![any_inside]);
+    let (is_nan, nans) = (b.temp(DType::Bool, &xd), b.temp(DType::Bool, &od));
+    b.emit_all(OpKind::Compare(CompareOp::NotEqual), &[x, x], vec![is_nan]);
+    b.emit_all(OpKind::Reduce { op: if propagate { ReduceOp::Any } else { ReduceOp::All }, keep_dims: true }, &[is_nan, axes], vec![nans]);
+    let t = b.temp(DType::F32, &od);
+    if propagate {
+        // NaN if any; else the reduction where a value is inside, the edge otherwise.
+        b.emit_all(OpKind::Select { v2: true }, &[any_inside, m, edge], vec![t]);
+        b.emit_all(OpKind::Select { v2: true }, &[nans, nan, t], vec![out]);
+    } else {
+        // The reduction where a value is inside; else NaN if all are NaN, the edge otherwise.
+        b.emit_all(OpKind::Select { v2: true }, &[nans, nan, edge], vec![t]);
+        b.emit_all(OpKind::Select { v2: true }, &[any_inside, m, t], vec![out]);
+    }
     Ok(())
 }

@@ -54,8 +54,8 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
         }
         tosa::Op::TABLE => {
             let (x, t, out) = (o.input(b, 0)?, o.input(b, 1)?, o.output(b, 0)?);
-            if !matches!(o.input_type(b, 0)?, tosa::DType::INT8 | tosa::DType::INT16) || b.const_bytes(t).is_none() {
-                return Err(o.unsupported(b, "TABLE takes int8 or int16 with a constant table"));
+            if !matches!(o.input_type(b, 0)?, tosa::DType::INT8 | tosa::DType::INT16) {
+                return Err(o.unsupported(b, "TABLE takes int8 or int16"));
             }
             b.emit_all(OpKind::Table, &[x, t], vec![out]);
             Ok(())

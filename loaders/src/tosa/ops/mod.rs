@@ -1,6 +1,7 @@
 //! TOSA operators onto IR ops, one file per family: [`tensor`] (convolutions, pooling, MATMUL),
 //! [`elementwise`] (activations, element-wise binary/unary ops, comparisons, reductions, CAST),
-//! [`data`] (layout and gather), [`control`] (COND_IF, WHILE_LOOP), [`integer`] (RESCALE, TABLE).
+//! [`data`] (layout and gather), [`control`] (COND_IF, WHILE_LOOP), [`integer`] (RESCALE, TABLE),
+//! [`fft`] (FFT2D, RFFT2D), [`variable`] (VARIABLE, VARIABLE_READ, VARIABLE_WRITE).
 //!
 //! A converter returns [`LoadError::UnsupportedOp`] (through [`Op::unsupported`]) for an
 //! operator or a type combination nnrt does not map; the reader collects those so that one
@@ -9,8 +10,10 @@
 mod control;
 mod data;
 mod elementwise;
+mod fft;
 mod integer;
 mod tensor;
+mod variable;
 
 use nnrt_core::{LoadError, OperandId};
 
@@ -103,6 +106,10 @@ pub(crate) fn usizes(b: &BlockBuilder<'_, '_>, v: Option<flatbuffers::Vector<'_,
 /// Converts one operator into IR ops.
 pub(crate) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadError> {
     use tosa::Op as T;
+    if variable::is_variable_op(o) {
+        return variable::map(b, o);
+    }
+    variable::check_not_variable(b, o)?;
     match o.kind {
         // Constants live on their output tensor (CONST) or in the block's shapes (CONST_SHAPE).
         T::CONST => {
@@ -115,6 +122,7 @@ pub(crate) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
         T::CONST_SHAPE => o.outputs.iter().try_for_each(|n| b.shape(n).map(|_| ())),
         T::CONV2D | T::CONV3D | T::DEPTHWISE_CONV2D | T::TRANSPOSE_CONV2D | T::MATMUL | T::MAX_POOL2D | T::AVG_POOL2D => tensor::map(b, o),
         T::COND_IF | T::WHILE_LOOP => control::map(b, o),
+        T::FFT2D | T::RFFT2D => fft::map(b, o),
         T::RESCALE | T::TABLE | T::LOGICAL_LEFT_SHIFT | T::LOGICAL_RIGHT_SHIFT | T::ARITHMETIC_RIGHT_SHIFT | T::CLZ | T::INTDIV => integer::map(b, o),
         T::BITWISE_AND | T::BITWISE_OR | T::BITWISE_XOR | T::BITWISE_NOT => integer::bitwise(b, o),
         T::CONCAT | T::PAD | T::RESHAPE | T::REVERSE | T::SLICE | T::TILE | T::TRANSPOSE | T::GATHER | T::SCATTER | T::RESIZE | T::IDENTITY => data::map(b, o),
