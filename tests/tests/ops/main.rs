@@ -27,6 +27,7 @@ mod cast;
 mod conv;
 mod conv3d;
 mod elementwise;
+mod fusion;
 mod generate;
 mod index;
 mod lstm;
