@@ -124,12 +124,12 @@ fn pad_conv_cases() -> Vec<Case> {
         PadConv { name: "PAD + CONV_2D VALID stride 2", dtype: DType::F32, quant: Quantization::None, input: [1, 12, 11, 3], pads: [[0, 1], [0, 1]], value: None, depthwise: false, padding: Padding::Valid, stride: 2, out_c: 8 },
         PadConv { name: "PAD + DEPTHWISE_CONV_2D VALID stride 2", dtype: DType::F32, quant: Quantization::None, input: [2, 16, 16, 8], pads: [[0, 1], [0, 1]], value: None, depthwise: true, padding: Padding::Valid, stride: 2, out_c: 8 },
         // SAME over the padded input: its amounts plus the PAD's.
-        PadConv { name: "PADV2 0 + DEPTHWISE_CONV_2D SAME", dtype: DType::F32, quant: Quantization::None, input: [1, 9, 10, 4], pads: [[2, 1], [1, 0]], value: Some(0f32.to_le_bytes().to_vec()), depthwise: true, padding: Padding::Same, stride: 1, out_c: 8 },
+        PadConv { name: "PADV2 0 + DEPTHWISE_CONV_2D SAME stride 2", dtype: DType::F32, quant: Quantization::None, input: [1, 9, 10, 4], pads: [[2, 1], [1, 0]], value: Some(0f32.to_le_bytes().to_vec()), depthwise: true, padding: Padding::Same, stride: 2, out_c: 8 },
         PadConv { name: "PAD + CONV_2D SAME stride 2", dtype: DType::F32, quant: Quantization::None, input: [1, 9, 9, 5], pads: [[1, 1], [1, 1]], value: None, depthwise: false, padding: Padding::Same, stride: 2, out_c: 6 },
         // Quantized: the zero point is what a skipped tap reads.
         PadConv { name: "int8 PAD + CONV_2D VALID stride 2", dtype: DType::I8, quant: q8.clone(), input: [1, 12, 11, 3], pads: [[0, 1], [0, 1]], value: None, depthwise: false, padding: Padding::Valid, stride: 2, out_c: 8 },
         PadConv { name: "int8 PADV2 zero point + DEPTHWISE_CONV_2D SAME stride 2", dtype: DType::I8, quant: q8, input: [1, 10, 10, 8], pads: [[1, 1], [1, 1]], value: Some(vec![(-5i8) as u8]), depthwise: true, padding: Padding::Same, stride: 2, out_c: 8 },
-        PadConv { name: "uint8 PAD + DEPTHWISE_CONV_2D VALID", dtype: DType::U8, quant: qu8, input: [1, 8, 8, 4], pads: [[1, 1], [1, 1]], value: None, depthwise: true, padding: Padding::Valid, stride: 1, out_c: 4 },
+        PadConv { name: "uint8 PAD + DEPTHWISE_CONV_2D VALID stride 2", dtype: DType::U8, quant: qu8, input: [1, 9, 8, 4], pads: [[1, 1], [0, 1]], value: None, depthwise: true, padding: Padding::Valid, stride: 2, out_c: 4 },
     ];
     rows.iter()
         .enumerate()
