@@ -197,13 +197,13 @@ pub fn fold_pads(g: Subgraph, origin: Vec<OpId>, dims: &[Vec<usize>], dynamic: &
             };
             let total = match padding {
                 Padding::Valid => 0,
-                Padding::Explicit(q) => q[2 * a] + q[2 * a + 1],
-                Padding::Same => (win.out.saturating_sub(1) * stride[a] + (k - 1) * dilation[a] + 1).saturating_sub(td[1 + a]),
+                Padding::Explicit(q) => q[2 * a].saturating_add(q[2 * a + 1]),
+                Padding::Same => win.out.saturating_sub(1).saturating_mul(stride[a]).saturating_add((k - 1).saturating_mul(dilation[a]) + 1).saturating_sub(td[1 + a]),
             };
             own[2 * a] = win.pad_before;
             own[2 * a + 1] = total.saturating_sub(win.pad_before);
         }
-        let folded = [own[0] + extra[0], own[1] + extra[1], own[2] + extra[2], own[3] + extra[3]];
+        let folded = [0, 1, 2, 3].map(|i| own[i].saturating_add(extra[i]));
         // The folded window must give the same output over the unpadded input.
         let od = dims.get(out.index());
         let same_out = (0..2).all(|a| {
