@@ -160,6 +160,7 @@ impl Prepared {
         crate::arena::check_tensor_sizes(&dims, &dtypes, limit)?;
         let (graph, origin) = passes::fold_constants(g0);
         let (graph, origin) = passes::fuse_activations(graph, origin);
+        let (graph, origin) = passes::fold_pads(graph, origin, &dims, &dynamic);
         let ctx = CompileCtx { graph: &graph, shapes: &dims, threads: env.threads, config: &env.config, origin: &origin };
         let assignments = assign(&ctx, &env.backends)?;
         let partitions = partitions(&assignments);

@@ -28,6 +28,7 @@ mod conv;
 mod conv3d;
 mod elementwise;
 mod fft;
+mod fusion;
 mod generate;
 mod index;
 mod lstm;

@@ -412,7 +412,7 @@ pub(crate) fn map_row<A: Copy, B: Copy, O>(
     }
 }
 
-fn row_f32(op: BinaryOp, ra: Row<'_, f32>, rb: Row<'_, f32>, out: &mut [f32], act: Act) {
+pub(crate) fn row_f32(op: BinaryOp, ra: Row<'_, f32>, rb: Row<'_, f32>, out: &mut [f32], act: Act) {
     if let Some(v) = vbin(op) {
         let (lo, hi) = (act.min, act.max);
         let done = match (ra, rb) {

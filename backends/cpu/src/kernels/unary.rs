@@ -4,7 +4,8 @@
 #![forbid(unsafe_code)]
 
 
-use super::binary::{broadcast_ref, broadcast_rows, broadcast_shape, map_row, par_chunk};
+use super::binary::{broadcast_ref, broadcast_rows, broadcast_shape, map_row, par_chunk, row_f32, BinaryOp as B, Row};
+use super::Act;
 use crate::simd::elementwise::{self as ew, VUnary, ERFC_P, GELU_CUBIC, SQRT_2_OVER_PI};
 
 /// An element-wise unary operator.
@@ -299,6 +300,33 @@ pub fn unary_in_place(op: UnaryOp, data: &mut [f32]) {
     }
 }
 
+/// SiLU (swish) as TFLite graphs write it, LOGISTIC then MUL of the input by that:
+/// `out[i] = clamp(x[i] * logistic(x[i]), act)` in one pass, with [`unary`]'s logistic and
+/// [`binary`](super::binary::binary)'s multiply (the product taken as `x * s` when `x_first`,
+/// else `s * x`, as the MUL's operands are), so the values are exactly those of the two ops.
+/// Each block's logistic goes through a stack buffer; nothing is allocated.
+///
+/// # Panics
+/// When `x` and `out` differ in length.
+pub fn silu(x: &[f32], x_first: bool, act: Act, out: &mut [f32]) {
+    assert_eq!(x.len(), out.len(), "silu: input and output lengths differ");
+    let blocks = |x: &[f32], out: &mut [f32]| {
+        let mut tmp = [0f32; 256];
+        for (xb, ob) in x.chunks(tmp.len()).zip(out.chunks_mut(tmp.len())) {
+            let s = &mut tmp[..xb.len()];
+            unary_chunk(UnaryOp::Logistic, xb, s);
+            match x_first {
+                true => row_f32(B::Mul, Row::Slice(xb), Row::Slice(s), ob, act),
+                false => row_f32(B::Mul, Row::Slice(s), Row::Slice(xb), ob, act),
+            }
+        }
+    };
+    match par_chunk(x.len(), 1) {
+        None => blocks(x, out),
+        Some(c) => nnrt_threads::par_chunks_mut(out, c, |i, o| blocks(&x[i * c..i * c + o.len()], o)),
+    }
+}
+
 /// Reference twin of [`unary`]: the scalar formula per element, with std's math functions and
 /// an f64 erfc.
 ///
@@ -450,6 +478,19 @@ mod tests {
         #[test]
         fn matches_ref(op_i in 0usize..OPS.len(), x in prop::collection::vec(-20.0f32..20.0, 0..200)) {
             check(OPS[op_i], &x)?;
+        }
+
+        #[test]
+        fn silu_is_logistic_then_mul(x in prop::collection::vec(prop_oneof![-100.0f32..100.0, Just(f32::NAN), Just(f32::INFINITY), Just(f32::NEG_INFINITY), Just(-0.0f32)], 0..700), x_first in any::<bool>(), relu6 in any::<bool>()) {
+            let act = if relu6 { Act::RELU6 } else { Act::NONE };
+            let n = x.len();
+            let (mut s, mut want, mut got) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+            unary(UnaryOp::Logistic, &x, &mut s);
+            let (a, b) = if x_first { (&x, &s) } else { (&s, &x) };
+            super::super::binary::binary(B::Mul, a, &[n], b, &[n], &mut want, &[n], act);
+            silu(&x, x_first, act, &mut got);
+            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
+            prop_assert_eq!(bits(&got), bits(&want));
         }
 
         #[test]

@@ -1,5 +1,6 @@
 //! Fused steps of two float ops, one kernel each (MobileNet's expansion + depthwise and
-//! depthwise + projection, a convolution + residual ADD): the op between them is never written.
+//! depthwise + projection, a convolution + residual ADD, LOGISTIC + MUL as SiLU): the op between
+//! them is never written.
 
 use nnrt_core::{cast, cast_mut, CompileCtx, OpId, OpKind};
 
@@ -25,6 +26,9 @@ pub(crate) fn fuse_pair(ctx: &CompileCtx, a: OpId, b: OpId, after: Option<OpId>)
     // (less memory traffic, and a plan with fewer tensors); on two, its row bands ran each pair
     // 0–6 % slower than the two ops split across threads, and it took the projections from
     // the residual fusion (+3 %).
+    if let Some(silu) = build_silu(ctx, a, b) {
+        return Some(silu);
+    }
     build_expand_depthwise(ctx, a, b).or_else(|| {
         if ctx.threads >= 2 {
             build_conv_add(ctx, a, b)
@@ -213,6 +217,35 @@ fn build_conv_add(ctx: &CompileCtx, conv: OpId, add: OpId) -> Option<Built> {
     let mut conv = Conv2d::new(pr.geom, &pr.weights, pr.bias.as_deref(), pr.act);
     Some(built(vec![source(ctx, pr.input), source(ctx, x)], move |ins, outs| {
         conv.run_add(cast::<f32>(ins[0].bytes)?, cast::<f32>(ins[1].bytes)?, act2, cast_mut::<f32>(outs[0].bytes)?);
+        Ok(())
+    }))
+}
+
+/// The fused step for op `sig`, a float LOGISTIC of `x`, followed by op `mul`, a MUL (no tanh)
+/// of `x` and that logistic, all of one shape: SiLU / swish as the TFLite converter writes it
+/// (EfficientNet, after every convolution). One pass ([`silu`](crate::kernels::unary::silu))
+/// gives exactly the two ops' values; the logistic is never written. `None` otherwise.
+fn build_silu(ctx: &CompileCtx, sig: OpId, mul: OpId) -> Option<Built> {
+    let (s, m) = (ctx.graph.op(sig), ctx.graph.op(mul));
+    let OpKind::Binary { op: nnrt_core::BinaryOp::Mul, act } = m.kind else { return None };
+    if s.kind != OpKind::Unary(nnrt_core::UnaryOp::Logistic) {
+        return None;
+    }
+    all_f32(ctx, sig).ok()?;
+    all_f32(ctx, mul).ok()?;
+    let (x, mid, out) = (s.input(0)?, *s.outputs.first()?, *m.outputs.first()?);
+    let x_first = match (m.input(0)?, m.input(1)?) {
+        (a, b) if a == x && b == mid => true,
+        (a, b) if a == mid && b == x => false,
+        _ => return None,
+    };
+    let (act, tanh) = fused(act);
+    let d = ctx.dims(x);
+    if tanh || x == mid || s.outputs.len() != 1 || m.outputs.len() != 1 || m.inputs.len() != 2 || !read_once_by(ctx, mid, mul) || ctx.dims(mid) != d || ctx.dims(out) != d {
+        return None;
+    }
+    Some(built(vec![source(ctx, x)], move |ins, outs| {
+        crate::kernels::unary::silu(cast::<f32>(ins[0].bytes)?, x_first, act, cast_mut::<f32>(outs[0].bytes)?);
         Ok(())
     }))
 }

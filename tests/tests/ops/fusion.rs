@@ -1,0 +1,177 @@
+//! Fusions against the unfused ops, bit for bit on the cpu: PAD folded into the convolution after
+//! it (`passes::fold_pads`) and LOGISTIC + MUL run as one SiLU pass (the cpu's `fuse_pair`). Each
+//! reference is the same model with a RESHAPE to the same dims between the two ops, which keeps
+//! them apart.
+
+use nnrt_core::{Activation, BinaryOp, Conv2D, DType, DepthwiseConv2D, OpKind, OperandId, Padding, Quantization, UnaryOp};
+use nnrt_tests::{f, Case, Graph, Tol, XorShift, V};
+
+use crate::{GPU_MATH, GPU_SUMS};
+
+nnrt_tests::replay_on_every_target!(pad_conv_cases, silu_cases);
+
+/// An op between `t` and its reader in the reference: RESHAPE to the same dims.
+fn keep_apart(g: &mut Graph, t: OperandId, dtype: DType, dims: &[usize], quant: &Quantization) -> OperandId {
+    let r = g.tensor(dtype, dims);
+    g.sub.operands[r.index()].quant = quant.clone();
+    g.op(OpKind::Reshape { new_shape: Some(dims.iter().map(|&d| d as i32).collect()) }, &[Some(t)], &[r]);
+    r
+}
+
+/// The values fed to a tensor of `dtype` (uniform over its range for integers).
+fn values(dtype: DType, n: usize, seed: u64) -> V {
+    let mut r = XorShift::new(seed);
+    match dtype {
+        DType::I8 => V::I8(r.fill(n, -128.0, 127.99).iter().map(|&v| v.floor() as i8).collect()),
+        DType::U8 => V::U8(r.fill(n, 0.0, 255.99).iter().map(|&v| v.floor() as u8).collect()),
+        _ => f(&r.fill(n, -1.0, 1.0)),
+    }
+}
+
+struct PadConv<'a> {
+    name: &'a str,
+    dtype: DType,
+    /// The input's quantization (also the padded tensor's).
+    quant: Quantization,
+    input: [usize; 4],
+    /// PAD's `[[top, bottom], [left, right]]`.
+    pads: [[usize; 2]; 2],
+    /// PADV2's value, as the input's bytes.
+    value: Option<Vec<u8>>,
+    depthwise: bool,
+    padding: Padding,
+    stride: usize,
+    out_c: usize,
+}
+
+/// x → PAD → CONV_2D / DEPTHWISE_CONV_2D (3×3, bias, RELU6) → y; with `apart`, a RESHAPE between
+/// the PAD and the convolution.
+fn pad_conv_graph(c: &PadConv, apart: bool, seed: u64) -> Graph {
+    let [n, h, w, ch] = c.input;
+    let quantized = c.dtype != DType::F32;
+    let mut g = Graph::new();
+    let x = g.input(&c.input, values(c.dtype, n * h * w * ch, seed));
+    g.sub.operands[x.index()].quant = c.quant.clone();
+    let pd = [n, h + c.pads[0][0] + c.pads[0][1], w + c.pads[1][0] + c.pads[1][1], ch];
+    let pads = g.konst(&[4, 2], V::I32(vec![0, 0, c.pads[0][0] as i32, c.pads[0][1] as i32, c.pads[1][0] as i32, c.pads[1][1] as i32, 0, 0]));
+    let p = g.tensor(c.dtype, &pd);
+    g.sub.operands[p.index()].quant = c.quant.clone();
+    let value = c.value.as_ref().map(|b| {
+        let v = g.konst(&[], V::from_bytes(c.dtype, b).unwrap_or_else(|| f(&[0.0])));
+        g.sub.operands[v.index()].quant = c.quant.clone();
+        v
+    });
+    g.op(OpKind::Pad, &[Some(x), Some(pads), value], &[p]);
+    let conv_in = if apart { keep_apart(&mut g, p, c.dtype, &pd, &c.quant) } else { p };
+    let wd = if c.depthwise { [1, 3, 3, c.out_c] } else { [c.out_c, 3, 3, ch] };
+    let wn: usize = wd.iter().product();
+    // uint8 models carry uint8 weights with a zero point, per tensor; int8 ones int8, per channel.
+    let (wt, bt) = match c.dtype {
+        DType::U8 => (DType::U8, DType::I32),
+        DType::I8 => (DType::I8, DType::I32),
+        _ => (DType::F32, DType::F32),
+    };
+    let weights = g.konst(&wd, values(wt, wn, seed + 1));
+    let in_scale = match c.quant {
+        Quantization::PerTensor { scale, .. } => scale,
+        _ => 1.0,
+    };
+    let w_scales: Vec<f32> = match wt {
+        DType::U8 => vec![0.01; c.out_c],
+        _ => (0..c.out_c).map(|k| 0.01 + 0.002 * k as f32).collect(),
+    };
+    g.sub.operands[weights.index()].quant = match wt {
+        DType::U8 => Quantization::PerTensor { scale: 0.01, zero_point: 120 },
+        DType::I8 => Quantization::PerAxis { scales: w_scales.clone(), zero_points: vec![0; c.out_c], axis: if c.depthwise { 3 } else { 0 } },
+        _ => Quantization::None,
+    };
+    let bias_values = match bt {
+        DType::I32 => V::I32(XorShift::new(seed + 2).fill(c.out_c, -500.0, 500.0).iter().map(|&v| v as i32).collect()),
+        _ => values(bt, c.out_c, seed + 2),
+    };
+    let bias = g.konst(&[c.out_c], bias_values);
+    g.sub.operands[bias.index()].quant = match wt {
+        DType::U8 => Quantization::PerTensor { scale: 0.01 * in_scale, zero_point: 0 },
+        DType::I8 => Quantization::PerAxis { scales: w_scales.iter().map(|s| s * in_scale).collect(), zero_points: vec![0; c.out_c], axis: 0 },
+        _ => Quantization::None,
+    };
+    let out_dim = |len: usize, pad: [usize; 2]| {
+        let padded = len + pad[0] + pad[1];
+        match c.padding {
+            Padding::Same => padded.div_ceil(c.stride),
+            _ => (padded - 3) / c.stride + 1,
+        }
+    };
+    let od = [n, out_dim(h, c.pads[0]), out_dim(w, c.pads[1]), c.out_c];
+    let y = g.out(c.dtype, &od);
+    if quantized {
+        g.sub.operands[y.index()].quant = Quantization::PerTensor { scale: 0.05, zero_point: 3 };
+    }
+    let kind = if c.depthwise {
+        OpKind::DepthwiseConv2D(DepthwiseConv2D { padding: c.padding, stride: [c.stride; 2], dilation: [1, 1], depth_multiplier: c.out_c / ch, act: Activation::Relu6 })
+    } else {
+        OpKind::Conv2D(Conv2D { padding: c.padding, stride: [c.stride; 2], dilation: [1, 1], act: Activation::Relu6 })
+    };
+    g.op(kind, &[Some(conv_in), Some(weights), Some(bias)], &[y]);
+    g
+}
+
+fn pad_conv_cases() -> Vec<Case> {
+    let q8 = Quantization::PerTensor { scale: 0.02, zero_point: -5 };
+    let qu8 = Quantization::PerTensor { scale: 0.03, zero_point: 131 };
+    let rows = [
+        // MediaPipe's stride-2 blocks: PAD (0, 1) before a VALID 3×3.
+        PadConv { name: "PAD + CONV_2D VALID stride 2", dtype: DType::F32, quant: Quantization::None, input: [1, 12, 11, 3], pads: [[0, 1], [0, 1]], value: None, depthwise: false, padding: Padding::Valid, stride: 2, out_c: 8 },
+        PadConv { name: "PAD + DEPTHWISE_CONV_2D VALID stride 2", dtype: DType::F32, quant: Quantization::None, input: [2, 16, 16, 8], pads: [[0, 1], [0, 1]], value: None, depthwise: true, padding: Padding::Valid, stride: 2, out_c: 8 },
+        // SAME over the padded input: its amounts plus the PAD's.
+        PadConv { name: "PADV2 0 + DEPTHWISE_CONV_2D SAME stride 2", dtype: DType::F32, quant: Quantization::None, input: [1, 9, 10, 4], pads: [[2, 1], [1, 0]], value: Some(0f32.to_le_bytes().to_vec()), depthwise: true, padding: Padding::Same, stride: 2, out_c: 8 },
+        PadConv { name: "PAD + CONV_2D SAME stride 2", dtype: DType::F32, quant: Quantization::None, input: [1, 9, 9, 5], pads: [[1, 1], [1, 1]], value: None, depthwise: false, padding: Padding::Same, stride: 2, out_c: 6 },
+        // Quantized: the zero point is what a skipped tap reads.
+        PadConv { name: "int8 PAD + CONV_2D VALID stride 2", dtype: DType::I8, quant: q8.clone(), input: [1, 12, 11, 3], pads: [[0, 1], [0, 1]], value: None, depthwise: false, padding: Padding::Valid, stride: 2, out_c: 8 },
+        PadConv { name: "int8 PADV2 zero point + DEPTHWISE_CONV_2D SAME stride 2", dtype: DType::I8, quant: q8, input: [1, 10, 10, 8], pads: [[1, 1], [1, 1]], value: Some(vec![(-5i8) as u8]), depthwise: true, padding: Padding::Same, stride: 2, out_c: 8 },
+        PadConv { name: "uint8 PAD + DEPTHWISE_CONV_2D VALID stride 2", dtype: DType::U8, quant: qu8, input: [1, 9, 8, 4], pads: [[1, 1], [0, 1]], value: None, depthwise: true, padding: Padding::Valid, stride: 2, out_c: 4 },
+    ];
+    rows.iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let seed = 900 + 10 * k as u64;
+            let case = Case::new(c.name, &pad_conv_graph(c, false, seed)).same_as_cpu_of(&pad_conv_graph(c, true, seed), Tol::EXACT);
+            if c.dtype == DType::F32 {
+                case.gpu_tol(GPU_SUMS)
+            } else {
+                case.no_gpu("quantized convolutions run on the cpu")
+            }
+        })
+        .collect()
+}
+
+/// x → LOGISTIC → MUL(x, logistic) (or MUL(logistic, x)) with `act`; with `apart`, a RESHAPE
+/// between the LOGISTIC and the MUL.
+fn silu_graph(dims: &[usize], x_first: bool, act: Activation, apart: bool, seed: u64) -> Graph {
+    let mut g = Graph::new();
+    let x = g.input(dims, f(&XorShift::new(seed).fill(dims.iter().product(), -8.0, 8.0)));
+    let s = g.tensor(DType::F32, dims);
+    g.op(OpKind::Unary(UnaryOp::Logistic), &[Some(x)], &[s]);
+    let s = if apart { keep_apart(&mut g, s, DType::F32, dims, &Quantization::None) } else { s };
+    let y = g.out(DType::F32, dims);
+    let ins = if x_first { [Some(x), Some(s)] } else { [Some(s), Some(x)] };
+    g.op(OpKind::Binary { op: BinaryOp::Mul, act }, &ins, &[y]);
+    g
+}
+
+fn silu_cases() -> Vec<Case> {
+    // 40·40·9 = 14400 elements: split across threads, with a tail that is not a whole vector.
+    let rows: [(&str, &[usize], bool, Activation); 4] = [
+        ("SiLU: LOGISTIC + MUL(x, logistic)", &[1, 40, 40, 9], true, Activation::None),
+        ("SiLU: LOGISTIC + MUL(logistic, x)", &[1, 40, 40, 9], false, Activation::None),
+        ("SiLU with a fused RELU6", &[2, 7, 3], true, Activation::Relu6),
+        ("SiLU of one element", &[1], false, Activation::None),
+    ];
+    rows.iter()
+        .enumerate()
+        .map(|(k, &(name, dims, x_first, act))| {
+            let seed = 950 + k as u64;
+            Case::new(name, &silu_graph(dims, x_first, act, false, seed)).same_as_cpu_of(&silu_graph(dims, x_first, act, true, seed), Tol::EXACT).gpu_tol(GPU_MATH)
+        })
+        .collect()
+}
