@@ -49,21 +49,11 @@ pub fn fold_constants(g: &Subgraph) -> (Subgraph, Vec<OpId>) {
     (out, origin)
 }
 
-/// Fuses a float RELU, RELU6 or RELU_N1_TO_1 into the op that produces its input when that op
-/// has a fused activation of its own left at NONE (CONV_2D, DEPTHWISE_CONV_2D,
-/// FULLY_CONNECTED, ADD/SUB/MUL/DIV, pooling) and nothing else reads the intermediate tensor —
-/// what the TFLite converter leaves unfused in some models (MediaPipe's BlazeFace: ADD then
-/// RELU). The producer then writes the activation's output; `origin` maps ops as
-/// [`fold_constants`] does. Only float32: a quantized RELU may requantize.
-pub fn fuse_activations(g: Subgraph, origin: Vec<OpId>) -> (Subgraph, Vec<OpId>) {
-    use crate::{Activation, BinaryOp, UnaryOp};
+/// For each operand of `g`: how many times ops and the graph's outputs read it, and the index of
+/// the op that writes it.
+fn uses_and_producers(g: &Subgraph) -> (Vec<usize>, Vec<Option<usize>>) {
     let mut uses = vec![0usize; g.operands.len()];
-    for op in &g.ops {
-        for id in op.inputs.iter().flatten() {
-            uses[id.index()] += 1;
-        }
-    }
-    for id in &g.outputs {
+    for id in g.ops.iter().flat_map(|op| op.inputs.iter().flatten()).chain(&g.outputs) {
         uses[id.index()] += 1;
     }
     let mut producer: Vec<Option<usize>> = vec![None; g.operands.len()];
@@ -72,6 +62,18 @@ pub fn fuse_activations(g: Subgraph, origin: Vec<OpId>) -> (Subgraph, Vec<OpId>)
             producer[id.index()] = Some(i);
         }
     }
+    (uses, producer)
+}
+
+/// Fuses a float RELU, RELU6 or RELU_N1_TO_1 into the op that produces its input when that op
+/// has a fused activation of its own left at NONE (CONV_2D, DEPTHWISE_CONV_2D,
+/// FULLY_CONNECTED, ADD/SUB/MUL/DIV, pooling) and nothing else reads the intermediate tensor —
+/// what the TFLite converter leaves unfused in some models (MediaPipe's BlazeFace: ADD then
+/// RELU). The producer then writes the activation's output; `origin` maps ops as
+/// [`fold_constants`] does. Only float32: a quantized RELU may requantize.
+pub fn fuse_activations(g: Subgraph, origin: Vec<OpId>) -> (Subgraph, Vec<OpId>) {
+    use crate::{Activation, BinaryOp, UnaryOp};
+    let (uses, mut producer) = uses_and_producers(&g);
     let mut ops: Vec<Option<crate::Operation>> = g.ops.into_iter().map(Some).collect();
     for u in 0..ops.len() {
         let Some(op) = &ops[u] else { continue };
@@ -136,21 +138,7 @@ pub fn fuse_activations(g: Subgraph, origin: Vec<OpId>) -> (Subgraph, Vec<OpId>)
 /// by operand id (the pass adds no operands); `origin` maps ops as [`fold_constants`] does.
 pub fn fold_pads(g: Subgraph, origin: Vec<OpId>, dims: &[Vec<usize>], dynamic: &[bool]) -> (Subgraph, Vec<OpId>) {
     use crate::ops::conv::Padding;
-    let mut uses = vec![0usize; g.operands.len()];
-    for op in &g.ops {
-        for id in op.inputs.iter().flatten() {
-            uses[id.index()] += 1;
-        }
-    }
-    for id in &g.outputs {
-        uses[id.index()] += 1;
-    }
-    let mut producer: Vec<Option<usize>> = vec![None; g.operands.len()];
-    for (i, op) in g.ops.iter().enumerate() {
-        for id in &op.outputs {
-            producer[id.index()] = Some(i);
-        }
-    }
+    let (uses, producer) = uses_and_producers(&g);
     let mut ops: Vec<Option<crate::Operation>> = g.ops.iter().cloned().map(Some).collect();
     for c in 0..ops.len() {
         let Some(conv) = &ops[c] else { continue };

@@ -70,29 +70,14 @@ impl Backend for CpuBackend {
         while k < ids.len() {
             let id = ids[k];
             k += 1;
-            // TOSA's CONV2D / DEPTHWISE_CONV2D + RESCALE (+ CLAMP) run as one step at the last
-            // op's turn (`ops::fuse_rescale_chain`); the sums and the unclamped values are never written.
-            if let Some((built, n)) = ops::fuse_rescale_chain(ctx, &ids[k - 1..]) {
-                if let Some((last, before)) = ids[k - 1..].get(..n).and_then(|c| c.split_last()) {
-                    let kind = ids[k - 1..k - 1 + n].iter().map(|&i| ctx.graph.op(i).kind.name()).collect::<Vec<_>>().join("+");
-                    let fused = Fused {
-                        first: before.to_vec(),
-                        late: before.iter().flat_map(|&i| ctx.graph.op(i).inputs.iter().flatten().copied()).collect(),
-                        mid: before.iter().map(|&i| ctx.graph.op(i).outputs[0]).collect(),
-                    };
-                    steps.push(Step { kind, kernel: built.kernel, io: OpIo::new(*last, built.inputs, ctx.graph.op(*last).outputs.clone()), fused: Some(fused) });
-                    k += n - 1;
-                    continue;
-                }
-            }
-            // Pairs with a fused kernel (`ops::fuse_pair`) run as one step at the second op's
-            // turn; the first op's output is never written.
-            if let Some(built) = ids.get(k).and_then(|&next| ops::fuse_pair(ctx, id, next, ids.get(k + 1).copied())) {
-                let (first, second) = (ctx.graph.op(id), ctx.graph.op(ids[k]));
-                let kind = format!("{}+{}", first.kind.name(), second.kind.name());
-                let fused = Fused { first: vec![id], late: first.inputs.iter().flatten().copied().collect(), mid: vec![first.outputs[0]] };
-                steps.push(Step { kind, kernel: built.kernel, io: OpIo::new(ids[k], built.inputs, second.outputs.clone()), fused: Some(fused) });
-                k += 1;
+            // Fused kernels run as one step at the last op's turn; the earlier ops' outputs are
+            // never written. TOSA's CONV2D / DEPTHWISE_CONV2D + RESCALE (+ CLAMP) chains
+            // (`ops::fuse_rescale_chain`), then pairs (`ops::fuse_pair`).
+            let fused = ops::fuse_rescale_chain(ctx, &ids[k - 1..])
+                .or_else(|| ids.get(k).and_then(|&next| ops::fuse_pair(ctx, id, next, ids.get(k + 1).copied())).map(|b| (b, 2)));
+            if let Some((built, n)) = fused {
+                steps.push(fused_step(ctx, &ids[k - 1..k - 2 + n], ids[k - 2 + n], built));
+                k += n - 1;
                 continue;
             }
             let op = ctx.graph.op(id);
@@ -103,6 +88,18 @@ impl Backend for CpuBackend {
         }
         Ok(Box::new(CpuExecutable { steps, times: None }))
     }
+}
+
+/// The step of a fused kernel for the ops `before` then `last` (each op before with one output
+/// that the next alone reads), timed and planned at `last`.
+fn fused_step(ctx: &CompileCtx, before: &[OpId], last: OpId, built: crate::kernel::Built) -> Step {
+    let kind = before.iter().chain([&last]).map(|&i| ctx.graph.op(i).kind.name()).collect::<Vec<_>>().join("+");
+    let fused = Fused {
+        first: before.to_vec(),
+        late: before.iter().flat_map(|&i| ctx.graph.op(i).inputs.iter().flatten().copied()).collect(),
+        mid: before.iter().map(|&i| ctx.graph.op(i).outputs[0]).collect(),
+    };
+    Step { kind, kernel: built.kernel, io: OpIo::new(last, built.inputs, ctx.graph.op(last).outputs.clone()), fused: Some(fused) }
 }
 
 struct CpuExecutable {

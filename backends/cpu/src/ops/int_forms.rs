@@ -12,7 +12,7 @@ use crate::quant::conv::QConv;
 use crate::quant::depthwise::QDepthwise;
 use crate::quant::reference::ConvQuant;
 use crate::quant::tosa::{matmul_int, IntConv, IntConv3d, IntPool};
-use crate::quant::Requant;
+use crate::quant::{QInt, Requant};
 
 /// Whether `id` is a plain-integer form: its zero-point inputs are present.
 pub(crate) fn is_int_form(ctx: &CompileCtx, id: OpId) -> bool {
@@ -150,7 +150,7 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     // int8 with a constant filter: the optimized quantized kernels, with an identity
     // requantization (apply_scale_32(v, 2, 1) = v) and no clamp, give the int32 sums.
     if !wide {
-        if let Some(k) = fast_int8(ctx, id, &xd, &wd, &od, g) {
+        if let Some(k) = fast_int8(ctx, id, g.x_zp) {
             return Ok(k);
         }
     }
@@ -212,55 +212,76 @@ fn conv3d(ctx: &CompileCtx, id: OpId, p: nnrt_core::Conv3D, wide: bool) -> Resul
     }))
 }
 
-/// The int8 CONV2D / DEPTHWISE_CONV2D int32 sums through [`QConv`] / [`QDepthwise`], when the
-/// filter and the bias are constants.
-fn fast_int8(ctx: &CompileCtx, id: OpId, xd: &[usize], wd: &[usize], od: &[usize], g: IntConv) -> Option<Built> {
-    let op = ctx.graph.op(id);
-    let x = op.input(0)?;
-    let w = ctx.graph.operand(op.input(1)?);
-    let filter: Vec<i8> = w.data.as_ref()?.bytes().iter().map(|&b| b as i8).collect();
-    if w.dtype != DType::I8 {
-        return None;
-    }
-    let oc = od[3];
-    let bias = match op.input(2) {
-        Some(b) => {
-            let v = super::util::const_ints(ctx, b).ok()?;
-            Some(match v.len() {
-                1 => vec![v[0]; oc],
-                n if n == oc => v,
-                _ => return None,
-            })
+/// The optimized int8 kernel ([`QConv`] / [`QDepthwise`]) of a plain-integer CONV2D or
+/// DEPTHWISE_CONV2D with a constant int8 filter and explicit or VALID padding, with the
+/// epilogue given: `requant` (one, or one per output channel), output zero point and clamp.
+/// With `bytes`, the kernel reads unsigned input bytes (`x_zp` in 0..=255), else int8.
+pub(crate) enum Int8Conv {
+    Conv(QConv),
+    Dw(QDepthwise),
+}
+
+impl Int8Conv {
+    pub(crate) fn new(ctx: &CompileCtx, id: OpId, x_zp: i32, requant: Vec<Requant>, (out_zp, act): (i32, (i32, i32)), bytes: bool) -> Result<Int8Conv, String> {
+        let op = ctx.graph.op(id);
+        let (x, w) = (op.input(0).ok_or("input 0 is absent")?, op.input(1).ok_or("input 1 is absent")?);
+        let wk = ctx.graph.operand(w);
+        let filter: Vec<i8> = wk.data.as_ref().ok_or("the filter must be constant")?.bytes().iter().map(|&b| b as i8).collect();
+        if wk.dtype != DType::I8 {
+            return Err("the filter must be int8".into());
         }
-        None => None,
-    };
-    let q = ConvQuant {
-        in_zp: g.x_zp,
-        w_zp: vec![g.w_zp; oc],
-        out_zp: 0,
-        requant: vec![Requant::Tosa { multiplier: 2, shift: 1, double_round: false }; oc],
-        act: (i32::MIN, i32::MAX),
-        bias,
-        wide: false,
-    };
-    if !(-128..=127).contains(&g.x_zp) {
-        return None;
-    }
-    enum K {
-        Conv(QConv),
-        Dw(QDepthwise),
-    }
-    let k = match op.kind {
-        OpKind::Conv2D(p) => K::Conv(QConv::new::<i8, i8>(super::conv::conv_geom(xd, wd, od, &p).ok()?, q, &filter)),
-        OpKind::DepthwiseConv2D(p) if wd[0] == 1 && wd[3] == oc => K::Dw(QDepthwise::new::<i8, i8>(super::conv::depthwise_geom(xd, wd, od, &p).ok()?, q, &filter)),
-        _ => return None,
-    };
-    Some(built(vec![source(ctx, x)], move |ins, outs| {
-        let (x, out) = (cast::<i8>(ins[0].bytes)?, cast_mut::<i32>(outs[0].bytes)?);
-        match &k {
-            K::Conv(c) => c.run::<i8, i32>(x, out),
-            K::Dw(d) => d.run::<i8, i32>(x, out),
+        let (xd, wd, od) = (ctx.dims(x).to_vec(), ctx.dims(w).to_vec(), ctx.dims(op.outputs[0]).to_vec());
+        if xd.len() != 4 || wd.len() != 4 || od.len() != 4 {
+            return Err("NHWC image and 4-D filter expected".into());
         }
+        let oc = od[3];
+        if !(if bytes { 0..=255 } else { -128..=127 }).contains(&x_zp) {
+            return Err(format!("input zero point {x_zp} is outside the input type"));
+        }
+        let per_channel = |v: Vec<i64>, what: &str| match v.len() {
+            1 => Ok(vec![v[0]; oc]),
+            n if n == oc => Ok(v),
+            n => Err(format!("{n} {what} for {oc} output channels")),
+        };
+        let bias = match op.input(2) {
+            Some(b) => Some(per_channel(super::util::const_ints(ctx, b)?, "biases")?),
+            None => None,
+        };
+        let requant = match requant.len() {
+            1 => vec![requant[0]; oc],
+            n if n == oc => requant,
+            n => return Err(format!("{n} requantizations for {oc} output channels")),
+        };
+        let q = ConvQuant { in_zp: x_zp, w_zp: vec![zp(ctx, id, 4)?; oc], out_zp, requant, act: (act.0.min(act.1), act.1), bias, wide: false };
+        let explicit = |p: Padding| matches!(p, Padding::Explicit(_) | Padding::Valid);
+        match op.kind {
+            OpKind::Conv2D(p) if explicit(p.padding) && wd[3] == xd[3] => {
+                let g = super::conv::conv_geom(&xd, &wd, &od, &p)?;
+                Ok(Int8Conv::Conv(if bytes { QConv::new::<u8, i8>(g, q, &filter) } else { QConv::new::<i8, i8>(g, q, &filter) }))
+            }
+            OpKind::DepthwiseConv2D(p) if explicit(p.padding) && wd[0] == 1 && wd[3] == oc && oc % xd[3].max(1) == 0 => {
+                let g = super::conv::depthwise_geom(&xd, &wd, &od, &p)?;
+                Ok(Int8Conv::Dw(if bytes { QDepthwise::new::<u8, i8>(g, q, &filter) } else { QDepthwise::new::<i8, i8>(g, q, &filter) }))
+            }
+            _ => Err("an ungrouped CONV2D or a [1, KH, KW, C*M] DEPTHWISE_CONV2D with explicit padding expected".into()),
+        }
+    }
+
+    pub(crate) fn run<TI: QInt, TO: QInt>(&self, x: &[TI], out: &mut [TO]) {
+        match self {
+            Int8Conv::Conv(c) => c.run::<TI, TO>(x, out),
+            Int8Conv::Dw(d) => d.run::<TI, TO>(x, out),
+        }
+    }
+}
+
+/// The int8 CONV2D / DEPTHWISE_CONV2D int32 sums through [`Int8Conv`] (an identity
+/// requantization, `apply_scale_32(v, 2, 1) = v`, and no clamp), when its filter is constant.
+fn fast_int8(ctx: &CompileCtx, id: OpId, x_zp: i32) -> Option<Built> {
+    let identity = vec![Requant::Tosa { multiplier: 2, shift: 1, double_round: false }];
+    let k = Int8Conv::new(ctx, id, x_zp, identity, (0, (i32::MIN, i32::MAX)), false).ok()?;
+    Some(built(vec![source(ctx, ctx.graph.op(id).input(0)?)], move |ins, outs| {
+        k.run::<i8, i32>(cast::<i8>(ins[0].bytes)?, cast_mut::<i32>(outs[0].bytes)?);
         Ok(())
     }))
 }

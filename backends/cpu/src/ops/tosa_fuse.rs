@@ -1,22 +1,18 @@
 //! TOSA's integer convolution chains as one step: CONV2D or DEPTHWISE_CONV2D on int8 with zero
 //! points (int32 sums), the RESCALE that takes the sums to int8/int16, and the CLAMP after it
 //! (MAXIMUM then MINIMUM with one-element constant bounds, as the TOSA reader writes CLAMP).
-//! The sums never reach memory: the optimized quantized kernels ([`QConv`], [`QDepthwise`])
+//! The sums never reach memory: the optimized quantized kernels ([`Int8Conv`])
 //! run with [`Requant::Tosa`] in their epilogue, i.e. the specification's `apply_scale_32` per
 //! output channel, the output zero point added in int32, then the type's and the clamp's range
 //! — the same integers as the three ops one by one (tests compare them).
 
-use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, OperandId, Padding};
+use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, OperandId};
 
-use super::conv::{conv_geom, depthwise_geom};
 use super::fuse::read_once_by;
-use super::int_forms::{is_int_form, zp};
+use super::int_forms::{is_int_form, zp, Int8Conv};
 use super::quantize::rescale_params;
-use super::util::{const_ints, const_values, source};
+use super::util::{const_ints, source};
 use crate::kernel::{built, Built};
-use crate::quant::conv::QConv;
-use crate::quant::depthwise::QDepthwise;
-use crate::quant::reference::ConvQuant;
 use crate::quant::{QInt, Requant};
 
 /// A fused chain starting at `ids[0]`: the step and how many ops of `ids` it covers.
@@ -140,38 +136,11 @@ impl Chain {
             Some((pre, _)) => g.op(pre).input(0).ok_or("input 0 is absent")?,
             None => c.input(0).ok_or("input 0 is absent")?,
         };
-        let w = c.input(1).ok_or("input 1 is absent")?;
-        let wk = g.operand(w);
-        let wbytes = wk.data.as_ref().ok_or("the filter must be constant")?.bytes();
-        if wk.dtype != DType::I8 {
-            return Err("the filter must be int8".into());
-        }
-        let (xd, wd, od) = (ctx.dims(x).to_vec(), ctx.dims(w).to_vec(), ctx.dims(c.outputs[0]).to_vec());
-        if xd.len() != 4 || wd.len() != 4 || od.len() != 4 {
-            return Err("NHWC image and 4-D filter expected".into());
-        }
-        let oc = od[3];
         let r = rescale_params(ctx, self.rescale)?;
-        let per = |v: &[i64], what: &str| -> Result<Vec<i64>, String> {
-            match v.len() {
-                1 => Ok(vec![v[0]; oc]),
-                n if n == oc => Ok(v.to_vec()),
-                n => Err(format!("{n} {what} for {oc} output channels")),
-            }
-        };
-        let mults = per(&r.multiplier.iter().map(|&m| i64::from(m)).collect::<Vec<_>>(), "multipliers")?;
-        let shifts = per(&r.shift.iter().map(|&s| i64::from(s)).collect::<Vec<_>>(), "shifts")?;
-        let requant = mults.iter().zip(&shifts).map(|(&m, &s)| Requant::Tosa { multiplier: m as i32, shift: s as u32, double_round: r.double_round }).collect();
-        let bias = match c.input(2) {
-            Some(b) => Some(per(&const_ints(ctx, b)?, "biases")?),
-            None => None,
-        };
-        let (mut x_zp, w_zp) = (zp(ctx, self.conv, 3)?, zp(ctx, self.conv, 4)?);
+        let requant = r.multiplier.iter().zip(&r.shift).map(|(&multiplier, &shift)| Requant::Tosa { multiplier, shift, double_round: r.double_round }).collect();
+        let mut x_zp = zp(ctx, self.conv, 3)?;
         if let Some((_, shift)) = self.pre {
             x_zp += shift;
-            if !(0..=255).contains(&x_zp) {
-                return Err(format!("the zero point of the unsigned input bytes would be {x_zp}"));
-            }
         }
         let bytes = self.pre.is_some();
         let ot = g.operand(g.op(self.rescale).outputs[0]).dtype;
@@ -185,40 +154,12 @@ impl Chain {
             Some((lo, hi)) => (lo.max(tmin), hi.min(tmax)),
             None => (tmin, tmax),
         };
-        let q = ConvQuant { in_zp: x_zp, w_zp: vec![w_zp; oc], out_zp: r.output_zp as i32, requant, act: (act.0.min(act.1), act.1), bias, wide: false };
-        let filter = const_values::<i8>(wbytes);
-        enum K {
-            Conv(QConv),
-            Dw(QDepthwise),
-        }
-        let k = match c.kind {
-            OpKind::Conv2D(p) => {
-                if !matches!(p.padding, Padding::Explicit(_) | Padding::Valid) || wd[3] != xd[3] {
-                    return Err("explicit padding and an ungrouped filter expected".into());
-                }
-                let g = conv_geom(&xd, &wd, &od, &p)?;
-                K::Conv(if bytes { QConv::new::<u8, i8>(g, q, &filter) } else { QConv::new::<i8, i8>(g, q, &filter) })
-            }
-            OpKind::DepthwiseConv2D(p) => {
-                if !matches!(p.padding, Padding::Explicit(_) | Padding::Valid) || wd[0] != 1 || wd[3] != oc || oc % xd[3].max(1) != 0 {
-                    return Err("explicit padding and a [1, KH, KW, C*M] filter expected".into());
-                }
-                let g = depthwise_geom(&xd, &wd, &od, &p)?;
-                K::Dw(if bytes { QDepthwise::new::<u8, i8>(g, q, &filter) } else { QDepthwise::new::<i8, i8>(g, q, &filter) })
-            }
-            _ => return Err("not a convolution".into()),
-        };
-        fn run<TI: QInt, TO: QInt>(k: &K, x: &[TI], out: &mut [TO]) {
-            match k {
-                K::Conv(c) => c.run::<TI, TO>(x, out),
-                K::Dw(d) => d.run::<TI, TO>(x, out),
-            }
-        }
-        fn run_to<TI: QInt>(k: &K, x: &[TI], ot: DType, unsigned: bool, out: &mut [u8]) -> Result<(), String> {
+        let k = Int8Conv::new(ctx, self.conv, x_zp, requant, (r.output_zp as i32, act), bytes)?;
+        fn run_to<TI: QInt>(k: &Int8Conv, x: &[TI], ot: DType, unsigned: bool, out: &mut [u8]) -> Result<(), String> {
             match (ot, unsigned) {
-                (DType::I8, false) => run(k, x, cast_mut::<i8>(out)?),
-                (DType::I8, true) => run(k, x, cast_mut::<u8>(out)?),
-                _ => run(k, x, cast_mut::<i16>(out)?),
+                (DType::I8, false) => k.run(x, cast_mut::<i8>(out)?),
+                (DType::I8, true) => k.run(x, cast_mut::<u8>(out)?),
+                _ => k.run(x, cast_mut::<i16>(out)?),
             }
             Ok(())
         }

@@ -251,14 +251,7 @@ fn pack_vnni<TI: QInt, TW: QInt>(g: &DepthwiseGeom, q: &ConvQuant, fixed: &[sq::
     if zw.iter().all(|&z| z == 0) {
         zw.clear();
     }
-    // requant64's constants, each 16-slot group's even slots first, then its odd ones.
-    let (mut k, mut corr, mut sh) = (vec![0i64; slots], vec![0i64; slots], vec![0i64; slots]);
-    for (i, c) in consts.iter().enumerate() {
-        let j = (i / 16) * 16 + (i % 2) * 8 + (i % 16) / 2;
-        k[j] = c.k;
-        corr[j] = c.corr;
-        sh[j] = c.sh;
-    }
+    let (k, corr, sh) = sq::LaneConst::split(&consts);
     let any_left = left.iter().any(|&l| l > 0);
     let pad_byte = bytemuck::bytes_of(&TI::put(q.in_zp))[0];
     DwVnni {

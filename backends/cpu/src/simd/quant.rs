@@ -194,13 +194,24 @@ impl LaneRequant {
             l.any_left |= c.left > 0;
             consts[i] = c;
         }
+        (l.k, l.corr, l.sh) = LaneConst::split(&consts);
+        l
+    }
+}
+
+impl LaneConst {
+    /// [`requant64`]'s 64-bit constants `(k, corr, sh)` of `consts` (a whole number of 16-lane
+    /// groups), each group's even lanes first, then its odd ones.
+    pub(crate) fn split(consts: &[LaneConst]) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
+        let n = consts.len();
+        let (mut k, mut corr, mut sh) = (vec![0i64; n], vec![0i64; n], vec![0i64; n]);
         for (i, c) in consts.iter().enumerate() {
             let j = (i / 16) * 16 + (i % 2) * 8 + (i % 16) / 2;
-            l.k[j] = c.k;
-            l.corr[j] = c.corr;
-            l.sh[j] = c.sh;
+            k[j] = c.k;
+            corr[j] = c.corr;
+            sh[j] = c.sh;
         }
-        l
+        (k, corr, sh)
     }
 }
 
