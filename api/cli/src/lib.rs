@@ -5,6 +5,7 @@
 
 pub mod args;
 pub mod classify;
+pub mod compile;
 pub mod darwinn_view;
 pub mod dot;
 pub mod logger;

@@ -6,7 +6,7 @@ use nnrt_core::{Backend, CompileCtx, CompileError, Executable, OpId, OpIo, OpKin
 use crate::kernel::Kernel;
 use crate::ops;
 
-struct Step {
+pub(crate) struct Step {
     kind: String,
     kernel: Box<dyn Kernel>,
     io: OpIo,
@@ -65,6 +65,15 @@ impl Backend for CpuBackend {
     }
 
     fn compile(&self, ctx: &CompileCtx, ids: &[OpId]) -> Result<Box<dyn Executable>, CompileError> {
+        Ok(Box::new(CpuExecutable { steps: compile_steps(ctx, ids)?, times: None }))
+    }
+}
+
+/// The steps of the ops `ids` in order: one kernel per op, or one per run of ops the backend
+/// fuses. Ahead-of-time artifacts build theirs here too (`crate::aot`), so their fusions are the
+/// runtime's.
+pub(crate) fn compile_steps(ctx: &CompileCtx, ids: &[OpId]) -> Result<Vec<Step>, CompileError> {
+    {
         let mut steps = Vec::with_capacity(ids.len());
         let mut k = 0;
         while k < ids.len() {
@@ -86,7 +95,33 @@ impl Backend for CpuBackend {
             let outputs = op.outputs.iter().chain(&built.state).copied().collect();
             steps.push(Step { kind, kernel: built.kernel, io: OpIo::new(id, built.inputs, outputs), fused: None });
         }
-        Ok(Box::new(CpuExecutable { steps, times: None }))
+        Ok(steps)
+    }
+}
+
+impl Step {
+    /// The ops this step runs, in order (the fused ones first).
+    pub(crate) fn ops(&self) -> Vec<OpId> {
+        self.fused.iter().flat_map(|f| f.first.iter().copied()).chain([self.io.op]).collect()
+    }
+
+    /// The op names, `+`-joined for a fused step.
+    pub(crate) fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// Runs the step over `arena`.
+    pub(crate) fn run(&mut self, arena: &mut TensorArena) -> Result<(), RunError> {
+        let (ins, mut outs) = self.io.views(arena)?;
+        self.kernel.run(&ins, &mut outs).map_err(|reason| RunError::Kernel { op: self.io.op, kind: self.kind.clone(), reason })
+    }
+
+    /// What the memory plan must know of this step (see [`Executable::plan_hints`]).
+    pub(crate) fn add_hints(&self, h: &mut PlanHints) {
+        if let Some(f) = &self.fused {
+            h.keep_alive.extend(f.late.iter().map(|&o| (o, self.io.op)));
+            h.elided.extend(f.mid.iter().copied());
+        }
     }
 }
 
@@ -112,8 +147,7 @@ impl Executable for CpuExecutable {
     fn run(&mut self, arena: &mut TensorArena) -> Result<(), RunError> {
         for (k, step) in self.steps.iter_mut().enumerate() {
             let start = self.times.is_some().then(std::time::Instant::now);
-            let (ins, mut outs) = step.io.views(arena)?;
-            step.kernel.run(&ins, &mut outs).map_err(|reason| RunError::Kernel { op: step.io.op, kind: step.kind.clone(), reason })?;
+            step.run(arena)?;
             if let (Some(t), Some(times)) = (start, self.times.as_mut()) {
                 times[k] += t.elapsed();
             }
@@ -124,10 +158,7 @@ impl Executable for CpuExecutable {
     fn plan_hints(&self) -> PlanHints {
         let mut h = PlanHints::default();
         for s in &self.steps {
-            if let Some(f) = &s.fused {
-                h.keep_alive.extend(f.late.iter().map(|&o| (o, s.io.op)));
-                h.elided.extend(f.mid.iter().copied());
-            }
+            s.add_hints(&mut h);
         }
         h
     }

@@ -6,6 +6,7 @@
 
 #![deny(unsafe_code)] // allowed only in `simd`, the one module of SIMD intrinsics
 
+pub mod aot;
 mod backend;
 mod kernel;
 mod lines;
