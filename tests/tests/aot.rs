@@ -1,0 +1,190 @@
+//! Ahead-of-time artifacts (`nnrt-compile`): each model is compiled, its generated crate built as
+//! a static library with cargo, linked with its generated C example by the C compiler, run on
+//! real inputs, and its outputs compared byte for byte with nnrt's runtime (`Session`) on the same
+//! model, threads and inputs. Then the artifact's parameters file is damaged in the ways a user
+//! meets (truncated, another model's, another version) and create must refuse each by name.
+//!
+//! The artifacts build into `target/aot-artifacts` (their own cargo workspace each; the first
+//! one compiles nnrt-aot and the CPU kernels once, the rest reuse them).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use nnrt::Session;
+use nnrt_tests::{cli_binary, TempDir};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf()
+}
+
+/// The workspace's target folder (this test runs from `target/<profile>/deps/`).
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.ancestors().nth(3).expect("target folder").to_path_buf()
+}
+
+fn c_compiler() -> Option<String> {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    match Command::new(&cc).arg("--version").output() {
+        Ok(o) if o.status.success() => Some(cc),
+        _ => {
+            println!("skipped: no C compiler ({cc}) to link the artifacts' C examples");
+            None
+        }
+    }
+}
+
+fn check(what: &str, out: std::process::Output) -> std::process::Output {
+    assert!(out.status.success(), "{what} failed ({}):\n{}\n{}", out.status, String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// A built artifact: its folder, its C example program and its parameters file.
+struct Built {
+    _dir: TempDir,
+    exe: PathBuf,
+    params: PathBuf,
+}
+
+/// Compiles `model` with nnrt-compile, builds the crate and links its example.
+fn build(compiler: &Path, cc: &str, model: &Path, name: &str, extra: &[&str]) -> Built {
+    let dir = TempDir::new(&format!("aot-{name}")).expect("temp dir");
+    let out = dir.path().join(name);
+    let mut args: Vec<String> = vec![model.display().to_string(), "-o".into(), out.display().to_string(), "--name".into(), name.into(), "--nnrt".into(), repo().display().to_string()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    check("nnrt-compile", Command::new(compiler).args(&args).output().expect("run nnrt-compile"));
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let target = target_dir().join("aot-artifacts");
+    check(
+        "cargo build of the artifact",
+        Command::new(cargo)
+            .args(["build", "--release", "--offline", "--quiet", "--manifest-path"])
+            .arg(out.join("Cargo.toml"))
+            .env("CARGO_TARGET_DIR", &target)
+            .output()
+            .expect("run cargo"),
+    );
+    let exe = out.join(format!("{name}_example"));
+    let lib = target.join("release").join(format!("lib{name}.a"));
+    let mut cmd = Command::new(cc);
+    cmd.arg("-O2").arg("-I").arg(out.join("include")).arg(out.join("example").join("main.c")).arg(&lib).arg("-o").arg(&exe);
+    if cfg!(target_os = "linux") {
+        cmd.args(["-lpthread", "-ldl", "-lm"]);
+    }
+    check("linking the C example", cmd.output().expect("run the C compiler"));
+    let params = out.join(format!("{name}.params"));
+    Built { _dir: dir, exe, params }
+}
+
+/// Runs the artifact's C example on `inputs` (raw bytes per input) and returns its outputs.
+fn run_artifact(b: &Built, params: &Path, inputs: &[Vec<u8>], n_out: usize) -> Result<Vec<Vec<u8>>, String> {
+    let dir = b.exe.parent().expect("folder");
+    let mut args = vec![params.display().to_string()];
+    for (i, bytes) in inputs.iter().enumerate() {
+        let p = dir.join(format!("in{i}.raw"));
+        std::fs::write(&p, bytes).expect("write input");
+        args.push(p.display().to_string());
+    }
+    let outs: Vec<PathBuf> = (0..n_out).map(|j| dir.join(format!("out{j}.raw"))).collect();
+    args.extend(outs.iter().map(|p| p.display().to_string()));
+    let o = Command::new(&b.exe).args(&args).output().expect("run the example");
+    if !o.status.success() {
+        return Err(String::from_utf8_lossy(&o.stderr).into_owned());
+    }
+    Ok(outs.iter().map(|p| std::fs::read(p).expect("read output")).collect())
+}
+
+/// The runtime's outputs for the same model, method, threads and inputs.
+fn run_runtime(model: &Path, method: Option<&str>, threads: usize, inputs: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let mut s = Session::load(model).expect("load");
+    if let Some(m) = method {
+        s.select_signature(m).expect("method");
+    }
+    s.set_backends("cpu").expect("backends");
+    s.set_threads(threads).expect("threads");
+    s.prepare().expect("prepare");
+    for (i, b) in inputs.iter().enumerate() {
+        s.set_input(i, b).expect("input");
+    }
+    s.run().expect("run");
+    (0..s.output_count()).map(|j| s.output(j).expect("output").to_vec()).collect()
+}
+
+fn npy_bytes(path: &Path) -> Vec<u8> {
+    nnrt_npy::parse(&std::fs::read(path).expect("read npy")).expect("parse npy").data
+}
+
+/// Compiles, builds, runs and compares one model; returns the built artifact.
+fn same_as_runtime(model: &Path, name: &str, method: Option<&str>, threads: usize, inputs: &[PathBuf]) -> Option<Built> {
+    let compiler = cli_binary("nnrt-compile")?;
+    let cc = c_compiler()?;
+    let mut extra = vec!["--threads".to_string(), threads.to_string()];
+    if let Some(m) = method {
+        extra.extend(["--method".to_string(), m.to_string()]);
+    }
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let b = build(&compiler, &cc, model, name, &extra);
+    let inputs: Vec<Vec<u8>> = inputs.iter().map(|p| npy_bytes(p)).collect();
+    let want = run_runtime(model, method, threads, &inputs);
+    let got = run_artifact(&b, &b.params, &inputs, want.len()).unwrap_or_else(|e| panic!("{name}: the artifact failed: {e}"));
+    assert_eq!(got.len(), want.len());
+    for (j, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(g == w, "{name}: output {j} differs from the runtime's ({} vs {} bytes)", g.len(), w.len());
+    }
+    Some(b)
+}
+
+#[test]
+fn uint8_mobilenet_artifact_matches_the_runtime_and_refuses_bad_parameters() {
+    let dir = repo().join("examples/models/mobilenet_v1_0.25_128_quant");
+    let Some(b) = same_as_runtime(&dir.join("model.tflite"), "mobilenet_v1", None, 1, &[dir.join("cat_input.0.npy")]) else { return };
+    let input = npy_bytes(&dir.join("cat_input.0.npy"));
+    let good = std::fs::read(&b.params).expect("params");
+    let bad = b.exe.parent().expect("folder").join("bad.params");
+    let refused = |bytes: &[u8], expect: &str| {
+        std::fs::write(&bad, bytes).expect("write");
+        let e = run_artifact(&b, &bad, std::slice::from_ref(&input), 1).expect_err("a damaged parameters file must be refused");
+        assert!(e.contains("create") && e.contains(expect), "expected '{expect}' in: {e}");
+    };
+    refused(&good[..good.len() - 100], "truncated");
+    refused(&good[..20], "shorter than");
+    refused(b"not a parameters file at all, but long enough for a header", "not an nnrt parameters file");
+    let mut v = good.clone();
+    v[8] = 9;
+    refused(&v, "format version 9");
+    let mut v = good.clone();
+    v[16] ^= 1;
+    refused(&v, "another model");
+    let mut v = good.clone();
+    v[24] ^= 1;
+    refused(&v, "kernel ABI");
+    let e = run_artifact(&b, &b.exe.parent().unwrap().join("missing.params"), &[input], 1).expect_err("a missing file");
+    assert!(e.contains("missing.params"), "{e}");
+}
+
+#[test]
+fn float_xnnpack_program_artifact_on_two_threads() {
+    let dir = repo().join("tests/data/pte/mobilenet_v2_tiny_xnnpack");
+    same_as_runtime(&dir.join("program.pte"), "mbv2_tiny", None, 2, &[dir.join("input_0.npy")]);
+}
+
+#[test]
+fn multi_output_and_int8_artifacts() {
+    let dir = repo().join("tests/data/pte/attention_ops");
+    same_as_runtime(&dir.join("program.pte"), "attention_ops", None, 1, &[dir.join("input_0.npy")]);
+    let dir = repo().join("tests/data/pte/q8_cnn");
+    same_as_runtime(&dir.join("program.pte"), "q8_cnn", None, 1, &[dir.join("input_0.npy")]);
+}
+
+#[test]
+fn control_flow_is_refused_naming_the_op() {
+    let Some(compiler) = cli_binary("nnrt-compile") else { return };
+    let dir = TempDir::new("aot-refuse").expect("temp dir");
+    // A TOSA COND_IF made by the conformance generator.
+    let model = repo().join("tests/data/tosa_conformance/cond_if_binary_0_f32_cond0/graph.tosa");
+    let o = Command::new(&compiler).arg(&model).arg("-o").arg(dir.path().join("out")).arg("--nnrt").arg(repo()).output().expect("run");
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("op @0 (If)") && e.contains("control flow"), "{e}");
+    assert!(!dir.path().join("out").exists(), "nothing is written for a refused model");
+}
