@@ -107,8 +107,17 @@ pub enum Error {
 }
 
 /// An operand of an artifact's graph, with its concrete dims (what the generated `graph()` calls).
-pub fn operand(name: &str, dtype: DType, dims: &[usize], layout: nnrt_core::Layout, quant: nnrt_core::Quantization, data: Option<nnrt_core::ConstData>) -> nnrt_core::Operand {
+pub fn operand(
+    name: &str,
+    dtype: DType,
+    dims: &[usize],
+    layout: nnrt_core::Layout,
+    quant: nnrt_core::Quantization,
+    data: Option<nnrt_core::ConstData>,
+    is_variable: bool,
+) -> nnrt_core::Operand {
     let mut o = nnrt_core::Operand::new(name, dtype, dims);
+    o.is_variable = is_variable;
     o.layout = layout;
     o.quant = quant;
     o.data = data;

@@ -142,9 +142,6 @@ fn refusal(s: &Session, g: &Subgraph, i: usize, backend: &str) -> Option<String>
         if p.is_dynamic(*id) {
             return Some(format!("{at}: tensor {id} ('{}') has a shape known only at run time; an artifact's memory plan is static (set the input shapes with --shape or export with static shapes)", o.name));
         }
-        if o.is_variable {
-            return Some(format!("{at}: tensor {id} ('{}') is a state tensor kept across runs, which artifacts do not carry", o.name));
-        }
     }
     None
 }
@@ -355,7 +352,7 @@ pub fn create(params_path: &str) -> Result<Artifact, Error> {{
         (out.join("src").join("lib.rs"), src.into_bytes()),
         (out.join("include").join(format!("{name}.h")), h.into_bytes()),
         (out.join(format!("{name}.params")), params.clone()),
-        (out.join("example").join("main.c"), example_c(&name, &sizes(&g.inputs), &sizes(&g.outputs)).into_bytes()),
+        (out.join("example").join("main.c"), example_c(&name, &sizes(&g.outputs)).into_bytes()),
     ];
     let mut written = Vec::new();
     for (path, bytes) in &files {
@@ -386,12 +383,13 @@ fn graph_fn(g: &Subgraph, dims: &[Vec<usize>], const_index: &[Option<usize>]) ->
         };
         let _ = writeln!(
             w,
-            "    g.operands.push(nnrt_aot::operand({:?}, {}, &{:?}, {}, {}, {data})); // {i}",
+            "    g.operands.push(nnrt_aot::operand({:?}, {}, &{:?}, {}, {}, {data}, {})); // {i}",
             o.name,
             o.dtype.lit(),
             dims[i],
             o.layout.lit(),
-            o.quant.lit()
+            o.quant.lit(),
+            o.is_variable
         );
     }
     let _ = writeln!(w, "    g.ops.reserve_exact({});", g.ops.len());
@@ -407,7 +405,7 @@ fn graph_fn(g: &Subgraph, dims: &[Vec<usize>], const_index: &[Option<usize>]) ->
 
 /// A C program that runs the artifact once: each input read from a raw file, each output written
 /// to one (the worked example of the README, and what the tests link).
-fn example_c(name: &str, in_sizes: &str, out_sizes: &str) -> String {
+fn example_c(name: &str, out_sizes: &str) -> String {
     let upper = name.to_ascii_uppercase();
     format!(
         r#"/* Runs artifact {name} once: {name}_example PARAMS IN_0.raw ... OUT_0.raw ...
@@ -416,7 +414,6 @@ fn example_c(name: &str, in_sizes: &str, out_sizes: &str) -> String {
 #include <stdlib.h>
 #include "{name}.h"
 
-static const size_t in_bytes[] = {{{in_sizes}}};
 static const size_t out_bytes[] = {{{out_sizes}}};
 
 static int fail(const char *what) {{
@@ -433,10 +430,14 @@ int main(int argc, char **argv) {{
   if ({name}_create(argv[1], &a) != {upper}_OK) return fail("create");
   for (int i = 0; i < {upper}_INPUT_COUNT; i++) {{
     FILE *f = fopen(argv[2 + i], "rb");
-    if (!f) {{ perror(argv[2 + i]); return 1; }}
-    void *buf = malloc(in_bytes[i] ? in_bytes[i] : 1);
-    size_t got = fread(buf, 1, in_bytes[i], f);
+    if (!f || fseek(f, 0, SEEK_END) != 0) {{ perror(argv[2 + i]); return 1; }}
+    long size = ftell(f);
+    rewind(f);
+    if (size < 0) {{ perror(argv[2 + i]); return 1; }}
+    void *buf = malloc(size ? (size_t)size : 1);
+    size_t got = fread(buf, 1, (size_t)size, f);
     fclose(f);
+    /* set_input_at checks the size: exactly {upper}'s input size. */
     if ({name}_set_input_at(a, (uint32_t)i, buf, got) != {upper}_OK) return fail("set_input_at");
     free(buf);
   }}
