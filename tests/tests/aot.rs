@@ -160,6 +160,58 @@ fn uint8_mobilenet_artifact_matches_the_runtime_and_refuses_bad_parameters() {
     refused(&v, "kernel ABI");
     let e = run_artifact(&b, &b.exe.parent().unwrap().join("missing.params"), &[input], 1).expect_err("a missing file");
     assert!(e.contains("missing.params"), "{e}");
+    c_interface_checks_its_arguments(&b);
+}
+
+/// The generated C interface answers bad calls as `nnfw.h` does (status codes, a message).
+fn c_interface_checks_its_arguments(b: &Built) {
+    let Some(cc) = c_compiler() else { return };
+    let dir = b.exe.parent().expect("folder");
+    let src = dir.join("args.c");
+    std::fs::write(
+        &src,
+        r#"#include <stdio.h>
+#include <string.h>
+#include "mobilenet_v1.h"
+#define EXPECT(call, status) do { int s_ = (call); if (s_ != (status)) { \
+  fprintf(stderr, "%s returned %d, expected %d (%s)\n", #call, s_, (status), mobilenet_v1_last_error()); return 1; } \
+  if ((status) != 0 && strlen(mobilenet_v1_last_error()) == 0) { fprintf(stderr, "%s left no message\n", #call); return 1; } } while (0)
+int main(int argc, char **argv) {
+  static uint8_t in[MOBILENET_V1_INPUT_INPUT_BYTES], out[MOBILENET_V1_OUTPUT_MOBILENETV1_PREDICTIONS_RESHAPE_1_BYTES];
+  mobilenet_v1 *a = NULL;
+  EXPECT(mobilenet_v1_create(NULL, &a), MOBILENET_V1_UNEXPECTED_NULL);
+  EXPECT(mobilenet_v1_create(argv[1], NULL), MOBILENET_V1_UNEXPECTED_NULL);
+  EXPECT(mobilenet_v1_run(NULL), MOBILENET_V1_UNEXPECTED_NULL);
+  EXPECT(mobilenet_v1_create(argv[1], &a), MOBILENET_V1_OK);
+  EXPECT(mobilenet_v1_get_output_at(a, 0, out, sizeof out), MOBILENET_V1_INVALID_STATE);
+  EXPECT(mobilenet_v1_set_input(a, NULL, sizeof in), MOBILENET_V1_UNEXPECTED_NULL);
+  EXPECT(mobilenet_v1_set_input(a, in, sizeof in - 1), MOBILENET_V1_ERROR);
+  EXPECT(mobilenet_v1_set_input_at(a, 1, in, sizeof in), MOBILENET_V1_ERROR);
+  EXPECT(mobilenet_v1_set_input(a, in, sizeof in), MOBILENET_V1_OK);
+  EXPECT(mobilenet_v1_run(a), MOBILENET_V1_OK);
+  EXPECT(mobilenet_v1_get_mobilenetv1_predictions_reshape_1(a, out, sizeof out - 1), MOBILENET_V1_INSUFFICIENT_OUTPUT_SIZE);
+  EXPECT(mobilenet_v1_get_output_at(a, 1, out, sizeof out), MOBILENET_V1_ERROR);
+  EXPECT(mobilenet_v1_get_output_at(a, 0, NULL, sizeof out), MOBILENET_V1_UNEXPECTED_NULL);
+  EXPECT(mobilenet_v1_get_mobilenetv1_predictions_reshape_1(a, out, sizeof out), MOBILENET_V1_OK);
+  mobilenet_v1_destroy(a);
+  mobilenet_v1_destroy(NULL);
+  (void)argc;
+  puts("ok");
+  return 0;
+}
+"#,
+    )
+    .expect("write args.c");
+    let exe = dir.join("args");
+    let lib = target_dir().join("aot-artifacts/release/libmobilenet_v1.a");
+    let mut cmd = Command::new(cc);
+    cmd.arg("-O1").arg("-I").arg(dir.join("include")).arg(&src).arg(&lib).arg("-o").arg(&exe);
+    if cfg!(target_os = "linux") {
+        cmd.args(["-lpthread", "-ldl", "-lm"]);
+    }
+    check("linking the argument checks", cmd.output().expect("run the C compiler"));
+    let o = check("the argument checks", Command::new(&exe).arg(&b.params).output().expect("run"));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "ok");
 }
 
 #[test]
