@@ -409,9 +409,12 @@ fn example_c(name: &str, out_sizes: &str) -> String {
     let upper = name.to_ascii_uppercase();
     format!(
         r#"/* Runs artifact {name} once: {name}_example PARAMS IN_0.raw ... OUT_0.raw ...
- * Each input file holds the input's bytes exactly; each output is written raw. */
+ * Each input file holds the input's bytes exactly; each output is written raw. With NNRT_AOT_TIMES
+ * set in the environment it prints the create and first-run times to stderr. */
+#define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include "{name}.h"
 
 static const size_t out_bytes[] = {{{out_sizes}}};
@@ -427,7 +430,10 @@ int main(int argc, char **argv) {{
     return 2;
   }}
   {name} *a = NULL;
+  struct timespec t0, t1, t2;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   if ({name}_create(argv[1], &a) != {upper}_OK) return fail("create");
+  clock_gettime(CLOCK_MONOTONIC, &t1);
   for (int i = 0; i < {upper}_INPUT_COUNT; i++) {{
     FILE *f = fopen(argv[2 + i], "rb");
     if (!f || fseek(f, 0, SEEK_END) != 0) {{ perror(argv[2 + i]); return 1; }}
@@ -442,6 +448,10 @@ int main(int argc, char **argv) {{
     free(buf);
   }}
   if ({name}_run(a) != {upper}_OK) return fail("run");
+  clock_gettime(CLOCK_MONOTONIC, &t2);
+  if (getenv("NNRT_AOT_TIMES"))
+    fprintf(stderr, "create %.3f ms, first run %.3f ms\n", (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6,
+            (t2.tv_sec - t1.tv_sec) * 1e3 + (t2.tv_nsec - t1.tv_nsec) / 1e6);
   for (int i = 0; i < {upper}_OUTPUT_COUNT; i++) {{
     void *buf = malloc(out_bytes[i] ? out_bytes[i] : 1);
     if ({name}_get_output_at(a, (uint32_t)i, buf, out_bytes[i]) != {upper}_OK) return fail("get_output_at");
