@@ -172,3 +172,29 @@ pub unsafe fn destroy(a: *mut Artifact) {
         let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(a) })));
     }
 }
+
+/// `NAME_packed_blocks`: how many weight blocks packed at compile time were used as they are
+/// (`*mapped`) out of those the artifact has (`*total`); fewer on a CPU with another instruction
+/// set, whose blocks were packed at create.
+///
+/// # Safety
+/// `a` as for [`create`]'s result; `mapped` and `total` are NULL or writable.
+pub unsafe fn packed_blocks(call: &str, a: *mut Artifact, mapped: *mut u32, total: *mut u32) -> Status {
+    guarded(call, || {
+        // SAFETY: per this function's contract.
+        let a = match unsafe { artifact(call, a) } {
+            Ok(a) => a,
+            Err(s) => return s,
+        };
+        if mapped.is_null() || total.is_null() {
+            return fail(UNEXPECTED_NULL, format!("{call}: an output pointer is NULL"));
+        }
+        let (m, t) = a.prepacked();
+        // SAFETY: checked non-NULL; the caller gives writable storage.
+        unsafe {
+            *mapped = m as u32;
+            *total = t as u32;
+        }
+        OK
+    })
+}

@@ -24,7 +24,20 @@ pub use params::{write as write_params, Params, ALIGN, FORMAT_VERSION, MAGIC};
 /// The kernel ABI this runtime was built with: a hash of nnrt's version and of the form the
 /// parameters file gives the kernels (IR constants, little-endian, 64-byte aligned). A generated
 /// crate and its parameters file both record the ABI they were made for; a mismatch is refused.
-pub const KERNEL_ABI: u64 = fnv1a(concat!("nnrt ", env!("CARGO_PKG_VERSION"), "; params: IR constants, le, 64-aligned; steps: nnrt-backend-cpu").as_bytes());
+/// The packers' source is part of it (`nnrt_backend_cpu::prepack::PACK_ABI`): packed blocks from
+/// another packing code are never read.
+pub const KERNEL_ABI: u64 = {
+    let h = fnv1a(concat!("nnrt ", env!("CARGO_PKG_VERSION"), "; params: IR constants then packed blocks, le, 64-aligned").as_bytes());
+    let pack = nnrt_backend_cpu::prepack::PACK_ABI.to_le_bytes();
+    let mut h2 = h;
+    let mut i = 0;
+    while i < 8 {
+        h2 ^= pack[i] as u64;
+        h2 = h2.wrapping_mul(0x0000_0100_0000_01b3);
+        i += 1;
+    }
+    h2
+};
 
 /// FNV-1a, 64 bits: the model and ABI hashes of artifacts (a consistency check, not a security
 /// measure).
@@ -164,6 +177,20 @@ impl Port {
     }
 }
 
+/// A block of weights packed when the artifact was compiled (in the parameters file after the
+/// graph's constants): which packer made it, the facts its layout depends on, its size.
+#[derive(Clone, Copy, Debug)]
+pub struct Packed {
+    /// The packer (`nnrt_backend_cpu::prepack::tag`).
+    pub tag: u32,
+    /// Instruction set or layout and dims.
+    pub facts: [u64; 4],
+    /// Bytes per element.
+    pub elem: u32,
+    /// Bytes of the block.
+    pub bytes: usize,
+}
+
 /// What the generated code gives [`Artifact::new`]: everything nnrt decided at compile time.
 pub struct Plan {
     /// The artifact's name (C prefix).
@@ -184,6 +211,10 @@ pub struct Plan {
     pub inputs: &'static [Port],
     /// Graph outputs.
     pub outputs: &'static [Port],
+    /// The packed weight blocks, in the order the steps' packers ask for them.
+    pub packed: &'static [Packed],
+    /// Index of the first packed block among the parameters file's constants.
+    pub first_packed: usize,
 }
 
 /// A created artifact: its graph, its built steps and its arena.
@@ -197,6 +228,7 @@ pub struct Artifact {
     outputs: &'static [Port],
     arena_size: usize,
     ran: bool,
+    prepacked: nnrt_backend_cpu::prepack::ReplayStats,
     /// Keeps the parameters file mapped for the graph's constants.
     _params: Params,
 }
@@ -214,7 +246,13 @@ impl Artifact {
         let pool = nnrt_core::KernelPool::new(plan.threads).map_err(|e| {
             compile(CompileError::Config { key: "threads".into(), value: plan.threads.to_string(), reason: e.to_string() })
         })?;
-        let steps = nnrt_backend_cpu::aot::steps(&ctx, &ids).map_err(compile)?;
+        let mut blocks = Vec::with_capacity(plan.packed.len());
+        for (i, p) in plan.packed.iter().enumerate() {
+            let key = nnrt_backend_cpu::prepack::BlockKey { tag: p.tag, facts: p.facts, elem: p.elem };
+            blocks.push((key, params.constant(plan.first_packed + i, p.bytes)?));
+        }
+        let (steps, prepacked) = nnrt_backend_cpu::prepack::replay(blocks, || nnrt_backend_cpu::aot::steps(&ctx, &ids));
+        let steps = steps.map_err(compile)?;
         let show = |ops: &[u32]| ops.iter().map(|&i| graph.ops.get(i as usize).map_or("?", |o| o.kind.name())).collect::<Vec<_>>().join("+");
         for (k, (built, want)) in steps.iter().zip(plan.steps).enumerate() {
             let got: Vec<u32> = built.ops().iter().map(|o| o.0).collect();
@@ -230,7 +268,7 @@ impl Artifact {
         let dtypes = graph.operands.iter().map(|o| o.dtype).collect();
         let arena = TensorArena::try_new(plan.arena_size, slots, plan.dims, dtypes, u64::MAX).map_err(compile)?;
         let (arena_size, name, inputs, outputs) = (plan.arena_size, plan.name, plan.inputs, plan.outputs);
-        Ok(Artifact { name, graph, steps, arena, pool, inputs, outputs, arena_size, ran: false, _params: params })
+        Ok(Artifact { name, graph, steps, arena, pool, inputs, outputs, arena_size, ran: false, prepacked, _params: params })
     }
 
     fn argument(&self, reason: String) -> Error {
@@ -271,6 +309,12 @@ impl Artifact {
         })?;
         self.ran = true;
         Ok(())
+    }
+
+    /// Of the weight blocks packed at compile time: how many this CPU took as they are (mapped),
+    /// and how many were packed again at create (another instruction set).
+    pub fn prepacked(&self) -> (usize, usize) {
+        (self.prepacked.mapped, self.prepacked.mapped + self.prepacked.packed)
     }
 
     /// Whether [`Artifact::run`] has completed at least once.

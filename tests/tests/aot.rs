@@ -1,7 +1,7 @@
 //! Ahead-of-time artifacts (`nnrt-compile`): each model is compiled, its generated crate built as
 //! a static library with cargo, linked with its generated C example by the C compiler, run on
 //! real inputs, and its outputs compared byte for byte with nnrt's runtime (`Session`) on the same
-//! model, threads and inputs. Then the artifact's parameters file is damaged in the ways a user
+//! model, threads and inputs, with every weight block packed at compile time mapped as it is. Then the artifact's parameters file is damaged in the ways a user
 //! meets (truncated, another model's, another version) and create must refuse each by name.
 //!
 //! The artifacts build into `target/aot-artifacts` (their own cargo workspace each; the first
@@ -131,6 +131,15 @@ fn same_as_runtime(model: &Path, name: &str, method: Option<&str>, threads: usiz
     for (j, (g, w)) in got.iter().zip(&want).enumerate() {
         assert!(g == w, "{name}: output {j} differs from the runtime's ({} vs {} bytes)", g.len(), w.len());
     }
+    // On the CPU that compiled it, every weight block packed at compile time is used as it is.
+    let dir = b.exe.parent().expect("folder");
+    let mut args = vec![b.params.display().to_string()];
+    args.extend((0..inputs.len()).map(|i| dir.join(format!("in{i}.raw")).display().to_string()));
+    args.extend((0..want.len()).map(|j| dir.join(format!("out{j}.raw")).display().to_string()));
+    let o = check("the example with NNRT_AOT_TIMES", Command::new(&b.exe).args(&args).env("NNRT_AOT_TIMES", "1").output().expect("run"));
+    let line = String::from_utf8_lossy(&o.stderr).into_owned();
+    let counts: Vec<usize> = line.split(", ").last().unwrap_or("").split_whitespace().filter_map(|w| w.parse().ok()).collect();
+    assert!(counts.len() == 2 && counts[0] == counts[1], "{name}: {line}");
     Some(b)
 }
 

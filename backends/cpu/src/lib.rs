@@ -10,6 +10,7 @@ pub mod aot;
 mod backend;
 mod kernel;
 mod lines;
+pub mod prepack;
 pub mod kernels;
 mod ops;
 pub mod quant;

@@ -179,7 +179,9 @@ pub fn compile(model: &Path, out: &Path, opts: &Options, shapes: &[(usize, Vec<u
     let ids: Vec<OpId> = p.partitions().iter().flat_map(|part| part.ops.iter().copied()).collect();
     let config = Config::default();
     let ctx = CompileCtx { graph: g, shapes: &dims, threads: opts.threads, config: &config, origin: p.origin() };
-    let steps = nnrt_backend_cpu::aot::steps(&ctx, &ids)?;
+    // The steps, with every weight block their packers make (written after the constants).
+    let (steps, blocks) = nnrt_backend_cpu::prepack::record(|| nnrt_backend_cpu::aot::steps(&ctx, &ids));
+    let steps = steps?;
     let hints = nnrt_backend_cpu::aot::plan_hints(&steps);
     let plan = nnrt_core::plan_for_threads(g, &dims, &vec![false; n], &hints, opts.threads)?;
     // The runtime's arena holds the plan plus a cache line of slack (TensorArena::try_new); the
@@ -202,6 +204,8 @@ pub fn compile(model: &Path, out: &Path, opts: &Options, shapes: &[(usize, Vec<u
         }
     }
 
+    let first_packed = constants.len();
+    constants.extend(blocks.iter().map(|b| b.bytes.as_slice()));
     let graph_code = graph_fn(g, &dims, &const_index);
     let mut hash = nnrt_aot::fnv1a(graph_code.as_bytes());
     for c in &constants {
@@ -237,6 +241,10 @@ pub fn compile(model: &Path, out: &Path, opts: &Options, shapes: &[(usize, Vec<u
     for (s, ops) in steps.iter().zip(&step_ops) {
         let _ = writeln!(w, "    &{ops:?}, // {}", s.kind());
     }
+    let _ = writeln!(w, "];\n\n/// The weight blocks packed at compile time, in the order the steps ask for them.\nconst PACKED: &[nnrt_aot::Packed] = &[");
+    for b in &blocks {
+        let _ = writeln!(w, "    nnrt_aot::Packed {{ tag: {}, facts: {:?}, elem: {}, bytes: {} }},", b.key.tag, b.key.facts, b.key.elem, b.bytes.len());
+    }
     let _ = writeln!(w, "];\n\n/// Each operand's byte range in the arena.\nconst SLOTS: &[Option<(usize, usize)>] = &[");
     for (i, s) in plan.slots.iter().enumerate() {
         let _ = writeln!(w, "    {}, // {}", s.as_ref().map_or("None".to_string(), |r| format!("Some(({}, {}))", r.start, r.end)), i);
@@ -265,6 +273,8 @@ pub fn create(params_path: &str) -> Result<Artifact, Error> {{
         slots: SLOTS,
         inputs: INPUTS,
         outputs: OUTPUTS,
+        packed: PACKED,
+        first_packed: {first_packed},
     }};
     Artifact::new(params, graph, plan)
 }}
@@ -294,6 +304,7 @@ pub fn create(params_path: &str) -> Result<Artifact, Error> {{
         c(w, &format!("{name}_get_{pn}(a: *mut Artifact, data: *mut c_void, bytes: usize) -> i32"), &format!("nnrt_aot::ffi::get_output(\"{name}_get_{pn}\", a, {k}, data, bytes)"));
     }
     let _ = writeln!(w, "#[no_mangle]\npub extern \"C\" fn {name}_last_error() -> *const c_char {{\n    nnrt_aot::ffi::last_error()\n}}\n");
+    c(w, &format!("{name}_packed_blocks(a: *mut Artifact, mapped: *mut u32, total: *mut u32) -> i32"), &format!("nnrt_aot::ffi::packed_blocks(\"{name}_packed_blocks\", a, mapped, total)"));
     c(w, &format!("{name}_destroy(a: *mut Artifact)"), "nnrt_aot::ffi::destroy(a)");
 
     // The header.
@@ -332,6 +343,7 @@ pub fn create(params_path: &str) -> Result<Artifact, Error> {{
     for (&id, pn) in g.outputs.iter().zip(&out_names) {
         let _ = writeln!(hw, "int {name}_get_{pn}({name} *a, void *data, size_t bytes); /* {} */", c_type(g.operand(id).dtype));
     }
+    let _ = writeln!(hw, "/** Of the weight blocks packed by nnrt-compile, how many were used as they are (mapped) out of all;\n *  fewer on a CPU with another instruction set (those were packed at create). */\nint {name}_packed_blocks({name} *a, uint32_t *mapped, uint32_t *total);");
     let _ = writeln!(hw, "/** The message of the last failing call on this thread. */\nconst char *{name}_last_error(void);\n/** Frees an instance (NULL does nothing). */\nvoid {name}_destroy({name} *a);\n");
     let _ = writeln!(hw, "#ifdef __cplusplus\n}}\n#endif\n\n#endif /* {upper}_H */");
 
@@ -449,9 +461,13 @@ int main(int argc, char **argv) {{
   }}
   if ({name}_run(a) != {upper}_OK) return fail("run");
   clock_gettime(CLOCK_MONOTONIC, &t2);
-  if (getenv("NNRT_AOT_TIMES"))
-    fprintf(stderr, "create %.3f ms, first run %.3f ms\n", (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6,
-            (t2.tv_sec - t1.tv_sec) * 1e3 + (t2.tv_nsec - t1.tv_nsec) / 1e6);
+  if (getenv("NNRT_AOT_TIMES")) {{
+    uint32_t mapped = 0, total = 0;
+    {name}_packed_blocks(a, &mapped, &total);
+    fprintf(stderr, "create %.3f ms, first run %.3f ms, %u of %u packed weight blocks mapped\n",
+            (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6,
+            (t2.tv_sec - t1.tv_sec) * 1e3 + (t2.tv_nsec - t1.tv_nsec) / 1e6, mapped, total);
+  }}
   for (int i = 0; i < {upper}_OUTPUT_COUNT; i++) {{
     void *buf = malloc(out_bytes[i] ? out_bytes[i] : 1);
     if ({name}_get_output_at(a, (uint32_t)i, buf, out_bytes[i]) != {upper}_OK) return fail("get_output_at");

@@ -18,6 +18,8 @@ use crate::simd::gemm::{self as sc, Epilogue};
 use crate::simd::{Avx2Token, Avx512Token};
 use crate::simd::elementwise::{self as ew, VBin};
 use crate::simd::{self, Isa};
+use crate::lines::Lines;
+use crate::prepack;
 
 /// Rows of the portable register tile.
 const MR_PORTABLE: usize = 4;
@@ -44,9 +46,9 @@ pub struct PackedB {
     k: usize,
     nr: usize,
     isa: Isa,
-    /// Panels of `k × nr` floats starting at `data[off]`, 64-byte aligned.
-    data: Vec<f32>,
-    off: usize,
+    /// Panels of `k × nr` floats, 64-byte aligned (packed here, or mapped from an artifact's
+    /// parameters: `crate::prepack`).
+    data: Lines<f32>,
 }
 
 impl PackedB {
@@ -66,20 +68,17 @@ impl PackedB {
         let nr = nr_for(isa, n);
         let panel = k * nr;
         let len = n.div_ceil(nr) * panel;
-        let mut data = vec![0.0f32; len + 16];
-        // Start at a 64-byte boundary so every 32-float row of a panel is one or two whole
-        // cache lines. `data` is never grown, so the offset stays valid.
-        let off = match data.as_ptr().align_offset(64) {
-            o if o < 16 => o,
-            _ => 0,
-        };
-        for (j, wrow) in w.chunks_exact(k.max(1)).take(n).enumerate() {
-            let base = off + (j / nr) * panel + j % nr;
-            for (kk, &v) in wrow.iter().enumerate().take(k) {
-                data[base + kk * nr] = v;
+        let facts = [isa as u64, n as u64, k as u64, nr as u64];
+        // Every 32-float row of a panel is one or two whole cache lines.
+        let data = prepack::lines(prepack::tag::F32_PANELS, facts, len, |data: &mut [f32]| {
+            for (j, wrow) in w.chunks_exact(k.max(1)).take(n).enumerate() {
+                let base = (j / nr) * panel + j % nr;
+                for (kk, &v) in wrow.iter().enumerate().take(k) {
+                    data[base + kk * nr] = v;
+                }
             }
-        }
-        PackedB { n, k, nr, isa, data, off }
+        });
+        PackedB { n, k, nr, isa, data }
     }
 
     /// Output channels (`N`).
@@ -94,13 +93,13 @@ impl PackedB {
 
     /// Panels `p..` (each `k × nr` floats) as one slice.
     fn panels_from(&self, p: usize) -> &[f32] {
-        &self.data[self.off + p * self.k * self.nr..self.off + self.n.div_ceil(self.nr) * self.k * self.nr]
+        &self.data[p * self.k * self.nr..self.n.div_ceil(self.nr) * self.k * self.nr]
     }
 
     /// Panel `p`: `k × nr` floats, row `kk` holding `B[kk][p*nr .. p*nr + nr]`.
     fn panel(&self, p: usize) -> &[f32] {
         let size = self.k * self.nr;
-        &self.data[self.off + p * size..self.off + (p + 1) * size]
+        &self.data[p * size..(p + 1) * size]
     }
 }
 

@@ -18,6 +18,7 @@ use super::reference::ConvQuant;
 use super::requant::{requant_row_simd, ChannelRequant};
 use super::{QInt, Requant};
 use crate::lines::Lines;
+use crate::prepack;
 use crate::simd::quant as sq;
 
 /// How the weights are packed (which micro-kernel runs).
@@ -46,9 +47,9 @@ pub struct QPackedB {
     bytes: Lines<i8>,
     pairs: Lines<i16>,
     /// `Σ_k w'` of each column.
-    col_sum: Vec<i32>,
+    col_sum: Lines<i32>,
     /// `zw'` of each column.
-    zw: Vec<i32>,
+    zw: Lines<i32>,
 }
 
 /// The layout the fastest available micro-kernel wants.
@@ -92,50 +93,57 @@ impl QPackedB {
                 0
             }
         };
-        let col_sum = (0..n).map(|j| (0..k).map(|kk| wp(j, kk)).sum()).collect();
-        let zw = (0..n).map(|j| w_zp[j] + aw).collect();
-        let (mut bytes, mut pairs) = (Vec::new(), Vec::new());
-        let kp;
-        match layout {
+        // What the packed layout depends on, beside the weights: the weights' type (its shift).
+        let facts = |layout: u64| [layout, n as u64, k as u64, aw as u64 & 0xff];
+        let col_sum = prepack::lines(prepack::tag::Q_COL_SUM, facts(0), n, |dst: &mut [i32]| {
+            for (j, d) in dst.iter_mut().enumerate() {
+                *d = w[j * k..(j + 1) * k].iter().map(|v| v.get() + aw).sum();
+            }
+        });
+        let zw = prepack::lines(prepack::tag::Q_ZW, facts(0), n, |dst: &mut [i32]| {
+            for (d, &z) in dst.iter_mut().zip(w_zp) {
+                *d = z + aw;
+            }
+        });
+        let (kp, bytes, pairs) = match layout {
             QLayout::Quad => {
-                kp = k.div_ceil(4) * 4;
+                let kp = k.div_ceil(4) * 4;
                 let panels = n.div_ceil(NR);
-                bytes.reserve(panels * kp * NR);
-                for p in 0..panels {
-                    for q in 0..kp / 4 {
-                        for c in 0..NR {
-                            for t in 0..4 {
-                                bytes.push(wp(p * NR + c, q * 4 + t) as i8);
+                let bytes = prepack::lines(prepack::tag::Q_QUADS, facts(1), panels * kp * NR, |dst: &mut [i8]| {
+                    let mut at = 0;
+                    for p in 0..panels {
+                        for q in 0..kp / 4 {
+                            for c in 0..NR {
+                                for t in 0..4 {
+                                    dst[at] = wp(p * NR + c, q * 4 + t) as i8;
+                                    at += 1;
+                                }
                             }
                         }
                     }
-                }
+                });
+                (kp, bytes, Lines::default())
             }
             QLayout::Pair => {
-                kp = k.div_ceil(2) * 2;
+                let kp = k.div_ceil(2) * 2;
                 let panels = n.div_ceil(NR_PAIR);
-                pairs.reserve(panels * kp * NR_PAIR);
-                for p in 0..panels {
-                    for q in 0..kp / 2 {
-                        for c in 0..NR_PAIR {
-                            for t in 0..2 {
-                                pairs.push(wp(p * NR_PAIR + c, q * 2 + t) as i16);
+                let pairs = prepack::lines(prepack::tag::Q_PAIRS, facts(2), panels * kp * NR_PAIR, |dst: &mut [i16]| {
+                    let mut at = 0;
+                    for p in 0..panels {
+                        for q in 0..kp / 2 {
+                            for c in 0..NR_PAIR {
+                                for t in 0..2 {
+                                    dst[at] = wp(p * NR_PAIR + c, q * 2 + t) as i16;
+                                    at += 1;
+                                }
                             }
                         }
                     }
-                }
+                });
+                (kp, Lines::default(), pairs)
             }
-        }
-        QPackedB {
-            layout,
-            n,
-            k,
-            kp,
-            bytes: bytes.into(),
-            pairs: pairs.into(),
-            col_sum,
-            zw,
-        }
+        };
+        QPackedB { layout, n, k, kp, bytes, pairs, col_sum, zw }
     }
 
     /// Output channels.
@@ -194,7 +202,7 @@ impl QEpilogue {
         let consts: Option<Vec<sq::LaneConst>> = q.requant.iter().enumerate().map(|(j, &r)| sq::LaneConst::of(r, bound(j))).collect();
         let lanes = match (&consts, sq::VnniToken::new()) {
             (Some(c), Some(t)) => {
-                let cols = cbias.iter().zip(&b.zw).zip(c).map(|((&bias, &zw), &lc)| (bias, zw, lc));
+                let cols = cbias.iter().zip(b.zw.iter()).zip(c).map(|((&bias, &zw), &lc)| (bias, zw, lc));
                 Some((t, sq::LaneRequant::with(cols, b.n.div_ceil(NR) * NR, (q.out_zp, q.act.0, q.act.1))))
             }
             _ => None,
@@ -202,7 +210,7 @@ impl QEpilogue {
         QEpilogue {
             lanes,
             cbias,
-            zw: b.zw.clone(),
+            zw: b.zw.to_vec(),
             requant: q.requant.clone(),
             fixed: ChannelRequant::of(&q.requant),
             out_zp: q.out_zp,
