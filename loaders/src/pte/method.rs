@@ -101,6 +101,12 @@ pub(crate) struct MethodBuilder<'c, 'a> {
     pub deferred: HashMap<i64, Deferred>,
     /// The instruction being converted and its operator, for errors.
     pub at: (usize, String),
+    /// Mutable buffers: the values an `aten::copy_` writes in place (ExecuTorch's emitter writes
+    /// each mutated buffer back that way), whose contents persist from one run to the next.
+    mutable: HashSet<i64>,
+    /// The state of each mutable buffer read so far: (value, variable, written flag, the
+    /// operand its read gave). The method's end writes the buffer's last value back.
+    state: Vec<(i64, OperandId, OperandId, OperandId)>,
 }
 
 impl<'c, 'a> MethodBuilder<'c, 'a> {
@@ -108,7 +114,7 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         let values = plan.values().unwrap_or_default();
         let bound = vec![None; values.len()];
         let g = Subgraph { name: method.to_string(), numerics: nnrt_core::Numerics::ExecuTorch, ..Subgraph::default() };
-        Self { c, method: method.to_string(), values, bound, g, memory: HashMap::new(), twin: HashMap::new(), pending: HashSet::new(), temps: HashSet::new(), deferred: HashMap::new(), symbolic: HashSet::new(), at: (0, String::new()) }
+        Self { c, method: method.to_string(), values, bound, g, memory: HashMap::new(), twin: HashMap::new(), pending: HashSet::new(), temps: HashSet::new(), deferred: HashMap::new(), symbolic: HashSet::new(), at: (0, String::new()), mutable: HashSet::new(), state: Vec::new() }
     }
 
     /// An error about this method, at the current instruction when there is one.
@@ -201,6 +207,9 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         let idx = t.data_buffer_idx() as usize;
         let mut op = self.declare(i)?;
         let len = byte_len(&op).ok_or_else(|| self.err(format!("value {i}'s size overflows")))?;
+        if self.mutable.contains(&i) && t.allocation_info().is_some() {
+            return self.read_state(i, op, idx, len);
+        }
         if idx == 0 {
             let place = t.allocation_info().map(|p| (p.memory_id(), place_offset(&p)));
             let Some(&(src, size)) = place.and_then(|p| self.memory.get(&p)) else {
@@ -225,6 +234,55 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         let id = self.g.add_operand(op);
         self.bound[i as usize] = Some(id);
         Ok(id)
+    }
+
+    /// The first read of mutable buffer `i` (declared as `op`): a variable (its state across
+    /// runs) and its written flag, read with the buffer's initial contents (its mutable data,
+    /// or zeros: ExecuTorch keeps "meaningless" initial contents of a buffer it did not
+    /// serialize, which its runtime's zeroed planned memory makes zeros).
+    fn read_state(&mut self, i: i64, op: Operand, idx: usize, len: usize) -> Result<OperandId, LoadError> {
+        let what = format!("method '{}' value {i}", self.method);
+        let t = self.tensor_decl(i)?;
+        if op.shape.0.iter().any(|d| matches!(d, Dim::Unknown)) {
+            return Err(self.err(format!("mutable buffer {i} has a dynamic shape; nnrt keeps buffers of static shape only")));
+        }
+        let mut init = op.clone();
+        init.name = format!("{}/initial", op.name);
+        init.data = Some(match idx {
+            0 => nnrt_core::ConstData::owned(vec![0; len]),
+            _ => {
+                let list = t.extra_tensor_info().map_or(0, |x| x.mutable_data_segments_idx() as usize);
+                self.c.mutable(list, idx, len, &what)?
+            }
+        });
+        let init = self.g.add_operand(init);
+        let mut var = op.clone();
+        var.is_variable = true;
+        let var = self.g.add_operand(var);
+        let mut flag = Operand::new(format!("{}/written", op.name), DType::Bool, &[1]);
+        flag.is_variable = true;
+        let flag = self.g.add_operand(flag);
+        let out = self.g.add_operand(op);
+        self.emit_all(OpKind::VariableRead, &[var, flag, init], vec![out]);
+        self.state.push((i, var, flag, out));
+        self.bound[i as usize] = Some(out);
+        if let Some(p) = t.allocation_info() {
+            self.memory.insert((p.memory_id(), place_offset(&p)), (out, len));
+        }
+        Ok(out)
+    }
+
+    /// Writes each mutable buffer's last value back to its variable, for the next run (at the
+    /// end of the method).
+    pub fn write_back_state(&mut self) -> Result<(), LoadError> {
+        for (i, var, flag, first) in std::mem::take(&mut self.state) {
+            let last = self.read(i)?;
+            if last != first {
+                self.materialize(last);
+                self.emit_all(OpKind::VariableWrite, &[last, var, flag], Vec::new());
+            }
+        }
+        Ok(())
     }
 
     /// A fresh operand for a write to tensor value `i`, bound to `i` from now on.
@@ -397,6 +455,16 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
             .operators()
             .map(|ops| ops.iter().map(|o| op_name(&o)).collect())
             .unwrap_or_default();
+        // Mutable buffers: the first argument of every `aten::copy_` (written in place).
+        for chain in plan.chains().unwrap_or_default().iter() {
+            for ins in chain.instructions().unwrap_or_default().iter() {
+                let Some(k) = ins.instr_args_as_kernel_call() else { continue };
+                let is_copy = usize::try_from(k.op_index()).ok().and_then(|o| operators.get(o)).is_some_and(|n| n == "aten::copy_");
+                if let Some(dst) = k.args().filter(|_| is_copy).and_then(|a| a.iter().next()) {
+                    self.mutable.insert(i64::from(dst));
+                }
+            }
+        }
         for (ci, chain) in plan.chains().unwrap_or_default().iter().enumerate() {
             let instrs = chain.instructions().unwrap_or_default();
             let mut pc = 0usize;

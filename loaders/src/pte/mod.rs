@@ -51,6 +51,7 @@ pub fn load(path: &str, blob: Blob) -> Result<Loaded, LoadError> {
         }
         b.g.inputs = inputs.clone();
         b.run(&plan)?;
+        b.write_back_state()?;
         let mut outputs = Vec::new();
         for o in plan.outputs().unwrap_or_default().iter() {
             let v = b.value(i64::from(o))?;

@@ -38,6 +38,7 @@ pub(super) fn find(name: &str) -> Option<Convert> {
         "aten::elu.out" => elu,
         "aten::clone.out" | "aten::_to_copy.out" | "aten::alias_copy.out" | "aten::detach_copy.out" | "aten::lift_fresh_copy.out" => copy,
         "dim_order_ops::_clone_dim_order.out" | "dim_order_ops::_to_dim_order_copy.out" => copy,
+        "aten::copy_" => copy_in_place,
         _ => return None,
     })
 }
@@ -218,6 +219,23 @@ fn elu(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
 
 /// The copies: the value again, in the out tensor's type. (Dim order only changes how the
 /// runtime lays out memory; nnrt's tensors are always in logical order.)
+/// `copy_(self, src, non_blocking)` with `out` = `self`: `self` becomes `src` broadcast to its
+/// shape and converted to its type (how ExecuTorch writes a mutated buffer back).
+fn copy_in_place(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
+    let src = b.tensor(a, 1)?;
+    let k = b.last_out(a)?;
+    let out = b.out(a, k)?;
+    let src = b.cast(src, b.dtype(out));
+    let dims = b.dims(out);
+    if b.dims(src).iter().product::<usize>() == dims.iter().product::<usize>() {
+        copy_into(b, src, out);
+    } else {
+        let shape = b.const_i32(&dims.iter().map(|&d| d as i32).collect::<Vec<_>>());
+        b.emit_all(nnrt_core::OpKind::BroadcastTo, &[src, shape], vec![out]);
+    }
+    Ok(())
+}
+
 fn copy(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     let x = b.tensor(a, 0)?;
     let k = b.last_out(a)?;

@@ -1,0 +1,52 @@
+//! ExecuTorch programs with mutable buffers (tests/data/pte_state, made by
+//! tools/make_pte_state_cases.py): one session runs each method three times on the same input, and
+//! every run's outputs must be ExecuTorch's for that run — the buffers' contents persist from one
+//! run to the next (zero at first when the exporter did not serialize them, their mutable data
+//! when it did), portable and XNNPACK-lowered alike.
+
+use std::path::Path;
+
+use nnrt::{DType, Session};
+
+fn npy(path: &Path) -> nnrt_npy::Array {
+    nnrt_npy::parse(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).expect("npy")
+}
+
+fn close(case: &str, run: usize, j: usize, got: &[u8], want: &nnrt_npy::Array) {
+    match want.dtype {
+        DType::F32 => {
+            let g: Vec<f32> = got.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            let w: Vec<f32> = want.data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            assert_eq!(g.len(), w.len(), "{case} run {run} output {j}: length");
+            for (k, (a, b)) in g.iter().zip(&w).enumerate() {
+                assert!((a - b).abs() <= 1e-5 + 1e-5 * b.abs(), "{case} run {run} output {j}[{k}]: {a} vs ExecuTorch's {b}");
+            }
+        }
+        _ => assert_eq!(got, &want.data[..], "{case} run {run} output {j}"),
+    }
+}
+
+#[test]
+fn mutable_buffers_persist_across_runs_as_in_executorch() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/pte_state");
+    let mut cases = 0;
+    for entry in std::fs::read_dir(&root).expect("tests/data/pte_state") {
+        let dir = entry.expect("entry").path();
+        let case = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("meta.json")).expect("meta")).expect("json");
+        let runs = meta["runs"].as_u64().expect("runs") as usize;
+        let mut s = Session::load(dir.join("program.pte")).expect("load");
+        s.set_backends("cpu").expect("backends");
+        s.prepare().expect("prepare");
+        let input = npy(&dir.join("input_0.npy"));
+        for run in 0..runs {
+            s.set_input(0, &input.data).expect("input");
+            s.run().expect("run");
+            for j in 0..s.output_count() {
+                close(&case, run, j, s.output(j).expect("output"), &npy(&dir.join(format!("expected_run{run}_{j}.npy"))));
+            }
+        }
+        cases += 1;
+    }
+    assert_eq!(cases, 4, "the four cases of tools/make_pte_state_cases.py");
+}
