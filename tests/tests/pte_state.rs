@@ -50,3 +50,27 @@ fn mutable_buffers_persist_across_runs_as_in_executorch() {
     }
     assert_eq!(cases, 4, "the four cases of tools/make_pte_state_cases.py");
 }
+
+/// `torch.cond` (tests/data/pte_cond, made by tools/make_pte_cond_cases.py): a JumpFalse on a
+/// bool tensor computed at run time; each input takes one branch, with ExecuTorch's outputs.
+#[test]
+fn torch_cond_takes_the_branch_the_condition_picks() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/pte_cond");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&root).expect("tests/data/pte_cond") {
+        let dir = entry.expect("entry").path();
+        let case = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let mut s = Session::load(dir.join("program.pte")).expect("load");
+        s.set_backends("cpu").expect("backends");
+        s.prepare().expect("prepare");
+        for k in ["then", "else"] {
+            s.set_input(0, &npy(&dir.join(format!("input_{k}_0.npy"))).data).expect("input");
+            s.run().expect("run");
+            for j in 0..s.output_count() {
+                close(&format!("{case} ({k})"), 0, j, s.output(j).expect("output"), &npy(&dir.join(format!("expected_{k}_{j}.npy"))));
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 4, "two programs, each input set");
+}

@@ -467,79 +467,172 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         }
         for (ci, chain) in plan.chains().unwrap_or_default().iter().enumerate() {
             let instrs = chain.instructions().unwrap_or_default();
-            let mut pc = 0usize;
             let mut visited = vec![false; instrs.len()];
-            while pc < instrs.len() {
-                if std::mem::replace(&mut visited[pc], true) {
-                    return Err(self.err(format!("chain {ci} jumps back to instruction {pc}: a loop, which nnrt cannot run as a graph")));
-                }
-                let ins = instrs.get(pc);
-                self.at = (pc, String::new());
-                let mut next = pc + 1;
-                match ins.instr_args_type() {
-                    et::InstructionArguments::KernelCall => {
-                        let k = ins.instr_args_as_kernel_call().ok_or_else(|| self.err("empty KernelCall"))?;
-                        let name = usize::try_from(k.op_index()).ok().and_then(|o| operators.get(o)).cloned().ok_or_else(|| {
-                            self.err(format!("KernelCall names operator {} (the method has {})", k.op_index(), operators.len()))
-                        })?;
-                        self.at = (pc, name.clone());
-                        let args: Vec<i64> = k.args().map(|a| a.iter().map(i64::from).collect()).unwrap_or_default();
-                        let convert = ops::find(&name).ok_or_else(|| self.err("no converter (checked before)"))?;
-                        convert(self, &args)?;
-                    }
-                    et::InstructionArguments::DelegateCall => {
-                        let d = ins.instr_args_as_delegate_call().ok_or_else(|| self.err("empty DelegateCall"))?;
-                        let delegates = plan.delegates().unwrap_or_default();
-                        let di = usize::try_from(d.delegate_index()).ok().filter(|&i| i < delegates.len()).ok_or_else(|| {
-                            self.err(format!("DelegateCall names delegate {} (the method has {})", d.delegate_index(), delegates.len()))
-                        })?;
-                        let delegate = delegates.get(di);
-                        let id = delegate.id().unwrap_or_default().to_string();
-                        self.at = (pc, format!("delegate {id}"));
-                        let args: Vec<i64> = d.args().map(|a| a.iter().map(i64::from).collect()).unwrap_or_default();
-                        super::delegate::call(self, &delegate, &id, &args)?;
-                    }
-                    et::InstructionArguments::MoveCall => {
-                        let m = ins.instr_args_as_move_call().ok_or_else(|| self.err("empty MoveCall"))?;
-                        self.at = (pc, "MoveCall".into());
-                        let from = self.value(i64::from(m.move_from()))?;
-                        if from.val_as_tensor().is_some() {
-                            let id = self.read(i64::from(m.move_from()))?;
-                            self.bind(i64::from(m.move_to()), id)?;
-                        } else {
-                            self.value(i64::from(m.move_to()))?;
-                        }
-                    }
-                    et::InstructionArguments::JumpFalseCall => {
-                        let j = ins.instr_args_as_jump_false_call().ok_or_else(|| self.err("empty JumpFalseCall"))?;
-                        self.at = (pc, "JumpFalseCall".into());
-                        let cond = self.value(i64::from(j.cond_value_index()))?;
-                        let dest = usize::try_from(j.destination_instruction()).ok().filter(|&d| d <= instrs.len()).ok_or_else(|| {
-                            self.err(format!("jumps to instruction {} (the chain has {})", j.destination_instruction(), instrs.len()))
-                        })?;
-                        match cond.val_as_bool() {
-                            Some(b) if !b.bool_val() => next = dest,
-                            Some(_) => {}
-                            None => {
-                                return Err(self.err(format!(
-                                    "the condition (value {}) is {}, computed at run time; data-dependent control flow is not supported yet",
-                                    j.cond_value_index(),
-                                    kind_name(&cond)
-                                )))
-                            }
-                        }
-                    }
-                    et::InstructionArguments::FreeCall => {
-                        let f = ins.instr_args_as_free_call().ok_or_else(|| self.err("empty FreeCall"))?;
-                        self.value(i64::from(f.value_index()))?;
-                    }
-                    other => return Err(self.err(format!("instruction kind {} is unknown", other.0))),
-                }
-                pc = next;
-            }
+            self.run_range(plan, &operators, ci, &instrs, 0, instrs.len(), &mut visited)?;
         }
         self.at = (0, String::new());
         Ok(())
+    }
+
+    /// Runs instructions `pc..end` of chain `ci`. A JumpFalse on a condition computed at run
+    /// time opens an if/else (see [`MethodBuilder::run_cond`]); a jump back is a loop, refused.
+    #[allow(clippy::too_many_arguments)]
+    fn run_range(
+        &mut self,
+        plan: &et::ExecutionPlan<'a>,
+        operators: &[String],
+        ci: usize,
+        instrs: &Vector<'a, ForwardsUOffset<et::Instruction<'a>>>,
+        mut pc: usize,
+        end: usize,
+        visited: &mut [bool],
+    ) -> Result<(), LoadError> {
+        while pc < end {
+            if std::mem::replace(&mut visited[pc], true) {
+                return Err(self.err(format!("chain {ci} jumps back to instruction {pc}: a loop, which nnrt cannot run as a graph")));
+            }
+            let ins = instrs.get(pc);
+            self.at = (pc, String::new());
+            let mut next = pc + 1;
+            match ins.instr_args_type() {
+                et::InstructionArguments::KernelCall => {
+                    let k = ins.instr_args_as_kernel_call().ok_or_else(|| self.err("empty KernelCall"))?;
+                    let name = usize::try_from(k.op_index()).ok().and_then(|o| operators.get(o)).cloned().ok_or_else(|| {
+                        self.err(format!("KernelCall names operator {} (the method has {})", k.op_index(), operators.len()))
+                    })?;
+                    self.at = (pc, name.clone());
+                    let args: Vec<i64> = k.args().map(|a| a.iter().map(i64::from).collect()).unwrap_or_default();
+                    let convert = ops::find(&name).ok_or_else(|| self.err("no converter (checked before)"))?;
+                    convert(self, &args)?;
+                }
+                et::InstructionArguments::DelegateCall => {
+                    let d = ins.instr_args_as_delegate_call().ok_or_else(|| self.err("empty DelegateCall"))?;
+                    let delegates = plan.delegates().unwrap_or_default();
+                    let di = usize::try_from(d.delegate_index()).ok().filter(|&i| i < delegates.len()).ok_or_else(|| {
+                        self.err(format!("DelegateCall names delegate {} (the method has {})", d.delegate_index(), delegates.len()))
+                    })?;
+                    let delegate = delegates.get(di);
+                    let id = delegate.id().unwrap_or_default().to_string();
+                    self.at = (pc, format!("delegate {id}"));
+                    let args: Vec<i64> = d.args().map(|a| a.iter().map(i64::from).collect()).unwrap_or_default();
+                    super::delegate::call(self, &delegate, &id, &args)?;
+                }
+                et::InstructionArguments::MoveCall => {
+                    let m = ins.instr_args_as_move_call().ok_or_else(|| self.err("empty MoveCall"))?;
+                    self.at = (pc, "MoveCall".into());
+                    let from = self.value(i64::from(m.move_from()))?;
+                    if from.val_as_tensor().is_some() {
+                        let id = self.read(i64::from(m.move_from()))?;
+                        self.bind(i64::from(m.move_to()), id)?;
+                    } else {
+                        self.value(i64::from(m.move_to()))?;
+                    }
+                }
+                et::InstructionArguments::JumpFalseCall => {
+                    let j = ins.instr_args_as_jump_false_call().ok_or_else(|| self.err("empty JumpFalseCall"))?;
+                    self.at = (pc, "JumpFalseCall".into());
+                    let cond = self.value(i64::from(j.cond_value_index()))?;
+                    let dest = usize::try_from(j.destination_instruction()).ok().filter(|&d| d <= instrs.len()).ok_or_else(|| {
+                        self.err(format!("jumps to instruction {} (the chain has {})", j.destination_instruction(), instrs.len()))
+                    })?;
+                    match cond.val_as_bool() {
+                        Some(b) if !b.bool_val() => next = dest,
+                        Some(_) => {}
+                        None if cond.val_as_tensor().is_some() && dest > pc + 1 && dest <= end => {
+                            next = self.run_cond(plan, operators, ci, instrs, pc, i64::from(j.cond_value_index()), dest, end, visited)?;
+                        }
+                        None => {
+                            return Err(self.err(format!(
+                                "the condition (value {}) is {}; nnrt takes a Bool, or a bool tensor computed at run time with a forward jump (torch.cond)",
+                                j.cond_value_index(),
+                                kind_name(&cond)
+                            )))
+                        }
+                    }
+                }
+                et::InstructionArguments::FreeCall => {
+                    let f = ins.instr_args_as_free_call().ok_or_else(|| self.err("empty FreeCall"))?;
+                    self.value(i64::from(f.value_index()))?;
+                }
+                other => return Err(self.err(format!("instruction kind {} is unknown", other.0))),
+            }
+            pc = next;
+        }
+        Ok(())
+    }
+
+    /// An if/else on bool tensor `cond` (one element) as ExecuTorch emits `torch.cond`: the
+    /// JumpFalse at `at` skips the then-branch `at+1..else_start`, which ends with an
+    /// unconditional jump (JumpFalse on a constant false) over the else-branch
+    /// `else_start..after`. Both branches are pure, so both are converted, and every value either
+    /// branch wrote becomes a SELECT of the two on the condition. Returns `after`.
+    #[allow(clippy::too_many_arguments)]
+    fn run_cond(
+        &mut self,
+        plan: &et::ExecutionPlan<'a>,
+        operators: &[String],
+        ci: usize,
+        instrs: &Vector<'a, ForwardsUOffset<et::Instruction<'a>>>,
+        at: usize,
+        cond_value: i64,
+        else_start: usize,
+        end: usize,
+        visited: &mut [bool],
+    ) -> Result<usize, LoadError> {
+        let skip = instrs.get(else_start - 1);
+        let after = match skip.instr_args_as_jump_false_call() {
+            Some(j) if else_start - 1 > at => {
+                let always = self.value(i64::from(j.cond_value_index()))?.val_as_bool().is_some_and(|b| !b.bool_val());
+                let dest = usize::try_from(j.destination_instruction()).unwrap_or(usize::MAX);
+                if !always || dest < else_start || dest > end {
+                    return Err(self.err(format!("instruction {} does not end a then-branch with a jump over an else-branch", else_start - 1)));
+                }
+                dest
+            }
+            // No else-branch: the then-branch runs to `else_start`.
+            _ => else_start,
+        };
+        let cond = self.read(cond_value)?;
+        self.materialize(cond);
+        if self.dtype(cond) != DType::Bool || self.dims(cond).iter().product::<usize>() != 1 {
+            return Err(self.err(format!("the condition (value {cond_value}) must be one bool, is {} {:?}", self.dtype(cond), self.dims(cond))));
+        }
+        let before = self.bound.clone();
+        let memory = self.memory.clone();
+        let then_end = if after == else_start { else_start } else { else_start - 1 };
+        if then_end > at + 1 {
+            self.run_range(plan, operators, ci, instrs, at + 1, then_end, visited)?;
+        }
+        if then_end < else_start {
+            visited[then_end] = true;
+        }
+        let then_bound = std::mem::replace(&mut self.bound, before.clone());
+        self.memory = memory;
+        if after > else_start {
+            self.run_range(plan, operators, ci, instrs, else_start, after, visited)?;
+        }
+        let else_bound = self.bound.clone();
+        self.at = (at, "JumpFalseCall".into());
+        for i in 0..before.len() {
+            let (t, e) = (then_bound[i], else_bound[i]);
+            if t == e {
+                continue;
+            }
+            let (Some(t), Some(e)) = (t.or(before[i]), e.or(before[i])) else {
+                // Written by one branch only and never before: not defined after the if.
+                self.bound[i] = None;
+                continue;
+            };
+            for x in [t, e] {
+                self.materialize(x);
+            }
+            if self.dims(t) != self.dims(e) || self.dtype(t) != self.dtype(e) {
+                return Err(self.err(format!("value {i} is {} {:?} after the then-branch but {} {:?} after the else-branch", self.dtype(t), self.dims(t), self.dtype(e), self.dims(e))));
+            }
+            let out = self.place(i as i64)?;
+            self.emit_all(OpKind::Select { v2: true }, &[cond, t, e], vec![out]);
+        }
+        Ok(after)
     }
 }
 

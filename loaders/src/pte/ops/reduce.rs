@@ -15,6 +15,10 @@ pub(super) fn find(name: &str) -> Option<Convert> {
         "aten::any.dims_out" => |b, a| reduce(b, a, ReduceOp::Any, false),
         "aten::any.all_out" => |b, a| reduce_all(b, a, ReduceOp::Any),
         "aten::all.all_out" => |b, a| reduce_all(b, a, ReduceOp::All),
+        "aten::mean.dtype_out" => |b, a| reduce_all(b, a, ReduceOp::Mean),
+        "aten::prod.out" => |b, a| reduce_all(b, a, ReduceOp::Prod),
+        "aten::max.unary_out" => |b, a| reduce_all(b, a, ReduceOp::Max),
+        "aten::min.unary_out" => |b, a| reduce_all(b, a, ReduceOp::Min),
         "aten::any.out" => |b, a| bool_dim(b, a, ReduceOp::Any),
         "aten::all.out" => |b, a| bool_dim(b, a, ReduceOp::All),
         "aten::prod.int_out" => prod_dim,
@@ -80,7 +84,8 @@ fn reduce(b: &mut MethodBuilder<'_, '_>, a: &[i64], op: ReduceOp, has_dtype: boo
     Ok(())
 }
 
-/// `any(self)`, `all(self)`, `sum(self, dtype?)`: over everything.
+/// `any(self)`, `all(self)`, `mean.dtype(self, dtype?)`, `prod(self, dtype?)`, `max(self)`,
+/// `min(self)`: over everything.
 fn reduce_all(b: &mut MethodBuilder<'_, '_>, a: &[i64], op: ReduceOp) -> Result<(), LoadError> {
     let x = b.tensor(a, 0)?;
     let k = b.last_out(a)?;
