@@ -342,8 +342,18 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let (aq, bq, oq) = (qp(ctx, in0)?, qp(ctx, y)?, qp(ctx, out)?);
             by_qtype!(xt, |T| {
                 let p = if ctx.graph.numerics == Numerics::ExecuTorch { QBinary::xnnpack::<T>(k, aq, bq, oq, *act) } else { QBinary::new::<T>(k, aq, bq, oq, *act) };
+                // 8-bit ops of 32K values or more: every output by its input bytes, tabulated
+                // on the first run (64 KiB) and looked up from then on.
+                let table = std::sync::OnceLock::new();
                 Ok(built(sources(ctx, id), move |ins, outs| {
                     let dims = outs[0].dims;
+                    if outs[0].bytes.len() >= 1 << 15 {
+                        if let Some(t) = table.get_or_init(|| p.table2::<T, T>()) {
+                            let (a, b) = (cast::<T>(ins[0].bytes)?, cast::<T>(ins[1].bytes)?);
+                            p.run_table2::<T, T>(t, a, ins[0].dims, b, ins[1].dims, cast_mut::<T>(outs[0].bytes)?, dims);
+                            return Ok(());
+                        }
+                    }
                     p.run::<T, T>(
                         cast::<T>(ins[0].bytes)?,
                         ins[0].dims,

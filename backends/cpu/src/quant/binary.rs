@@ -284,6 +284,42 @@ impl QBinary {
     }
 }
 
+/// Every output of an op on 8-bit operands by its two input bytes, at `a_byte << 8 | b_byte`
+/// ([`QBinary::table2`]).
+pub struct Table2(Box<[u8; 65536]>);
+
+impl QBinary {
+    /// The 64 KiB table of [`QBinary::apply`] over every pair of input bytes, for one-byte `T`
+    /// and `TO`; `None` for wider types or when the memory cannot be had. Built once per op (it
+    /// costs 65536 `apply`s), it turns every broadcast of a large op into one lookup per value.
+    pub fn table2<T: QInt, TO: QInt>(&self) -> Option<Table2> {
+        if std::mem::size_of::<T>() != 1 || std::mem::size_of::<TO>() != 1 {
+            return None;
+        }
+        let mut t = Vec::new();
+        t.try_reserve_exact(65536).ok()?;
+        for a in 0..=255u8 {
+            let x = bytemuck::cast::<u8, T>(a).get();
+            t.extend((0..=255u8).map(|b| bytemuck::cast::<TO, u8>(TO::put(self.apply(x, bytemuck::cast::<u8, T>(b).get())))));
+        }
+        let t: Box<[u8; 65536]> = t.into_boxed_slice().try_into().ok()?;
+        Some(Table2(t))
+    }
+
+    /// [`QBinary::run`] by lookups in `table` ([`QBinary::table2`] of this op and these types):
+    /// the same values. A scalar operand takes `run`'s vector lookup of one table row.
+    pub fn run_table2<T: QInt, TO: QInt>(&self, table: &Table2, a: &[T], a_dims: &[usize], b: &[T], b_dims: &[usize], out: &mut [TO], out_dims: &[usize]) {
+        if a.len() == 1 || b.len() == 1 || std::mem::size_of::<T>() != 1 || std::mem::size_of::<TO>() != 1 {
+            return self.run(a, a_dims, b, b_dims, out, out_dims);
+        }
+        let t: &[u8; 65536] = &table.0;
+        let (a8, b8) = (bytemuck::cast_slice::<T, u8>(a), bytemuck::cast_slice::<T, u8>(b));
+        broadcast_rows(a8, a_dims, b8, b_dims, bytemuck::cast_slice_mut::<TO, u8>(out), out_dims, |ra, rb, o| {
+            map_row(ra, rb, o, |x: u8, y: u8| t[(x as usize) << 8 | y as usize])
+        });
+    }
+}
+
 /// One row of a quantized add/sub/mul where the other side is the constant `c`
 /// ([`QBinary::side`]), run through `simd::quant::with_avx512`.
 struct SplatRow<'a, T> {

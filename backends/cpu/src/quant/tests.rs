@@ -508,7 +508,13 @@ fn check_broadcast<T: QInt + std::fmt::Debug + PartialEq>(k: QBinaryOp, s: &[f32
     let ((a, a_dims), (b, b_dims)) = if swap { ((&small, &small_dims[..]), (&full, &d[..])) } else { ((&full, &d[..]), (&small, &small_dims[..])) };
     let mut got = vec![T::default(); full.len()];
     p.run::<T, T>(a, a_dims, b, b_dims, &mut got, &d);
-    prop_assert_eq!(got, binary_ref(&p, a, a_dims, b, b_dims, &d));
+    let want = binary_ref(&p, a, a_dims, b, b_dims, &d);
+    prop_assert_eq!(&got, &want);
+    if let Some(t) = p.table2::<T, T>() {
+        got.fill(T::default());
+        p.run_table2::<T, T>(&t, a, a_dims, b, b_dims, &mut got, &d);
+        prop_assert_eq!(&got, &want);
+    }
     Ok(())
 }
 
