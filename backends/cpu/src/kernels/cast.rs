@@ -43,6 +43,31 @@ fn x86_i64(a: f32) -> i64 {
     }
 }
 
+/// [`x86_i32`] in a form that vectorizes (the compiler turns a float-to-int `as` into one
+/// scalar conversion per lane): the truncated value plus 1.5·2^52 in double holds its two's
+/// complement in the low 32 bits of the mantissa.
+#[inline(always)]
+fn x86_i32_vec(a: f32) -> i32 {
+    let t = a.trunc();
+    let i = ((t as f64 + 6_755_399_441_055_744.0).to_bits() as i64) as i32;
+    if a >= -2_147_483_648.0 && a < 2_147_483_648.0 {
+        i
+    } else {
+        i32::MIN
+    }
+}
+
+/// `std::max(std::min(a, hi), lo)`: a NaN stays NaN, as in [`Num::to_i32`].
+#[inline(always)]
+fn clamp_keep_nan(a: f32, lo: f32, hi: f32) -> f32 {
+    let c = if hi < a { hi } else { a };
+    if c < lo {
+        lo
+    } else {
+        c
+    }
+}
+
 impl Num {
     fn to_f32(self) -> f32 {
         match self {
@@ -164,9 +189,9 @@ fn cast_fast(from: DType, input: &[u8], to: DType, out: &mut [u8]) -> bool {
         (DType::I8, DType::F32) => go(input, out, |v: i8| Num::Int(v as i64).to_f32()),
         (DType::I16, DType::F32) => go(input, out, |v: i16| Num::Int(v as i64).to_f32()),
         (DType::I32, DType::F32) => go(input, out, |v: i32| Num::Int(v as i64).to_f32()),
-        (DType::F32, DType::U8) => go(input, out, |v: f32| Num::F32(v).to_i32(Some((0.0, 255.0))) as u8),
-        (DType::F32, DType::I8) => go(input, out, |v: f32| Num::F32(v).to_i32(None) as i8),
-        (DType::F32, DType::I16) => go(input, out, |v: f32| Num::F32(v).to_i32(Some((-32768.0, 32767.0))) as i16),
+        (DType::F32, DType::U8) => go(input, out, |v: f32| x86_i32_vec(clamp_keep_nan(v, 0.0, 255.0)) as u8),
+        (DType::F32, DType::I8) => go(input, out, |v: f32| x86_i32_vec(v) as i8),
+        (DType::F32, DType::I16) => go(input, out, |v: f32| x86_i32_vec(clamp_keep_nan(v, -32768.0, 32767.0)) as i16),
         _ => false,
     }
 }
@@ -200,7 +225,7 @@ mod tests {
     /// (NaN, infinities, out of range, halves), over lengths that leave vector tails.
     #[test]
     fn fast_casts_match_per_element() {
-        let floats: Vec<f32> = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.5, -0.5, 127.5, 128.0, -128.9, -129.0, 255.4, 255.9, 256.0, -1.0, 3e9, -3e9, 32767.9, -32768.7, 40000.0, 1e-30]
+        let floats: Vec<f32> = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.5, -0.5, 127.5, 128.0, -128.9, -129.0, 255.4, 255.9, 256.0, -1.0, 3e9, -3e9, 32767.9, -32768.7, 40000.0, 1e-30, 2_147_483_520.0, -2_147_483_648.0, 2_147_483_648.0, -2_147_483_904.0, 8_388_607.5, -0.999]
             .iter()
             .copied()
             .chain((0..1000).map(|i| (i as f32 - 500.0) * 77.31))
