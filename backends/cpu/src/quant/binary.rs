@@ -241,7 +241,7 @@ impl QBinary {
             return false;
         };
         let m = small.len();
-        if m == 0 || n % m != 0 || m.saturating_mul(256).saturating_mul(8) > n {
+        if m == 0 || !n.is_multiple_of(m) || m.saturating_mul(256).saturating_mul(8) > n {
             return false;
         }
         let value = |s: T, v: i32| TO::put(if small_is_a { self.apply(s.get(), v) } else { self.apply(v, s.get()) });
@@ -308,6 +308,7 @@ impl QBinary {
 
     /// [`QBinary::run`] by lookups in `table` ([`QBinary::table2`] of this op and these types):
     /// the same values. A scalar operand takes `run`'s vector lookup of one table row.
+    #[allow(clippy::too_many_arguments)]
     pub fn run_table2<T: QInt, TO: QInt>(&self, table: &Table2, a: &[T], a_dims: &[usize], b: &[T], b_dims: &[usize], out: &mut [TO], out_dims: &[usize]) {
         if a.len() == 1 || b.len() == 1 || std::mem::size_of::<T>() != 1 || std::mem::size_of::<TO>() != 1 {
             return self.run(a, a_dims, b, b_dims, out, out_dims);
