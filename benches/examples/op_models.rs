@@ -2,8 +2,9 @@
 //! CONV_3D volumes as
 //! a corpus for `bench.py --corpus DIR`, so single ops can be timed against LiteRT (XNNPACK):
 //! `cargo run --release -p nnrt-benches --example op_models -- /tmp/opbench`, then
-//! `bench.py --cli target/release/nnpackage_run --corpus /tmp/opbench --only .`.
-use nnrt_tests::{npy_f32, Act, BuiltinOperator, ModelBuilder, Options, Padding, TensorType, XorShift};
+//! `bench.py --cli target/release/nnpackage_run --corpus /tmp/opbench --only .` (`--only ew_` for the
+//! element-wise ops, conversions included, over every broadcast shape).
+use nnrt_tests::{npy_f32, Act, BuiltinOperator, ModelBuilder, Options, Padding, TensorIdx, TensorType, XorShift};
 
 fn values(n: usize, rng: &mut XorShift) -> Vec<f32> {
     (0..n).map(|_| (rng.below(2001) as f32 - 1000.0) / 1000.0).collect()
@@ -148,6 +149,217 @@ fn write_fake_quant(dir: &std::path::Path, min: f32, max: f32, num_bits: i32, na
     std::fs::write(folder.join("meta.json"), format!(r#"{{"name": "{name}", "inputs": [{input}]}}"#))
 }
 
+/// A `.npy` (format 1.0) of any one-element-per-`width`-bytes type (`descr` as NumPy spells it).
+fn npy_raw(descr: &str, dims: &[usize], data: &[u8]) -> Vec<u8> {
+    let shape = format!("({})", dims.iter().map(|d| format!("{d},")).collect::<Vec<_>>().join(" "));
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(data);
+    out
+}
+
+/// An element type of the element-wise models, with its quantization where it has one.
+#[derive(Clone, Copy)]
+enum Elem {
+    F32,
+    /// Quantized with (scale, zero point).
+    I8(f32, i64),
+    U8(f32, i64),
+    I16(f32, i64),
+    /// Plain uint8 / int8 values (CAST).
+    RawU8,
+    RawI8,
+}
+
+impl Elem {
+    fn tensor_type(self) -> TensorType {
+        match self {
+            Elem::F32 => TensorType::FLOAT32,
+            Elem::I8(..) | Elem::RawI8 => TensorType::INT8,
+            Elem::U8(..) | Elem::RawU8 => TensorType::UINT8,
+            Elem::I16(..) => TensorType::INT16,
+        }
+    }
+
+    fn tag(self) -> &'static str {
+        match self {
+            Elem::F32 => "f32",
+            Elem::I8(..) | Elem::RawI8 => "i8",
+            Elem::U8(..) | Elem::RawU8 => "u8",
+            Elem::I16(..) => "i16",
+        }
+    }
+
+    /// A tensor of this type (quantized where the type says so).
+    fn tensor(self, b: &mut ModelBuilder, name: &str, dims: &[usize], input: bool) -> TensorIdx {
+        let t = if input { b.input(name, self.tensor_type(), &dims_i32(dims)) } else { b.tensor(name, self.tensor_type(), &dims_i32(dims)) };
+        if let Elem::I8(s, z) | Elem::U8(s, z) | Elem::I16(s, z) = self {
+            b.quantization(t, &[s], &[z], 0);
+        }
+        t
+    }
+
+    /// `n` random values' bytes, and the `.npy` type string.
+    fn bytes(self, n: usize, rng: &mut XorShift) -> (Vec<u8>, &'static str) {
+        match self {
+            Elem::F32 => (values(n, rng).iter().flat_map(|v| (v * 4.0).to_le_bytes()).collect(), "<f4"),
+            Elem::I8(..) | Elem::RawI8 => ((0..n).map(|_| rng.below(256) as u8).collect(), "|i1"),
+            Elem::U8(..) | Elem::RawU8 => ((0..n).map(|_| rng.below(256) as u8).collect(), "|u1"),
+            Elem::I16(..) => ((0..n).flat_map(|_| (rng.below(65536) as u16).to_le_bytes()).collect(), "<i2"),
+        }
+    }
+}
+
+fn save(dir: &std::path::Path, name: &str, model: Vec<u8>, inputs: &[(&[usize], Vec<u8>, &str)]) -> std::io::Result<()> {
+    let folder = dir.join(name);
+    std::fs::create_dir_all(&folder)?;
+    std::fs::write(folder.join("model.tflite"), model)?;
+    let mut meta = Vec::new();
+    for (i, (dims, bytes, descr)) in inputs.iter().enumerate() {
+        let file = format!("input_{i}.npy");
+        std::fs::write(folder.join(&file), npy_raw(descr, dims, bytes))?;
+        meta.push(format!(r#"{{"name": "x{i}", "index": {i}, "shape": {dims:?}, "file": "{file}"}}"#));
+    }
+    std::fs::write(folder.join("meta.json"), format!(r#"{{"name": "{name}", "inputs": [{}]}}"#, meta.join(", ")))
+}
+
+/// The second operand's shape for `x_dims` = [N, H, W, C]: same, scalar, inner [1,1,1,C],
+/// outer [N,H,W,1] and middle [1,H,1,C].
+const BROADCASTS: [&str; 5] = ["same", "scalar", "inner", "outer", "middle"];
+
+fn broadcast_dims(kind: &str, x: &[usize]) -> Vec<usize> {
+    match kind {
+        "same" => x.to_vec(),
+        "scalar" => vec![1],
+        "inner" => vec![1, 1, 1, x[3]],
+        "outer" => vec![x[0], x[1], x[2], 1],
+        _ => vec![1, x[1], 1, x[3]],
+    }
+}
+
+/// `x op k` with `x` an input and `k` a constant of the `broadcast` shape (an input too when
+/// the shapes are equal), both of type `elem`, the output `out`.
+fn write_binary(dir: &std::path::Path, op: BuiltinOperator, elem: Elem, out: Elem, x_dims: &[usize], broadcast: &str, rng: &mut XorShift) -> std::io::Result<()> {
+    let op_name = match op {
+        BuiltinOperator::ADD => "add",
+        BuiltinOperator::SUB => "sub",
+        BuiltinOperator::MUL => "mul",
+        BuiltinOperator::DIV => "div",
+        _ => "max",
+    };
+    let hw = x_dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x");
+    let name = format!("ew_{op_name}_{}_{hw}_{broadcast}", elem.tag());
+    let k_dims = broadcast_dims(broadcast, x_dims);
+    let mut b = ModelBuilder::new();
+    let x = elem.tensor(&mut b, "x", x_dims, true);
+    let n_k: usize = k_dims.iter().product();
+    let (k_bytes, k_descr) = elem.bytes(n_k, rng);
+    let same = broadcast == "same";
+    let k = if same {
+        elem.tensor(&mut b, "k", &k_dims, true)
+    } else {
+        let k = b.constant_bytes("k", elem.tensor_type(), &dims_i32(&k_dims), &k_bytes);
+        if let Elem::I8(_, z) | Elem::U8(_, z) = elem {
+            // The constant's own scale (as a converter gives each tensor one).
+            b.quantization(k, &[0.0173], &[z / 2], 0);
+        }
+        k
+    };
+    let y = out.tensor(&mut b, "y", x_dims, false);
+    let options = match op {
+        BuiltinOperator::ADD => Options::Add { act: Act::NONE },
+        BuiltinOperator::SUB => Options::Sub { act: Act::NONE },
+        BuiltinOperator::MUL => Options::Mul { act: Act::NONE },
+        BuiltinOperator::DIV => Options::Div { act: Act::NONE },
+        _ => Options::None,
+    };
+    b.op(op, &[x, k], &[y], options);
+    b.output(y);
+    let n: usize = x_dims.iter().product();
+    let (x_bytes, x_descr) = elem.bytes(n, rng);
+    let mut inputs = vec![(x_dims, x_bytes, x_descr)];
+    if same {
+        inputs.push((x_dims, k_bytes, k_descr));
+    }
+    save(dir, &name, b.finish(), &inputs)
+}
+
+/// One CAST, QUANTIZE or DEQUANTIZE from `from` to `to` over `dims`.
+fn write_convert(dir: &std::path::Path, op: BuiltinOperator, from: Elem, to: Elem, dims: &[usize], rng: &mut XorShift) -> std::io::Result<()> {
+    let op_name = match op {
+        BuiltinOperator::CAST => "cast",
+        BuiltinOperator::QUANTIZE => "quantize",
+        _ => "dequantize",
+    };
+    let shape = dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x");
+    let name = format!("ew_{op_name}_{}_{}_{shape}", from.tag(), to.tag());
+    let mut b = ModelBuilder::new();
+    let x = from.tensor(&mut b, "x", dims, true);
+    let y = to.tensor(&mut b, "y", dims, false);
+    b.op(op, &[x], &[y], Options::None);
+    b.output(y);
+    let (bytes, descr) = from.bytes(dims.iter().product(), rng);
+    save(dir, &name, b.finish(), &[(dims, bytes, descr)])
+}
+
+/// The element-wise corpus of issue 26: float and quantized binary ops over every broadcast,
+/// and conversions between uint8, int8, int16 and float32. Returns how many models.
+fn write_elementwise(dir: &std::path::Path, rng: &mut XorShift) -> std::io::Result<usize> {
+    let mut count = 0;
+    let float_ops = [BuiltinOperator::ADD, BuiltinOperator::SUB, BuiltinOperator::MUL, BuiltinOperator::DIV, BuiltinOperator::MAXIMUM];
+    for op in float_ops {
+        for bc in BROADCASTS {
+            write_binary(dir, op, Elem::F32, Elem::F32, &[1, 56, 56, 64], bc, rng)?;
+            count += 1;
+        }
+    }
+    let q_ops = [BuiltinOperator::ADD, BuiltinOperator::SUB, BuiltinOperator::MUL];
+    let q_types = [(Elem::I8(0.05, 3), Elem::I8(0.08, -2), Elem::I8(0.12, 1)), (Elem::U8(0.05, 131), Elem::U8(0.08, 125), Elem::U8(0.12, 128))];
+    for (elem, sum_out, mul_out) in q_types {
+        for op in q_ops {
+            let out = if op == BuiltinOperator::MUL { mul_out } else { sum_out };
+            for bc in BROADCASTS {
+                write_binary(dir, op, elem, out, &[1, 112, 112, 32], bc, rng)?;
+                count += 1;
+            }
+            // An image normalised in the graph: [1,192,192,3] against per-channel constants.
+            write_binary(dir, op, elem, out, &[1, 192, 192, 3], "inner", rng)?;
+            count += 1;
+        }
+    }
+    let image = [1, 192, 192, 3];
+    let big = [1, 112, 112, 32];
+    let (i8q, u8q, i16q) = (Elem::I8(0.02, -3), Elem::U8(0.03, 120), Elem::I16(0.001, 0));
+    let converts = [
+        (BuiltinOperator::CAST, Elem::RawU8, Elem::F32),
+        (BuiltinOperator::CAST, Elem::RawI8, Elem::F32),
+        (BuiltinOperator::CAST, Elem::F32, Elem::RawU8),
+        (BuiltinOperator::CAST, Elem::F32, Elem::RawI8),
+        (BuiltinOperator::QUANTIZE, Elem::F32, i8q),
+        (BuiltinOperator::QUANTIZE, Elem::F32, u8q),
+        (BuiltinOperator::QUANTIZE, Elem::F32, i16q),
+        (BuiltinOperator::QUANTIZE, i8q, u8q),
+        (BuiltinOperator::QUANTIZE, u8q, i8q),
+        (BuiltinOperator::QUANTIZE, Elem::I8(0.02, -3), Elem::I8(0.05, 7)),
+        (BuiltinOperator::DEQUANTIZE, i8q, Elem::F32),
+        (BuiltinOperator::DEQUANTIZE, u8q, Elem::F32),
+        (BuiltinOperator::DEQUANTIZE, i16q, Elem::F32),
+    ];
+    for (op, from, to) in converts {
+        for dims in [&image[..], &big[..]] {
+            write_convert(dir, op, from, to, dims, rng)?;
+            count += 1;
+        }
+    }
+    Ok(count)
+}
+
 fn main() -> std::io::Result<()> {
     let dir = std::path::PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "/tmp/opbench".into()));
     let mut cases = Vec::new();
@@ -174,6 +386,7 @@ fn main() -> std::io::Result<()> {
     write_conv3d_transpose(&dir, 8, 16, 8, 2, 2, &mut rng)?;
     write_fake_quant(&dir, -1.0, 1.0, 8, false, &mut rng)?;
     write_fake_quant(&dir, -0.37, 5.9, 4, false, &mut rng)?;
-    println!("{} one-op models, two spectra, two transposed 3-D convolutions and two fake quantizations in {}", cases.len(), dir.display());
+    let ew = write_elementwise(&dir, &mut rng)?;
+    println!("{} one-op models, two spectra, two transposed 3-D convolutions, two fake quantizations and {ew} element-wise models (`ew_*`) in {}", cases.len(), dir.display());
     Ok(())
 }

@@ -10,6 +10,7 @@ use std::ops::Range;
 
 use super::Act;
 use crate::simd::elementwise::{self as ew, VBin};
+use crate::simd::quant::{with_avx512, Avx512Body};
 
 /// Work size (in elements) from which kernels split across the current run's kernel pool. Low:
 /// a small element-wise op after a parallel one finds half its operands in the other core's
@@ -32,6 +33,32 @@ pub(crate) fn par_chunk(n_items: usize, item_cost: usize) -> Option<usize> {
     let per_thread = (work / (PAR_MIN / 2) / threads).clamp(1, 4);
     let chunk = n_items.div_ceil(per_thread * threads);
     (chunk < n_items).then_some(chunk)
+}
+
+/// A loop over slices of an input and the matching slices of an output, which
+/// [`map_chunks`] compiles again for AVX-512 (`simd::quant::with_avx512`).
+struct ChunkBody<'a, I, F> {
+    x: &'a [I],
+    f: &'a F,
+}
+
+impl<I, O, F: Fn(&[I], &mut [O])> Avx512Body<O> for ChunkBody<'_, I, F> {
+    #[inline(always)]
+    fn run(&self, out: &mut [O]) {
+        (self.f)(self.x, out)
+    }
+}
+
+/// Runs the element-wise loop `f(x_part, out_part)` over `x` and `out` (of equal lengths),
+/// vectorized for AVX-512 where the CPU has it and split across the current run's kernel pool
+/// when the work (`item_cost` per element) is large enough ([`par_chunk`]).
+pub(crate) fn map_chunks<I: Sync, O: Send>(x: &[I], out: &mut [O], item_cost: usize, f: impl Fn(&[I], &mut [O]) + Sync) {
+    let n = out.len().min(x.len());
+    let (x, out) = (&x[..n], &mut out[..n]);
+    match par_chunk(n, item_cost) {
+        None => with_avx512(&ChunkBody { x, f: &f }, out),
+        Some(c) => nnrt_threads::par_chunks_mut(out, c, |i, o| with_avx512(&ChunkBody { x: &x[i * c..i * c + o.len()], f: &f }, o)),
+    }
 }
 
 /// TFLite's `ActivationFunctionWithMinMax`: `std::min(std::max(x, lo), hi)`. Unlike

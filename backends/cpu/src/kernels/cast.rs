@@ -43,6 +43,31 @@ fn x86_i64(a: f32) -> i64 {
     }
 }
 
+/// [`x86_i32`] in a form that vectorizes (the compiler turns a float-to-int `as` into one
+/// scalar conversion per lane): the truncated value plus 1.5·2^52 in double holds its two's
+/// complement in the low 32 bits of the mantissa.
+#[inline(always)]
+fn x86_i32_vec(a: f32) -> i32 {
+    let t = a.trunc();
+    let i = ((t as f64 + 6_755_399_441_055_744.0).to_bits() as i64) as i32;
+    if (-2_147_483_648.0..2_147_483_648.0).contains(&a) {
+        i
+    } else {
+        i32::MIN
+    }
+}
+
+/// `std::max(std::min(a, hi), lo)`: a NaN stays NaN, as in [`Num::to_i32`].
+#[inline(always)]
+fn clamp_keep_nan(a: f32, lo: f32, hi: f32) -> f32 {
+    let c = if hi < a { hi } else { a };
+    if c < lo {
+        lo
+    } else {
+        c
+    }
+}
+
 impl Num {
     fn to_f32(self) -> f32 {
         match self {
@@ -136,9 +161,38 @@ pub fn cast(from: DType, input: &[u8], to: DType, out: &mut [u8]) {
         out.copy_from_slice(input);
         return;
     }
+    if cast_fast(from, input, to, out) {
+        return;
+    }
     let w = to.size();
     for (i, o) in out.chunks_exact_mut(w).enumerate() {
         write(to, read(from, input, i), o);
+    }
+}
+
+/// The casts of models' input and output ends (integers to float32, float32 to uint8, int8
+/// and int16) over typed slices: the same per-element conversions as [`cast`]'s, in loops
+/// that vectorize, split across the kernel pool. False (nothing written) for other pairs, or
+/// where the bytes are not aligned for their type.
+fn cast_fast(from: DType, input: &[u8], to: DType, out: &mut [u8]) -> bool {
+    fn go<I: bytemuck::Pod + Sync, O: bytemuck::Pod + Send>(input: &[u8], out: &mut [u8], f: impl Fn(I) -> O + Sync) -> bool {
+        let (Ok(x), Ok(o)) = (bytemuck::try_cast_slice::<u8, I>(input), bytemuck::try_cast_slice_mut::<u8, O>(out)) else { return false };
+        super::binary::map_chunks(x, o, 1, |x, o| {
+            for (o, &v) in o.iter_mut().zip(x) {
+                *o = f(v);
+            }
+        });
+        true
+    }
+    match (from, to) {
+        (DType::U8, DType::F32) => go(input, out, |v: u8| Num::Int(v as i64).to_f32()),
+        (DType::I8, DType::F32) => go(input, out, |v: i8| Num::Int(v as i64).to_f32()),
+        (DType::I16, DType::F32) => go(input, out, |v: i16| Num::Int(v as i64).to_f32()),
+        (DType::I32, DType::F32) => go(input, out, |v: i32| Num::Int(v as i64).to_f32()),
+        (DType::F32, DType::U8) => go(input, out, |v: f32| x86_i32_vec(clamp_keep_nan(v, 0.0, 255.0)) as u8),
+        (DType::F32, DType::I8) => go(input, out, |v: f32| x86_i32_vec(v) as i8),
+        (DType::F32, DType::I16) => go(input, out, |v: f32| x86_i32_vec(clamp_keep_nan(v, -32768.0, 32767.0)) as i16),
+        _ => false,
     }
 }
 
@@ -165,6 +219,37 @@ mod tests {
         assert_eq!(f32_to(DType::I8, -3.9), vec![(-3i8) as u8]);
         assert_eq!(f32_to(DType::Bool, f32::NAN), vec![1]);
         assert_eq!(f32_to(DType::Bool, -0.0), vec![0]);
+    }
+
+    /// The typed loops of `cast_fast` against the per-element conversion, edges included
+    /// (NaN, infinities, out of range, halves), over lengths that leave vector tails.
+    #[test]
+    fn fast_casts_match_per_element() {
+        let floats: Vec<f32> = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.5, -0.5, 127.5, 128.0, -128.9, -129.0, 255.4, 255.9, 256.0, -1.0, 3e9, -3e9, 32767.9, -32768.7, 40000.0, 1e-30, 2_147_483_520.0, -2_147_483_648.0, 2_147_483_648.0, -2_147_483_904.0, 8_388_607.5, -0.999]
+            .iter()
+            .copied()
+            .chain((0..1000).map(|i| (i as f32 - 500.0) * 77.31))
+            .collect();
+        let ints: Vec<i32> = (0..1037).map(|i| (i as i32 - 518).wrapping_mul(2_654_435)).collect();
+        let sources: [(DType, Vec<u8>); 5] = [
+            (DType::F32, floats.iter().flat_map(|v| v.to_le_bytes()).collect()),
+            (DType::U8, ints.iter().map(|&v| v as u8).collect()),
+            (DType::I8, ints.iter().map(|&v| v as i8 as u8).collect()),
+            (DType::I16, ints.iter().flat_map(|&v| (v as i16).to_le_bytes()).collect()),
+            (DType::I32, ints.iter().flat_map(|&v| v.to_le_bytes()).collect()),
+        ];
+        for (from, bytes) in &sources {
+            for to in [DType::F32, DType::U8, DType::I8, DType::I16] {
+                let n = bytes.len() / from.size();
+                let mut fast = vec![0u8; n * to.size()];
+                let mut want = vec![0u8; n * to.size()];
+                cast(*from, bytes, to, &mut fast);
+                for (i, o) in want.chunks_exact_mut(to.size()).enumerate() {
+                    write(to, read(*from, bytes, i), o);
+                }
+                assert_eq!(fast, want, "{from} -> {to}");
+            }
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use nnrt_core::{cast, cast_mut, Activation, BinaryOp, CompileCtx, DType, Numeric
 use super::util::{QuantIo, check_act, check_all_params, dtype, first_input_quantized, fused, input, qp, source, sources};
 use super::Registry;
 use crate::kernel::{built, Built};
-use crate::kernels::binary::{binary, binary_i32, binary_i64, BinaryOp as K};
+use crate::kernels::binary::{binary, binary_i32, binary_i64, broadcast_rows, map_row, BinaryOp as K};
 use crate::kernels::compare::logical_not;
 use crate::kernels::unary::{unary, UnaryOp as U};
 use crate::quant::activation::{HardSwishQ, LeakyReluQ, Lut8, ReluQ};
@@ -324,13 +324,10 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let max = *b == BinaryOp::Maximum;
             by_qtype!(xt, |T| Ok(built(sources(ctx, id), move |ins, outs| {
                 let (a, b) = (cast::<T>(ins[0].bytes)?, cast::<T>(ins[1].bytes)?);
-                let dims = outs[0].dims.to_vec();
-                let (sa, sb) = (crate::quant::binary::broadcast_strides(ins[0].dims, &dims), crate::quant::binary::broadcast_strides(ins[1].dims, &dims));
+                let od = outs[0].dims;
                 let out = cast_mut::<T>(outs[0].bytes)?;
-                crate::quant::binary::for_each_index(&dims, |i, idx| {
-                    let (ia, ib) = idx.iter().enumerate().fold((0, 0), |(p, q), (d, &v)| (p + v * sa[d], q + v * sb[d]));
-                    let (x, y) = (a[ia].get(), b[ib].get());
-                    out[i] = T::put(if max { x.max(y) } else { x.min(y) });
+                broadcast_rows(a, ins[0].dims, b, ins[1].dims, out, od, |ra, rb, o| {
+                    map_row(ra, rb, o, |x: T, y: T| T::put(if max { x.get().max(y.get()) } else { x.get().min(y.get()) }))
                 });
                 Ok(())
             })))
@@ -345,8 +342,18 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let (aq, bq, oq) = (qp(ctx, in0)?, qp(ctx, y)?, qp(ctx, out)?);
             by_qtype!(xt, |T| {
                 let p = if ctx.graph.numerics == Numerics::ExecuTorch { QBinary::xnnpack::<T>(k, aq, bq, oq, *act) } else { QBinary::new::<T>(k, aq, bq, oq, *act) };
+                // 8-bit ops of 32K values or more: every output by its input bytes, tabulated
+                // on the first run (64 KiB) and looked up from then on.
+                let table = std::sync::OnceLock::new();
                 Ok(built(sources(ctx, id), move |ins, outs| {
                     let dims = outs[0].dims;
+                    if outs[0].bytes.len() >= 1 << 15 {
+                        if let Some(t) = table.get_or_init(|| p.table2::<T, T>()) {
+                            let (a, b) = (cast::<T>(ins[0].bytes)?, cast::<T>(ins[1].bytes)?);
+                            p.run_table2::<T, T>(t, a, ins[0].dims, b, ins[1].dims, cast_mut::<T>(outs[0].bytes)?, dims);
+                            return Ok(());
+                        }
+                    }
                     p.run::<T, T>(
                         cast::<T>(ins[0].bytes)?,
                         ins[0].dims,

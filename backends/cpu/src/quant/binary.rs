@@ -7,6 +7,8 @@ use nnrt_core::Activation;
 use super::fixedpoint::{checked_log2, mbqm, rdbp, mbqm_smaller_than_one, quantize_multiplier, quantize_multiplier_smaller_than_one};
 use super::requant::mbqm_branchless;
 use super::{activation_range, QInt, QParams};
+use crate::kernels::binary::{broadcast_rows, map_chunks, map_row, Row};
+use crate::simd::lut::lut8;
 use crate::simd::quant::{with_avx512, Avx512Body};
 
 /// Which arithmetic.
@@ -55,12 +57,14 @@ struct SameShape<'a, T> {
     p: &'a QBinary,
     a: &'a [T],
     b: &'a [T],
+    /// 8-bit add/sub's rescaled inputs by byte (see [`QBinary::run`]).
+    tables: Option<&'a ([i32; 256], [i32; 256])>,
 }
 
 impl<T: QInt, TO: QInt> Avx512Body<TO> for SameShape<'_, T> {
     #[inline(always)]
     fn run(&self, out: &mut [TO]) {
-        self.p.run_same(self.a, self.b, out)
+        self.p.run_same(self.a, self.b, self.tables, out)
     }
 }
 
@@ -179,39 +183,174 @@ impl QBinary {
         raw.wrapping_add(self.out_offset).clamp(self.act.0, self.act.1)
     }
 
-    /// Applies the op over broadcast operands (`a_dims`, `b_dims` right-aligned to `out_dims`).
+    /// Applies the op over broadcast operands (`a_dims`, `b_dims` right-aligned to `out_dims`,
+    /// which the caller has checked broadcast).
+    ///
+    /// Rows of the broadcast run vectorized (`kernels::binary::broadcast_rows`: coalesced outer
+    /// dims, a contiguous or repeated operand along each row, rows split across the kernel
+    /// pool); an 8-bit operand against one that repeats along the trailing dims (a scalar, the
+    /// per-channel constants `[1,1,1,C]`) looks every output up in a table of that operand's
+    /// values. Every path computes [`QBinary::apply`]'s integers.
     pub fn run<T: QInt, TO: QInt>(&self, a: &[T], a_dims: &[usize], b: &[T], b_dims: &[usize], out: &mut [TO], out_dims: &[usize]) {
-        if a.len() == out.len() && b.len() == out.len() && self.pot16.is_none() && self.xnn.is_none() {
-            // Three fixed-point multiplies per value: worth splitting from a few thousand.
-            match crate::kernels::binary::par_chunk(out.len(), 8) {
-                None => with_avx512(&SameShape { p: self, a, b }, out),
-                Some(c) => nnrt_threads::par_chunks_mut(out, c, |i, o| {
-                    let r = i * c..i * c + o.len();
-                    with_avx512(&SameShape { p: self, a: &a[r.clone()], b: &b[r] }, o)
-                }),
-            }
+        if self.pot16.is_some() || self.xnn.is_some() {
+            broadcast_rows(a, a_dims, b, b_dims, out, out_dims, |ra, rb, o| map_row(ra, rb, o, |x: T, y: T| TO::put(self.apply(x.get(), y.get()))));
             return;
         }
-        if b.len() == 1 {
-            let y = b[0].get();
-            for (o, &x) in out.iter_mut().zip(a) {
-                *o = TO::put(self.apply(x.get(), y));
-            }
+        if T::MAX - T::MIN == 255 && self.run_by_table(a, a_dims, b, b_dims, out, out_dims) {
             return;
         }
-        if a.len() == 1 {
-            let x = a[0].get();
-            for (o, &y) in out.iter_mut().zip(b) {
-                *o = TO::put(self.apply(x, y.get()));
-            }
-            return;
-        }
-        let sa = broadcast_strides(a_dims, out_dims);
-        let sb = broadcast_strides(b_dims, out_dims);
-        for_each_index(out_dims, |i, idx| {
-            let (ia, ib) = idx.iter().enumerate().fold((0, 0), |(ia, ib), (d, &v)| (ia + v * sa[d], ib + v * sb[d]));
-            out[i] = TO::put(self.apply(a[ia].get(), b[ib].get()));
+        let add = self.op == QBinaryOp::Add;
+        // 8-bit add/sub: each input's rescaled value depends on its byte alone, so two 256-entry
+        // tables replace two of the three fixed-point multiplies (built once per run).
+        let tables = (self.op != QBinaryOp::Mul && T::MAX - T::MIN == 255 && out.len() >= 1024).then(|| {
+            let table = |offset: i32, (m, s): (i32, i32), neg: bool| -> [i32; 256] {
+                let (l, r) = (1i32.wrapping_shl(s.max(0) as u32), (-s).max(0));
+                std::array::from_fn(|i| {
+                    let v = mbqm_branchless((offset + T::MIN + i as i32).wrapping_mul(1 << self.left_shift), m, l, r);
+                    if neg { v.wrapping_neg() } else { v }
+                })
+            };
+            Box::new((table(self.in1_offset, self.in1_mult, false), table(self.in2_offset, self.in2_mult, !add)))
         });
+        let tables = tables.as_deref();
+        broadcast_rows(a, a_dims, b, b_dims, out, out_dims, |ra, rb, o| match (ra, rb) {
+            (Row::Slice(x), Row::Slice(y)) => with_avx512(&SameShape { p: self, a: x, b: y, tables }, o),
+            (Row::Slice(x), Row::Splat(y)) => with_avx512(&SplatRow { p: self, v: x, c: self.side(y.get(), false), v_is_a: true }, o),
+            (Row::Splat(x), Row::Slice(y)) => with_avx512(&SplatRow { p: self, v: y, c: self.side(x.get(), true), v_is_a: false }, o),
+            (Row::Splat(x), Row::Splat(y)) => o.fill(TO::put(self.apply(x.get(), y.get()))),
+        });
+    }
+
+    /// 8-bit operands where one of them (`m` values) repeats along the trailing dims of the
+    /// other (`[N,H,W,C] op [C]`, `op [1]`): the `m × 256` outputs are tabulated once and each
+    /// element looked up. Returns false (nothing written) for other shapes, or where the table
+    /// would cost more than the lookups save.
+    fn run_by_table<T: QInt, TO: QInt>(&self, a: &[T], a_dims: &[usize], b: &[T], b_dims: &[usize], out: &mut [TO], out_dims: &[usize]) -> bool {
+        // The dims of `small` without leading 1s are the trailing dims of the output.
+        let trailing = |dims: &[usize]| {
+            let first = dims.iter().position(|&d| d != 1).unwrap_or(dims.len());
+            let d = &dims[first..];
+            d.len() <= out_dims.len() && out_dims[out_dims.len() - d.len()..] == *d
+        };
+        let n = out.len();
+        let (small, full, small_is_a) = if b.len() < n && a.len() == n && trailing(b_dims) {
+            (b, a, false)
+        } else if a.len() < n && b.len() == n && trailing(a_dims) {
+            (a, b, true)
+        } else {
+            return false;
+        };
+        let m = small.len();
+        if m == 0 || !n.is_multiple_of(m) || m.saturating_mul(256).saturating_mul(8) > n {
+            return false;
+        }
+        let value = |s: T, v: i32| TO::put(if small_is_a { self.apply(s.get(), v) } else { self.apply(v, s.get()) });
+        if m == 1 && std::mem::size_of::<TO>() == 1 {
+            // One operand is a scalar: one table by input byte, looked up 64 bytes at a time.
+            let table: [u8; 256] = std::array::from_fn(|b| bytemuck::cast::<TO, u8>(value(small[0], bytemuck::cast::<u8, T>(b as u8).get())));
+            map_chunks(bytemuck::cast_slice::<T, u8>(full), bytemuck::cast_slice_mut::<TO, u8>(out), 1, |x, o| lut8(&table, x, o));
+            return true;
+        }
+        let mut table = Vec::new();
+        if table.try_reserve_exact(m * 256).is_err() {
+            return false;
+        }
+        for &s in small {
+            table.extend((T::MIN..=T::MAX).map(|v| value(s, v)));
+        }
+        let lookup = |full: &[T], out: &mut [TO]| {
+            for (o, x) in out.chunks_exact_mut(m).zip(full.chunks_exact(m)) {
+                for (j, (o, &x)) in o.iter_mut().zip(x).enumerate() {
+                    *o = table[j * 256 + (x.get() - T::MIN) as usize];
+                }
+            }
+        };
+        match crate::kernels::binary::par_chunk(n / m, m) {
+            None => lookup(full, out),
+            Some(c) => nnrt_threads::par_chunks_mut(out, c * m, |i, o| lookup(&full[i * c * m..i * c * m + o.len()], o)),
+        }
+        true
+    }
+
+    /// The value one side contributes when it is the same `v` for a whole row: add/sub's
+    /// rescaled input (negated for sub's right side), mul's offset input.
+    fn side(&self, v: i32, is_a: bool) -> i32 {
+        let (offset, (m, s)) = if is_a { (self.in1_offset, self.in1_mult) } else { (self.in2_offset, self.in2_mult) };
+        if self.op == QBinaryOp::Mul {
+            return offset + v;
+        }
+        let r = mbqm_branchless((offset + v).wrapping_mul(1 << self.left_shift), m, 1i32.wrapping_shl(s.max(0) as u32), (-s).max(0));
+        if !is_a && self.op == QBinaryOp::Sub { r.wrapping_neg() } else { r }
+    }
+}
+
+/// Every output of an op on 8-bit operands by its two input bytes, at `a_byte << 8 | b_byte`
+/// ([`QBinary::table2`]).
+pub struct Table2(Box<[u8; 65536]>);
+
+impl QBinary {
+    /// The 64 KiB table of [`QBinary::apply`] over every pair of input bytes, for one-byte `T`
+    /// and `TO`; `None` for wider types or when the memory cannot be had. Built once per op (it
+    /// costs 65536 `apply`s), it turns every broadcast of a large op into one lookup per value.
+    pub fn table2<T: QInt, TO: QInt>(&self) -> Option<Table2> {
+        if std::mem::size_of::<T>() != 1 || std::mem::size_of::<TO>() != 1 {
+            return None;
+        }
+        let mut t = Vec::new();
+        t.try_reserve_exact(65536).ok()?;
+        for a in 0..=255u8 {
+            let x = bytemuck::cast::<u8, T>(a).get();
+            t.extend((0..=255u8).map(|b| bytemuck::cast::<TO, u8>(TO::put(self.apply(x, bytemuck::cast::<u8, T>(b).get())))));
+        }
+        let t: Box<[u8; 65536]> = t.into_boxed_slice().try_into().ok()?;
+        Some(Table2(t))
+    }
+
+    /// [`QBinary::run`] by lookups in `table` ([`QBinary::table2`] of this op and these types):
+    /// the same values. A scalar operand takes `run`'s vector lookup of one table row.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_table2<T: QInt, TO: QInt>(&self, table: &Table2, a: &[T], a_dims: &[usize], b: &[T], b_dims: &[usize], out: &mut [TO], out_dims: &[usize]) {
+        if a.len() == 1 || b.len() == 1 || std::mem::size_of::<T>() != 1 || std::mem::size_of::<TO>() != 1 {
+            return self.run(a, a_dims, b, b_dims, out, out_dims);
+        }
+        let t: &[u8; 65536] = &table.0;
+        let (a8, b8) = (bytemuck::cast_slice::<T, u8>(a), bytemuck::cast_slice::<T, u8>(b));
+        broadcast_rows(a8, a_dims, b8, b_dims, bytemuck::cast_slice_mut::<TO, u8>(out), out_dims, |ra, rb, o| {
+            map_row(ra, rb, o, |x: u8, y: u8| t[(x as usize) << 8 | y as usize])
+        });
+    }
+}
+
+/// One row of a quantized add/sub/mul where the other side is the constant `c`
+/// ([`QBinary::side`]), run through `simd::quant::with_avx512`.
+struct SplatRow<'a, T> {
+    p: &'a QBinary,
+    v: &'a [T],
+    c: i32,
+    v_is_a: bool,
+}
+
+impl<T: QInt, TO: QInt> Avx512Body<TO> for SplatRow<'_, T> {
+    #[inline(always)]
+    fn run(&self, out: &mut [TO]) {
+        let p = self.p;
+        let split = |(m, s): (i32, i32)| (m, 1i32.wrapping_shl(s.max(0) as u32), (-s).max(0));
+        let (mo, lo, ro) = split(p.out_mult);
+        let (offset, (m, l, r)) = if self.v_is_a { (p.in1_offset, split(p.in1_mult)) } else { (p.in2_offset, split(p.in2_mult)) };
+        let c = self.c;
+        let finish = |raw: i32| TO::put(raw.wrapping_add(p.out_offset).clamp(p.act.0, p.act.1));
+        if p.op == QBinaryOp::Mul {
+            for (o, &x) in out.iter_mut().zip(self.v) {
+                *o = finish(mbqm_branchless((offset + x.get()).wrapping_mul(c), mo, lo, ro));
+            }
+            return;
+        }
+        let neg = !self.v_is_a && p.op == QBinaryOp::Sub;
+        for (o, &x) in out.iter_mut().zip(self.v) {
+            let q = mbqm_branchless((offset + x.get()).wrapping_mul(1 << p.left_shift), m, l, r);
+            let q = if neg { q.wrapping_neg() } else { q };
+            *o = finish(mbqm_branchless(q.wrapping_add(c), mo, lo, ro));
+        }
     }
 }
 
@@ -246,24 +385,14 @@ pub fn for_each_index(dims: &[usize], mut f: impl FnMut(usize, &[usize])) {
 impl QBinary {
     /// Same-shape operands, written branch-free so the SIMD module can vectorize it.
     #[inline(always)]
-    pub(crate) fn run_same<T: QInt, TO: QInt>(&self, a: &[T], b: &[T], out: &mut [TO]) {
+    pub(crate) fn run_same<T: QInt, TO: QInt>(&self, a: &[T], b: &[T], tables: Option<&([i32; 256], [i32; 256])>, out: &mut [TO]) {
         let split = |(m, s): (i32, i32)| (m, 1i32.wrapping_shl(s.max(0) as u32), (-s).max(0));
         let (m1, l1, r1) = split(self.in1_mult);
         let (m2, l2, r2) = split(self.in2_mult);
         let (mo, lo, ro) = split(self.out_mult);
         let add = self.op == QBinaryOp::Add;
         let mul = self.op == QBinaryOp::Mul;
-        if !mul && T::MAX - T::MIN == 255 && out.len() >= 1024 {
-            // 8-bit inputs: each input's rescaled value depends on its byte alone, so two
-            // 256-entry tables replace two of the three fixed-point multiplies (same values).
-            let table = |offset: i32, m: i32, l: i32, r: i32, neg: bool| -> [i32; 256] {
-                std::array::from_fn(|i| {
-                    let v = mbqm_branchless((offset + T::MIN + i as i32).wrapping_mul(1 << self.left_shift), m, l, r);
-                    if neg { v.wrapping_neg() } else { v }
-                })
-            };
-            let ta = table(self.in1_offset, m1, l1, r1, false);
-            let tb = table(self.in2_offset, m2, l2, r2, !add);
+        if let (Some((ta, tb)), false, true) = (tables, mul, T::MAX - T::MIN == 255) {
             for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
                 let s = ta[(x.get() - T::MIN) as u8 as usize].wrapping_add(tb[(y.get() - T::MIN) as u8 as usize]);
                 let raw = mbqm_branchless(s, mo, lo, ro);

@@ -3,14 +3,40 @@
 //! RESIZE_BILINEAR and ARG_MAX — each as TFLite's reference computes it.
 
 use super::fixedpoint::{mbqm, quantize_multiplier};
+use crate::kernels::binary::map_chunks;
+use crate::simd::lut::lut8;
 use super::{QInt, QParams};
 
 /// TFLite's `AffineQuantize`: `round(x / scale) + zero_point` in float, clamped.
+/// Vectorized and split across the kernel pool (`kernels::binary::map_chunks`).
 pub fn quantize<TO: QInt>(input: &[f32], out_q: QParams, out: &mut [TO]) {
+    map_chunks(input, out, 2, |x, o| quantize_seq(x, out_q, o));
+}
+
+/// [`quantize`] in one loop: the reference.
+#[inline(always)]
+pub fn quantize_seq<TO: QInt>(input: &[f32], out_q: QParams, out: &mut [TO]) {
     let scale = out_q.scale; // `static_cast<float>(double(scale))`: the same float
     for (o, &x) in out.iter_mut().zip(input) {
-        let v = ((x / scale).round() as i32).wrapping_add(out_q.zero_point);
+        let v = round_to_i32((x / scale).round()).wrapping_add(out_q.zero_point);
         *o = TO::sat(v);
+    }
+}
+
+/// `r as i32` (saturating, NaN to 0) for a whole number `r`, written so that it vectorizes
+/// (the compiler turns a float-to-int `as` into one scalar conversion per lane): `r + 1.5·2^52`
+/// in double keeps `r`'s two's complement in the low 32 bits of the mantissa for |r| < 2^31.
+#[inline(always)]
+fn round_to_i32(r: f32) -> i32 {
+    let i = ((r as f64 + 6_755_399_441_055_744.0).to_bits() as i64) as i32;
+    if r >= 2_147_483_648.0 {
+        i32::MAX
+    } else if r < -2_147_483_648.0 {
+        i32::MIN
+    } else if r.is_nan() {
+        0
+    } else {
+        i
     }
 }
 
@@ -56,8 +82,25 @@ impl Requantize {
         Requantize { multiplier, shift, in_zp, out_zp, table }
     }
 
-    /// Converts every value.
+    /// Converts every value (vectorized, split across the kernel pool).
     pub fn run<TI: QInt, TO: QInt>(&self, input: &[TI], out: &mut [TO]) {
+        if std::mem::size_of::<TI>() == 1 && std::mem::size_of::<TO>() == 1 && out.len() >= 1024 {
+            // 8-bit to 8-bit: every output byte is one of 256, looked up 64 at a time.
+            let x: &[u8] = bytemuck::cast_slice(input);
+            let table: [u8; 256] = std::array::from_fn(|b| {
+                let mut o = [TO::default()];
+                self.run_seq(&[bytemuck::cast::<u8, TI>(b as u8)], &mut o);
+                bytemuck::cast::<TO, u8>(o[0])
+            });
+            map_chunks(x, bytemuck::cast_slice_mut::<TO, u8>(out), 1, |x, o| lut8(&table, x, o));
+            return;
+        }
+        map_chunks(input, out, 1, |x, o| self.run_seq(x, o));
+    }
+
+    /// [`Requantize::run`] in one loop: the reference.
+    #[inline(always)]
+    pub fn run_seq<TI: QInt, TO: QInt>(&self, input: &[TI], out: &mut [TO]) {
         // Equal scales (multiplier 2^30, shift 1: `mbqm` is then exactly the identity) only move
         // the zero point — the int8 <-> uint8 conversions at the ends of a model, which TFLite
         // special-cases as a xor. The same integers, in a loop that vectorizes.
@@ -82,7 +125,24 @@ impl Requantize {
 }
 
 /// TFLite's `Dequantize`: `float(double(scale) * (q - zero_point))`.
+/// Vectorized and split across the kernel pool.
 pub fn dequantize<TI: QInt>(input: &[TI], q: QParams, out: &mut [f32]) {
+    if TI::MAX - TI::MIN <= 65535 && q.zero_point.unsigned_abs() <= 1 << 16 {
+        // `q - zero_point` is below 2^24 in magnitude, exact in float, so the float product is the
+        // correctly rounded one, as the double product (exact: 24 + 18 bits) rounded to float is.
+        map_chunks(input, out, 1, |x, o| {
+            for (o, &v) in o.iter_mut().zip(x) {
+                *o = q.scale * (v.get() - q.zero_point) as f32;
+            }
+        });
+        return;
+    }
+    map_chunks(input, out, 1, |x, o| dequantize_seq(x, q, o));
+}
+
+/// [`dequantize`] in one loop: the reference.
+#[inline(always)]
+pub fn dequantize_seq<TI: QInt>(input: &[TI], q: QParams, out: &mut [f32]) {
     let scale = q.scale as f64;
     for (o, &x) in out.iter_mut().zip(input) {
         *o = (scale * (x.get() - q.zero_point) as f64) as f32;
@@ -477,6 +537,16 @@ pub fn arg_extreme_reference<T: QInt>(input: &[T], dims: &[usize], axis: usize, 
 mod fast_twin_tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// `round_to_i32` is `as i32` on every whole float: the edges, then a sweep of bit patterns.
+    #[test]
+    fn round_to_i32_is_saturating_as() {
+        let edges = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0, 2_147_483_520.0, 2_147_483_648.0, -2_147_483_648.0, -2_147_483_904.0, 8_388_608.0, -8_388_609.0, 1e30, -1e30];
+        for r in edges.into_iter().chain((0..u32::MAX).step_by(4099).map(f32::from_bits)) {
+            let r = r.round();
+            assert_eq!(round_to_i32(r), r as i32, "{r:e}");
+        }
+    }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]

@@ -479,3 +479,112 @@ mod simd_epilogue {
         }
     }
 }
+
+/// `QBinary::apply` over NumPy broadcasting, one output element at a time.
+fn binary_ref<T: QInt>(p: &QBinary, a: &[T], a_dims: &[usize], b: &[T], b_dims: &[usize], out_dims: &[usize]) -> Vec<T> {
+    let mut out = vec![T::default(); out_dims.iter().product()];
+    crate::kernels::binary::broadcast_ref(a, a_dims, b, b_dims, &mut out, out_dims, |x: T, y: T| T::put(p.apply(x.get(), y.get())));
+    out
+}
+
+/// The broadcast shapes of the element-wise models: the second operand's dims for [N, H, W, C].
+fn broadcast_case(kind: usize, d: &[usize; 4]) -> Vec<usize> {
+    match kind {
+        0 => d.to_vec(),
+        1 => vec![1],
+        2 => vec![1, 1, 1, d[3]],
+        3 => vec![d[0], d[1], d[2], 1],
+        4 => vec![1, d[1], 1, d[3]],
+        _ => vec![d[3]],
+    }
+}
+
+fn check_broadcast<T: QInt + std::fmt::Debug + PartialEq>(k: QBinaryOp, s: &[f32], zp: &[i32], act: Activation, d: [usize; 4], kind: usize, swap: bool, seed: u64) -> Result<(), TestCaseError> {
+    let q = |i: usize| QParams { scale: s[i], zero_point: zp[i] };
+    let p = QBinary::new::<T>(k, q(0), q(1), q(2), act);
+    let full: Vec<T> = cast(&fill(seed, d.iter().product(), T::MIN, T::MAX));
+    let small_dims = broadcast_case(kind, &d);
+    let small: Vec<T> = cast(&fill(seed ^ 5, small_dims.iter().product(), T::MIN, T::MAX));
+    let ((a, a_dims), (b, b_dims)) = if swap { ((&small, &small_dims[..]), (&full, &d[..])) } else { ((&full, &d[..]), (&small, &small_dims[..])) };
+    let mut got = vec![T::default(); full.len()];
+    p.run::<T, T>(a, a_dims, b, b_dims, &mut got, &d);
+    let want = binary_ref(&p, a, a_dims, b, b_dims, &d);
+    prop_assert_eq!(&got, &want);
+    if let Some(t) = p.table2::<T, T>() {
+        got.fill(T::default());
+        p.run_table2::<T, T>(&t, a, a_dims, b, b_dims, &mut got, &d);
+        prop_assert_eq!(&got, &want);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Quantized add/sub/mul over every broadcast (equal shapes, scalar, `[1,1,1,C]`, `[N,H,W,1]`,
+    /// `[1,H,1,C]`, `[C]`, either side), sizes that reach the tables, the split across threads
+    /// and vector tails, against `apply` element by element.
+    #[test]
+    fn binary_broadcasts_match_apply(
+        d in (1usize..3, 1usize..24, 1usize..24, 1usize..40),
+        kind in 0usize..6,
+        swap in any::<bool>(),
+        op in 0usize..3,
+        seed in any::<u64>(),
+        s in proptest::collection::vec(0.0005f32..0.3, 3),
+        act in 0usize..3,
+        signed in any::<bool>(),
+    ) {
+        let k = [QBinaryOp::Add, QBinaryOp::Sub, QBinaryOp::Mul][op];
+        let act = [Activation::None, Activation::Relu, Activation::Relu6][act];
+        let d = [d.0, d.1, d.2, d.3];
+        if signed {
+            let zp = fill(seed ^ 9, 3, -128, 127);
+            check_broadcast::<i8>(k, &s, &zp, act, d, kind, swap, seed)?;
+        } else {
+            let zp = fill(seed ^ 9, 3, 0, 255);
+            check_broadcast::<u8>(k, &s, &zp, act, d, kind, swap, seed)?;
+        }
+        // int16 (zero points 0): the general and the power-of-two paths.
+        let pot = [0.5f32.powi(10), 0.5f32.powi(12), 0.5f32.powi(10)];
+        check_broadcast::<i16>(k, &s, &[0, 0, 0], act, d, kind, swap, seed)?;
+        check_broadcast::<i16>(k, &pot, &[0, 0, 0], act, d, kind, swap, seed)?;
+    }
+
+    /// Saturation edges: scales far apart and extreme zero points push most outputs to the ends.
+    #[test]
+    fn binary_broadcasts_saturate_like_apply(kind in 0usize..6, op in 0usize..3, seed in any::<u64>(), wide in any::<bool>()) {
+        let k = [QBinaryOp::Add, QBinaryOp::Sub, QBinaryOp::Mul][op];
+        let s = if wide { [0.9f32, 0.002, 0.001] } else { [0.001f32, 0.5, 0.004] };
+        check_broadcast::<i8>(k, &s, &[-128, 127, 0], Activation::None, [1, 9, 17, 33], kind, seed % 2 == 0, seed)?;
+        check_broadcast::<u8>(k, &s, &[0, 255, 128], Activation::Relu6, [2, 8, 16, 8], kind, seed % 2 == 1, seed)?;
+    }
+
+    /// QUANTIZE, DEQUANTIZE and integer requantization (vectorized, split across threads)
+    /// against their one-loop references.
+    #[test]
+    fn quantize_dequantize_match_reference(n in 1usize..20000, seed in any::<u64>(), scale in 0.0001f32..2.0, zp in -128i32..128) {
+        use super::misc;
+        let xs: Vec<f32> = fill(seed, n, -300_000, 300_000).iter().map(|&v| v as f32 * 0.01 * scale).chain([f32::NAN, 0.5 * scale, -0.5 * scale, 1e30]).collect();
+        let q = QParams { scale, zero_point: zp };
+        let (mut got, mut want) = (vec![0i8; xs.len()], vec![0i8; xs.len()]);
+        misc::quantize(&xs, q, &mut got);
+        misc::quantize_seq(&xs, q, &mut want);
+        prop_assert_eq!(&got, &want);
+        let (mut got16, mut want16) = (vec![0i16; xs.len()], vec![0i16; xs.len()]);
+        misc::quantize(&xs, QParams { scale: scale * 0.01, zero_point: 0 }, &mut got16);
+        misc::quantize_seq(&xs, QParams { scale: scale * 0.01, zero_point: 0 }, &mut want16);
+        prop_assert_eq!(&got16, &want16);
+        let (mut f, mut g) = (vec![0f32; got.len()], vec![0f32; got.len()]);
+        misc::dequantize(&got, q, &mut f);
+        misc::dequantize_seq(&got, q, &mut g);
+        prop_assert_eq!(f.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), g.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        for out_q in [QParams { scale: scale * 1.7, zero_point: 3 }, QParams { scale, zero_point: zp.wrapping_add(128) }] {
+            let r = misc::Requantize::new(q, out_q);
+            let (mut a, mut b) = (vec![0u8; got.len()], vec![0u8; got.len()]);
+            r.run(&got, &mut a);
+            r.run_seq(&got, &mut b);
+            prop_assert_eq!(a, b);
+        }
+    }
+}
