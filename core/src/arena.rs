@@ -459,6 +459,11 @@ pub struct OpIo {
     /// Output operands.
     pub outputs: Vec<OperandId>,
     arena_inputs: Vec<OperandId>,
+    /// `(k, dims)`: input `k` is viewed with these dims instead of its own (see
+    /// [`OpIo::with_dims`]).
+    in_dims: Vec<(usize, Vec<usize>)>,
+    /// The same for outputs.
+    out_dims: Vec<(usize, Vec<usize>)>,
 }
 
 impl OpIo {
@@ -471,11 +476,36 @@ impl OpIo {
                 InputSource::Const(_) => None,
             })
             .collect();
-        OpIo { op, inputs, outputs, arena_inputs }
+        OpIo { op, inputs, outputs, arena_inputs, in_dims: Vec::new(), out_dims: Vec::new() }
+    }
+
+    /// Views input `k` of each `(k, dims)` of `ins` (and output `k` of `outs`) with `dims`
+    /// instead of the tensor's own: a RESHAPE absorbed into the step that reads or writes the
+    /// same bytes under the other shape. The caller makes sure the two shapes hold the same
+    /// number of elements of the same type.
+    pub fn with_dims(mut self, ins: Vec<(usize, Vec<usize>)>, outs: Vec<(usize, Vec<usize>)>) -> OpIo {
+        self.in_dims = ins;
+        self.out_dims = outs;
+        self
     }
 
     /// Views of the inputs (arena tensors and constants, in order) and the outputs.
     pub fn views<'a>(&'a self, arena: &'a mut TensorArena) -> Result<(Vec<TensorRef<'a>>, Vec<TensorMut<'a>>), RunError> {
+        let (mut ins, mut outs) = self.split(arena)?;
+        for (k, d) in &self.in_dims {
+            if let Some(t) = ins.get_mut(*k) {
+                t.dims = d;
+            }
+        }
+        for (k, d) in &self.out_dims {
+            if let Some(t) = outs.get_mut(*k) {
+                t.dims = d;
+            }
+        }
+        Ok((ins, outs))
+    }
+
+    fn split<'a>(&'a self, arena: &'a mut TensorArena) -> Result<(Vec<TensorRef<'a>>, Vec<TensorMut<'a>>), RunError> {
         if let ([out], true) = (self.outputs.as_slice(), arena.owned.is_empty()) {
             return arena.split_one(self.op, &self.inputs, *out);
         }
