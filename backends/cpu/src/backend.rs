@@ -68,6 +68,11 @@ impl Backend for CpuBackend {
         let mut steps = Vec::with_capacity(ids.len());
         let mut k = 0;
         while k < ids.len() {
+            if let Some(chain) = ops::fuse_int_chain(ctx, &ids[k..]) {
+                k += chain.ops.len();
+                steps.push(int_chain_step(chain));
+                continue;
+            }
             // A RESHAPE whose output the next step alone reads is never run: that step reads
             // the RESHAPE's input under the reshaped dims.
             let lead = ids.get(k + 1).and_then(|&next| reshape_into(ctx, ids[k], next));
@@ -119,6 +124,18 @@ fn step_kernel(ctx: &CompileCtx, ids: &[OpId]) -> Result<(crate::kernel::Built, 
     let kind = ctx.graph.op(id).kind.name().to_string();
     let built = ops::build(ctx, id).map_err(|reason| CompileError::InvalidOp { op: id, kind, reason })?;
     Ok((built, 1))
+}
+
+/// The step of a run of integer element-wise ops (`ops::fuse_int_chain`), timed and planned
+/// at its last op.
+fn int_chain_step(c: ops::IntChain) -> Step {
+    let (last, first) = match c.ops.split_last() {
+        Some((&l, f)) => (l, f.to_vec()),
+        None => (OpId::new(0), Vec::new()),
+    };
+    let late = c.inputs.iter().filter_map(|s| if let InputSource::Arena(i) = s { Some(*i) } else { None }).collect();
+    let kind = format!("IntChain({} ops)", c.ops.len());
+    Step { kind, kernel: c.kernel, io: OpIo::new(last, c.inputs, c.outputs), fused: Some(Fused { first, late, mid: c.elided }) }
 }
 
 /// The step of one op's kernel.
