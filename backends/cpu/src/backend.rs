@@ -82,8 +82,8 @@ impl Backend for CpuBackend {
             let mut last = ids[start + n - 1];
             k = start + n;
             let mut in_dims = Vec::new();
-            match lead {
-                Some((r, a, b)) => match reads_once(&built, b) {
+            if let Some((r, a, b)) = lead {
+                match reads_once(&built, b) {
                     Some(pos) => {
                         built.inputs[pos] = InputSource::Arena(a);
                         in_dims.push((pos, ctx.dims(b).to_vec()));
@@ -91,8 +91,7 @@ impl Backend for CpuBackend {
                     }
                     // The step does not read the RESHAPE's output from the arena: run it.
                     None => steps.push(plain_step(ctx, r, step_kernel(ctx, &[r])?.0)),
-                },
-                None => {}
+                }
             }
             // A RESHAPE that alone reads the step's one output: the step writes the RESHAPE's
             // output under its own dims.
