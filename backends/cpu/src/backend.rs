@@ -66,6 +66,7 @@ impl Backend for CpuBackend {
 
     fn compile(&self, ctx: &CompileCtx, ids: &[OpId]) -> Result<Box<dyn Executable>, CompileError> {
         let mut steps = Vec::with_capacity(ids.len());
+        let fuse = std::env::var_os("NNRT_NOFUSE").is_none();
         let mut k = 0;
         while k < ids.len() {
             if let Some(chain) = ops::fuse_int_chain(ctx, &ids[k..]) {
@@ -75,7 +76,7 @@ impl Backend for CpuBackend {
             }
             // A RESHAPE whose output the next step alone reads is never run: that step reads
             // the RESHAPE's input under the reshaped dims.
-            let lead = ids.get(k + 1).and_then(|&next| reshape_into(ctx, ids[k], next));
+            let lead = ids.get(k + 1).filter(|_| fuse).and_then(|&next| reshape_into(ctx, ids[k], next));
             let start = k + usize::from(lead.is_some());
             let (mut built, n) = step_kernel(ctx, &ids[start..])?;
             let mut before: Vec<OpId> = ids[start..start + n - 1].to_vec();
@@ -96,7 +97,7 @@ impl Backend for CpuBackend {
             // A RESHAPE that alone reads the step's one output: the step writes the RESHAPE's
             // output under its own dims.
             let mut out_dims = Vec::new();
-            if let Some(&r) = ids.get(k) {
+            if let Some(&r) = ids.get(k).filter(|_| fuse) {
                 if let Some(c) = reshape_from(ctx, last, r, &built) {
                     out_dims.push((0, ctx.dims(c).to_vec()));
                     before.push(last);
