@@ -72,7 +72,7 @@ def main():
                     fs.append(run_median(a.cli, os.path.join(d, "source.tflite"), fp, th, a.runs))
                 t, f = statistics.median(ts), statistics.median(fs)
                 rows.append((name, th, t, f))
-                print(f"{name:42s} threads={th}  tosa {t:8.3f} ms  tflite {f:8.3f} ms  ratio {t / f:5.2f}", flush=True)
+                print(f"{name:42s} threads={th}  tosa {t * 1000:9.2f} us  tflite {f * 1000:9.2f} us  ratio {t / f:5.2f}", flush=True)
     worst = max((r[2] / r[3] for r in rows), default=0.0)
     print(f"{len(rows)} rows, worst ratio {worst:.2f}")
 

@@ -86,9 +86,21 @@ pub fn fuse_activations(g: Subgraph, origin: Vec<OpId>) -> (Subgraph, Vec<OpId>)
         let (Some(t), [out]) = (op.input(crate::ops::elementwise::INPUT), op.outputs.as_slice()) else { continue };
         let out = *out;
         let f32_all = [t, out].iter().all(|id| g.operands[id.index()].dtype == DType::F32);
-        let Some(p) = producer[t.index()] else { continue };
+        let Some(mut p) = producer[t.index()] else { continue };
         if !f32_all || uses[t.index()] != 1 || g.inputs.contains(&t) || g.operands[t.index()].data.is_some() {
             continue;
+        }
+        // Through a RESHAPE (TOSA's FULLY_CONNECTED: RESHAPE, CONV2D, RESHAPE, then CLAMP): the
+        // activation moves to the producer of the RESHAPE's input, which the RESHAPE alone
+        // reads; the RESHAPE then writes the activation's output. Element-wise, so the same
+        // values in the same bytes.
+        let mut reshape = None;
+        if let Some(r) = ops[p].as_ref().filter(|r| matches!(r.kind, OpKind::Reshape { .. }) && r.outputs.len() == 1) {
+            let x = r.input(0);
+            let from = x.and_then(|x| producer[x.index()]).filter(|_| x.is_some_and(|x| uses[x.index()] == 1 && !g.inputs.contains(&x) && g.operands[x.index()].dtype == DType::F32));
+            let Some(q) = from else { continue };
+            reshape = Some(p);
+            p = q;
         }
         let Some(prod) = ops[p].as_mut() else { continue };
         if prod.outputs.len() != 1 {
@@ -106,8 +118,14 @@ pub fn fuse_activations(g: Subgraph, origin: Vec<OpId>) -> (Subgraph, Vec<OpId>)
             continue;
         }
         *slot = act;
-        prod.outputs[0] = out;
-        producer[out.index()] = Some(p);
+        let writer = match reshape {
+            Some(r) => r,
+            None => p,
+        };
+        if let Some(w) = ops[writer].as_mut() {
+            w.outputs[0] = out;
+        }
+        producer[out.index()] = Some(writer);
         ops[u] = None;
     }
     let mut kept = Vec::with_capacity(ops.len());
@@ -326,6 +344,41 @@ mod tests {
 
     fn depthwise(padding: Padding) -> OpKind {
         OpKind::DepthwiseConv2D(DepthwiseConv2D { padding, stride: [2, 2], dilation: [1, 1], depth_multiplier: 1, act: Activation::None })
+    }
+
+    /// x [5, 1, 1, 4] → CONV2D (1×1) → [5, 1, 1, 3] → RESHAPE → [1, 5, 3] → RELU → graph output
+    /// (TOSA's FULLY_CONNECTED with its fused RELU); `read_mid` makes the convolution's output a
+    /// graph output as well.
+    fn conv_reshape_relu(read_mid: bool) -> (Subgraph, OperandId, OperandId) {
+        let mut g = Subgraph::default();
+        let x = g.add_operand(Operand::new("x", DType::F32, &[5, 1, 1, 4]));
+        g.inputs.push(x);
+        let w = konst(&mut g, DType::F32, &[3, 1, 1, 4], vec![0u8; 48]);
+        let c = g.add_operand(Operand::new("c", DType::F32, &[5, 1, 1, 3]));
+        let r = g.add_operand(Operand::new("r", DType::F32, &[1, 5, 3]));
+        let y = g.add_operand(Operand::new("y", DType::F32, &[1, 5, 3]));
+        let conv = OpKind::Conv2D(Conv2D { padding: Padding::Valid, stride: [1, 1], dilation: [1, 1], act: Activation::None });
+        g.add_op(Operation { kind: conv, inputs: vec![Some(x), Some(w), None], outputs: vec![c] });
+        g.add_op(Operation { kind: OpKind::Reshape { new_shape: Some(vec![1, 5, 3]) }, inputs: vec![Some(c)], outputs: vec![r] });
+        g.add_op(Operation { kind: OpKind::Unary(crate::UnaryOp::Relu), inputs: vec![Some(r)], outputs: vec![y] });
+        g.outputs.push(y);
+        if read_mid {
+            g.outputs.push(c);
+        }
+        (g, c, y)
+    }
+
+    #[test]
+    fn relu_after_a_reshape_fuses_into_the_convolution_before_it() {
+        let (g, c, y) = conv_reshape_relu(false);
+        let (f, origin) = fuse_activations(g, (0..3).map(OpId::new).collect());
+        assert_eq!(origin, vec![OpId::new(0), OpId::new(1)]);
+        assert!(matches!(&f.ops[0].kind, OpKind::Conv2D(p) if p.act == Activation::Relu));
+        assert_eq!((f.ops[0].outputs.as_slice(), f.ops[1].input(0), f.ops[1].outputs.as_slice()), (&[c][..], Some(c), &[y][..]));
+        // The convolution's output read elsewhere: nothing moves.
+        let (g, _, _) = conv_reshape_relu(true);
+        let (f, _) = fuse_activations(g.clone(), (0..3).map(OpId::new).collect());
+        assert_eq!(f.ops, g.ops);
     }
 
     const HW1: [i32; 8] = [0, 0, 1, 1, 1, 1, 0, 0];

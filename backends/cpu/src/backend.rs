@@ -1,7 +1,7 @@
 //! The CPU backend: decides support per op, builds one kernel per op at compile (weights packed
 //! there), and runs them in order over the arena.
 
-use nnrt_core::{Backend, CompileCtx, CompileError, Executable, OpId, OpIo, OpKind, OperandId, PlanHints, RunError, Subgraph, Support, TensorArena};
+use nnrt_core::{Backend, CompileCtx, CompileError, Executable, InputSource, OpId, OpIo, OpKind, OperandId, PlanHints, RunError, Subgraph, Support, TensorArena};
 
 use crate::kernel::Kernel;
 use crate::ops;
@@ -75,25 +75,47 @@ impl Backend for CpuBackend {
 pub(crate) fn compile_steps(ctx: &CompileCtx, ids: &[OpId]) -> Result<Vec<Step>, CompileError> {
     {
         let mut steps = Vec::with_capacity(ids.len());
+        let fuse = std::env::var_os("NNRT_NOFUSE").is_none();
         let mut k = 0;
         while k < ids.len() {
-            let id = ids[k];
-            k += 1;
-            // Fused kernels run as one step at the last op's turn; the earlier ops' outputs are
-            // never written. TOSA's CONV2D / DEPTHWISE_CONV2D + RESCALE (+ CLAMP) chains
-            // (`ops::fuse_rescale_chain`), then pairs (`ops::fuse_pair`).
-            let fused = ops::fuse_rescale_chain(ctx, &ids[k - 1..])
-                .or_else(|| ids.get(k).and_then(|&next| ops::fuse_pair(ctx, id, next, ids.get(k + 1).copied())).map(|b| (b, 2)));
-            if let Some((built, n)) = fused {
-                steps.push(fused_step(ctx, &ids[k - 1..k - 2 + n], ids[k - 2 + n], built));
-                k += n - 1;
+            if let Some(chain) = ops::fuse_int_chain(ctx, &ids[k..]) {
+                k += chain.ops.len();
+                steps.push(int_chain_step(chain));
                 continue;
             }
-            let op = ctx.graph.op(id);
-            let kind = op.kind.name().to_string();
-            let built = ops::build(ctx, id).map_err(|reason| CompileError::InvalidOp { op: id, kind: kind.clone(), reason })?;
-            let outputs = op.outputs.iter().chain(&built.state).copied().collect();
-            steps.push(Step { kind, kernel: built.kernel, io: OpIo::new(id, built.inputs, outputs), fused: None });
+            // A RESHAPE whose output the next step alone reads is never run: that step reads
+            // the RESHAPE's input under the reshaped dims.
+            let lead = ids.get(k + 1).filter(|_| fuse).and_then(|&next| reshape_into(ctx, ids[k], next));
+            let start = k + usize::from(lead.is_some());
+            let (mut built, n) = step_kernel(ctx, &ids[start..])?;
+            let mut before: Vec<OpId> = ids[start..start + n - 1].to_vec();
+            let mut last = ids[start + n - 1];
+            k = start + n;
+            let mut in_dims = Vec::new();
+            if let Some((r, a, b)) = lead {
+                match reads_once(&built, b) {
+                    Some(pos) => {
+                        built.inputs[pos] = InputSource::Arena(a);
+                        in_dims.push((pos, ctx.dims(b).to_vec()));
+                        before.insert(0, r);
+                    }
+                    // The step does not read the RESHAPE's output from the arena: run it.
+                    None => steps.push(plain_step(ctx, r, step_kernel(ctx, &[r])?.0)),
+                }
+            }
+            // A RESHAPE that alone reads the step's one output: the step writes the RESHAPE's
+            // output under its own dims.
+            let mut out_dims = Vec::new();
+            if let Some(&r) = ids.get(k).filter(|_| fuse) {
+                if let Some(c) = reshape_from(ctx, last, r, &built) {
+                    out_dims.push((0, ctx.dims(c).to_vec()));
+                    before.push(last);
+                    last = r;
+                    k += 1;
+                }
+            }
+            let step = if before.is_empty() { plain_step(ctx, last, built) } else { fused_step(ctx, &before, last, built) };
+            steps.push(Step { io: step.io.with_dims(in_dims, out_dims), ..step });
         }
         Ok(steps)
     }
@@ -125,6 +147,79 @@ impl Step {
     }
 }
 
+/// The kernel of the step that starts at `ids[0]` and how many ops of `ids` it covers: a fused
+/// TOSA convolution chain (`ops::fuse_rescale_chain`), a fused pair (`ops::fuse_pair`), or the
+/// op alone.
+fn step_kernel(ctx: &CompileCtx, ids: &[OpId]) -> Result<(crate::kernel::Built, usize), CompileError> {
+    let id = ids[0];
+    let fused = ops::fuse_rescale_chain(ctx, ids).or_else(|| ids.get(1).and_then(|&next| ops::fuse_pair(ctx, id, next, ids.get(2).copied())).map(|b| (b, 2)));
+    if let Some(f) = fused {
+        return Ok(f);
+    }
+    let kind = ctx.graph.op(id).kind.name().to_string();
+    let built = ops::build(ctx, id).map_err(|reason| CompileError::InvalidOp { op: id, kind, reason })?;
+    Ok((built, 1))
+}
+
+/// The step of a run of integer element-wise ops (`ops::fuse_int_chain`), timed and planned
+/// at its last op.
+fn int_chain_step(c: ops::IntChain) -> Step {
+    let (last, first) = match c.ops.split_last() {
+        Some((&l, f)) => (l, f.to_vec()),
+        None => (OpId::new(0), Vec::new()),
+    };
+    let late = c.inputs.iter().filter_map(|s| if let InputSource::Arena(i) = s { Some(*i) } else { None }).collect();
+    let kind = format!("IntChain({} ops)", c.ops.len());
+    Step { kind, kernel: c.kernel, io: OpIo::new(last, c.inputs, c.outputs), fused: Some(Fused { first, late, mid: c.elided }) }
+}
+
+/// The step of one op's kernel.
+fn plain_step(ctx: &CompileCtx, id: OpId, built: crate::kernel::Built) -> Step {
+    let op = ctx.graph.op(id);
+    let outputs = op.outputs.iter().chain(&built.state).copied().collect();
+    Step { kind: op.kind.name().to_string(), kernel: built.kernel, io: OpIo::new(id, built.inputs, outputs), fused: None }
+}
+
+/// Whether `t` is read by `next` alone, once, and is neither a graph output nor a variable.
+fn read_once_by(ctx: &CompileCtx, t: OperandId, next: OpId) -> bool {
+    let g = ctx.graph;
+    let reads = g.ops.iter().flat_map(|o| o.inputs.iter().flatten()).filter(|&&i| i == t).count();
+    let next_reads = g.op(next).inputs.iter().flatten().filter(|&&i| i == t).count();
+    reads == 1 && next_reads == 1 && !g.outputs.contains(&t) && !g.operand(t).is_variable
+}
+
+/// Where the step reads `b` from the arena, if it does so exactly once.
+fn reads_once(built: &crate::kernel::Built, b: OperandId) -> Option<usize> {
+    let mut at = built.inputs.iter().enumerate().filter(|(_, s)| matches!(s, InputSource::Arena(i) if *i == b)).map(|(k, _)| k);
+    match (at.next(), at.next()) {
+        (Some(k), None) => Some(k),
+        _ => None,
+    }
+}
+
+/// A RESHAPE's input and output when it only relabels bytes: one output of the input's type
+/// and element count. (Its kernel copies the bytes as they are.)
+fn relabel(ctx: &CompileCtx, r: OpId) -> Option<(OperandId, OperandId)> {
+    let op = ctx.graph.op(r);
+    let (OpKind::Reshape { .. }, Some(x), [y]) = (&op.kind, op.input(0), op.outputs.as_slice()) else { return None };
+    let (xo, yo) = (ctx.graph.operand(x), ctx.graph.operand(*y));
+    let count = |id: OperandId| nnrt_core::shape::num_elements(ctx.dims(id));
+    (xo.dtype == yo.dtype && xo.data.is_none() && !xo.is_variable && !yo.is_variable && count(x).is_some() && count(x) == count(*y)).then_some((x, *y))
+}
+
+/// `(r, input, output)` when op `r` is a RESHAPE whose output only `next` reads.
+fn reshape_into(ctx: &CompileCtx, r: OpId, next: OpId) -> Option<(OpId, OperandId, OperandId)> {
+    let (a, b) = relabel(ctx, r)?;
+    read_once_by(ctx, b, next).then_some((r, a, b))
+}
+
+/// The output of `last` when op `r` is a RESHAPE that alone reads it and `last`'s step writes
+/// it as its one output.
+fn reshape_from(ctx: &CompileCtx, last: OpId, r: OpId, built: &crate::kernel::Built) -> Option<OperandId> {
+    let (c, _) = relabel(ctx, r)?;
+    (ctx.graph.op(last).outputs.as_slice() == [c] && built.state.is_empty() && read_once_by(ctx, c, r)).then_some(c)
+}
+
 /// The step of a fused kernel for the ops `before` then `last` (each op before with one output
 /// that the next alone reads), timed and planned at `last`.
 fn fused_step(ctx: &CompileCtx, before: &[OpId], last: OpId, built: crate::kernel::Built) -> Step {
@@ -134,7 +229,8 @@ fn fused_step(ctx: &CompileCtx, before: &[OpId], last: OpId, built: crate::kerne
         late: before.iter().flat_map(|&i| ctx.graph.op(i).inputs.iter().flatten().copied()).collect(),
         mid: before.iter().map(|&i| ctx.graph.op(i).outputs[0]).collect(),
     };
-    Step { kind, kernel: built.kernel, io: OpIo::new(last, built.inputs, ctx.graph.op(last).outputs.clone()), fused: Some(fused) }
+    let outputs = ctx.graph.op(last).outputs.iter().chain(&built.state).copied().collect();
+    Step { kind, kernel: built.kernel, io: OpIo::new(last, built.inputs, outputs), fused: Some(fused) }
 }
 
 struct CpuExecutable {

@@ -30,6 +30,7 @@ mod conv;
 mod data;
 mod elementwise;
 mod fft;
+mod int_chain;
 mod int_forms;
 mod fuse;
 mod generate;
@@ -59,6 +60,7 @@ use nnrt_core::{CompileCtx, OpId, OpKind, OpRegistry};
 use crate::kernel::Built;
 
 pub(crate) use fuse::fuse_pair;
+pub(crate) use int_chain::{fuse_int_chain, IntChain};
 pub(crate) use tosa_fuse::fuse_rescale_chain;
 pub(crate) use mediapipe::{is_builtin_custom, output_dims as custom_output_dims};
 

@@ -98,7 +98,7 @@ pub struct Rescale {
 impl Rescale {
     /// One value of channel `c`.
     #[inline(always)]
-    fn one<TI: Lane, TO: Lane>(&self, v: TI, c: usize) -> TO {
+    pub(crate) fn one<TI: Lane, TO: Lane>(&self, v: TI, c: usize) -> TO {
         let value = v.widen(self.input_unsigned) - self.input_zp;
         let r = if self.scale32 {
             // An int32 value needs no 128-bit product (see apply_scale_32_i32).

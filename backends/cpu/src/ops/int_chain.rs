@@ -1,0 +1,507 @@
+//! Runs of TOSA's plain-integer element-wise ops as one step: what the TOSA lowering of an int8
+//! SOFTMAX (RESCALE, TABLEs, shifts, adds, CLZ and a Newton-Raphson reciprocal of IntMuls) and
+//! of quantized ADD/MUL (RESCALEs around int32 arithmetic, CLAMP as MAXIMUM/MINIMUM) become.
+//! Those ops run on a few elements each, so dispatching them one by one cost more than their
+//! arithmetic. Here every value of the run lives in 64-bit lanes and each op is one loop over
+//! them with the same integer steps as its own kernel (`quant::tosa`'s functions, the wrapping
+//! int32 arithmetic of `binary_i32`); only the values read after the run are stored. The
+//! results are the same integers as the ops one by one (the test compares them).
+
+use nnrt_core::{cast, cast_mut, Activation, BinaryOp, CompileCtx, DType, InputSource, IntBitsOp, OpId, OpKind, OperandId};
+
+use super::quantize::rescale_params;
+use super::util::source;
+use crate::kernel::Kernel;
+use crate::quant::tosa::{left_shift, right_shift, Rescale};
+
+/// Values larger than this run through the ops' own (vectorized) kernels.
+const MAX_ELEMENTS: usize = 1024;
+/// Fewer ops than this gain too little from one step.
+const MIN_OPS: usize = 3;
+
+/// A fused run: its kernel, what it reads and writes, and which ops and tensors it covers.
+pub(crate) struct IntChain {
+    pub kernel: Box<dyn Kernel>,
+    /// The arena tensors the run reads, in the kernel's input order.
+    pub inputs: Vec<InputSource>,
+    /// The values read after the run (by later ops or as graph outputs), in the kernel's output
+    /// order.
+    pub outputs: Vec<OperandId>,
+    /// The ops covered, in order.
+    pub ops: Vec<OpId>,
+    /// The values only the run reads: never written.
+    pub elided: Vec<OperandId>,
+}
+
+/// What one op computes, lane by lane.
+#[derive(Clone, Debug)]
+enum Lane {
+    /// Wrapping int32 ADD / SUB.
+    Add,
+    Sub,
+    Max,
+    Min,
+    /// TOSA MUL: 64-bit product, rounded right by `shift` when positive, low 32 bits.
+    IntMul(u32),
+    /// LOGICAL_LEFT_SHIFT / ARITHMETIC_RIGHT_SHIFT of a `bits`-bit value.
+    Shl(u32),
+    Shr(u32, bool),
+    Clz,
+    /// TABLE of an int16 value (513 entries) to int32.
+    Table16(Vec<i16>),
+    /// TABLE of an int8 value: `table[x + 128]` of 256 entries.
+    Table8(Vec<i64>),
+    /// RESCALE from `.1` to `.2`.
+    Rescale(Rescale, DType, DType),
+    /// RESCALE of int8: the result for each byte, per channel (`Rescale::table8`).
+    Rescale8(Vec<i64>, usize),
+}
+
+/// One op of the run: `dst = lane(a, b)`, each a slot of [`Run::slots`], kept in `out`'s type.
+#[derive(Clone, Debug)]
+struct Step {
+    lane: Lane,
+    a: usize,
+    b: Option<usize>,
+    dst: usize,
+    out: DType,
+}
+
+/// The kernel of a run.
+struct Run {
+    /// `(slot, dtype)` loaded from input `k`.
+    loads: Vec<(usize, DType)>,
+    steps: Vec<Step>,
+    /// `(slot, dtype)` stored to output `k`.
+    stores: Vec<(usize, DType)>,
+    /// One lane vector per value: 1 element, or the run's element count. Constants are filled
+    /// at build and never written.
+    slots: Vec<Vec<i64>>,
+}
+
+fn bits(t: DType) -> Option<u32> {
+    match t {
+        DType::I8 => Some(8),
+        DType::I16 => Some(16),
+        DType::I32 => Some(32),
+        _ => None,
+    }
+}
+
+/// `v` kept as its type keeps it (the low bits, sign-extended), as the ops' kernels store it.
+fn wrap(v: i64, t: DType) -> i64 {
+    match t {
+        DType::I8 => i64::from(v as i8),
+        DType::I16 => i64::from(v as i16),
+        _ => i64::from(v as i32),
+    }
+}
+
+/// A constant operand's values, sign-extended.
+fn const_lanes(ctx: &CompileCtx, id: OperandId) -> Option<Vec<i64>> {
+    let o = ctx.graph.operand(id);
+    let mut v = Vec::new();
+    load(o.data.as_ref()?.bytes(), o.dtype, &mut v).ok()?;
+    Some(v)
+}
+
+fn load(bytes: &[u8], t: DType, v: &mut Vec<i64>) -> Result<(), String> {
+    v.clear();
+    match t {
+        DType::I8 => v.extend(cast::<i8>(bytes)?.iter().map(|&x| i64::from(x))),
+        DType::I16 => v.extend(cast::<i16>(bytes)?.iter().map(|&x| i64::from(x))),
+        DType::I32 => v.extend(cast::<i32>(bytes)?.iter().map(|&x| i64::from(x))),
+        other => return Err(format!("an int chain does not load {other}")),
+    }
+    Ok(())
+}
+
+fn store(v: &[i64], t: DType, bytes: &mut [u8]) -> Result<(), String> {
+    match t {
+        DType::I8 => cast_mut::<i8>(bytes)?.iter_mut().zip(v).for_each(|(o, &x)| *o = x as i8),
+        DType::I16 => cast_mut::<i16>(bytes)?.iter_mut().zip(v).for_each(|(o, &x)| *o = x as i16),
+        DType::I32 => cast_mut::<i32>(bytes)?.iter_mut().zip(v).for_each(|(o, &x)| *o = x as i32),
+        other => return Err(format!("an int chain does not store {other}")),
+    }
+    Ok(())
+}
+
+/// The op's lane form and the operands it reads lane by lane, or `None` when it has none here.
+fn lane_of(ctx: &CompileCtx, id: OpId) -> Option<(Lane, Vec<OperandId>)> {
+    let g = ctx.graph;
+    let op = g.op(id);
+    let [y] = op.outputs.as_slice() else { return None };
+    let (x0, ot) = (op.input(0)?, g.operand(*y).dtype);
+    let xt = g.operand(x0).dtype;
+    let two = || Some(vec![x0, op.input(1)?]);
+    let same = |ids: &[OperandId]| ids.iter().all(|&i| g.operand(i).dtype == xt);
+    let (lane, ins) = match &op.kind {
+        OpKind::Binary { op: b, act: Activation::None } => {
+            let ins = two()?;
+            let lane = match b {
+                BinaryOp::Add if xt == DType::I32 => Lane::Add,
+                BinaryOp::Sub if xt == DType::I32 => Lane::Sub,
+                BinaryOp::Maximum => Lane::Max,
+                BinaryOp::Minimum => Lane::Min,
+                _ => return None,
+            };
+            (same(&ins) && ot == xt && bits(xt).is_some()).then_some(())?;
+            (lane, ins)
+        }
+        OpKind::IntMul => {
+            let ins = two()?;
+            // The shift as the op's kernel reads it: one constant int8.
+            let shift = g.operand(op.input(2)?).data.as_ref()?.bytes().first().copied()?;
+            (same(&ins) && ot == DType::I32 && bits(xt).is_some()).then_some(())?;
+            (Lane::IntMul(u32::from((shift as i8).clamp(0, 63) as u8)), ins)
+        }
+        OpKind::IntBits(IntBitsOp::LeftShift) => {
+            let ins = two()?;
+            (same(&ins) && ot == xt).then_some(())?;
+            (Lane::Shl(bits(xt)?), ins)
+        }
+        OpKind::IntBits(IntBitsOp::RightShift { round }) => {
+            let ins = two()?;
+            (same(&ins) && ot == xt).then_some(())?;
+            (Lane::Shr(bits(xt)?, *round), ins)
+        }
+        OpKind::IntBits(IntBitsOp::Clz) if xt == DType::I32 && ot == DType::I32 => (Lane::Clz, vec![x0]),
+        OpKind::Table if xt == DType::I16 && ot == DType::I32 => {
+            let t = const_lanes(ctx, op.input(1)?)?;
+            (g.operand(op.input(1)?).dtype == DType::I16 && t.len() == 513).then_some(())?;
+            (Lane::Table16(t.iter().map(|&v| v as i16).collect()), vec![x0])
+        }
+        OpKind::Table if xt == DType::I8 && ot == DType::I8 => {
+            let t = const_lanes(ctx, op.input(1)?)?;
+            (g.operand(op.input(1)?).dtype == DType::I8 && t.len() == 256).then_some(())?;
+            (Lane::Table8(t), vec![x0])
+        }
+        OpKind::Rescale(_) => {
+            (bits(xt).is_some() && bits(ot).is_some()).then_some(())?;
+            let r = rescale_params(ctx, id).ok()?;
+            let ch = r.multiplier.len();
+            match xt {
+                // As the op's kernel does for an int8 input (the same integers).
+                DType::I8 if ch <= 64 => {
+                    let table: Vec<i64> = match ot {
+                        DType::I8 => r.table8::<i8>().into_iter().map(i64::from).collect(),
+                        DType::I16 => r.table8::<i16>().into_iter().map(i64::from).collect(),
+                        _ => r.table8::<i32>().into_iter().map(i64::from).collect(),
+                    };
+                    (Lane::Rescale8(table, ch), vec![x0])
+                }
+                _ => (Lane::Rescale(r, xt, ot), vec![x0]),
+            }
+        }
+        _ => return None,
+    };
+    let plain = ins.iter().chain([y]).all(|&i| !g.operand(i).quant.is_quantized() && !g.operand(i).is_variable);
+    plain.then_some((lane, ins))
+}
+
+/// The longest run of ops from `ids[0]` (consecutive in the graph, at least [`MIN_OPS`]) that
+/// has a lane form, whose values hold one element or the run's count (at most
+/// [`MAX_ELEMENTS`]), each op's inputs either its output's count or one element.
+pub(crate) fn fuse_int_chain(ctx: &CompileCtx, ids: &[OpId]) -> Option<IntChain> {
+    if std::env::var_os("NNRT_NOFUSE").is_some() {
+        return None;
+    }
+    let g = ctx.graph;
+    let count = |id: OperandId| nnrt_core::shape::num_elements(ctx.dims(id));
+    let mut n: Option<usize> = None;
+    let mut found: Vec<(OpId, Lane, Vec<OperandId>)> = Vec::new();
+    for (j, &id) in ids.iter().enumerate() {
+        // Ops of other backends may run between two that are not adjacent; a TOSA convolution
+        // chain keeps its leading RESCALE.
+        if (j > 0 && id.index() != ids[j - 1].index() + 1) || super::fuse_rescale_chain(ctx, &ids[j..]).is_some() {
+            break;
+        }
+        let Some((lane, ins)) = lane_of(ctx, id) else { break };
+        let Some(c) = count(g.op(id).outputs[0]) else { break };
+        if c == 0 || c > MAX_ELEMENTS || n.is_some_and(|n| c != 1 && c != n) {
+            break;
+        }
+        if ins.iter().any(|&i| count(i).is_none_or(|k| k != 1 && k != c)) {
+            break;
+        }
+        if c != 1 {
+            n = Some(c);
+        }
+        found.push((id, lane, ins));
+    }
+    if found.len() < MIN_OPS {
+        return None;
+    }
+    let ops: Vec<OpId> = found.iter().map(|f| f.0).collect();
+    let mut slot_of: Vec<(OperandId, usize)> = Vec::new();
+    let mut slots: Vec<Vec<i64>> = Vec::new();
+    let (mut inputs, mut loads, mut steps) = (Vec::new(), Vec::new(), Vec::new());
+    for (id, lane, ins) in found {
+        let mut srcs = Vec::with_capacity(2);
+        for x in ins {
+            let s = match slot_of.iter().find(|(o, _)| *o == x) {
+                Some(&(_, s)) => s,
+                None => {
+                    let lanes = match g.operand(x).data.is_some() {
+                        true => const_lanes(ctx, x)?,
+                        false => {
+                            inputs.push(source(ctx, x));
+                            loads.push((slots.len(), g.operand(x).dtype));
+                            vec![0; count(x)?]
+                        }
+                    };
+                    slots.push(lanes);
+                    slot_of.push((x, slots.len() - 1));
+                    slots.len() - 1
+                }
+            };
+            srcs.push(s);
+        }
+        let y = g.op(id).outputs[0];
+        slots.push(vec![0; count(y)?]);
+        slot_of.push((y, slots.len() - 1));
+        steps.push(Step { lane, a: srcs[0], b: srcs.get(1).copied(), dst: slots.len() - 1, out: g.operand(y).dtype });
+    }
+    // Values read after the run are stored; the others are never written.
+    let (mut outputs, mut stores, mut elided) = (Vec::new(), Vec::new(), Vec::new());
+    for &id in &ops {
+        let y = g.op(id).outputs[0];
+        let outside = g.outputs.contains(&y) || g.ops.iter().enumerate().any(|(k, o)| !ops.iter().any(|i| i.index() == k) && o.inputs.iter().flatten().any(|&i| i == y));
+        let slot = slot_of.iter().find(|(o, _)| *o == y).map(|&(_, s)| s)?;
+        if outside {
+            outputs.push(y);
+            stores.push((slot, g.operand(y).dtype));
+        } else {
+            elided.push(y);
+        }
+    }
+    let run = Run { loads, steps, stores, slots };
+    Some(IntChain { kernel: Box::new(run), inputs, outputs, ops, elided })
+}
+
+/// `out[i] = f(a[i], b[i])`, a one-element side read at every `i`.
+#[inline(always)]
+fn map2(a: &[i64], b: &[i64], out: &mut [i64], f: impl Fn(i64, i64) -> i64) {
+    match (a.len(), b.len()) {
+        (1, _) if out.len() != 1 => out.iter_mut().zip(b).for_each(|(o, &y)| *o = f(a[0], y)),
+        (_, 1) if out.len() != 1 => out.iter_mut().zip(a).for_each(|(o, &x)| *o = f(x, b[0])),
+        _ => out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (&x, &y))| *o = f(x, y)),
+    }
+}
+
+/// `out[i] = f(a[i], i)`.
+#[inline(always)]
+fn map1(a: &[i64], out: &mut [i64], f: impl Fn(i64, usize) -> i64) {
+    out.iter_mut().zip(a).enumerate().for_each(|(i, (o, &x))| *o = f(x, i));
+}
+
+/// RESCALE of lanes of type `xt` to `ot`, through the op's own arithmetic (channel = index
+/// modulo the channel count, as `Rescale::run` walks them).
+fn rescale(r: &Rescale, a: &[i64], out: &mut [i64], xt: DType, ot: DType) {
+    let ch = r.multiplier.len().max(1);
+    macro_rules! to {
+        ($ti:ty) => {
+            match ot {
+                DType::I8 => map1(a, out, |x, i| i64::from(r.one::<$ti, i8>(x as $ti, i % ch))),
+                DType::I16 => map1(a, out, |x, i| i64::from(r.one::<$ti, i16>(x as $ti, i % ch))),
+                _ => map1(a, out, |x, i| i64::from(r.one::<$ti, i32>(x as $ti, i % ch))),
+            }
+        };
+    }
+    match xt {
+        DType::I8 => to!(i8),
+        DType::I16 => to!(i16),
+        _ => to!(i32),
+    }
+}
+
+impl Step {
+    fn eval(&self, a: &[i64], b: &[i64], out: &mut [i64]) {
+        let t = self.out;
+        match &self.lane {
+            Lane::Add => map2(a, b, out, |x, y| wrap(x + y, t)),
+            Lane::Sub => map2(a, b, out, |x, y| wrap(x - y, t)),
+            Lane::Max => map2(a, b, out, |x, y| x.max(y)),
+            Lane::Min => map2(a, b, out, |x, y| x.min(y)),
+            &Lane::IntMul(shift) => map2(a, b, out, |x, y| {
+                let p = x * y;
+                i64::from(if shift > 0 { (p.wrapping_add(1i64 << (shift - 1)) >> shift) as i32 } else { p as i32 })
+            }),
+            &Lane::Shl(bits) => map2(a, b, out, |x, y| wrap(left_shift(x, y, bits), t)),
+            &Lane::Shr(bits, round) => map2(a, b, out, |x, y| wrap(right_shift(x, y, bits, round), t)),
+            Lane::Clz => map1(a, out, |x, _| i64::from((x as i32 as u32).leading_zeros())),
+            Lane::Table16(table) => map1(a, out, |x, _| {
+                let index = ((x + 32768) >> 7) as usize;
+                let fraction = x & 0x7f;
+                let (base, next) = (i64::from(table[index]), i64::from(table[index + 1]));
+                wrap((base << 7) + (next - base) * fraction, DType::I32)
+            }),
+            Lane::Table8(table) => map1(a, out, |x, _| table[((x + 128) as usize) & 0xff]),
+            Lane::Rescale(r, xt, ot) => rescale(r, a, out, *xt, *ot),
+            &Lane::Rescale8(ref table, 1) => map1(a, out, |x, _| table[(x as u8) as usize]),
+            &Lane::Rescale8(ref table, ch) => map1(a, out, |x, i| table[(i % ch) * 256 + (x as u8) as usize]),
+        }
+    }
+}
+
+impl Kernel for Run {
+    fn run(&mut self, ins: &[nnrt_core::TensorRef<'_>], outs: &mut [nnrt_core::TensorMut<'_>]) -> Result<(), String> {
+        for (t, &(s, dtype)) in ins.iter().zip(&self.loads) {
+            let want = self.slots[s].len();
+            load(t.bytes, dtype, &mut self.slots[s])?;
+            if self.slots[s].len() != want {
+                return Err(format!("an input of the int chain has {} elements; {want} expected", self.slots[s].len()));
+            }
+        }
+        for step in &self.steps {
+            let mut out = std::mem::take(&mut self.slots[step.dst]);
+            let a = &self.slots[step.a];
+            let b = step.b.map_or(&[][..], |b| &self.slots[b]);
+            step.eval(a, b, &mut out);
+            self.slots[step.dst] = out;
+        }
+        for (t, &(s, dtype)) in outs.iter_mut().zip(&self.stores) {
+            store(&self.slots[s], dtype, t.bytes)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use nnrt_core::{Activation, BinaryOp, CompileCtx, ConstData, Config, DType, InputSource, IntBitsOp, OpId, OpKind, Operand, OperandId, Operation, Rescale, Subgraph, TensorMut, TensorRef};
+
+    use crate::testdata::xorshift;
+
+    const N: usize = 6;
+
+    fn bytes_of(t: DType, v: &[i64]) -> Vec<u8> {
+        let mut b = vec![0u8; v.len() * t.size()];
+        super::store(v, t, &mut b).expect("stores");
+        b
+    }
+
+    fn constant(g: &mut Subgraph, t: DType, dims: &[usize], v: &[i64]) -> OperandId {
+        let mut o = Operand::new("k", t, dims);
+        o.data = Some(ConstData::owned(bytes_of(t, v)));
+        g.add_operand(o)
+    }
+
+    /// A run over every lane form: per-channel RESCALEs, int16 TABLE, shifts by a broadcast
+    /// one-element amount, wrapping ADD / SUB, CLZ, IntMul with and without a shift, the CLAMP
+    /// pair, and a one-element value computed inside the run; three values read after it.
+    fn graph(seed: u64) -> (Subgraph, Vec<OpId>, [OperandId; 3], Vec<OperandId>) {
+        let mut rng = xorshift(seed);
+        let mut next = move || rng.next().unwrap_or(1);
+        let mut g = Subgraph::default();
+        let row = [1, N];
+        let one = [1, 1];
+        let x = g.add_operand(Operand::new("x", DType::I32, &row));
+        let s = g.add_operand(Operand::new("s", DType::I32, &one));
+        g.inputs = vec![x, s];
+        let op = |g: &mut Subgraph, kind: OpKind, ins: Vec<OperandId>, t: DType, dims: &[usize]| {
+            let y = g.add_operand(Operand::new("v", t, dims));
+            g.add_op(Operation { kind, inputs: ins.into_iter().map(Some).collect(), outputs: vec![y] });
+            y
+        };
+        let rescale = |double_round| OpKind::Rescale(Rescale { scale32: true, double_round, per_channel: true, input_unsigned: false, output_unsigned: false });
+        let bin = |op| OpKind::Binary { op, act: Activation::None };
+        let mults: Vec<i64> = (0..N).map(|_| (1 << 30) + (next() % (1 << 30)) as i64).collect();
+        let shifts: Vec<i64> = (0..N).map(|_| 36 + (next() % 8) as i64).collect();
+        let (m, sh) = (constant(&mut g, DType::I32, &[N], &mults), constant(&mut g, DType::I8, &[N], &shifts));
+        let (z32, z16) = (constant(&mut g, DType::I32, &[1], &[0]), constant(&mut g, DType::I16, &[1], &[0]));
+        let r0 = op(&mut g, rescale(true), vec![x, m, sh, z32, z16], DType::I16, &row);
+        let table: Vec<i64> = (0..513).map(|_| (next() % 65536) as i64 - 32768).collect();
+        let tk = constant(&mut g, DType::I16, &[513], &table);
+        let t = op(&mut g, OpKind::Table, vec![r0, tk], DType::I32, &row);
+        let l = op(&mut g, OpKind::IntBits(IntBitsOp::LeftShift), vec![t, s], DType::I32, &row);
+        let amounts: Vec<i64> = (0..N).map(|_| (next() % 40) as i64).collect();
+        let ak = constant(&mut g, DType::I32, &row, &amounts);
+        let rr = op(&mut g, OpKind::IntBits(IntBitsOp::RightShift { round: true }), vec![l, ak], DType::I32, &row);
+        let a = op(&mut g, bin(BinaryOp::Add), vec![rr, x], DType::I32, &row);
+        let b = op(&mut g, bin(BinaryOp::Sub), vec![a, s], DType::I32, &row);
+        let z = op(&mut g, OpKind::IntBits(IntBitsOp::Clz), vec![b], DType::I32, &row);
+        let mshift = constant(&mut g, DType::I8, &[1], &[(next() % 40) as i64]);
+        let p = op(&mut g, OpKind::IntMul, vec![b, x, mshift], DType::I32, &row);
+        let (lo, hi) = (constant(&mut g, DType::I32, &one, &[-(1 << 20)]), constant(&mut g, DType::I32, &one, &[1 << 20]));
+        let mx = op(&mut g, bin(BinaryOp::Maximum), vec![p, lo], DType::I32, &row);
+        let mn = op(&mut g, bin(BinaryOp::Minimum), vec![mx, hi], DType::I32, &row);
+        let oz = constant(&mut g, DType::I8, &[1], &[(next() % 256) as i64 - 128]);
+        let m2 = constant(&mut g, DType::I32, &[1], &[(1 << 30) + (next() % (1 << 30)) as i64]);
+        let s2 = constant(&mut g, DType::I8, &[1], &[44]);
+        let o8 = op(&mut g, rescale(false), vec![mn, m2, s2, z32, oz], DType::I8, &row);
+        // int8 in: RESCALE by table (unsigned out), then an int8 TABLE.
+        let (m3, s3) = (constant(&mut g, DType::I32, &[1], &[(1 << 30) + (next() % (1 << 30)) as i64]), constant(&mut g, DType::I8, &[1], &[30]));
+        let uzp = constant(&mut g, DType::I8, &[1], &[(next() % 256) as i64 - 128]);
+        let unsigned_out = OpKind::Rescale(Rescale { scale32: true, double_round: false, per_channel: false, input_unsigned: false, output_unsigned: true });
+        let u8v = op(&mut g, unsigned_out, vec![o8, m3, s3, oz, uzp], DType::I8, &row);
+        let t8: Vec<i64> = (0..256).map(|_| (next() % 256) as i64 - 128).collect();
+        let t8k = constant(&mut g, DType::I8, &[256], &t8);
+        let tv = op(&mut g, OpKind::Table, vec![u8v, t8k], DType::I8, &row);
+        let zero_shift = constant(&mut g, DType::I8, &[1], &[0]);
+        let w = op(&mut g, OpKind::IntMul, vec![s, s, zero_shift], DType::I32, &one);
+        let out2 = op(&mut g, bin(BinaryOp::Add), vec![z, w], DType::I32, &row);
+        g.outputs = vec![tv, out2, a];
+        let ops = (0..g.ops.len()).map(OpId::new).collect();
+        (g, ops, [a, tv, out2], vec![x, s])
+    }
+
+    fn view<'a>(g: &Subgraph, dims: &'a [Vec<usize>], id: OperandId, b: &'a [u8]) -> TensorRef<'a> {
+        TensorRef { dtype: g.operand(id).dtype, dims: &dims[id.index()], bytes: b }
+    }
+
+    #[test]
+    fn a_run_computes_the_ops_integers() {
+        for seed in 1..40u64 {
+            let (g, ops, outs, ins) = graph(seed);
+            let shapes: Vec<Vec<usize>> = g.operands.iter().map(|o| o.shape.concrete().unwrap_or_default()).collect();
+            let (config, origin) = (Config::default(), ops.clone());
+            let ctx = CompileCtx { graph: &g, shapes: &shapes, threads: 1, config: &config, origin: &origin };
+            let mut rng = xorshift(seed * 7919);
+            let mut values: Vec<Option<Vec<u8>>> = g.operands.iter().map(|o| o.data.as_ref().map(|d| d.bytes().to_vec())).collect();
+            let xv: Vec<i64> = (0..N).map(|_| rng.next().unwrap_or(0) as i32 as i64 >> (seed % 9)).collect();
+            values[ins[0].index()] = Some(bytes_of(DType::I32, &xv));
+            values[ins[1].index()] = Some(bytes_of(DType::I32, &[(rng.next().unwrap_or(0) % 34) as i64 - 1]));
+
+            // The ops one by one, through their own kernels.
+            let mut want = values.clone();
+            for &id in &ops {
+                let mut b = super::super::build(&ctx, id).expect("builds");
+                let srcs: Vec<Vec<u8>> = b.inputs.iter().map(|s| match s {
+                    InputSource::Arena(i) => want[i.index()].clone().expect("computed"),
+                    InputSource::Const(c) => c.view().bytes.to_vec(),
+                }).collect();
+                let ids: Vec<OperandId> = b.inputs.iter().map(|s| match s {
+                    InputSource::Arena(i) => *i,
+                    InputSource::Const(_) => OperandId::new(0),
+                }).collect();
+                let refs: Vec<TensorRef> = b.inputs.iter().zip(&srcs).zip(&ids).map(|((s, bytes), &i)| match s {
+                    InputSource::Arena(_) => view(&g, &shapes, i, bytes),
+                    InputSource::Const(c) => TensorRef { bytes, ..c.view() },
+                }).collect();
+                let y = g.op(id).outputs[0];
+                let mut out = vec![0u8; shapes[y.index()].iter().product::<usize>() * g.operand(y).dtype.size()];
+                b.kernel.run(&refs, &mut [TensorMut { dtype: g.operand(y).dtype, dims: &shapes[y.index()], bytes: &mut out }]).expect("runs");
+                want[y.index()] = Some(out);
+            }
+
+            // The run as one step.
+            let mut chain = super::fuse_int_chain(&ctx, &ops).expect("the run fuses");
+            assert_eq!(chain.ops, ops);
+            assert_eq!(chain.outputs, outs.to_vec(), "the values read after the run are stored");
+            assert_eq!(chain.elided.len(), ops.len() - 3);
+            let srcs: Vec<(OperandId, Vec<u8>)> = chain.inputs.iter().map(|s| match s {
+                InputSource::Arena(i) => (*i, values[i.index()].clone().expect("an input")),
+                InputSource::Const(_) => panic!("constants are folded into the run"),
+            }).collect();
+            let refs: Vec<TensorRef> = srcs.iter().map(|(i, b)| view(&g, &shapes, *i, b)).collect();
+            let mut got: Vec<Vec<u8>> = outs.iter().map(|o| vec![0u8; want[o.index()].as_ref().map_or(0, |v| v.len())]).collect();
+            let mut views: Vec<TensorMut> = got.iter_mut().zip(&outs).map(|(b, o)| TensorMut { dtype: g.operand(*o).dtype, dims: &shapes[o.index()], bytes: b }).collect();
+            chain.kernel.run(&refs, &mut views).expect("runs");
+            drop(views);
+            for (o, b) in outs.iter().zip(&got) {
+                assert_eq!(Some(b), want[o.index()].as_ref(), "seed {seed}, value {o}");
+            }
+        }
+    }
+}
