@@ -229,6 +229,33 @@ fn float_xnnpack_program_artifact_on_two_threads() {
     same_as_runtime(&dir.join("program.pte"), "mbv2_tiny", None, 2, &[dir.join("input_0.npy")]);
 }
 
+/// On a CPU whose instruction set is not the one the weights were packed for (here: the kernels
+/// held to AVX2 or to portable code with `NNRT_ISA`, which only lowers), the artifact packs the
+/// blocks that do not fit at create and still gives the runtime's outputs on that CPU, byte for
+/// byte.
+#[test]
+fn packed_weights_fall_back_on_another_instruction_set() {
+    let Some(runner) = cli_binary("nnpackage_run") else { return };
+    let dir = repo().join("tests/data/pte/q8_cnn");
+    let Some(b) = same_as_runtime(&dir.join("program.pte"), "q8_cnn_isa", None, 1, &[dir.join("input_0.npy")]) else { return };
+    let folder = b.exe.parent().expect("folder").to_path_buf();
+    let input = folder.join("in0.raw");
+    std::fs::copy(dir.join("input_0.npy"), folder.join("ref_in.0.npy")).expect("copy input");
+    for isa in ["avx2", "scalar"] {
+        let out = folder.join(format!("out_{isa}.raw"));
+        let o = Command::new(&b.exe).arg(&b.params).arg(&input).arg(&out).env("NNRT_ISA", isa).env("NNRT_AOT_TIMES", "1").output().expect("run");
+        let o = check(&format!("the artifact with NNRT_ISA={isa}"), o);
+        let line = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(line.contains("packed weight blocks mapped"), "{line}");
+        let prefix = folder.join(format!("ref_{isa}"));
+        let args = ["--backends", "cpu", "--threads", "1", "--load:npy"];
+        let r = Command::new(&runner).arg(dir.join("program.pte")).args(args).arg(folder.join("ref_in")).arg("--dump:raw").arg(&prefix).env("NNRT_ISA", isa).output().expect("run nnpackage_run");
+        check(&format!("nnpackage_run with NNRT_ISA={isa}"), r);
+        let want = std::fs::read(folder.join(format!("ref_{isa}.0"))).expect("reference output");
+        assert!(std::fs::read(&out).expect("output") == want, "NNRT_ISA={isa}: the artifact differs from the runtime ({line})");
+    }
+}
+
 #[test]
 fn multi_output_and_int8_artifacts() {
     let dir = repo().join("tests/data/pte/attention_ops");
