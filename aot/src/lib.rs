@@ -17,6 +17,7 @@ mod params;
 use std::ops::Range;
 
 pub use nnrt_backend_cpu::aot::AotStep;
+pub use nnrt_backend_cpu::prepack::{fnv, FNV_OFFSET};
 pub use nnrt_core as core;
 use nnrt_core::{CompileCtx, CompileError, Config, DType, OpId, OperandId, RunError, Subgraph, TensorArena};
 pub use params::{write as write_params, Params, ALIGN, FORMAT_VERSION, MAGIC};
@@ -26,40 +27,10 @@ pub use params::{write as write_params, Params, ALIGN, FORMAT_VERSION, MAGIC};
 /// crate and its parameters file both record the ABI they were made for; a mismatch is refused.
 /// The packers' source is part of it (`nnrt_backend_cpu::prepack::PACK_ABI`): packed blocks from
 /// another packing code are never read.
-pub const KERNEL_ABI: u64 = {
-    let h = fnv1a(concat!("nnrt ", env!("CARGO_PKG_VERSION"), "; params: IR constants then packed blocks, le, 64-aligned").as_bytes());
-    let pack = nnrt_backend_cpu::prepack::PACK_ABI.to_le_bytes();
-    let mut h2 = h;
-    let mut i = 0;
-    while i < 8 {
-        h2 ^= pack[i] as u64;
-        h2 = h2.wrapping_mul(0x0000_0100_0000_01b3);
-        i += 1;
-    }
-    h2
-};
-
-/// FNV-1a, 64 bits: the model and ABI hashes of artifacts (a consistency check, not a security
-/// measure).
-pub const fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut i = 0;
-    while i < bytes.len() {
-        h ^= bytes[i] as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        i += 1;
-    }
-    h
-}
-
-/// Continues an FNV-1a hash over more bytes.
-pub fn fnv1a_more(mut h: u64, bytes: &[u8]) -> u64 {
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
+pub const KERNEL_ABI: u64 = fnv(
+    fnv(FNV_OFFSET, concat!("nnrt ", env!("CARGO_PKG_VERSION"), "; params: IR constants then packed blocks, le, 64-aligned").as_bytes()),
+    &nnrt_backend_cpu::prepack::PACK_ABI.to_le_bytes(),
+);
 
 /// What can go wrong with an artifact: at create (its parameters file, its kernels) or when it
 /// runs (its inputs, a kernel).

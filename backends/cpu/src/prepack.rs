@@ -21,12 +21,17 @@ use crate::lines::Lines;
 /// A hash of the packers' source: a parameters file whose packed blocks another packing code made
 /// is refused (`nnrt-aot`'s kernel ABI includes it).
 pub const PACK_ABI: u64 = {
-    let a = fnv(0xcbf2_9ce4_8422_2325, include_str!("kernels/gemm.rs").as_bytes());
+    let a = fnv(FNV_OFFSET, include_str!("kernels/gemm.rs").as_bytes());
     let b = fnv(a, include_str!("quant/gemm.rs").as_bytes());
     fnv(b, include_str!("prepack.rs").as_bytes())
 };
 
-const fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
+/// The FNV-1a offset basis: `fnv(FNV_OFFSET, bytes)` is the 64-bit FNV-1a hash of `bytes`.
+pub const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// Continues a 64-bit FNV-1a hash `h` over `bytes` (the consistency hashes of artifacts and
+/// their packed blocks; not a security measure).
+pub const fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
     let mut i = 0;
     while i < bytes.len() {
         h ^= bytes[i] as u64;

@@ -207,10 +207,10 @@ pub fn compile(model: &Path, out: &Path, opts: &Options, shapes: &[(usize, Vec<u
     let first_packed = constants.len();
     constants.extend(blocks.iter().map(|b| b.bytes.as_slice()));
     let graph_code = graph_fn(g, &dims, &const_index);
-    let mut hash = nnrt_aot::fnv1a(graph_code.as_bytes());
+    let mut hash = nnrt_aot::fnv(nnrt_aot::FNV_OFFSET, graph_code.as_bytes());
     for c in &constants {
-        hash = nnrt_aot::fnv1a_more(hash, &(c.len() as u64).to_le_bytes());
-        hash = nnrt_aot::fnv1a_more(hash, c);
+        hash = nnrt_aot::fnv(hash, &(c.len() as u64).to_le_bytes());
+        hash = nnrt_aot::fnv(hash, c);
     }
 
     let in_names = port_names(&g.inputs.iter().map(|&i| g.operand(i).name.clone()).collect::<Vec<_>>(), "input");

@@ -105,41 +105,31 @@ impl QPackedB {
                 *d = z + aw;
             }
         });
+        // Panels of `nr` columns, each holding `group` consecutive `k` values per column.
+        fn panels<T: Copy>(dst: &mut [T], n: usize, kp: usize, nr: usize, group: usize, wp: impl Fn(usize, usize) -> T) {
+            let mut at = 0;
+            for p in 0..n.div_ceil(nr) {
+                for q in 0..kp / group {
+                    for c in 0..nr {
+                        for t in 0..group {
+                            dst[at] = wp(p * nr + c, q * group + t);
+                            at += 1;
+                        }
+                    }
+                }
+            }
+        }
         let (kp, bytes, pairs) = match layout {
             QLayout::Quad => {
                 let kp = k.div_ceil(4) * 4;
-                let panels = n.div_ceil(NR);
-                let bytes = prepack::lines(prepack::tag::Q_QUADS, facts(1), panels * kp * NR, |dst: &mut [i8]| {
-                    let mut at = 0;
-                    for p in 0..panels {
-                        for q in 0..kp / 4 {
-                            for c in 0..NR {
-                                for t in 0..4 {
-                                    dst[at] = wp(p * NR + c, q * 4 + t) as i8;
-                                    at += 1;
-                                }
-                            }
-                        }
-                    }
-                });
+                let len = n.div_ceil(NR) * kp * NR;
+                let bytes = prepack::lines(prepack::tag::Q_QUADS, facts(1), len, |dst: &mut [i8]| panels(dst, n, kp, NR, 4, |j, kk| wp(j, kk) as i8));
                 (kp, bytes, Lines::default())
             }
             QLayout::Pair => {
                 let kp = k.div_ceil(2) * 2;
-                let panels = n.div_ceil(NR_PAIR);
-                let pairs = prepack::lines(prepack::tag::Q_PAIRS, facts(2), panels * kp * NR_PAIR, |dst: &mut [i16]| {
-                    let mut at = 0;
-                    for p in 0..panels {
-                        for q in 0..kp / 2 {
-                            for c in 0..NR_PAIR {
-                                for t in 0..2 {
-                                    dst[at] = wp(p * NR_PAIR + c, q * 2 + t) as i16;
-                                    at += 1;
-                                }
-                            }
-                        }
-                    }
-                });
+                let len = n.div_ceil(NR_PAIR) * kp * NR_PAIR;
+                let pairs = prepack::lines(prepack::tag::Q_PAIRS, facts(2), len, |dst: &mut [i16]| panels(dst, n, kp, NR_PAIR, 2, |j, kk| wp(j, kk) as i16));
                 (kp, Lines::default(), pairs)
             }
         };
