@@ -31,8 +31,10 @@ if [ -d "$shared" ] && [ -z "$(ls -A "$corpus")" ]; then
     nnpackage)
       cp "$shared"/tflite/_nnpkg_variants/op_*.zip "$corpus"/ ;;
     pte)
-      for f in "$shared"/pte/*/program.pte ../tests/data/pte/*/program.pte; do
-        if [ -f "$f" ]; then cp "$f" "$corpus/$(basename "$(dirname "$f")").pte"; fi
+      # The shared programs and the repository's (operators, state, torch.cond, container variants).
+      for f in "$shared"/pte/*/program.pte ../tests/data/pte*/*/program.pte; do
+        d=$(dirname "$f")
+        if [ -f "$f" ]; then cp "$f" "$corpus/$(basename "$(dirname "$d")")_$(basename "$d").pte"; fi
       done ;;
     tosa)
       # Small graphs only: the fuzzer mutates whole inputs.

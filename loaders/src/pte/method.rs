@@ -249,7 +249,12 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         let mut init = op.clone();
         init.name = format!("{}/initial", op.name);
         init.data = Some(match idx {
-            0 => nnrt_core::ConstData::owned(vec![0; len]),
+            0 => {
+                // Zeros the loader allocates: bounded like the other constants it computes, so
+                // a corrupt size cannot make loading allocate without limit.
+                self.budget(Some(len / op.dtype.size()), &format!("the zero initial contents of mutable buffer {i}"))?;
+                nnrt_core::ConstData::owned(vec![0; len])
+            }
             _ => {
                 let list = t.extra_tensor_info().map_or(0, |x| x.mutable_data_segments_idx() as usize);
                 self.c.mutable(list, idx, len, &what)?

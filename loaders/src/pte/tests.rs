@@ -72,3 +72,18 @@ fn a_program_without_extended_header_loads() {
     assert_ne!(&bytes[8..12], b"eh00");
     load_bytes(bytes).expect("shape_ops has no segment data and no extended header");
 }
+
+/// A mutable buffer the exporter left uninitialized (its initial contents are zeros the loader
+/// makes) declared with a billion elements: a typed error at load, not an 8 GB allocation
+/// (found by the `pte` fuzz target).
+#[test]
+fn a_huge_uninitialized_mutable_buffer_is_refused_before_allocating() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/pte_state/counter/program.pte");
+    let mut bytes = std::fs::read(&p).expect("tests/data/pte_state/counter/program.pte");
+    // The counter buffer's `sizes` vector ([1]) is the last one-element vector holding 1 in the
+    // flatbuffer (found by patching each candidate, checked by the error below).
+    let at = bytes.windows(8).rposition(|w| w == [1, 0, 0, 0, 1, 0, 0, 0]).expect("a [1] sizes vector");
+    bytes[at + 4..at + 8].copy_from_slice(&1_000_000_000i32.to_le_bytes());
+    let err = load_bytes(bytes).err().expect("refused").to_string();
+    assert!(err.contains("zero initial contents of mutable buffer") && err.contains("1000000000"), "{err}");
+}
