@@ -74,3 +74,44 @@ fn torch_cond_takes_the_branch_the_condition_picks() {
     }
     assert_eq!(checked, 4, "two programs, each input set");
 }
+
+/// Loops and arithmetic on sizes (tests/data/pte_loop, made by tools/make_pte_loop_cases.py):
+/// `torch.map` (rows with an extra argument; a Linear and a Conv2d inside the body) and
+/// `torch.scan` (a carry through `aten::copy_`), which ExecuTorch's emitter writes as a loop with
+/// a JumpFalse back and `executorch_prim` counters, unrolled by nnrt at load; and a dynamic batch
+/// whose view takes `x.shape[0] * 2` (`executorch_prim::mul` on a run-time size), computed at run
+/// time, portable and XNNPACK-lowered. One session runs both input sets of each (the second with
+/// another batch for the dynamic one), outputs equal to ExecuTorch's.
+#[test]
+fn loops_and_run_time_sizes_run_as_in_executorch() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/pte_loop");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&root).expect("tests/data/pte_loop") {
+        let dir = entry.expect("entry").path();
+        let case = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("meta.json")).expect("meta.json")).expect("json");
+        let n_in = meta["inputs"].as_u64().expect("inputs") as usize;
+        let mut s = Session::load(dir.join("program.pte")).expect("load");
+        s.set_backends("cpu").expect("backends");
+        for k in ["a", "b"] {
+            let inputs: Vec<nnrt_npy::Array> = (0..n_in).map(|i| npy(&dir.join(format!("input_{k}_{i}.npy")))).collect();
+            for (i, x) in inputs.iter().enumerate() {
+                s.set_input_shape(i, &x.dims).expect("input shape");
+            }
+            if k == "a" {
+                s.prepare().expect("prepare");
+            }
+            for (i, x) in inputs.iter().enumerate() {
+                s.set_input(i, &x.data).expect("input");
+            }
+            s.run().unwrap_or_else(|e| panic!("{case} ({k}): {e}"));
+            for j in 0..s.output_count() {
+                let want = npy(&dir.join(format!("expected_{k}_{j}.npy")));
+                assert_eq!(s.output_info(j).expect("info").dims, want.dims, "{case} ({k}) output {j}: shape");
+                close(&format!("{case} ({k})"), 0, j, s.output(j).expect("output"), &want);
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 12, "six programs, two input sets each");
+}

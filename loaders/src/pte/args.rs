@@ -85,8 +85,10 @@ impl<'a> MethodBuilder<'_, 'a> {
 
     /// Int argument `k`.
     pub fn int(&self, args: &[i64], k: usize) -> Result<i64, LoadError> {
-        let v = self.arg(args, k)?;
-        v.val_as_int().map(|i| i.int_val()).ok_or_else(|| self.wrong(args, k, "an Int"))
+        match self.scalar(args, k)? {
+            Scalar::Int(i) => Ok(i),
+            _ => Err(self.wrong(args, k, "an Int")),
+        }
     }
 
     /// Optional int argument `k` (`int?`).
@@ -99,8 +101,10 @@ impl<'a> MethodBuilder<'_, 'a> {
 
     /// Bool argument `k`.
     pub fn boolean(&self, args: &[i64], k: usize) -> Result<bool, LoadError> {
-        let v = self.arg(args, k)?;
-        v.val_as_bool().map(|b| b.bool_val()).ok_or_else(|| self.wrong(args, k, "a Bool"))
+        match self.scalar(args, k)? {
+            Scalar::Bool(b) => Ok(b),
+            _ => Err(self.wrong(args, k, "a Bool")),
+        }
     }
 
     /// Float argument `k` (`float`: a Double, or an Int the exporter kept as one).
@@ -115,6 +119,9 @@ impl<'a> MethodBuilder<'_, 'a> {
     /// Scalar argument `k` (an Int, Double or Bool).
     pub fn scalar(&self, args: &[i64], k: usize) -> Result<Scalar, LoadError> {
         let v = self.arg(args, k)?;
+        if let Some(x) = self.scalar_value(args[k])? {
+            return Ok(x);
+        }
         if let Some(i) = v.val_as_int() {
             return Ok(Scalar::Int(i.int_val()));
         }
@@ -153,12 +160,24 @@ impl<'a> MethodBuilder<'_, 'a> {
             .into_iter()
             .map(|i| {
                 let item = self.value(i)?;
-                let n = item.val_as_int().map(|x| x.int_val()).ok_or_else(|| {
-                    self.err(format!("argument {k}'s list names value {i}, which is {}, not an Int", item.val_type().variant_name().unwrap_or("unknown")))
-                })?;
-                Ok((!self.symbolic.contains(&i)).then_some(n))
+                let not_int = || self.err(format!("argument {k}'s list names value {i}, which is {}, not an Int", item.val_type().variant_name().unwrap_or("unknown")));
+                if self.symbolic.contains(&i) {
+                    return Ok(None);
+                }
+                match self.known.get(&i) {
+                    Some(Scalar::Int(n)) => Ok(Some(*n)),
+                    Some(_) => Err(not_int()),
+                    None => item.val_as_int().map(|x| Some(x.int_val())).ok_or_else(not_int),
+                }
             })
             .collect()
+    }
+
+    /// The value indices an Int-list argument `k` names.
+    pub fn list_ints(&self, args: &[i64], k: usize) -> Result<Vec<i64>, LoadError> {
+        let v = self.arg(args, k)?;
+        let list = v.val_as_int_list().ok_or_else(|| self.wrong(args, k, "an IntList"))?;
+        Ok(list.items().map(|l| l.iter().collect()).unwrap_or_default())
     }
 
     /// Optional int-list argument `k` (`int[]?`).
@@ -184,6 +203,17 @@ impl<'a> MethodBuilder<'_, 'a> {
         let v = self.arg(args, k)?;
         let s = v.val_as_string().ok_or_else(|| self.wrong(args, k, "a String"))?;
         Ok(Some(s.string_val().unwrap_or_default().to_string()))
+    }
+
+    /// The scalar value `vi` holds now, when an instruction computed it at load (an
+    /// `executorch_prim` operator, a `sym_size` of a fixed size); `None` for a value no
+    /// instruction wrote (its serialized contents hold). A value computed from sizes known only
+    /// at run time is an error: nnrt takes those in views only.
+    pub fn scalar_value(&self, vi: i64) -> Result<Option<Scalar>, LoadError> {
+        if self.symbolic.contains(&vi) {
+            return Err(self.err(format!("value {vi} is a size known only at run time (from sym_size); nnrt takes run-time sizes in views only")));
+        }
+        Ok(self.known.get(&vi).copied())
     }
 
     /// Normalises dim `d` (negative counts from the end) for a tensor of `rank` dims.

@@ -4,8 +4,10 @@
 //! Values are renamed as they are written (a tensor written twice becomes two operands), so the
 //! subgraph is in SSA form whatever the program's memory plan shares. `MoveCall` rebinds a
 //! value; `FreeCall` releases nothing here (the arena plan does that); `JumpFalseCall` is followed
-//! when its condition is a constant and refused otherwise; a jump that comes back to an
-//! instruction already run is a cycle and refused.
+//! when its condition is known at load — a constant, or a scalar the `executorch_prim` operators
+//! computed there, so a `torch.map` / `torch.scan` loop is unrolled, within a bound on the
+//! instructions run — and a forward jump on a bool tensor is an if/else (`torch.cond`); any other
+//! condition is refused.
 
 use std::collections::{HashMap, HashSet};
 
@@ -63,6 +65,9 @@ pub(crate) enum Deferred {
     QParams { x: OperandId, qmin: i32, qmax: i32, row_dims: usize },
     /// `x` quantized with the [`Deferred::QParams`] chosen for it: only a dequantize may read it.
     DynQuantized { x: OperandId, qmin: i32, qmax: i32, row_dims: usize },
+    /// The rows `et_copy_index` wrote so far (a `torch.map` / `torch.scan` loop's stacked
+    /// output), stacked along a new first dim when read.
+    Stack(Vec<OperandId>),
 }
 
 /// ExecuTorch's name of a scalar type number, for errors.
@@ -97,6 +102,17 @@ pub(crate) struct MethodBuilder<'c, 'a> {
     temps: HashSet<OperandId>,
     /// Int values a `sym_size` wrote: sizes known only at run time.
     pub symbolic: HashSet<i64>,
+    /// Scalar values instructions computed at load (`sym_size` of a fixed size, the
+    /// `executorch_prim` operators on them): loops run on them are unrolled.
+    pub known: HashMap<i64, Scalar>,
+    /// Values bound as views of what an instruction wrote at their planned place: the operand
+    /// they view.
+    views: HashMap<i64, OperandId>,
+    /// Sizes known only at run time that the `executorch_prim` operators computed (not a
+    /// `sym_size` itself): the int32 [1] operand computing each at run time.
+    pub derived: HashMap<i64, OperandId>,
+    /// The tensor and dim of each `sym_size` of a size known only at run time.
+    pub sym_src: HashMap<i64, (OperandId, usize)>,
     /// Values an op computes only if something reads them (max pooling's indices).
     pub deferred: HashMap<i64, Deferred>,
     /// The instruction being converted and its operator, for errors.
@@ -114,7 +130,7 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         let values = plan.values().unwrap_or_default();
         let bound = vec![None; values.len()];
         let g = Subgraph { name: method.to_string(), numerics: nnrt_core::Numerics::ExecuTorch, ..Subgraph::default() };
-        Self { c, method: method.to_string(), values, bound, g, memory: HashMap::new(), twin: HashMap::new(), pending: HashSet::new(), temps: HashSet::new(), deferred: HashMap::new(), symbolic: HashSet::new(), at: (0, String::new()), mutable: HashSet::new(), state: Vec::new() }
+        Self { c, method: method.to_string(), values, bound, g, memory: HashMap::new(), twin: HashMap::new(), pending: HashSet::new(), temps: HashSet::new(), deferred: HashMap::new(), symbolic: HashSet::new(), known: HashMap::new(), views: HashMap::new(), derived: HashMap::new(), sym_src: HashMap::new(), at: (0, String::new()), mutable: HashSet::new(), state: Vec::new() }
     }
 
     /// An error about this method, at the current instruction when there is one.
@@ -187,6 +203,7 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         let len = byte_len(&op).unwrap_or(usize::MAX);
         let id = self.g.add_operand(op);
         self.bound[i as usize] = Some(id);
+        self.views.remove(&i);
         if let Some(p) = self.tensor_decl(i)?.allocation_info() {
             self.memory.insert((p.memory_id(), place_offset(&p)), (id, len));
         }
@@ -196,8 +213,14 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
     /// The operand holding tensor value `i` now: the last write, or its constant data.
     pub fn read(&mut self, i: i64) -> Result<OperandId, LoadError> {
         let t = self.tensor_decl(i)?;
+        let place = t.allocation_info().map(|p| (p.memory_id(), place_offset(&p)));
         if let Some(id) = self.bound[i as usize] {
-            return Ok(id);
+            // A view stays bound while its place holds what it was made from; in a loop's next
+            // iteration the place is written again and the view is made anew.
+            match self.views.get(&i) {
+                Some(src) if place.and_then(|p| self.memory.get(&p)).map(|m| m.0) != Some(*src) => self.bound[i as usize] = None,
+                _ => return Ok(id),
+            }
         }
         if let Some(d) = self.deferred.remove(&i) {
             let id = super::ops::compute_deferred(self, i, d)?;
@@ -211,7 +234,6 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
             return self.read_state(i, op, idx, len);
         }
         if idx == 0 {
-            let place = t.allocation_info().map(|p| (p.memory_id(), place_offset(&p)));
             let Some(&(src, size)) = place.and_then(|p| self.memory.get(&p)) else {
                 return Err(self.err(format!("value {i} (a tensor with no data) is read before anything writes it")));
             };
@@ -221,6 +243,7 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
             let id = self.g.add_operand(op);
             self.reshape_op(src, id);
             self.bound[i as usize] = Some(id);
+            self.views.insert(i, src);
             return Ok(id);
         }
         let what = format!("method '{}' value {i}", self.method);
@@ -301,6 +324,7 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         self.value(i)?;
         self.temps.remove(&id);
         self.bound[i as usize] = Some(id);
+        self.views.remove(&i);
         Ok(())
     }
 
@@ -472,15 +496,17 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         }
         for (ci, chain) in plan.chains().unwrap_or_default().iter().enumerate() {
             let instrs = chain.instructions().unwrap_or_default();
-            let mut visited = vec![false; instrs.len()];
-            self.run_range(plan, &operators, ci, &instrs, 0, instrs.len(), &mut visited)?;
+            let mut steps = 0;
+            self.run_range(plan, &operators, ci, &instrs, 0, instrs.len(), &mut steps)?;
         }
         self.at = (0, String::new());
         Ok(())
     }
 
-    /// Runs instructions `pc..end` of chain `ci`. A JumpFalse on a condition computed at run
-    /// time opens an if/else (see [`MethodBuilder::run_cond`]); a jump back is a loop, refused.
+    /// Runs instructions `start..end` of chain `ci`. A JumpFalse on a Bool known at load
+    /// jumps (backwards too: a `torch.map` / `torch.scan` loop, whose trip count is known at
+    /// load, is unrolled, at most [`MAX_STEPS`] instructions in all); one on a bool tensor
+    /// computed at run time opens an if/else (see [`MethodBuilder::run_cond`]).
     #[allow(clippy::too_many_arguments)]
     fn run_range(
         &mut self,
@@ -488,13 +514,17 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         operators: &[String],
         ci: usize,
         instrs: &Vector<'a, ForwardsUOffset<et::Instruction<'a>>>,
-        mut pc: usize,
+        start: usize,
         end: usize,
-        visited: &mut [bool],
+        steps: &mut usize,
     ) -> Result<(), LoadError> {
+        let mut pc = start;
         while pc < end {
-            if std::mem::replace(&mut visited[pc], true) {
-                return Err(self.err(format!("chain {ci} jumps back to instruction {pc}: a loop, which nnrt cannot run as a graph")));
+            *steps += 1;
+            if *steps > MAX_STEPS {
+                return Err(self.err(format!(
+                    "chain {ci} runs more than {MAX_STEPS} instructions at load: a loop that does not end (nnrt unrolls loops whose trip count is known when the program loads)"
+                )));
             }
             let ins = instrs.get(pc);
             self.at = (pc, String::new());
@@ -525,31 +555,54 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
                 et::InstructionArguments::MoveCall => {
                     let m = ins.instr_args_as_move_call().ok_or_else(|| self.err("empty MoveCall"))?;
                     self.at = (pc, "MoveCall".into());
-                    let from = self.value(i64::from(m.move_from()))?;
+                    let (from_i, to_i) = (i64::from(m.move_from()), i64::from(m.move_to()));
+                    let from = self.value(from_i)?;
+                    self.value(to_i)?;
                     if from.val_as_tensor().is_some() {
-                        let id = self.read(i64::from(m.move_from()))?;
-                        self.bind(i64::from(m.move_to()), id)?;
-                    } else {
-                        self.value(i64::from(m.move_to()))?;
+                        let id = self.read(from_i)?;
+                        self.bind(to_i, id)?;
+                    } else if self.symbolic.contains(&from_i) {
+                        let d = self.derived.get(&from_i).copied();
+                        self.set_scalar(to_i, None)?;
+                        if let Some(d) = d {
+                            self.derived.insert(to_i, d);
+                        }
+                    } else if let Some(x) = self.known.get(&from_i).copied() {
+                        self.set_scalar(to_i, Some(x))?;
                     }
                 }
                 et::InstructionArguments::JumpFalseCall => {
                     let j = ins.instr_args_as_jump_false_call().ok_or_else(|| self.err("empty JumpFalseCall"))?;
                     self.at = (pc, "JumpFalseCall".into());
-                    let cond = self.value(i64::from(j.cond_value_index()))?;
+                    let cv = i64::from(j.cond_value_index());
+                    let cond = self.value(cv)?;
                     let dest = usize::try_from(j.destination_instruction()).ok().filter(|&d| d <= instrs.len()).ok_or_else(|| {
                         self.err(format!("jumps to instruction {} (the chain has {})", j.destination_instruction(), instrs.len()))
                     })?;
-                    match cond.val_as_bool() {
-                        Some(b) if !b.bool_val() => next = dest,
-                        Some(_) => {}
+                    let known = match self.scalar_value(cv)? {
+                        Some(Scalar::Bool(b)) => Some(b),
+                        Some(other) => return Err(self.err(format!("the condition (value {cv}) holds {other:?}, not a Bool"))),
+                        None => cond.val_as_bool().map(|b| b.bool_val()),
+                    };
+                    match known {
+                        Some(false) => {
+                            if dest < start || dest > end {
+                                return Err(self.err(format!("jumps to instruction {dest}, outside the instructions {start}..{end} it runs in")));
+                            }
+                            if dest <= pc && !self.known.contains_key(&cv) {
+                                return Err(self.err(format!(
+                                    "jumps back to instruction {dest} on a constant condition (value {cv}): a loop that never ends, which nnrt cannot run as a graph"
+                                )));
+                            }
+                            next = dest;
+                        }
+                        Some(true) => {}
                         None if cond.val_as_tensor().is_some() && dest > pc + 1 && dest <= end => {
-                            next = self.run_cond(plan, operators, ci, instrs, pc, i64::from(j.cond_value_index()), dest, end, visited)?;
+                            next = self.run_cond(plan, operators, ci, instrs, pc, cv, dest, end, steps)?;
                         }
                         None => {
                             return Err(self.err(format!(
-                                "the condition (value {}) is {}; nnrt takes a Bool, or a bool tensor computed at run time with a forward jump (torch.cond)",
-                                j.cond_value_index(),
+                                "the condition (value {cv}) is {}; nnrt takes a Bool known at load (a loop is unrolled), or a bool tensor computed at run time with a forward jump (torch.cond)",
                                 kind_name(&cond)
                             )))
                         }
@@ -582,12 +635,16 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         cond_value: i64,
         else_start: usize,
         end: usize,
-        visited: &mut [bool],
+        steps: &mut usize,
     ) -> Result<usize, LoadError> {
         let skip = instrs.get(else_start - 1);
         let after = match skip.instr_args_as_jump_false_call() {
             Some(j) if else_start - 1 > at => {
-                let always = self.value(i64::from(j.cond_value_index()))?.val_as_bool().is_some_and(|b| !b.bool_val());
+                let cv = i64::from(j.cond_value_index());
+                let always = match self.known.get(&cv) {
+                    Some(x) => *x == Scalar::Bool(false),
+                    None => !self.symbolic.contains(&cv) && self.value(cv)?.val_as_bool().is_some_and(|b| !b.bool_val()),
+                };
                 let dest = usize::try_from(j.destination_instruction()).unwrap_or(usize::MAX);
                 if !always || dest < else_start || dest > end {
                     return Err(self.err(format!("instruction {} does not end a then-branch with a jump over an else-branch", else_start - 1)));
@@ -604,17 +661,30 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         }
         let before = self.bound.clone();
         let memory = self.memory.clone();
+        let known = self.known.clone();
+        let derived = self.derived.clone();
         let then_end = if after == else_start { else_start } else { else_start - 1 };
         if then_end > at + 1 {
-            self.run_range(plan, operators, ci, instrs, at + 1, then_end, visited)?;
-        }
-        if then_end < else_start {
-            visited[then_end] = true;
+            self.run_range(plan, operators, ci, instrs, at + 1, then_end, steps)?;
         }
         let then_bound = std::mem::replace(&mut self.bound, before.clone());
+        let then_known = std::mem::replace(&mut self.known, known);
+        let then_derived = std::mem::replace(&mut self.derived, derived);
         self.memory = memory;
         if after > else_start {
-            self.run_range(plan, operators, ci, instrs, else_start, after, visited)?;
+            self.run_range(plan, operators, ci, instrs, else_start, after, steps)?;
+        }
+        if let Some(k) = then_derived.iter().find(|(k, v)| self.derived.get(k) != Some(v)).map(|(k, _)| *k) {
+            return Err(self.err(format!("value {k} is a size computed at run time differently in each branch; nnrt does not select run-time sizes")));
+        }
+        // A scalar the branches left different is known only at run time.
+        let keys: HashSet<i64> = then_known.keys().chain(self.known.keys()).copied().collect();
+        for k in keys {
+            if then_known.get(&k) != self.known.get(&k) {
+                self.known.remove(&k);
+                self.symbolic.insert(k);
+                self.derived.remove(&k);
+            }
         }
         let else_bound = self.bound.clone();
         self.at = (at, "JumpFalseCall".into());
@@ -639,7 +709,70 @@ impl<'c, 'a> MethodBuilder<'c, 'a> {
         }
         Ok(after)
     }
+
+    /// Records `x` as the scalar value `vi` holds from now on (computed at load), or, for
+    /// `None`, that `vi` is known only at run time.
+    pub fn set_scalar(&mut self, vi: i64, x: Option<Scalar>) -> Result<(), LoadError> {
+        self.value(vi)?;
+        match x {
+            Some(x) => {
+                self.symbolic.remove(&vi);
+                self.known.insert(vi, x);
+            }
+            None => {
+                self.known.remove(&vi);
+                self.symbolic.insert(vi);
+            }
+        }
+        self.derived.remove(&vi);
+        self.sym_src.remove(&vi);
+        Ok(())
+    }
+
+    /// `et_copy_index(copy_to, copy_from, index)`: row `index` of `copy_to` becomes
+    /// `copy_from` (ExecuTorch resizes `copy_to` to `index + 1` rows). The rows are stacked
+    /// when `copy_to` is read; they must come in order, from row 0.
+    pub fn copy_index(&mut self, to: i64, row: OperandId, index: i64) -> Result<(), LoadError> {
+        let mut rows = match self.deferred.remove(&to) {
+            Some(Deferred::Stack(rows)) if index > 0 => rows,
+            _ => Vec::new(),
+        };
+        if usize::try_from(index).ok() != Some(rows.len()) {
+            return Err(self.err(format!("writes row {index} of value {to} after {} rows: nnrt stacks the rows of a loop written in order from row 0", rows.len())));
+        }
+        if let Some(&first) = rows.first() {
+            if self.dims(first) != self.dims(row) || self.dtype(first) != self.dtype(row) {
+                return Err(self.err(format!("row {index} of value {to} is {} {:?}, row 0 was {} {:?}", self.dtype(row), self.dims(row), self.dtype(first), self.dims(first))));
+            }
+        }
+        self.materialize(row);
+        rows.push(row);
+        self.value(to)?;
+        self.bound[to as usize] = None;
+        self.deferred.insert(to, Deferred::Stack(rows));
+        Ok(())
+    }
+
+    /// The operand stacking `rows` for value `vi` (see [`Deferred::Stack`]).
+    pub fn stack_rows(&mut self, vi: i64, rows: Vec<OperandId>) -> Result<OperandId, LoadError> {
+        let first = *rows.first().ok_or_else(|| self.err(format!("value {vi} has no rows")))?;
+        let dtype = self.dtype(first);
+        let mut dims = vec![rows.len()];
+        dims.extend(self.dims(first));
+        let t = self.tensor_decl(vi)?;
+        let op = Operand::new(self.tensor_name(&t, vi), dtype, &dims);
+        let len = byte_len(&op).ok_or_else(|| self.err(format!("value {vi}'s size overflows")))?;
+        let out = self.g.add_operand(op);
+        self.emit_all(OpKind::Pack { axis: 0, count: rows.len() }, &rows, vec![out]);
+        if let Some(p) = t.allocation_info() {
+            self.memory.insert((p.memory_id(), place_offset(&p)), (out, len));
+        }
+        Ok(out)
+    }
 }
+
+/// The most instructions a chain runs at load, loops unrolled.
+const MAX_STEPS: usize = 1 << 16;
 
 /// Bytes of an operand's declared dims; `None` on overflow.
 fn byte_len(op: &Operand) -> Option<usize> {

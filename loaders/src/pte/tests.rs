@@ -87,3 +87,23 @@ fn a_huge_uninitialized_mutable_buffer_is_refused_before_allocating() {
     let err = load_bytes(bytes).err().expect("refused").to_string();
     assert!(err.contains("zero initial contents of mutable buffer") && err.contains("1000000000"), "{err}");
 }
+
+/// A `torch.map` loop (tests/data/pte_loop/map_rows) over a first dim made 100 000: unrolling it
+/// would run 700 000 instructions at load, over the bound, so loading stops with a typed error
+/// instead of building a graph without limit.
+#[test]
+fn a_loop_over_too_many_rows_is_refused_at_load() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/pte_loop/map_rows/program.pte");
+    let bytes = std::fs::read(&p).expect("tests/data/pte_loop/map_rows/program.pte");
+    assert!(load_bytes(bytes.clone()).is_ok(), "the program loads as made");
+    // Every [4, 3] sizes vector (the mapped input and the stacked output) becomes [100000, 3].
+    let (from, to) = ([2, 0, 0, 0, 4, 0, 0, 0, 3, 0, 0, 0], [2, 0, 0, 0, 0xa0, 0x86, 1, 0, 3, 0, 0, 0]);
+    let mut patched = bytes.clone();
+    let at: Vec<usize> = bytes.windows(12).enumerate().filter(|(_, w)| *w == from).map(|(i, _)| i).collect();
+    assert!(!at.is_empty(), "a [4, 3] sizes vector");
+    for i in at {
+        patched[i..i + 12].copy_from_slice(&to);
+    }
+    let err = load_bytes(patched).err().expect("refused").to_string();
+    assert!(err.contains("instructions at load") && err.contains("loop"), "{err}");
+}

@@ -9,6 +9,7 @@ mod arith;
 mod conv;
 mod matmul;
 mod norm;
+mod prim;
 mod quant;
 pub(crate) use quant::dequantized_constant;
 mod reduce;
@@ -31,6 +32,7 @@ pub(crate) fn find(name: &str) -> Option<Convert> {
         .or_else(|| reduce::find(name))
         .or_else(|| shape::find(name))
         .or_else(|| quant::find(name))
+        .or_else(|| prim::find(name))
 }
 
 /// Computes a deferred result for value `vi` (see [`crate::pte::method::Deferred`]).
@@ -38,6 +40,7 @@ pub(crate) fn compute_deferred(b: &mut MethodBuilder<'_, '_>, vi: i64, d: crate:
     match d {
         crate::pte::method::Deferred::PoolIndices { x, k, s, p, ceil } => conv::pool_indices(b, vi, x, k, s, p, ceil),
         crate::pte::method::Deferred::QParams { .. } => Err(b.err(format!("reads value {vi}, a scale or zero point chosen at run time by choose_qparams: nnrt runs those only as the quantize and dequantize of the tensor they were chosen for"))),
+        crate::pte::method::Deferred::Stack(rows) => b.stack_rows(vi, rows),
         crate::pte::method::Deferred::DynQuantized { .. } => Err(b.err(format!("reads value {vi}, an integer tensor quantized with run-time parameters: nnrt runs it only through its dequantize"))),
     }
 }

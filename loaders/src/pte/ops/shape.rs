@@ -575,16 +575,24 @@ fn gather(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// `sym_size.int(self, dim) -> SymInt`: a size known at run time. Its Int value is marked so
-/// that a view taking it reshapes by the run-time shape; any other use is refused.
+/// `sym_size.int(self, dim) -> SymInt`: a fixed size is known at load (a loop over it is
+/// unrolled); a size known only at run time is marked so that a view taking it reshapes by
+/// the run-time shape, and any other use is refused.
 fn sym_size(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     let x = b.tensor(a, 0)?;
-    b.axis(b.int(a, 1)?, b.dims(x).len())?;
+    let d = b.axis(b.int(a, 1)?, b.dims(x).len())?;
     let out = b.arg_index(a, 2)?;
     if b.value(out)?.val_as_int().is_none() {
         return Err(b.err("sym_size's result must be an Int value"));
     }
-    b.symbolic.insert(out);
+    let size = match b.g.operand(x).shape.0.get(d) {
+        Some(nnrt_core::Dim::Known(n)) => Some(super::super::method::Scalar::Int(*n as i64)),
+        _ => None,
+    };
+    b.set_scalar(out, size)?;
+    if size.is_none() {
+        b.sym_src.insert(out, (x, d));
+    }
     Ok(())
 }
 
@@ -593,11 +601,23 @@ fn sym_size(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
 fn et_view(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     let x = b.tensor(a, 0)?;
     let sizes = b.sizes(a, 1)?;
+    let items = b.list_ints(a, 1)?;
     let out = b.out(a, 2)?;
     let dynamic = sizes.iter().filter(|s| s.is_none()).count();
     if dynamic == 0 {
         copy_into(b, x, out);
         return Ok(());
+    }
+    // Sizes computed from run-time sizes: the shape is computed at run time.
+    if items.iter().any(|i| b.derived.contains_key(i)) {
+        let parts = items.iter().map(|&i| super::prim::size_operand(b, i)).collect::<Result<Vec<_>, _>>()?;
+        let shape = b.temp(DType::I32, &[parts.len()]);
+        b.emit_all(OpKind::Concatenation { axis: 0, act: nnrt_core::Activation::None }, &parts, vec![shape]);
+        b.emit_all(OpKind::Reshape { new_shape: None }, &[x, shape], vec![out]);
+        return Ok(());
+    }
+    if let Some(i) = items.iter().find(|&&i| b.symbolic.contains(&i) && !b.sym_src.contains_key(&i)) {
+        return Err(b.err(format!("a view takes value {i}, a scalar known only at run time that nnrt does not compute there")));
     }
     if dynamic > 1 {
         return Err(b.err(format!("a view with {dynamic} run-time sizes is not supported (one is)")));
