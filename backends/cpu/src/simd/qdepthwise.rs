@@ -125,7 +125,12 @@ pub(crate) fn row(t: VnniToken, p: &DwVnni, g: &DepthwiseGeom, input: &[u8], r: 
 
 /// Lists the tap addresses of output pixels `x0 .. x0 + xn` of row `r` in `tab` (`taps` per
 /// pixel, `xn` rounded up to 4 pixels: those past the row, and taps outside the image, point at
-/// the zero-point row `pad`). Every address has `c` readable bytes.
+/// the zero-point row `pad`). Every address has `c` readable bytes. (Compiled for AVX-512 so the
+/// interior pixels' addresses are a few vector adds: on narrow layers this listing costs as
+/// much as the kernel otherwise.)
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[allow(clippy::too_many_arguments)]
 fn list_taps(g: &DepthwiseGeom, c: usize, input: &[u8], pad: *const u8, r: usize, x0: usize, xn: usize, tab: &mut [*const u8]) {
     let taps = g.k_h * g.k_w;
     let (b, oy) = (r / g.out_h, r % g.out_h);
@@ -135,31 +140,32 @@ fn list_taps(g: &DepthwiseGeom, c: usize, input: &[u8], pad: *const u8, r: usize
             rel[ky * g.k_w + kx] = (ky * g.dil_h * g.in_w + kx * g.dil_w) * c;
         }
     }
-    // Whether every filter row of this output row falls inside the image (then interior
-    // pixels skip the checks).
+    let rel = &rel[..taps];
+    // The interior pixels `lo .. hi`: every tap inside the image (and inside `input`, which
+    // holds the whole image when its length says so).
     let iy0 = (oy * g.stride_h) as isize - g.pad_top as isize;
-    let rows_inside = iy0 >= 0 && iy0 as usize + (g.k_h - 1) * g.dil_h < g.in_h;
     let span_w = (g.k_w - 1) * g.dil_w;
+    let whole = [g.in_h, g.in_w, c].iter().try_fold(g.batch, |n, &d| n.checked_mul(d)).is_some_and(|n| n <= input.len());
+    let rows_inside = whole && iy0 >= 0 && iy0 as usize + (g.k_h - 1) * g.dil_h < g.in_h;
+    let (lo, hi) = if rows_inside && g.in_w > span_w {
+        (g.pad_left.div_ceil(g.stride_w), (g.in_w - span_w + g.pad_left).div_ceil(g.stride_w).min(g.out_w))
+    } else {
+        (0, 0)
+    };
+    let row0 = if rows_inside { (b * g.in_h + iy0 as usize) * g.in_w * c } else { 0 };
     for (i, slot) in tab.chunks_exact_mut(taps).take(xn.div_ceil(4) * 4).enumerate() {
         let ox = x0 + i;
         if ox >= g.out_w {
             slot.fill(pad);
             continue;
         }
-        let ix0 = (ox * g.stride_w) as isize - g.pad_left as isize;
-        if rows_inside && ix0 >= 0 && ix0 as usize + span_w < g.in_w {
-            let base = ((b * g.in_h + iy0 as usize) * g.in_w + ix0 as usize) * c;
-            // The last tap is the window's bottom-right pixel: `base + rel[last] + c` bounds
-            // every tap of the window.
-            if base + rel[taps - 1] + c <= input.len() {
-                // (No per-tap slicing: its bounds checks cost more than the kernel on narrow
-                // layers.)
-                let p0 = input.as_ptr().wrapping_add(base);
-                for (t, &o) in slot.iter_mut().zip(&rel) {
-                    *t = p0.wrapping_add(o);
-                }
-                continue;
+        if (lo..hi).contains(&ox) {
+            // `ox · stride_w − pad_left + span_w < in_w`: the window lies in the image row.
+            let p0 = input.as_ptr().wrapping_add(row0 + (ox * g.stride_w - g.pad_left) * c);
+            for (t, &o) in slot.iter_mut().zip(rel) {
+                *t = p0.wrapping_add(o);
             }
+            continue;
         }
         for ky in 0..g.k_h {
             let iy = (oy * g.stride_h + ky * g.dil_h) as isize - g.pad_top as isize;
