@@ -290,6 +290,49 @@ fn write_binary(dir: &std::path::Path, op: BuiltinOperator, elem: Elem, out: Ele
     save(dir, &name, b.finish(), &inputs)
 }
 
+/// A quantized 3×3 DEPTHWISE_CONV_2D (SAME, ReLU6 unless `relu6` is false) over
+/// `[1, hw, hw, c]`: int8 with per-channel weight scales (what the TFLite converter makes
+/// today) when `signed`, else uint8 with one weight scale and zero point (older
+/// quantization-aware models).
+fn write_qdepthwise(dir: &std::path::Path, hw: usize, c: usize, stride: usize, signed: bool, relu6: bool, rng: &mut XorShift) -> std::io::Result<()> {
+    let name = format!("qdw_{}_{hw}x{c}_s{stride}{}", if signed { "i8" } else { "u8" }, if relu6 { "" } else { "_none" });
+    let out_hw = hw.div_ceil(stride);
+    let (ty, descr, x_zp, y_zp) = if signed { (TensorType::INT8, "|i1", -128, -128) } else { (TensorType::UINT8, "|u1", 0, 0) };
+    let (x_scale, y_scale) = (0.0235f32, 0.0235f32);
+    let mut b = ModelBuilder::new();
+    let x = b.input("x", ty, &dims_i32(&[1, hw, hw, c]));
+    b.quantization(x, &[x_scale], &[x_zp], 0);
+    let taps = 9 * c;
+    let (w_bytes, w_scales, w_zps): (Vec<u8>, Vec<f32>, Vec<i64>) = if signed {
+        let scales = (0..c).map(|_| 0.002 + rng.below(100) as f32 * 0.0004).collect();
+        ((0..taps).map(|_| (rng.below(255) as i32 - 127) as i8 as u8).collect(), scales, vec![0; c])
+    } else {
+        // Weights around a zero point near 128, each channel within its own spread, and one
+        // channel over the whole range that sets the per-tensor scale (as in real models).
+        let zp = 100 + rng.below(60) as i64;
+        let spread: Vec<i64> = (0..c).map(|ch| if ch == c / 3 { 255 } else { 20 + rng.below(90) as i64 }).collect();
+        let w = (0..taps).map(|i| (zp + rng.below(2 * spread[i % c] as usize + 1) as i64 - spread[i % c]).clamp(0, 255) as u8).collect();
+        (w, vec![0.006], vec![zp])
+    };
+    let w = b.constant_bytes("w", ty, &dims_i32(&[1, 3, 3, c]), &w_bytes);
+    b.quantization(w, &w_scales, &w_zps, 3);
+    let bias_scales: Vec<f32> = (0..c).map(|i| x_scale * w_scales[i.min(w_scales.len() - 1)]).collect();
+    let bias_vals: Vec<i32> = (0..c).map(|_| rng.below(4001) as i32 - 2000).collect();
+    let bias = b.constant_i32("b", &[c as i32], &bias_vals);
+    let bias_scales = if signed { bias_scales } else { bias_scales[..1].to_vec() };
+    let bias_zps = vec![0; bias_scales.len()];
+    b.quantization(bias, &bias_scales, &bias_zps, 0);
+    let y = b.tensor("y", ty, &dims_i32(&[1, out_hw, out_hw, c]));
+    b.quantization(y, &[y_scale], &[y_zp], 0);
+    let act = if relu6 { Act::RELU6 } else { Act::NONE };
+    let options = Options::DepthwiseConv2D { padding: Padding::SAME, stride: [stride as i32; 2], dilation: [1, 1], depth_multiplier: 1, act };
+    b.op(BuiltinOperator::DEPTHWISE_CONV_2D, &[x, w, bias], &[y], options);
+    b.output(y);
+    let n = hw * hw * c;
+    let x_bytes: Vec<u8> = (0..n).map(|_| rng.below(256) as u8).collect();
+    save(dir, &name, b.finish(), &[(&[1, hw, hw, c], x_bytes, descr)])
+}
+
 /// One CAST, QUANTIZE or DEQUANTIZE from `from` to `to` over `dims`.
 fn write_convert(dir: &std::path::Path, op: BuiltinOperator, from: Elem, to: Elem, dims: &[usize], rng: &mut XorShift) -> std::io::Result<()> {
     let op_name = match op {
@@ -387,6 +430,21 @@ fn main() -> std::io::Result<()> {
     write_fake_quant(&dir, -1.0, 1.0, 8, false, &mut rng)?;
     write_fake_quant(&dir, -0.37, 5.9, 4, false, &mut rng)?;
     let ew = write_elementwise(&dir, &mut rng)?;
-    println!("{} one-op models, two spectra, two transposed 3-D convolutions, two fake quantizations and {ew} element-wise models (`ew_*`) in {}", cases.len(), dir.display());
+    // Quantized depthwise convolutions: MobileNet-like layers, both quantization schemes.
+    let qdw = [(112, 16, 1), (112, 32, 1), (112, 96, 2), (56, 144, 1), (56, 144, 2), (28, 192, 1), (28, 192, 2), (14, 384, 1), (14, 576, 2), (7, 960, 1)];
+    for &(hw, c, s) in &qdw {
+        for signed in [true, false] {
+            write_qdepthwise(&dir, hw, c, s, signed, true, &mut rng)?;
+        }
+    }
+    // Without an activation the epilogue rounds negative values too.
+    write_qdepthwise(&dir, 28, 96, 1, true, false, &mut rng)?;
+    write_qdepthwise(&dir, 28, 96, 1, false, false, &mut rng)?;
+    println!(
+        "{} one-op models, two spectra, two transposed 3-D convolutions, two fake quantizations, {ew} element-wise models (`ew_*`) and {} quantized depthwise convolutions (`qdw_*`) in {}",
+        cases.len(),
+        2 * qdw.len() + 2,
+        dir.display()
+    );
     Ok(())
 }

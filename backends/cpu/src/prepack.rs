@@ -23,7 +23,8 @@ use crate::lines::Lines;
 pub const PACK_ABI: u64 = {
     let a = fnv(FNV_OFFSET, include_str!("kernels/gemm.rs").as_bytes());
     let b = fnv(a, include_str!("quant/gemm.rs").as_bytes());
-    fnv(b, include_str!("prepack.rs").as_bytes())
+    let c = fnv(b, include_str!("quant/depthwise.rs").as_bytes());
+    fnv(c, include_str!("prepack.rs").as_bytes())
 };
 
 /// The FNV-1a offset basis: `fnv(FNV_OFFSET, bytes)` is the 64-bit FNV-1a hash of `bytes`.
@@ -151,4 +152,7 @@ pub(crate) mod tag {
     pub const Q_COL_SUM: u32 = 4;
     /// The integer GEMM's per-column weight zero points.
     pub const Q_ZW: u32 = 5;
+    /// The 8-bit depthwise convolution's weights in groups of 4 taps (`quant::depthwise`,
+    /// VNNI layout).
+    pub const Q_DW_QUADS: u32 = 6;
 }

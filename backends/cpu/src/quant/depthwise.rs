@@ -14,6 +14,7 @@ use super::requant::{requant_row_simd, ChannelRequant};
 use super::QInt;
 use crate::kernels::depthwise::DepthwiseGeom;
 use crate::simd::qdepthwise::{self as sdw, DwVnni, BLOCK};
+use crate::prepack;
 use crate::simd::quant::{self as sq, VnniToken};
 
 /// Multiply-adds below which a depthwise convolution runs on the calling thread.
@@ -73,7 +74,7 @@ impl QDepthwise {
         let wz = filter.iter().enumerate().map(|(i, w)| (w.get() - q.w_zp[i % oc]) as i16).collect();
         let bias = (0..oc).map(|c| q.bias.as_ref().map_or(0, |b| b[c] as i32)).collect();
         let vnni = match (&fixed, VnniToken::new()) {
-            (Some(f), Some(t)) if fast && std::mem::size_of::<TW>() == 1 && g.multiplier == 1 && (g.k_h * g.k_w).div_ceil(4) * 4 <= sdw::MAX_TAPS && (TI::MIN..=TI::MAX).contains(&q.in_zp) => {
+            (Some(f), Some(t)) if fast && std::mem::size_of::<TW>() == 1 && g.multiplier == 1 && (1..=sdw::MAX_TAPS).contains(&(g.k_h * g.k_w)) && (TI::MIN..=TI::MAX).contains(&q.in_zp) => {
                 Some((t, pack_vnni::<TI, TW>(&g, &q, f, filter)))
             }
             _ => None,
@@ -110,7 +111,10 @@ impl QDepthwise {
         let g = self.g;
         let row_len = g.out_w * g.out_c();
         let (rows, row_macs) = (g.batch * g.out_h, row_len * g.k_h * g.k_w);
-        if let Some((t, p)) = self.vnni.as_ref().filter(|_| std::mem::size_of::<TI>() == 1 && std::mem::size_of::<TO>() == 1) {
+        // The VNNI kernel narrows with saturation and then clamps: the same as clamping first when
+        // the clamp lies within the output type (every activation range does).
+        let within = TO::MIN <= self.q.act.0 && self.q.act.1 <= TO::MAX;
+        if let Some((t, p)) = self.vnni.as_ref().filter(|_| std::mem::size_of::<TI>() == 1 && std::mem::size_of::<TO>() == 1 && within) {
             let input: &[u8] = bytemuck::cast_slice(input);
             let out: &mut [u8] = bytemuck::cast_slice_mut(out);
             let signed = TO::MIN < 0;
@@ -203,67 +207,82 @@ impl QDepthwise {
 }
 
 /// Packs weights and per-channel parameters for the VNNI kernel (layout at [`DwVnni`]).
+///
+/// Each channel's weights shift by `aw = −zw` when every `w − zw` of the channel is a signed
+/// byte (then `zw' = 0`: uint8 per-tensor weights usually are), otherwise by the weight type's
+/// shift (−128 for uint8); when every `zw'` is 0 the kernel needs no input sums.
 fn pack_vnni<TI: QInt, TW: QInt>(g: &DepthwiseGeom, q: &ConvQuant, fixed: &[sq::LaneConst], filter: &[TW]) -> DwVnni {
     let c = g.in_c;
     let taps = g.k_h * g.k_w;
     let quads = taps.div_ceil(4);
     let blocks = c.div_ceil(BLOCK);
-    let pixels = match c {
-        1..=16 => 4,
-        17..=32 => 2,
-        _ => 1,
-    };
-    let lp = 4 / pixels;
-    let aw = if TW::MIN == 0 { -128 } else { 0 };
+    let type_shift = if TW::MIN == 0 { -128 } else { 0 };
+    let aw: Vec<i32> = (0..c)
+        .map(|ch| {
+            let z = q.w_zp[ch];
+            let fits = (0..taps).all(|t| (-128..=127).contains(&(filter[t * c + ch].get() - z)));
+            if fits { -z } else { type_shift }
+        })
+        .collect();
     let zx = q.in_zp + input_shift::<TI>();
     // Channel held by register slot `s` (vector `s / 16`, lane `s % 16`, 128-bit part
     // `s % 16 / 4`) of block `blk`.
-    let chan = |blk: usize, s: usize| blk * BLOCK + 16 * ((s % 16) / 4 % lp) + 4 * (s / 16) + s % 4;
-    let wp = |ch: usize, t: usize| if ch < c && t < taps { filter[t * c + ch].get() + aw } else { 0 };
-    let mut w = Vec::with_capacity(blocks * quads * 4 * BLOCK);
-    for blk in 0..blocks {
-        for qd in 0..quads {
-            for s in 0..BLOCK {
-                for t in 0..4 {
-                    w.push(wp(chan(blk, s), 4 * qd + t) as i8);
+    let chan = |blk: usize, s: usize| {
+        let lp = 4 / sdw::pixels((c - blk * BLOCK).min(BLOCK));
+        blk * BLOCK + 16 * ((s % 16) / 4 % lp) + 4 * (s / 16) + s % 4
+    };
+    let wp = |ch: usize, t: usize| if ch < c && t < taps { filter[t * c + ch].get() + aw[ch] } else { 0 };
+    // The layout depends on the channels, the taps and the weights' type (beside the weights).
+    let facts = [1, c as u64, taps as u64, type_shift as u64 & 0xff];
+    let w = prepack::lines(prepack::tag::Q_DW_QUADS, facts, blocks * quads * 4 * BLOCK, |dst: &mut [i8]| {
+        let mut at = 0;
+        for blk in 0..blocks {
+            for qd in 0..quads {
+                for s in 0..BLOCK {
+                    for t in 0..4 {
+                        dst[at] = wp(chan(blk, s), 4 * qd + t) as i8;
+                        at += 1;
+                    }
                 }
             }
         }
-    }
+    });
     let slots = blocks * BLOCK;
-    let (mut bias, mut zw, mut mult, mut left, right) = (vec![0; slots], vec![0; slots], vec![0; slots], vec![0; slots], vec![0; slots]);
+    let (mut bias, mut zw, mut mult, mut left) = (vec![0; slots], vec![0; slots], vec![0; slots], vec![0; slots]);
     let mut consts = vec![sq::LaneConst::fixed(0, 0); slots];
     for i in 0..slots {
         let ch = chan(i / BLOCK, i % BLOCK);
         if ch >= c {
             continue;
         }
-        let zwp = q.w_zp[ch] + aw;
+        let zwp = q.w_zp[ch] + aw[ch];
         let sum_w = (0..taps).fold(0i32, |a, t| a.wrapping_add(wp(ch, t)));
         let b = q.bias.as_ref().map_or(0, |b| b[ch] as i32);
-        bias[i] = b.wrapping_sub(zx.wrapping_mul(sum_w)).wrapping_add(((quads * 4) as i32).wrapping_mul(zx).wrapping_mul(zwp));
+        bias[i] = b.wrapping_sub(zx.wrapping_mul(sum_w)).wrapping_add((taps as i32).wrapping_mul(zx).wrapping_mul(zwp));
         zw[i] = zwp;
         let lc = fixed[ch];
         mult[i] = lc.mult;
         left[i] = lc.left;
         consts[i] = lc;
     }
+    let zw_blocks = zw.chunks(BLOCK).map(|b| b.iter().any(|&z| z != 0)).collect();
     if zw.iter().all(|&z| z == 0) {
         zw.clear();
     }
+    let mult_odd = (0..slots).map(|s| if s % 2 == 0 { mult[s + 1] } else { 0 }).collect();
     let (k, corr, sh) = sq::LaneConst::split(&consts);
     let any_left = left.iter().any(|&l| l > 0);
     let pad_byte = bytemuck::bytes_of(&TI::put(q.in_zp))[0];
     DwVnni {
         c,
-        quads,
-        pixels,
-        w: w.into(),
+        taps,
+        w,
         bias,
         zw,
+        zw_blocks,
         mult,
+        mult_odd,
         left,
-        right,
         out: (q.out_zp, q.act.0, q.act.1),
         any_left,
         k,
@@ -290,10 +309,36 @@ mod tests {
             .collect()
     }
 
-    /// Both 8-bit flavours against the reference, bit for bit, for `c` channels (whole VNNI
-    /// blocks and tails), filters up to 5×5 with strides, dilations and padding.
-    fn case<T: QInt>(c: usize, hw: (usize, usize), k: (usize, usize), s: usize, d: usize, pad: (usize, usize), seed: u64) -> Result<(), TestCaseError> {
-        let (ek_h, ek_w) = ((k.0 - 1) * d + 1, (k.1 - 1) * d + 1);
+    /// The shape of one case: channels, input size, filter, strides, dilations, padding
+    /// (top, left, bottom, right).
+    #[derive(Clone, Copy, Debug)]
+    struct Shape {
+        c: usize,
+        hw: (usize, usize),
+        k: (usize, usize),
+        s: (usize, usize),
+        d: (usize, usize),
+        pad: [usize; 4],
+    }
+
+    /// How a case is quantized.
+    #[derive(Clone, Copy, Debug)]
+    struct Scheme {
+        /// One weight zero point and one multiplier for all channels (uint8 models), else
+        /// per-channel multipliers and zero weight zero points (int8 models).
+        per_tensor: bool,
+        /// Weights within ±`near` of their zero point (every `w − zw` a signed byte) except in
+        /// channel 0, which takes the whole range; 0: every weight anywhere in its type.
+        near: i32,
+        /// Clamp: the output zero point as its lower bound (ReLU) or a random one.
+        relu: bool,
+    }
+
+    /// The optimized kernel (the VNNI one where the CPU has it) against the reference, bit for
+    /// bit, with input, weight and output types `TI`, `TW`, `TO`.
+    fn case<TI: QInt, TW: QInt, TO: QInt>(sh: Shape, sc: Scheme, seed: u64) -> Result<(), TestCaseError> {
+        let Shape { c, hw, k, s, d, pad } = sh;
+        let (ek_h, ek_w) = ((k.0 - 1) * d.0 + 1, (k.1 - 1) * d.1 + 1);
         let (in_h, in_w) = (hw.0.max(ek_h), hw.1.max(ek_w));
         let g = DepthwiseGeom {
             batch: 1 + (seed % 2) as usize,
@@ -301,50 +346,90 @@ mod tests {
             in_w,
             in_c: c,
             multiplier: 1,
-            out_h: (in_h + 2 * pad.0 - ek_h) / s + 1,
-            out_w: (in_w + 2 * pad.1 - ek_w) / s + 1,
+            out_h: (in_h + pad[0] + pad[2] - ek_h) / s.0 + 1,
+            out_w: (in_w + pad[1] + pad[3] - ek_w) / s.1 + 1,
             k_h: k.0,
             k_w: k.1,
-            stride_h: s,
-            stride_w: s,
-            dil_h: d,
-            dil_w: d,
-            pad_top: pad.0,
-            pad_left: pad.1,
+            stride_h: s.0,
+            stride_w: s.1,
+            dil_h: d.0,
+            dil_w: d.1,
+            pad_top: pad[0],
+            pad_left: pad[1],
         };
-        let x: Vec<T> = ints(seed, g.input_len(), T::MIN, T::MAX).into_iter().map(T::put).collect();
-        let w: Vec<T> = ints(seed ^ 1, g.filter_len(), T::MIN, T::MAX).into_iter().map(T::put).collect();
-        let zp = ints(seed ^ 2, 3, T::MIN, T::MAX);
-        let w_zp = if T::MIN == 0 { vec![zp[2]; c] } else { vec![0; c] };
+        let x: Vec<TI> = ints(seed, g.input_len(), TI::MIN, TI::MAX).into_iter().map(TI::put).collect();
+        let zp = ints(seed ^ 2, 3, TI::MIN, TI::MAX);
+        let wz = ints(seed ^ 6, c, TW::MIN, TW::MAX);
+        let w_zp: Vec<i32> = (0..c).map(|ch| if sc.per_tensor { wz[0] } else if TW::MIN == 0 { wz[ch] } else { 0 }).collect();
+        let raw = ints(seed ^ 1, g.filter_len(), TW::MIN, TW::MAX);
+        let w: Vec<TW> = raw
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let ch = i % c;
+                TW::put(if sc.near > 0 && ch > 0 { (w_zp[ch] + v % (sc.near + 1)).clamp(TW::MIN, TW::MAX) } else { v })
+            })
+            .collect();
         let mults = ints(seed ^ 3, c, 1 << 30, i32::MAX - 1);
         let shifts = ints(seed ^ 4, c, -12, 2);
+        let at = |v: &[i32], ch: usize| if sc.per_tensor { v[0] } else { v[ch] };
+        let out_zp = zp[1].clamp(TO::MIN, TO::MAX);
+        let bounds = ints(seed ^ 7, 2, TO::MIN, TO::MAX);
+        let act = if sc.relu { (out_zp, TO::MAX) } else { (bounds[0].min(bounds[1]), bounds[0].max(bounds[1])) };
         let q = ConvQuant {
             in_zp: zp[0],
             w_zp,
-            out_zp: zp[1],
-            requant: (0..c).map(|i| Requant::Fixed { multiplier: mults[i], shift: shifts[i] }).collect(),
-            act: (T::MIN + (seed % 7) as i32, T::MAX),
+            out_zp,
+            requant: (0..c).map(|ch| Requant::Fixed { multiplier: at(&mults, ch), shift: at(&shifts, ch) }).collect(),
+            act,
             bias: Some(ints(seed ^ 5, c, -30000, 30000).into_iter().map(|b| b as i64).collect()),
             wide: false,
         };
-        let mut want = vec![T::default(); g.output_len()];
-        reference::depthwise::<T, T, T>(&g, &q, &x, &w, &mut want);
-        let mut got = vec![T::default(); g.output_len()];
-        QDepthwise::new::<T, T>(g, q, &w).run::<T, T>(&x, &mut got);
+        let mut want = vec![TO::default(); g.output_len()];
+        reference::depthwise::<TI, TW, TO>(&g, &q, &x, &w, &mut want);
+        let mut got = vec![TO::default(); g.output_len()];
+        QDepthwise::new::<TI, TW>(g, q, &w).run::<TI, TO>(&x, &mut got);
         let (got, want): (Vec<i32>, Vec<i32>) = (got.iter().map(|v| v.get()).collect(), want.iter().map(|v| v.get()).collect());
-        prop_assert_eq!(got, want);
+        prop_assert_eq!(got, want, "{:?} {:?}", sh, sc);
         Ok(())
     }
 
+    fn shapes() -> impl Strategy<Value = Shape> {
+        (1usize..200, (1usize..9, 1usize..9), (1usize..9, 1usize..9), (1usize..4, 1usize..4), (1usize..3, 1usize..3), [0usize..3, 0usize..3, 0usize..3, 0usize..3])
+            .prop_map(|(c, hw, k, s, d, pad)| Shape { c, hw, k, s, d, pad })
+    }
+
+    fn schemes() -> impl Strategy<Value = Scheme> {
+        (any::<bool>(), prop_oneof![Just(0), Just(60), 1i32..128], any::<bool>()).prop_map(|(per_tensor, near, relu)| Scheme { per_tensor, near, relu })
+    }
+
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        /// int8 with per-channel multipliers and uint8 with per-tensor ones (and each with
+        /// the other's form), every channel count (whole 64-channel blocks, tails of 1..=16,
+        /// 17..=32 and more), filters up to 8×8, strides, dilations, asymmetric padding.
         #[test]
-        fn wide_channel_depthwise_matches_reference(c in 1usize..200, h in 1usize..7, w in 1usize..7, kh in 1usize..6, kw in 1usize..6, s in 1usize..3, d in 1usize..3, pt in 0usize..3, pl in 0usize..3, seed in any::<u64>(), unsigned in any::<bool>()) {
-            if unsigned {
-                case::<u8>(c, (h, w), (kh, kw), s, d, (pt, pl), seed)?;
-            } else {
-                case::<i8>(c, (h, w), (kh, kw), s, d, (pt, pl), seed)?;
+        fn depthwise_matches_reference(sh in shapes(), sc in schemes(), seed in any::<u64>(), kind in 0..4) {
+            match kind {
+                0 => case::<i8, i8, i8>(sh, sc, seed)?,
+                1 => case::<u8, u8, u8>(sh, sc, seed)?,
+                // Mixed signedness, as the fused TOSA chains run it.
+                2 => case::<u8, i8, i8>(sh, sc, seed)?,
+                _ => case::<i8, i8, u8>(sh, sc, seed)?,
             }
+        }
+    }
+
+    /// MobileNet layers (3×3, SAME, stride 1 and 2) with the channel counts the kernel splits
+    /// differently, both quantization schemes.
+    #[test]
+    fn mobilenet_layers_match_reference() {
+        for (i, &(hw, c, s)) in [(9, 16, 1), (9, 32, 2), (8, 96, 2), (7, 144, 1), (6, 144, 2), (5, 384, 1), (4, 960, 1), (5, 24, 1), (5, 40, 2), (3, 200, 1)].iter().enumerate() {
+            let sh = Shape { c, hw: (hw, hw), k: (3, 3), s: (s, s), d: (1, 1), pad: [1, 1, if s == 1 { 1 } else { 0 }, if s == 1 { 1 } else { 0 }] };
+            let seed = 1000 + i as u64;
+            case::<i8, i8, i8>(sh, Scheme { per_tensor: false, near: 0, relu: true }, seed).unwrap();
+            case::<u8, u8, u8>(sh, Scheme { per_tensor: true, near: 110, relu: true }, seed).unwrap();
+            case::<u8, u8, u8>(sh, Scheme { per_tensor: true, near: 0, relu: false }, seed).unwrap();
         }
     }
 }

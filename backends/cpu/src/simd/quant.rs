@@ -376,14 +376,22 @@ unsafe fn tile_vnni_out<const NV: usize, const NEG: bool, const SAT: bool>(
 #[target_feature(enable = "avx512f")]
 #[inline]
 pub(crate) fn requant64<const NEG: bool>(x: __m512i, mult: __m512i, mult_odd: __m512i, k: [__m512i; 2], corr: [__m512i; 2], sh: __m512i) -> __m512i {
+    requant64_split::<NEG>(x, mult, mult_odd, k, corr, [_mm512_and_si512(sh, _mm512_set1_epi64(0xffff_ffff)), _mm512_srli_epi64::<32>(sh)])
+}
+
+/// [`requant64`] with the even and the odd lanes' shifts in two vectors of 64-bit lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+pub(crate) fn requant64_split<const NEG: bool>(x: __m512i, mult: __m512i, mult_odd: __m512i, k: [__m512i; 2], corr: [__m512i; 2], sh: [__m512i; 2]) -> __m512i {
     let thr = _mm512_set1_epi64(-(1 << 30));
     let half = |p: __m512i, k: __m512i, corr: __m512i, sh: __m512i| {
         let t = _mm512_add_epi64(p, k);
         let t = if NEG { _mm512_mask_sub_epi64(t, _mm512_cmpgt_epi64_mask(thr, p), t, corr) } else { t };
         _mm512_srav_epi64(t, sh)
     };
-    let even = half(_mm512_mul_epi32(x, mult), k[0], corr[0], _mm512_and_si512(sh, _mm512_set1_epi64(0xffff_ffff)));
-    let odd = half(_mm512_mul_epi32(_mm512_srli_epi64::<32>(x), mult_odd), k[1], corr[1], _mm512_srli_epi64::<32>(sh));
+    let even = half(_mm512_mul_epi32(x, mult), k[0], corr[0], sh[0]);
+    let odd = half(_mm512_mul_epi32(_mm512_srli_epi64::<32>(x), mult_odd), k[1], corr[1], sh[1]);
     _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64::<32>(odd))
 }
 
