@@ -241,8 +241,9 @@ impl IntConv {
     }
 }
 
-/// Geometry of a plain-integer 3-D convolution (TOSA CONV3D on int8 / int16 with zero points,
-/// the padding already applied): NDHWC image, `[KD, KH, KW, IC, OC]` filter.
+/// Geometry of a plain-integer 3-D convolution (TOSA CONV3D on int8 / int16 with zero points):
+/// NDHWC image, `[KD, KH, KW, IC, OC]` filter. Taps in the padding are skipped, as in the
+/// specification's pseudo-code (so a zero point known only at run time needs no padded copy).
 #[derive(Clone, Copy, Debug)]
 pub struct IntConv3d {
     /// Input dims `[n, d, h, w, c]`.
@@ -253,6 +254,8 @@ pub struct IntConv3d {
     pub kernel: [usize; 3],
     pub stride: [usize; 3],
     pub dilation: [usize; 3],
+    /// Padding cells before the first input cell along depth, height and width.
+    pub pad: [usize; 3],
     pub x_zp: i32,
     pub w_zp: i32,
 }
@@ -263,7 +266,7 @@ impl IntConv3d {
         let [n, id, ih, iw, ic] = self.input;
         let [_, od, oh, ow, oc] = self.output;
         let [kd, kh, kw] = self.kernel;
-        let (s, dl) = (self.stride, self.dilation);
+        let (s, dl, p) = (self.stride, self.dilation, self.pad);
         let mut o_at = 0;
         for b in 0..n {
             for oz in 0..od {
@@ -272,14 +275,11 @@ impl IntConv3d {
                         for o in 0..oc {
                             let mut acc: i64 = bias.map_or(0, |bv| bv[o].to_i64());
                             for dz in 0..kd {
-                                let z = oz * s[0] + dz * dl[0];
+                                let Some(z) = (oz * s[0] + dz * dl[0]).checked_sub(p[0]).filter(|&z| z < id) else { continue };
                                 for dy in 0..kh {
-                                    let y = oy * s[1] + dy * dl[1];
+                                    let Some(y) = (oy * s[1] + dy * dl[1]).checked_sub(p[1]).filter(|&y| y < ih) else { continue };
                                     for dx in 0..kw {
-                                        let xx = ox * s[2] + dx * dl[2];
-                                        if z >= id || y >= ih || xx >= iw {
-                                            continue;
-                                        }
+                                        let Some(xx) = (ox * s[2] + dx * dl[2]).checked_sub(p[2]).filter(|&v| v < iw) else { continue };
                                         let base = (((b * id + z) * ih + y) * iw + xx) * ic;
                                         let wbase = ((dz * kh + dy) * kw + dx) * ic;
                                         for c in 0..ic {
