@@ -236,7 +236,17 @@ pub(crate) fn fuse_int_chain(ctx: &CompileCtx, ids: &[OpId]) -> Option<IntChain>
     let mut slot_of: Vec<(OperandId, usize)> = Vec::new();
     let mut slots: Vec<Vec<i64>> = Vec::new();
     let (mut inputs, mut loads, mut steps) = (Vec::new(), Vec::new(), Vec::new());
+    let mut done: Vec<OpId> = Vec::with_capacity(found.len());
     for (id, lane, ins) in found {
+        // An op the run computed already (same kind, inputs and output type: the TOSA
+        // lowering repeats the RESCALEs of a shared input) reads that op's slot.
+        let y = g.op(id).outputs[0];
+        let twin = done.iter().map(|&d| g.op(d)).find(|d| d.kind == g.op(id).kind && d.inputs == g.op(id).inputs && g.operand(d.outputs[0]).dtype == g.operand(y).dtype);
+        if let Some(s) = twin.and_then(|d| slot_of.iter().find(|(o, _)| *o == d.outputs[0])).map(|&(_, s)| s) {
+            slot_of.push((y, s));
+            continue;
+        }
+        done.push(id);
         let mut srcs = Vec::with_capacity(2);
         for x in ins {
             let s = match slot_of.iter().find(|(o, _)| *o == x) {
@@ -257,7 +267,6 @@ pub(crate) fn fuse_int_chain(ctx: &CompileCtx, ids: &[OpId]) -> Option<IntChain>
             };
             srcs.push(s);
         }
-        let y = g.op(id).outputs[0];
         slots.push(vec![0; count(y)?]);
         slot_of.push((y, slots.len() - 1));
         steps.push(Step { lane, a: srcs[0], b: srcs.get(1).copied(), dst: slots.len() - 1, out: g.operand(y).dtype });
@@ -295,6 +304,19 @@ fn map1(a: &[i64], out: &mut [i64], f: impl Fn(i64, usize) -> i64) {
     out.iter_mut().zip(a).enumerate().for_each(|(i, (o, &x))| *o = f(x, i));
 }
 
+/// `out[i] = f(a[i], c)` with `c = i mod ch`, walked by rows of `ch` (no division per lane;
+/// one channel is its own loop, where `c` is the constant 0).
+#[inline(always)]
+fn per_channel(a: &[i64], out: &mut [i64], ch: usize, f: impl Fn(i64, usize) -> i64) {
+    if ch <= 1 {
+        out.iter_mut().zip(a).for_each(|(o, &x)| *o = f(x, 0));
+        return;
+    }
+    for (o, a) in out.chunks_mut(ch).zip(a.chunks(ch)) {
+        o.iter_mut().zip(a).enumerate().for_each(|(c, (o, &x))| *o = f(x, c));
+    }
+}
+
 /// RESCALE of lanes of type `xt` to `ot`, through the op's own arithmetic (channel = index
 /// modulo the channel count, as `Rescale::run` walks them).
 fn rescale(r: &Rescale, a: &[i64], out: &mut [i64], xt: DType, ot: DType) {
@@ -302,9 +324,9 @@ fn rescale(r: &Rescale, a: &[i64], out: &mut [i64], xt: DType, ot: DType) {
     macro_rules! to {
         ($ti:ty) => {
             match ot {
-                DType::I8 => map1(a, out, |x, i| i64::from(r.one::<$ti, i8>(x as $ti, i % ch))),
-                DType::I16 => map1(a, out, |x, i| i64::from(r.one::<$ti, i16>(x as $ti, i % ch))),
-                _ => map1(a, out, |x, i| i64::from(r.one::<$ti, i32>(x as $ti, i % ch))),
+                DType::I8 => per_channel(a, out, ch, |x, c| i64::from(r.one::<$ti, i8>(x as $ti, c))),
+                DType::I16 => per_channel(a, out, ch, |x, c| i64::from(r.one::<$ti, i16>(x as $ti, c))),
+                _ => per_channel(a, out, ch, |x, c| i64::from(r.one::<$ti, i32>(x as $ti, c))),
             }
         };
     }
@@ -338,8 +360,7 @@ impl Step {
             }),
             Lane::Table8(table) => map1(a, out, |x, _| table[((x + 128) as usize) & 0xff]),
             Lane::Rescale(r, xt, ot) => rescale(r, a, out, *xt, *ot),
-            &Lane::Rescale8(ref table, 1) => map1(a, out, |x, _| table[(x as u8) as usize]),
-            &Lane::Rescale8(ref table, ch) => map1(a, out, |x, i| table[(i % ch) * 256 + (x as u8) as usize]),
+            &Lane::Rescale8(ref table, ch) => per_channel(a, out, ch, |x, c| table[c * 256 + (x as u8) as usize]),
         }
     }
 }
@@ -454,6 +475,33 @@ mod tests {
     fn a_run_computes_the_ops_integers() {
         for seed in 1..40u64 {
             let (g, ops, outs, ins) = graph(seed);
+            check(seed, &g, &ops, &outs, &ins, ops.len() - 3);
+        }
+    }
+
+    /// A RESCALE repeated on the same input (as the TOSA lowering of a quantized SUB after an
+    /// ADD of the same operands makes) is computed once: the run's results stay the ops'.
+    #[test]
+    fn a_repeated_op_reads_the_first_ones_result() {
+        for seed in 1..20u64 {
+            let (mut g, mut ops, outs, ins) = graph(seed);
+            // Op 10 is the int32 -> int8 RESCALE; its twin and a MAXIMUM of the twin and the TABLE.
+            let first = g.op(OpId::new(10)).clone();
+            let y = g.add_operand(Operand::new("twin", DType::I8, &[1, N]));
+            g.add_op(Operation { kind: first.kind, inputs: first.inputs, outputs: vec![y] });
+            let m = g.add_operand(Operand::new("m", DType::I8, &[1, N]));
+            g.add_op(Operation { kind: OpKind::Binary { op: BinaryOp::Maximum, act: Activation::None }, inputs: vec![Some(y), Some(outs[1])], outputs: vec![m] });
+            g.outputs.push(m);
+            ops.extend([OpId::new(g.ops.len() - 2), OpId::new(g.ops.len() - 1)]);
+            let outs = [outs[0], outs[1], outs[2], m];
+            check(seed, &g, &ops, &outs, &ins, ops.len() - 4);
+        }
+    }
+
+    fn check(seed: u64, g: &Subgraph, ops: &[OpId], outs: &[OperandId], ins: &[OperandId], elided: usize) {
+        let g = g.clone();
+        let ops = ops.to_vec();
+        {
             let shapes: Vec<Vec<usize>> = g.operands.iter().map(|o| o.shape.concrete().unwrap_or_default()).collect();
             let (config, origin) = (Config::default(), ops.clone());
             let ctx = CompileCtx { graph: &g, shapes: &shapes, threads: 1, config: &config, origin: &origin };
@@ -489,14 +537,14 @@ mod tests {
             let mut chain = super::fuse_int_chain(&ctx, &ops).expect("the run fuses");
             assert_eq!(chain.ops, ops);
             assert_eq!(chain.outputs, outs.to_vec(), "the values read after the run are stored");
-            assert_eq!(chain.elided.len(), ops.len() - 3);
+            assert_eq!(chain.elided.len(), elided);
             let srcs: Vec<(OperandId, Vec<u8>)> = chain.inputs.iter().map(|s| match s {
                 InputSource::Arena(i) => (*i, values[i.index()].clone().expect("an input")),
                 InputSource::Const(_) => panic!("constants are folded into the run"),
             }).collect();
             let refs: Vec<TensorRef> = srcs.iter().map(|(i, b)| view(&g, &shapes, *i, b)).collect();
             let mut got: Vec<Vec<u8>> = outs.iter().map(|o| vec![0u8; want[o.index()].as_ref().map_or(0, |v| v.len())]).collect();
-            let mut views: Vec<TensorMut> = got.iter_mut().zip(&outs).map(|(b, o)| TensorMut { dtype: g.operand(*o).dtype, dims: &shapes[o.index()], bytes: b }).collect();
+            let mut views: Vec<TensorMut> = got.iter_mut().zip(outs).map(|(b, o)| TensorMut { dtype: g.operand(*o).dtype, dims: &shapes[o.index()], bytes: b }).collect();
             chain.kernel.run(&refs, &mut views).expect("runs");
             drop(views);
             for (o, b) in outs.iter().zip(&got) {

@@ -117,6 +117,13 @@ impl Rescale {
     /// RESCALE over `x` (row-major; channel = index modulo the number of multipliers).
     pub fn run<TI: Lane, TO: Lane>(&self, x: &[TI], out: &mut [TO]) {
         let n = self.multiplier.len().max(1);
+        if n == 1 {
+            // One scale for all: one flat loop (rows of one value cost a loop each).
+            for (o, &v) in out.iter_mut().zip(x) {
+                *o = self.one(v, 0);
+            }
+            return;
+        }
         for (o, x) in out.chunks_mut(n).zip(x.chunks(n)) {
             for (c, (o, &v)) in o.iter_mut().zip(x).enumerate() {
                 *o = self.one(v, c);
@@ -378,7 +385,15 @@ impl IntPool {
     pub fn run<T: Lane>(&self, x: &[T], out: &mut [T]) {
         let [n, ih, iw, c] = self.input;
         let [_, oh, ow, _] = self.output;
-        let (mut acc, mut max) = (vec![0i64; c], vec![i64::MIN; c]);
+        // Rows of up to 64 channels on the stack (no allocation per run).
+        let (mut acc_s, mut max_s) = ([0i64; 64], [i64::MIN; 64]);
+        let mut heap: (Vec<i64>, Vec<i64>);
+        let (acc, max) = if c <= 64 {
+            (&mut acc_s[..c], &mut max_s[..c])
+        } else {
+            heap = (vec![0i64; c], vec![i64::MIN; c]);
+            (&mut heap.0[..], &mut heap.1[..])
+        };
         for b in 0..n {
             for oy in 0..oh {
                 for ox in 0..ow {
@@ -412,13 +427,13 @@ impl IntPool {
                     let o = &mut out[((b * oh + oy) * ow + ox) * c..][..c];
                     match self.average {
                         None => {
-                            for (o, &m) in o.iter_mut().zip(&max) {
+                            for (o, &m) in o.iter_mut().zip(max.iter()) {
                                 *o = T::narrow(if count == 0 { 0 } else { m }, false);
                             }
                         }
                         Some([in_zp, out_zp]) => {
                             let (m, sh) = if count == 0 { (0, 1) } else { reciprocal_scale(count) };
-                            for (o, &a) in o.iter_mut().zip(&acc) {
+                            for (o, &a) in o.iter_mut().zip(acc.iter()) {
                                 let v = a - in_zp * i64::from(count);
                                 let scaled = match i32::try_from(v) {
                                     Ok(v32) => i64::from(apply_scale_32_i32(v32, m, sh, false)),
