@@ -12,7 +12,7 @@ use nnrt_core::{cast, cast_mut, Activation, BinaryOp, CompileCtx, DType, InputSo
 use super::quantize::rescale_params;
 use super::util::source;
 use crate::kernel::Kernel;
-use crate::quant::tosa::{left_shift, right_shift, Rescale};
+use crate::quant::tosa::{apply_scale_16, apply_scale_32, apply_scale_32_i32, left_shift, right_shift, Rescale};
 
 /// Values larger than this run through the ops' own (vectorized) kernels.
 const MAX_ELEMENTS: usize = 1024;
@@ -321,6 +321,9 @@ fn per_channel(a: &[i64], out: &mut [i64], ch: usize, f: impl Fn(i64, usize) -> 
 /// modulo the channel count, as `Rescale::run` walks them).
 fn rescale(r: &Rescale, a: &[i64], out: &mut [i64], xt: DType, ot: DType) {
     let ch = r.multiplier.len().max(1);
+    if ch == 1 && rescale_flat(r, a, out, xt, ot) {
+        return;
+    }
     macro_rules! to {
         ($ti:ty) => {
             match ot {
@@ -335,6 +338,50 @@ fn rescale(r: &Rescale, a: &[i64], out: &mut [i64], xt: DType, ot: DType) {
         DType::I16 => to!(i16),
         _ => to!(i32),
     }
+}
+
+/// A one-scale RESCALE of lanes: [`Rescale::one`]'s arithmetic with its constants hoisted out
+/// of one flat loop (the input's unsigned view, the zero points, `apply_scale_32` in 64 bits
+/// when the value fits int32, the int32 then output-type clip). False (nothing written) when
+/// the constants are missing.
+fn rescale_flat(r: &Rescale, a: &[i64], out: &mut [i64], xt: DType, ot: DType) -> bool {
+    let (Some(&m), Some(&sh)) = (r.multiplier.first(), r.shift.first()) else { return false };
+    let (dr, izp, ozp) = (r.double_round, r.input_zp, r.output_zp);
+    let mask = match (xt, r.input_unsigned) {
+        (DType::I8, true) => 0xff,
+        (DType::I16, true) => 0xffff,
+        _ => -1,
+    };
+    let (lo, hi) = match (ot, r.output_unsigned) {
+        (DType::I8, false) => (-128, 127),
+        (DType::I8, true) => (0, 255),
+        (DType::I16, false) => (-32768, 32767),
+        (DType::I16, true) => (0, 65535),
+        _ => (i64::from(i32::MIN), i64::from(i32::MAX)),
+    };
+    let scale = |v: i64| -> i64 {
+        if !r.scale32 {
+            return apply_scale_16(v, m as i16, sh);
+        }
+        match i32::try_from(v) {
+            Ok(v32) => i64::from(apply_scale_32_i32(v32, m, sh, dr)),
+            Err(_) => apply_scale_32(v, m, sh, dr),
+        }
+    };
+    // `lo..=hi` lies inside int32's range, so one clip stands for both. Without an input zero
+    // point every value fits int32 (the branch is decided once, outside the loop).
+    if izp == 0 && r.scale32 {
+        for (o, &x) in out.iter_mut().zip(a) {
+            let v = if mask >= 0 { x & mask } else { wrap(x, xt) };
+            *o = wrap((i64::from(apply_scale_32_i32(v as i32, m, sh, dr)) + ozp).clamp(lo, hi), ot);
+        }
+        return true;
+    }
+    for (o, &x) in out.iter_mut().zip(a) {
+        let s = scale(if mask >= 0 { x & mask } else { wrap(x, xt) } - izp);
+        *o = wrap((s + ozp).clamp(lo, hi), ot);
+    }
+    true
 }
 
 impl Step {
