@@ -204,6 +204,10 @@ pub fn fold_pads(g: Subgraph, origin: Vec<OpId>, dims: &[Vec<usize>], dynamic: &
             let total = match padding {
                 Padding::Valid => 0,
                 Padding::Explicit(q) => q[2 * a].saturating_add(q[2 * a + 1]),
+                Padding::Explicit3(_) => {
+                    fits = false;
+                    break;
+                }
                 Padding::Same => win.out.saturating_sub(1).saturating_mul(stride[a]).saturating_add((k - 1).saturating_mul(dilation[a]) + 1).saturating_sub(td[1 + a]),
             };
             own[2 * a] = win.pad_before;

@@ -24,14 +24,7 @@ const NOT_YET: &[&str] = &[];
 
 /// Cases nnrt does not pass yet, each with the reason; they must still fail (at load with a
 /// typed error, or by a wrong value), never pass unnoticed or panic.
-const KNOWN: &[(&str, &str)] = &[
-    // The image is padded with its zero point before the convolution; here the zero point is a
-    // graph input, and nnrt's integer convolutions take constant zero points.
-    ("conv3d_1x1x1_1x1x2x1x2_i8xi8_acci32_st111_pad010010_dilat211_lclbnd0_dyn", "zero point computed at run time"),
-    // Float CONV3D pads the image with zeros; with an infinite weight a padding tap gives NaN
-    // where the specification skips the tap.
-    ("conv3d_1x1x2_1x3x3x2x5_f32xf32_accf32_st111_pad001001_dilat121_lclbnd0_fs", "padding taps with non-finite weights"),
-];
+const KNOWN: &[(&str, &str)] = &[];
 
 fn cases() -> Vec<PathBuf> {
     let root = repo_root().join("tests/data/tosa_conformance");

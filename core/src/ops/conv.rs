@@ -31,6 +31,10 @@ pub enum Padding {
     Valid,
     /// Explicit cells before and after each spatial dim: `[top, bottom, left, right]`.
     Explicit([usize; 4]),
+    /// Explicit cells before and after each dim of a 3-D window (CONV3D):
+    /// `[front, back, top, bottom, left, right]`. Padding taps add nothing to the sum: a kernel
+    /// skips them rather than multiplying a filled value (TOSA's CONV3D pseudo-code).
+    Explicit3([usize; 6]),
 }
 
 /// Parameters of 2-D convolution.
@@ -49,7 +53,7 @@ pub struct Conv2D {
 /// Parameters of 3-D convolution (CONV_3D: NDHWC input, `[k_d, k_h, k_w, in_c, out_c]` filter).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Conv3D {
-    /// Padding scheme (SAME or VALID).
+    /// Padding scheme (SAME or VALID; CONV3D also `Explicit3`).
     pub padding: Padding,
     /// Stride along depth, height, width.
     pub stride: [usize; 3],
@@ -136,8 +140,12 @@ pub fn window_output(input: usize, k: usize, stride: usize, dilation: usize, pad
             }
             Some(Window { out: (input - eff) / stride + 1, pad_before: 0 })
         }
-        Padding::Explicit(p) => {
-            let (before, after) = (p[axis * 2], p[axis * 2 + 1]);
+        Padding::Explicit(_) | Padding::Explicit3(_) => {
+            let (before, after) = match padding {
+                Padding::Explicit(p) => (*p.get(axis * 2)?, *p.get(axis * 2 + 1)?),
+                Padding::Explicit3(p) => (*p.get(axis * 2)?, *p.get(axis * 2 + 1)?),
+                _ => (0, 0),
+            };
             let padded = input + before + after;
             if padded < eff {
                 return Some(Window { out: 0, pad_before: before });
@@ -149,6 +157,9 @@ pub fn window_output(input: usize, k: usize, stride: usize, dilation: usize, pad
 
 /// Output height and width of a 2-D window over NHWC `input`.
 pub(super) fn spatial(cx: &Cx, input: &[usize], k: [usize; 2], stride: [usize; 2], dil: [usize; 2], padding: Padding) -> Result<[usize; 2], CompileError> {
+    if matches!(padding, Padding::Explicit3(_)) {
+        return Err(cx.err("a 2-D window takes SAME, VALID or 4 explicit paddings, not 6"));
+    }
     let mut out = [0; 2];
     for a in 0..2 {
         let w = window_output(input[1 + a], k[a], stride[a], dil[a], padding, a).ok_or_else(|| {
@@ -189,7 +200,7 @@ fn conv3d(cx: &Cx) -> Result<Vec<usize>, CompileError> {
         return Err(cx.input_err(FILTER, format!("filter {} must have the input's {} channels as its 4th dim", fmt_dims(w), x[4])));
     }
     if matches!(p.padding, Padding::Explicit(_)) {
-        return Err(cx.err("CONV_3D takes SAME or VALID padding"));
+        return Err(cx.err("CONV_3D takes SAME, VALID or 6 explicit paddings, not 4"));
     }
     check_bias(cx, BIAS, w[4])?;
     check_zero_points(cx)?;
@@ -202,7 +213,7 @@ fn conv3d(cx: &Cx) -> Result<Vec<usize>, CompileError> {
 
 /// Output size of spatial dim `a` of a 3-D window over `size` cells.
 fn window_3d(cx: &Cx, w: &[usize], p: &Conv3D, size: usize, a: usize) -> Result<usize, CompileError> {
-    window_output(size, w[a], p.stride[a], p.dilation[a], p.padding, 0)
+    window_output(size, w[a], p.stride[a], p.dilation[a], p.padding, a)
         .map(|win| win.out)
         .ok_or_else(|| cx.err(format!("window {:?} with stride {:?} and dilation {:?} is invalid (zero)", &w[..3], p.stride, p.dilation)))
 }
@@ -223,7 +234,7 @@ fn conv3d_transpose(cx: &Cx) -> Result<Vec<usize>, CompileError> {
             format!("filter {} must be [k_d, k_h, k_w, {}, {}] for input {} and output shape {shape:?}", fmt_dims(w), out[4], x[4], fmt_dims(x)),
         ));
     }
-    if matches!(p.padding, Padding::Explicit(_)) {
+    if matches!(p.padding, Padding::Explicit(_) | Padding::Explicit3(_)) {
         return Err(cx.err("CONV_3D_TRANSPOSE takes SAME or VALID padding"));
     }
     check_bias(cx, BIAS, w[3])?;

@@ -89,6 +89,7 @@ fn out_hw(x: [usize; 4], k: [usize; 2], stride: [usize; 2], padding: Padding) ->
         Padding::Same => (x[1].div_ceil(stride[0]), x[2].div_ceil(stride[1])),
         Padding::Valid => ((x[1] - k[0]) / stride[0] + 1, (x[2] - k[1]) / stride[1] + 1),
         Padding::Explicit(e) => ((x[1] + e[0] + e[1] - k[0]) / stride[0] + 1, (x[2] + e[2] + e[3] - k[1]) / stride[1] + 1),
+        Padding::Explicit3(_) => panic!("a 2-D window takes 4 explicit paddings, not 6"),
     }
 }
 

@@ -139,6 +139,7 @@ impl Lit for Padding {
             Padding::Same => "n::Padding::Same".into(),
             Padding::Valid => "n::Padding::Valid".into(),
             Padding::Explicit(p) => format!("n::Padding::Explicit({})", p.lit()),
+            Padding::Explicit3(p) => format!("n::Padding::Explicit3({})", p.lit()),
         }
     }
 }

@@ -192,6 +192,22 @@ fn cast_fast(from: DType, input: &[u8], to: DType, out: &mut [u8]) -> bool {
         (DType::F32, DType::U8) => go(input, out, |v: f32| x86_i32_vec(clamp_keep_nan(v, 0.0, 255.0)) as u8),
         (DType::F32, DType::I8) => go(input, out, |v: f32| x86_i32_vec(v) as i8),
         (DType::F32, DType::I16) => go(input, out, |v: f32| x86_i32_vec(clamp_keep_nan(v, -32768.0, 32767.0)) as i16),
+        // As `write` does for I32: NaN and values above the largest float below 2^31 give
+        // i32::MAX, values below -2^31 give i32::MIN, the others truncate.
+        (DType::F32, DType::I32) => go(input, out, |v: f32| {
+            if v.is_nan() || v > 2147483520.0 {
+                i32::MAX
+            } else {
+                (if v < -2147483648.0 { -2147483648.0 } else { v }) as i32
+            }
+        }),
+        // Integer to integer: sign-extended, or the low bits kept (`Num::to_i32` ignores the
+        // float clamp for integers).
+        (DType::I8, DType::I32) => go(input, out, |v: i8| i32::from(v)),
+        (DType::I16, DType::I32) => go(input, out, |v: i16| i32::from(v)),
+        (DType::I32, DType::I8) => go(input, out, |v: i32| v as i8),
+        (DType::I32, DType::U8) => go(input, out, |v: i32| v as u8),
+        (DType::I32, DType::I16) => go(input, out, |v: i32| v as i16),
         _ => false,
     }
 }
@@ -239,7 +255,7 @@ mod tests {
             (DType::I32, ints.iter().flat_map(|&v| v.to_le_bytes()).collect()),
         ];
         for (from, bytes) in &sources {
-            for to in [DType::F32, DType::U8, DType::I8, DType::I16] {
+            for to in [DType::F32, DType::U8, DType::I8, DType::I16, DType::I32] {
                 let n = bytes.len() / from.size();
                 let mut fast = vec![0u8; n * to.size()];
                 let mut want = vec![0u8; n * to.size()];

@@ -2,7 +2,9 @@
 //! per output channel, fused activation. The optimized path builds, for one output depth slice at
 //! a time, the patch of every output pixel (taps in `(kd, kh, kw, in_c)` order, zeros where the
 //! window leaves the input) and multiplies the patches by the packed filter; the reference twin
-//! is TFLite's loop.
+//! is TFLite's loop. Taps in the padding add nothing in both TFLite's reference loop and TOSA's
+//! CONV3D pseudo-code (they are skipped): with a non-finite filter value a zero patch cell would
+//! add `0 × ∞ = NaN`, so such a filter runs the reference loop instead.
 #![forbid(unsafe_code)]
 
 use std::cell::Cell;
@@ -63,6 +65,8 @@ pub struct Conv3d {
     packed: PackedB,
     bias: Option<Vec<f32>>,
     act: Act,
+    /// The DHWIO filter, kept when a value is not finite and the window reaches the padding.
+    skip_pad: Option<Vec<f32>>,
 }
 
 /// Rearranges a DHWIO filter as `out_c` rows of one patch each (the GEMM's `N × K`).
@@ -86,7 +90,10 @@ impl Conv3d {
         assert!(filter.len() >= g.patch() * g.out_c, "conv3d: filter length");
         assert!(bias.is_none_or(|b| b.len() >= g.out_c), "conv3d: bias length");
         let packed = PackedB::pack(g.out_c, g.patch(), &filter_rows(&g, filter));
-        Conv3d { g, packed, bias: bias.map(|b| b[..g.out_c].to_vec()), act }
+        let filter = &filter[..g.patch() * g.out_c];
+        let padded = g.pad.iter().any(|&p| p > 0) || (0..3).any(|a| (g.output[a].saturating_sub(1) * g.stride[a] + (g.k[a].saturating_sub(1)) * g.dilation[a]) >= g.input[a]);
+        let skip_pad = (padded && filter.iter().any(|v| !v.is_finite())).then(|| filter.to_vec());
+        Conv3d { g, packed, bias: bias.map(|b| b[..g.out_c].to_vec()), act, skip_pad }
     }
 
     /// Runs on `input` (`[batch, d, h, w, in_c]`) into `out` (`[batch, od, oh, ow, out_c]`).
@@ -101,6 +108,10 @@ impl Conv3d {
         let (k, pixels) = (g.patch(), oh * ow);
         if pixels == 0 || k == 0 || od == 0 {
             out.fill(0.0);
+            return;
+        }
+        if let Some(filter) = &self.skip_pad {
+            conv3d_ref(&g, input, filter, self.bias.as_deref(), self.act, out);
             return;
         }
         let image = g.input.iter().product::<usize>() * g.in_c;
@@ -302,6 +313,20 @@ mod tests {
         let mut o = vec![0.0; 27];
         Conv3d::new(g, &f, None, Act::NONE).run(&x, &mut o);
         assert_eq!((o[0], o[13], o[26]), (8.0, 27.0, 8.0));
+    }
+
+    #[test]
+    fn padding_taps_are_skipped_with_an_infinite_weight() {
+        // 1×1×2 input [1, 2], 1×1×2 filter [∞, 1], right padding 1: the last output's window is
+        // [2, pad]; the pad tap meets ∞ and adds nothing (not 0 × ∞ = NaN). Outputs: ∞, 2·∞.
+        let g = Conv3dGeom { batch: 1, input: [1, 1, 2], in_c: 1, output: [1, 1, 2], out_c: 1, k: [1, 1, 2], stride: [1; 3], dilation: [1; 3], pad: [0; 3] };
+        let (x, f) = ([1.0, 2.0], [f32::INFINITY, 1.0]);
+        let mut o = [0.0; 2];
+        Conv3d::new(g, &f, Some(&[0.5]), Act::NONE).run(&x, &mut o);
+        assert_eq!(o, [f32::INFINITY, f32::INFINITY]);
+        let mut r = [0.0; 2];
+        conv3d_ref(&g, &x, &f, Some(&[0.5]), Act::NONE, &mut r);
+        assert_eq!(o, r);
     }
 
     proptest! {

@@ -85,7 +85,7 @@ fn act_of(kind: &OpKind) -> Activation {
 pub(super) fn conv3d_geom(big: &[usize], wd: &[usize], small: &[usize], p: &nnrt_core::Conv3D) -> Result<Conv3dGeom, String> {
     let mut pad = [0; 3];
     for (a, pad) in pad.iter_mut().enumerate() {
-        *pad = window_output(big[1 + a], wd[a], p.stride[a], p.dilation[a], p.padding, 0).ok_or("invalid window")?.pad_before;
+        *pad = window_output(big[1 + a], wd[a], p.stride[a], p.dilation[a], p.padding, a).ok_or("invalid window")?.pad_before;
     }
     Ok(Conv3dGeom {
         batch: big[0],

@@ -12,7 +12,7 @@ use nnrt_core::{cast, cast_mut, Activation, BinaryOp, CompileCtx, DType, InputSo
 use super::quantize::rescale_params;
 use super::util::source;
 use crate::kernel::Kernel;
-use crate::quant::tosa::{left_shift, right_shift, Rescale};
+use crate::quant::tosa::{apply_scale_16, apply_scale_32, apply_scale_32_i32, left_shift, right_shift, Rescale};
 
 /// Values larger than this run through the ops' own (vectorized) kernels.
 const MAX_ELEMENTS: usize = 1024;
@@ -236,7 +236,17 @@ pub(crate) fn fuse_int_chain(ctx: &CompileCtx, ids: &[OpId]) -> Option<IntChain>
     let mut slot_of: Vec<(OperandId, usize)> = Vec::new();
     let mut slots: Vec<Vec<i64>> = Vec::new();
     let (mut inputs, mut loads, mut steps) = (Vec::new(), Vec::new(), Vec::new());
+    let mut done: Vec<OpId> = Vec::with_capacity(found.len());
     for (id, lane, ins) in found {
+        // An op the run computed already (same kind, inputs and output type: the TOSA
+        // lowering repeats the RESCALEs of a shared input) reads that op's slot.
+        let y = g.op(id).outputs[0];
+        let twin = done.iter().map(|&d| g.op(d)).find(|d| d.kind == g.op(id).kind && d.inputs == g.op(id).inputs && g.operand(d.outputs[0]).dtype == g.operand(y).dtype);
+        if let Some(s) = twin.and_then(|d| slot_of.iter().find(|(o, _)| *o == d.outputs[0])).map(|&(_, s)| s) {
+            slot_of.push((y, s));
+            continue;
+        }
+        done.push(id);
         let mut srcs = Vec::with_capacity(2);
         for x in ins {
             let s = match slot_of.iter().find(|(o, _)| *o == x) {
@@ -257,7 +267,6 @@ pub(crate) fn fuse_int_chain(ctx: &CompileCtx, ids: &[OpId]) -> Option<IntChain>
             };
             srcs.push(s);
         }
-        let y = g.op(id).outputs[0];
         slots.push(vec![0; count(y)?]);
         slot_of.push((y, slots.len() - 1));
         steps.push(Step { lane, a: srcs[0], b: srcs.get(1).copied(), dst: slots.len() - 1, out: g.operand(y).dtype });
@@ -295,16 +304,32 @@ fn map1(a: &[i64], out: &mut [i64], f: impl Fn(i64, usize) -> i64) {
     out.iter_mut().zip(a).enumerate().for_each(|(i, (o, &x))| *o = f(x, i));
 }
 
+/// `out[i] = f(a[i], c)` with `c = i mod ch`, walked by rows of `ch` (no division per lane;
+/// one channel is its own loop, where `c` is the constant 0).
+#[inline(always)]
+fn per_channel(a: &[i64], out: &mut [i64], ch: usize, f: impl Fn(i64, usize) -> i64) {
+    if ch <= 1 {
+        out.iter_mut().zip(a).for_each(|(o, &x)| *o = f(x, 0));
+        return;
+    }
+    for (o, a) in out.chunks_mut(ch).zip(a.chunks(ch)) {
+        o.iter_mut().zip(a).enumerate().for_each(|(c, (o, &x))| *o = f(x, c));
+    }
+}
+
 /// RESCALE of lanes of type `xt` to `ot`, through the op's own arithmetic (channel = index
 /// modulo the channel count, as `Rescale::run` walks them).
 fn rescale(r: &Rescale, a: &[i64], out: &mut [i64], xt: DType, ot: DType) {
     let ch = r.multiplier.len().max(1);
+    if ch == 1 && rescale_flat(r, a, out, xt, ot) {
+        return;
+    }
     macro_rules! to {
         ($ti:ty) => {
             match ot {
-                DType::I8 => map1(a, out, |x, i| i64::from(r.one::<$ti, i8>(x as $ti, i % ch))),
-                DType::I16 => map1(a, out, |x, i| i64::from(r.one::<$ti, i16>(x as $ti, i % ch))),
-                _ => map1(a, out, |x, i| i64::from(r.one::<$ti, i32>(x as $ti, i % ch))),
+                DType::I8 => per_channel(a, out, ch, |x, c| i64::from(r.one::<$ti, i8>(x as $ti, c))),
+                DType::I16 => per_channel(a, out, ch, |x, c| i64::from(r.one::<$ti, i16>(x as $ti, c))),
+                _ => per_channel(a, out, ch, |x, c| i64::from(r.one::<$ti, i32>(x as $ti, c))),
             }
         };
     }
@@ -313,6 +338,50 @@ fn rescale(r: &Rescale, a: &[i64], out: &mut [i64], xt: DType, ot: DType) {
         DType::I16 => to!(i16),
         _ => to!(i32),
     }
+}
+
+/// A one-scale RESCALE of lanes: [`Rescale::one`]'s arithmetic with its constants hoisted out
+/// of one flat loop (the input's unsigned view, the zero points, `apply_scale_32` in 64 bits
+/// when the value fits int32, the int32 then output-type clip). False (nothing written) when
+/// the constants are missing.
+fn rescale_flat(r: &Rescale, a: &[i64], out: &mut [i64], xt: DType, ot: DType) -> bool {
+    let (Some(&m), Some(&sh)) = (r.multiplier.first(), r.shift.first()) else { return false };
+    let (dr, izp, ozp) = (r.double_round, r.input_zp, r.output_zp);
+    let mask = match (xt, r.input_unsigned) {
+        (DType::I8, true) => 0xff,
+        (DType::I16, true) => 0xffff,
+        _ => -1,
+    };
+    let (lo, hi) = match (ot, r.output_unsigned) {
+        (DType::I8, false) => (-128, 127),
+        (DType::I8, true) => (0, 255),
+        (DType::I16, false) => (-32768, 32767),
+        (DType::I16, true) => (0, 65535),
+        _ => (i64::from(i32::MIN), i64::from(i32::MAX)),
+    };
+    let scale = |v: i64| -> i64 {
+        if !r.scale32 {
+            return apply_scale_16(v, m as i16, sh);
+        }
+        match i32::try_from(v) {
+            Ok(v32) => i64::from(apply_scale_32_i32(v32, m, sh, dr)),
+            Err(_) => apply_scale_32(v, m, sh, dr),
+        }
+    };
+    // `lo..=hi` lies inside int32's range, so one clip stands for both. Without an input zero
+    // point every value fits int32 (the branch is decided once, outside the loop).
+    if izp == 0 && r.scale32 {
+        for (o, &x) in out.iter_mut().zip(a) {
+            let v = if mask >= 0 { x & mask } else { wrap(x, xt) };
+            *o = wrap((i64::from(apply_scale_32_i32(v as i32, m, sh, dr)) + ozp).clamp(lo, hi), ot);
+        }
+        return true;
+    }
+    for (o, &x) in out.iter_mut().zip(a) {
+        let s = scale(if mask >= 0 { x & mask } else { wrap(x, xt) } - izp);
+        *o = wrap((s + ozp).clamp(lo, hi), ot);
+    }
+    true
 }
 
 impl Step {
@@ -338,8 +407,7 @@ impl Step {
             }),
             Lane::Table8(table) => map1(a, out, |x, _| table[((x + 128) as usize) & 0xff]),
             Lane::Rescale(r, xt, ot) => rescale(r, a, out, *xt, *ot),
-            &Lane::Rescale8(ref table, 1) => map1(a, out, |x, _| table[(x as u8) as usize]),
-            &Lane::Rescale8(ref table, ch) => map1(a, out, |x, i| table[(i % ch) * 256 + (x as u8) as usize]),
+            &Lane::Rescale8(ref table, ch) => per_channel(a, out, ch, |x, c| table[c * 256 + (x as u8) as usize]),
         }
     }
 }
@@ -454,6 +522,33 @@ mod tests {
     fn a_run_computes_the_ops_integers() {
         for seed in 1..40u64 {
             let (g, ops, outs, ins) = graph(seed);
+            check(seed, &g, &ops, &outs, &ins, ops.len() - 3);
+        }
+    }
+
+    /// A RESCALE repeated on the same input (as the TOSA lowering of a quantized SUB after an
+    /// ADD of the same operands makes) is computed once: the run's results stay the ops'.
+    #[test]
+    fn a_repeated_op_reads_the_first_ones_result() {
+        for seed in 1..20u64 {
+            let (mut g, mut ops, outs, ins) = graph(seed);
+            // Op 10 is the int32 -> int8 RESCALE; its twin and a MAXIMUM of the twin and the TABLE.
+            let first = g.op(OpId::new(10)).clone();
+            let y = g.add_operand(Operand::new("twin", DType::I8, &[1, N]));
+            g.add_op(Operation { kind: first.kind, inputs: first.inputs, outputs: vec![y] });
+            let m = g.add_operand(Operand::new("m", DType::I8, &[1, N]));
+            g.add_op(Operation { kind: OpKind::Binary { op: BinaryOp::Maximum, act: Activation::None }, inputs: vec![Some(y), Some(outs[1])], outputs: vec![m] });
+            g.outputs.push(m);
+            ops.extend([OpId::new(g.ops.len() - 2), OpId::new(g.ops.len() - 1)]);
+            let outs = [outs[0], outs[1], outs[2], m];
+            check(seed, &g, &ops, &outs, &ins, ops.len() - 4);
+        }
+    }
+
+    fn check(seed: u64, g: &Subgraph, ops: &[OpId], outs: &[OperandId], ins: &[OperandId], elided: usize) {
+        let g = g.clone();
+        let ops = ops.to_vec();
+        {
             let shapes: Vec<Vec<usize>> = g.operands.iter().map(|o| o.shape.concrete().unwrap_or_default()).collect();
             let (config, origin) = (Config::default(), ops.clone());
             let ctx = CompileCtx { graph: &g, shapes: &shapes, threads: 1, config: &config, origin: &origin };
@@ -489,14 +584,14 @@ mod tests {
             let mut chain = super::fuse_int_chain(&ctx, &ops).expect("the run fuses");
             assert_eq!(chain.ops, ops);
             assert_eq!(chain.outputs, outs.to_vec(), "the values read after the run are stored");
-            assert_eq!(chain.elided.len(), ops.len() - 3);
+            assert_eq!(chain.elided.len(), elided);
             let srcs: Vec<(OperandId, Vec<u8>)> = chain.inputs.iter().map(|s| match s {
                 InputSource::Arena(i) => (*i, values[i.index()].clone().expect("an input")),
                 InputSource::Const(_) => panic!("constants are folded into the run"),
             }).collect();
             let refs: Vec<TensorRef> = srcs.iter().map(|(i, b)| view(&g, &shapes, *i, b)).collect();
             let mut got: Vec<Vec<u8>> = outs.iter().map(|o| vec![0u8; want[o.index()].as_ref().map_or(0, |v| v.len())]).collect();
-            let mut views: Vec<TensorMut> = got.iter_mut().zip(&outs).map(|(b, o)| TensorMut { dtype: g.operand(*o).dtype, dims: &shapes[o.index()], bytes: b }).collect();
+            let mut views: Vec<TensorMut> = got.iter_mut().zip(outs).map(|(b, o)| TensorMut { dtype: g.operand(*o).dtype, dims: &shapes[o.index()], bytes: b }).collect();
             chain.kernel.run(&refs, &mut views).expect("runs");
             drop(views);
             for (o, b) in outs.iter().zip(&got) {

@@ -77,7 +77,7 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         let pad = match p.padding {
             Padding::Explicit(q) => [q[0], q[2]],
             Padding::Valid => [0, 0],
-            Padding::Same => return Err("plain-integer pooling takes explicit padding".into()),
+            Padding::Same | Padding::Explicit3(_) => return Err("plain-integer pooling takes explicit padding".into()),
         };
         if xd.len() != 4 || od.len() != 4 {
             return Err("pooling takes NHWC".into());
@@ -129,7 +129,7 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let pad = match padding {
         Padding::Explicit(p) => [p[0], p[2]],
         Padding::Valid => [0, 0],
-        Padding::Same => return Err("the plain-integer form takes explicit padding".into()),
+        Padding::Same | Padding::Explicit3(_) => return Err("the plain-integer form takes explicit padding".into()),
     };
     let w = op.input(1).ok_or("input 1 is absent")?;
     let (xd, wd, od) = (ctx.dims(x).to_vec(), ctx.dims(w).to_vec(), ctx.dims(out).to_vec());
@@ -178,11 +178,16 @@ pub(crate) fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     }))
 }
 
-/// The plain-integer CONV3D: VALID only (the TOSA reader pads the image with its zero point).
+/// The plain-integer CONV3D: VALID or explicit padding, whose taps add nothing.
 fn conv3d(ctx: &CompileCtx, id: OpId, p: nnrt_core::Conv3D, wide: bool) -> Result<Built, String> {
     let op = ctx.graph.op(id);
-    if p.padding != Padding::Valid || p.act != nnrt_core::Activation::None {
-        return Err("the plain-integer 3-D convolution takes VALID padding and no activation".into());
+    let pad = match p.padding {
+        Padding::Valid => [0; 3],
+        Padding::Explicit3(q) => [q[0], q[2], q[4]],
+        _ => return Err("the plain-integer 3-D convolution takes VALID or 6 explicit paddings".into()),
+    };
+    if p.act != nnrt_core::Activation::None {
+        return Err("the plain-integer 3-D convolution takes no fused activation".into());
     }
     let (x, w, out) = (op.input(0).ok_or("input 0 is absent")?, op.input(1).ok_or("input 1 is absent")?, op.outputs[0]);
     let (xd, wd, od) = (ctx.dims(x).to_vec(), ctx.dims(w).to_vec(), ctx.dims(out).to_vec());
@@ -195,6 +200,7 @@ fn conv3d(ctx: &CompileCtx, id: OpId, p: nnrt_core::Conv3D, wide: bool) -> Resul
         kernel: [wd[0], wd[1], wd[2]],
         stride: p.stride,
         dilation: p.dilation,
+        pad,
         x_zp: zp(ctx, id, 3)?,
         w_zp: zp(ctx, id, 4)?,
     };

@@ -117,6 +117,13 @@ impl Rescale {
     /// RESCALE over `x` (row-major; channel = index modulo the number of multipliers).
     pub fn run<TI: Lane, TO: Lane>(&self, x: &[TI], out: &mut [TO]) {
         let n = self.multiplier.len().max(1);
+        if n == 1 {
+            // One scale for all: one flat loop (rows of one value cost a loop each).
+            for (o, &v) in out.iter_mut().zip(x) {
+                *o = self.one(v, 0);
+            }
+            return;
+        }
         for (o, x) in out.chunks_mut(n).zip(x.chunks(n)) {
             for (c, (o, &v)) in o.iter_mut().zip(x).enumerate() {
                 *o = self.one(v, c);
@@ -241,8 +248,9 @@ impl IntConv {
     }
 }
 
-/// Geometry of a plain-integer 3-D convolution (TOSA CONV3D on int8 / int16 with zero points,
-/// the padding already applied): NDHWC image, `[KD, KH, KW, IC, OC]` filter.
+/// Geometry of a plain-integer 3-D convolution (TOSA CONV3D on int8 / int16 with zero points):
+/// NDHWC image, `[KD, KH, KW, IC, OC]` filter. Taps in the padding are skipped, as in the
+/// specification's pseudo-code (so a zero point known only at run time needs no padded copy).
 #[derive(Clone, Copy, Debug)]
 pub struct IntConv3d {
     /// Input dims `[n, d, h, w, c]`.
@@ -253,6 +261,8 @@ pub struct IntConv3d {
     pub kernel: [usize; 3],
     pub stride: [usize; 3],
     pub dilation: [usize; 3],
+    /// Padding cells before the first input cell along depth, height and width.
+    pub pad: [usize; 3],
     pub x_zp: i32,
     pub w_zp: i32,
 }
@@ -263,7 +273,7 @@ impl IntConv3d {
         let [n, id, ih, iw, ic] = self.input;
         let [_, od, oh, ow, oc] = self.output;
         let [kd, kh, kw] = self.kernel;
-        let (s, dl) = (self.stride, self.dilation);
+        let (s, dl, p) = (self.stride, self.dilation, self.pad);
         let mut o_at = 0;
         for b in 0..n {
             for oz in 0..od {
@@ -272,14 +282,11 @@ impl IntConv3d {
                         for o in 0..oc {
                             let mut acc: i64 = bias.map_or(0, |bv| bv[o].to_i64());
                             for dz in 0..kd {
-                                let z = oz * s[0] + dz * dl[0];
+                                let Some(z) = (oz * s[0] + dz * dl[0]).checked_sub(p[0]).filter(|&z| z < id) else { continue };
                                 for dy in 0..kh {
-                                    let y = oy * s[1] + dy * dl[1];
+                                    let Some(y) = (oy * s[1] + dy * dl[1]).checked_sub(p[1]).filter(|&y| y < ih) else { continue };
                                     for dx in 0..kw {
-                                        let xx = ox * s[2] + dx * dl[2];
-                                        if z >= id || y >= ih || xx >= iw {
-                                            continue;
-                                        }
+                                        let Some(xx) = (ox * s[2] + dx * dl[2]).checked_sub(p[2]).filter(|&v| v < iw) else { continue };
                                         let base = (((b * id + z) * ih + y) * iw + xx) * ic;
                                         let wbase = ((dz * kh + dy) * kw + dx) * ic;
                                         for c in 0..ic {
@@ -378,7 +385,15 @@ impl IntPool {
     pub fn run<T: Lane>(&self, x: &[T], out: &mut [T]) {
         let [n, ih, iw, c] = self.input;
         let [_, oh, ow, _] = self.output;
-        let (mut acc, mut max) = (vec![0i64; c], vec![i64::MIN; c]);
+        // Rows of up to 64 channels on the stack (no allocation per run).
+        let (mut acc_s, mut max_s) = ([0i64; 64], [i64::MIN; 64]);
+        let mut heap: (Vec<i64>, Vec<i64>);
+        let (acc, max) = if c <= 64 {
+            (&mut acc_s[..c], &mut max_s[..c])
+        } else {
+            heap = (vec![0i64; c], vec![i64::MIN; c]);
+            (&mut heap.0[..], &mut heap.1[..])
+        };
         for b in 0..n {
             for oy in 0..oh {
                 for ox in 0..ow {
@@ -412,13 +427,13 @@ impl IntPool {
                     let o = &mut out[((b * oh + oy) * ow + ox) * c..][..c];
                     match self.average {
                         None => {
-                            for (o, &m) in o.iter_mut().zip(&max) {
+                            for (o, &m) in o.iter_mut().zip(max.iter()) {
                                 *o = T::narrow(if count == 0 { 0 } else { m }, false);
                             }
                         }
                         Some([in_zp, out_zp]) => {
                             let (m, sh) = if count == 0 { (0, 1) } else { reciprocal_scale(count) };
-                            for (o, &a) in o.iter_mut().zip(&acc) {
+                            for (o, &a) in o.iter_mut().zip(acc.iter()) {
                                 let v = a - in_zp * i64::from(count);
                                 let scaled = match i32::try_from(v) {
                                     Ok(v32) => i64::from(apply_scale_32_i32(v32, m, sh, false)),

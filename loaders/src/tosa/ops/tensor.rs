@@ -86,29 +86,12 @@ pub(super) fn map(b: &mut BlockBuilder<'_, '_>, o: &Op<'_>) -> Result<(), LoadEr
                 return Err(b.err(format!("CONV3D input {xd:?} and weight {wd:?}: NDHWC and [OC, KD, KH, KW, IC] expected")));
             }
             let [xz, wz] = zps(b, 3)?;
-            // Padding cells add nothing to the sum: the image padded with its zero point (0.0
-            // for floats), then a VALID convolution.
-            let x = if pad.iter().any(|&p| p > 0) {
-                if xz.is_some_and(|z| b.const_bytes(z).is_none()) {
-                    return Err(o.unsupported(b, "a padded CONV3D with its input zero point computed at run time"));
-                }
-                let t = b.dtype(x);
-                let value = match xz {
-                    Some(z) => z,
-                    None => b.constant(t, &[1], vec![0; t.size()]),
-                };
-                let p: Vec<i32> = [0, 0].iter().chain(&pad).chain(&[0, 0]).map(|&v| v as i32).collect();
-                let p = b.const_i32_2d(5, 2, &p);
-                let padded = [xd[0], xd[1] + pad[0] + pad[1], xd[2] + pad[2] + pad[3], xd[3] + pad[4] + pad[5], xd[4]];
-                let y = b.temp(t, &padded);
-                b.emit_all(OpKind::Pad, &[x, p, value], vec![y]);
-                y
-            } else {
-                x
-            };
             let w = dhwio(b, o, w, &wd)?;
             let bias = bias(b, o, wd[0])?;
-            let kind = OpKind::Conv3D(Conv3D { padding: Padding::Valid, stride: [stride[0], stride[1], stride[2]], dilation: [dilation[0], dilation[1], dilation[2]], act: Activation::None });
+            // Padding taps add nothing to the sum (skipped, as the pseudo-code does: no padded
+            // copy, so a zero point known only at run time and a non-finite weight both work).
+            let padding = Padding::Explicit3([pad[0], pad[1], pad[2], pad[3], pad[4], pad[5]]);
+            let kind = OpKind::Conv3D(Conv3D { padding, stride: [stride[0], stride[1], stride[2]], dilation: [dilation[0], dilation[1], dilation[2]], act: Activation::None });
             let out = o.output(b, 0)?;
             let ins: Vec<Option<OperandId>> = if int8_sums { vec![Some(x), Some(w), bias, xz, wz] } else { vec![Some(x), Some(w), bias] };
             b.emit(kind, &ins, vec![out]);
