@@ -327,6 +327,43 @@ pub fn silu(x: &[f32], x_first: bool, act: Act, out: &mut [f32]) {
     }
 }
 
+/// An element-wise activation a convolution applies to its output in its epilogue, band by
+/// band while the band is in cache (`ops::fuse_act`): exactly the values of the ops it replaces,
+/// computed by the same kernels ([`unary`]'s per-element code, [`silu`]'s logistic and
+/// multiply), so fused and unfused runs agree bit for bit on every instruction set.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PostAct {
+    /// LOGISTIC of the output, then MUL of the output by it (`x * s` when `x_first`, else
+    /// `s * x`, as the MUL's operands are), clamped to the MUL's fused `act`.
+    Silu { x_first: bool, act: Act },
+    /// HARD_SWISH of the output.
+    HardSwish,
+}
+
+impl PostAct {
+    /// Applies the activation to `data` in place. Each block of 256 values goes through stack
+    /// copies; nothing is allocated, and the values do not depend on how `data` was cut.
+    pub fn apply(self, data: &mut [f32]) {
+        const BLOCK: usize = 256;
+        let (mut xb, mut sb) = ([0f32; BLOCK], [0f32; BLOCK]);
+        for block in data.chunks_mut(BLOCK) {
+            let x = &mut xb[..block.len()];
+            x.copy_from_slice(block);
+            match self {
+                PostAct::HardSwish => unary_chunk(UnaryOp::HardSwish, x, block),
+                PostAct::Silu { x_first, act } => {
+                    let s = &mut sb[..block.len()];
+                    unary_chunk(UnaryOp::Logistic, x, s);
+                    match x_first {
+                        true => row_f32(B::Mul, Row::Slice(x), Row::Slice(s), block, act),
+                        false => row_f32(B::Mul, Row::Slice(s), Row::Slice(x), block, act),
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Reference twin of [`unary`]: the scalar formula per element, with std's math functions and
 /// an f64 erfc.
 ///
