@@ -14,8 +14,8 @@ use crate::kernels::conv::Conv2d;
 use crate::kernels::depthwise::depthwise_conv2d_post;
 use crate::kernels::unary::PostAct;
 
-/// The fused step starting at `ids[0]` and how many ops of `ids` it covers (3 for a convolution
-/// + LOGISTIC + MUL, 2 for a convolution + HARD_SWISH); `None` when `ids` does not start with
+/// The fused step starting at `ids[0]` and how many ops of `ids` it covers (3 for a convolution,
+/// LOGISTIC and MUL; 2 for a convolution and HARD_SWISH); `None` when `ids` does not start with
 /// such a run, when the convolution's output or the logistic is read by any other op (or is a
 /// graph output or a variable), or under `NNRT_NOFUSE`.
 pub(crate) fn fuse_conv_act(ctx: &CompileCtx, ids: &[OpId]) -> Option<(Built, usize)> {
