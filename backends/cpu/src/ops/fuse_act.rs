@@ -220,3 +220,93 @@ mod tests {
         assert_eq!(step_kinds(false, Tail::HardSwishShared), ["Conv2D", "HardSwish", "Add"]);
     }
 }
+
+#[cfg(test)]
+mod speed {
+    use crate::kernels::conv::{Conv2d, ConvGeom};
+    use crate::kernels::depthwise::{depthwise_conv2d, depthwise_conv2d_post, DepthwiseGeom};
+    use crate::kernels::unary::{silu, unary_in_place, PostAct, UnaryOp};
+    use crate::kernels::Act;
+
+    fn values(n: usize, seed: u32) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(2654435761).max(1);
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                (s % 2001) as f32 / 1000.0 - 1.0
+            })
+            .collect()
+    }
+
+    /// Best times in µs of `f(true)` and `f(false)`, run alternately (so that the machine's load
+    /// hits both alike).
+    fn race(mut f: impl FnMut(bool)) -> (f64, f64) {
+        let mut best = [f64::MAX; 2];
+        for _ in 0..40 {
+            for (k, fused) in [true, false].into_iter().enumerate() {
+                let t = std::time::Instant::now();
+                f(fused);
+                best[k] = best[k].min(t.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+        (best[0], best[1])
+    }
+
+    /// The fused epilogue against the convolution and then the activation op's kernel, on
+    /// EfficientNet / MobileNetV3 layer shapes, one thread:
+    /// `cargo test --release -p nnrt-backend-cpu -- --ignored --nocapture post_act_speed`
+    #[test]
+    #[ignore]
+    fn post_act_speed() {
+        let base = ConvGeom {
+            batch: 1, in_h: 56, in_w: 56, in_c: 24, out_h: 56, out_w: 56, out_c: 144, k_h: 1, k_w: 1,
+            stride_h: 1, stride_w: 1, dil_h: 1, dil_w: 1, pad_top: 0, pad_left: 0, groups: 1,
+        };
+        let convs = [
+            ("1x1 56x56x24->144", base),
+            ("1x1 112x112x16->96", ConvGeom { in_h: 112, in_w: 112, out_h: 112, out_w: 112, in_c: 16, out_c: 96, ..base }),
+            ("1x1 14x14x80->480", ConvGeom { in_h: 14, in_w: 14, out_h: 14, out_w: 14, in_c: 80, out_c: 480, ..base }),
+            ("3x3/2 stem 224x224x3->32", ConvGeom { in_h: 224, in_w: 224, in_c: 3, out_h: 112, out_w: 112, out_c: 32, k_h: 3, k_w: 3, stride_h: 2, stride_w: 2, ..base }),
+        ];
+        let posts = [("silu", PostAct::Silu { x_first: true, act: Act::NONE }), ("hard_swish", PostAct::HardSwish)];
+        let pool = nnrt_threads::KernelPool::new(1).unwrap();
+        pool.install(|| {
+            for (name, g) in convs {
+                let (x, w, b) = (values(g.input_len(), 1), values(g.filter_len(), 2), values(g.out_c, 3));
+                let mut conv = Conv2d::new(g, &w, Some(&b), Act::NONE);
+                let (mut y, mut out) = (vec![0.0; g.output_len()], vec![0.0; g.output_len()]);
+                for (pname, post) in posts {
+                    let (fused, apart) = race(|fused| {
+                        if fused {
+                            return conv.run_post(&x, post, &mut out);
+                        }
+                        conv.run(&x, &mut y);
+                        match post {
+                            PostAct::HardSwish => unary_in_place(UnaryOp::HardSwish, &mut y),
+                            PostAct::Silu { x_first, act } => silu(&y, x_first, act, &mut out),
+                        }
+                    });
+                    println!("conv {name} + {pname}: fused {fused:.0} µs, apart {apart:.0} µs ({:.3}x)", fused / apart);
+                }
+            }
+            let dw = DepthwiseGeom { batch: 1, in_h: 56, in_w: 56, in_c: 144, multiplier: 1, out_h: 56, out_w: 56, k_h: 3, k_w: 3, stride_h: 1, stride_w: 1, dil_h: 1, dil_w: 1, pad_top: 1, pad_left: 1 };
+            let (x, w, b) = (values(dw.input_len(), 4), values(dw.filter_len(), 5), values(dw.out_c(), 6));
+            let (mut y, mut out) = (vec![0.0; dw.output_len()], vec![0.0; dw.output_len()]);
+            for (pname, post) in posts {
+                let (fused, apart) = race(|fused| {
+                    if fused {
+                        return depthwise_conv2d_post(&dw, &x, &w, Some(&b), Act::NONE, post, &mut out);
+                    }
+                    depthwise_conv2d(&dw, &x, &w, Some(&b), Act::NONE, &mut y);
+                    match post {
+                        PostAct::HardSwish => unary_in_place(UnaryOp::HardSwish, &mut y),
+                        PostAct::Silu { x_first, act } => silu(&y, x_first, act, &mut out),
+                    }
+                });
+                println!("depthwise 3x3 56x56x144 + {pname}: fused {fused:.0} µs, apart {apart:.0} µs ({:.3}x)", fused / apart);
+            }
+        });
+    }
+}
