@@ -1,14 +1,14 @@
 //! Fusions against the unfused ops, bit for bit on the cpu: PAD folded into the convolution after
-//! it (`passes::fold_pads`) and LOGISTIC + MUL run as one SiLU pass (the cpu's `fuse_pair`). Each
-//! reference is the same model with a RESHAPE to the same dims between the two ops, which keeps
-//! them apart.
+//! it (`passes::fold_pads`), LOGISTIC + MUL run as one SiLU pass (the cpu's `fuse_pair`), and SiLU
+//! or HARD_SWISH in a float convolution's epilogue (the cpu's `fuse_conv_act`). Each reference is
+//! the same model with a RESHAPE to the same dims between the two ops, which keeps them apart.
 
 use nnrt_core::{Activation, BinaryOp, Conv2D, DType, DepthwiseConv2D, OpKind, OperandId, Padding, Quantization, UnaryOp};
 use nnrt_tests::{f, Case, Graph, Tol, XorShift, V};
 
 use crate::{GPU_MATH, GPU_SUMS};
 
-nnrt_tests::replay_on_every_target!(pad_conv_cases, silu_cases);
+nnrt_tests::replay_on_every_target!(pad_conv_cases, silu_cases, conv_act_cases);
 
 /// An op between `t` and its reader in the reference: RESHAPE to the same dims.
 fn keep_apart(g: &mut Graph, t: OperandId, dtype: DType, dims: &[usize], quant: &Quantization) -> OperandId {
@@ -172,6 +172,101 @@ fn silu_cases() -> Vec<Case> {
         .map(|(k, &(name, dims, x_first, act))| {
             let seed = 950 + k as u64;
             Case::new(name, &silu_graph(dims, x_first, act, false, seed)).same_as_cpu_of(&silu_graph(dims, x_first, act, true, seed), Tol::EXACT).gpu_tol(GPU_MATH)
+        })
+        .collect()
+}
+
+/// What follows the convolution in [`conv_act_graph`].
+#[derive(Clone, Copy)]
+enum Post {
+    /// LOGISTIC, then MUL of the convolution's output and the logistic (output first when
+    /// `x_first`), with the MUL's fused activation.
+    Silu { x_first: bool, act: Activation },
+    HardSwish,
+}
+
+struct ConvAct<'a> {
+    name: &'a str,
+    input: [usize; 4],
+    /// `[k_h, k_w]`.
+    kernel: [usize; 2],
+    stride: usize,
+    padding: Padding,
+    /// DEPTHWISE_CONV_2D with this multiplier, or CONV_2D.
+    depthwise: Option<usize>,
+    out_c: usize,
+    /// The convolution's own fused activation.
+    act: Activation,
+    post: Post,
+}
+
+/// x → CONV_2D / DEPTHWISE_CONV_2D (bias) → SiLU or HARD_SWISH → y; with `apart`, a RESHAPE
+/// between the convolution and the activation's first op.
+fn conv_act_graph(c: &ConvAct, apart: bool, seed: u64) -> Graph {
+    let [n, h, w, ch] = c.input;
+    let [kh, kw] = c.kernel;
+    let mut g = Graph::new();
+    let x = g.input(&c.input, f(&XorShift::new(seed).fill(n * h * w * ch, -2.0, 2.0)));
+    let wd = match c.depthwise {
+        Some(_) => [1, kh, kw, c.out_c],
+        None => [c.out_c, kh, kw, ch],
+    };
+    let weights = g.konst(&wd, f(&XorShift::new(seed + 1).fill(wd.iter().product(), -0.5, 0.5)));
+    let bias = g.konst(&[c.out_c], f(&XorShift::new(seed + 2).fill(c.out_c, -1.0, 1.0)));
+    let out_dim = |len: usize, k: usize| match c.padding {
+        Padding::Same => len.div_ceil(c.stride),
+        _ => (len - k) / c.stride + 1,
+    };
+    let od = [n, out_dim(h, kh), out_dim(w, kw), c.out_c];
+    let y = g.tensor(DType::F32, &od);
+    let kind = match c.depthwise {
+        Some(m) => OpKind::DepthwiseConv2D(DepthwiseConv2D { padding: c.padding, stride: [c.stride; 2], dilation: [1, 1], depth_multiplier: m, act: c.act }),
+        None => OpKind::Conv2D(Conv2D { padding: c.padding, stride: [c.stride; 2], dilation: [1, 1], act: c.act }),
+    };
+    g.op(kind, &[Some(x), Some(weights), Some(bias)], &[y]);
+    let first_in = if apart { keep_apart(&mut g, y, DType::F32, &od, &Quantization::None) } else { y };
+    match c.post {
+        Post::HardSwish => {
+            let out = g.out(DType::F32, &od);
+            g.op(OpKind::Unary(UnaryOp::HardSwish), &[Some(first_in)], &[out]);
+        }
+        Post::Silu { x_first, act } => {
+            let s = g.tensor(DType::F32, &od);
+            g.op(OpKind::Unary(UnaryOp::Logistic), &[Some(first_in)], &[s]);
+            let out = g.out(DType::F32, &od);
+            let ins = if x_first { [Some(y), Some(s)] } else { [Some(s), Some(y)] };
+            g.op(OpKind::Binary { op: BinaryOp::Mul, act }, &ins, &[out]);
+        }
+    }
+    g
+}
+
+fn conv_act_cases() -> Vec<Case> {
+    let silu = Post::Silu { x_first: true, act: Activation::None };
+    let silu_rev = Post::Silu { x_first: false, act: Activation::None };
+    let silu_relu6 = Post::Silu { x_first: true, act: Activation::Relu6 };
+    let (none, relu6) = (Activation::None, Activation::Relu6);
+    let (same, valid) = (Padding::Same, Padding::Valid);
+    // Odd channel counts (vector tails), 1×1 convolutions read in place, 3×3 ones read in place
+    // or gathered, strides 1 and 2, outputs large enough to be cut into several bands on one
+    // thread and split across two.
+    let rows = [
+        ConvAct { name: "CONV_2D 1x1 + SiLU", input: [1, 64, 64, 8], kernel: [1, 1], stride: 1, padding: same, depthwise: None, out_c: 37, act: none, post: silu },
+        ConvAct { name: "CONV_2D 1x1 + SiLU(logistic, x), RELU6 conv", input: [1, 9, 7, 5], kernel: [1, 1], stride: 1, padding: valid, depthwise: None, out_c: 19, act: relu6, post: silu_rev },
+        ConvAct { name: "CONV_2D 3x3 SAME + SiLU with a RELU6 MUL", input: [1, 48, 45, 6], kernel: [3, 3], stride: 1, padding: same, depthwise: None, out_c: 33, act: none, post: silu_relu6 },
+        ConvAct { name: "CONV_2D 3x3 stride 2 + SiLU (batch 2)", input: [2, 23, 21, 3], kernel: [3, 3], stride: 2, padding: same, depthwise: None, out_c: 13, act: none, post: silu },
+        ConvAct { name: "CONV_2D 1x1 + HARD_SWISH", input: [1, 56, 56, 16], kernel: [1, 1], stride: 1, padding: same, depthwise: None, out_c: 45, act: none, post: Post::HardSwish },
+        ConvAct { name: "CONV_2D 3x3 stride 2 VALID + HARD_SWISH", input: [1, 31, 29, 3], kernel: [3, 3], stride: 2, padding: valid, depthwise: None, out_c: 17, act: none, post: Post::HardSwish },
+        ConvAct { name: "DEPTHWISE_CONV_2D 3x3 + SiLU", input: [1, 40, 38, 23], kernel: [3, 3], stride: 1, padding: same, depthwise: Some(1), out_c: 23, act: none, post: silu },
+        ConvAct { name: "DEPTHWISE_CONV_2D 5x5 stride 2 + SiLU(logistic, x)", input: [1, 29, 27, 11], kernel: [5, 5], stride: 2, padding: same, depthwise: Some(1), out_c: 11, act: none, post: silu_rev },
+        ConvAct { name: "DEPTHWISE_CONV_2D multiplier 2 + HARD_SWISH", input: [1, 17, 15, 7], kernel: [3, 3], stride: 1, padding: valid, depthwise: Some(2), out_c: 14, act: none, post: Post::HardSwish },
+        ConvAct { name: "DEPTHWISE_CONV_2D 3x3 RELU6 + HARD_SWISH", input: [1, 44, 44, 19], kernel: [3, 3], stride: 1, padding: same, depthwise: Some(1), out_c: 19, act: relu6, post: Post::HardSwish },
+    ];
+    rows.iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let seed = 970 + 10 * k as u64;
+            Case::new(c.name, &conv_act_graph(c, false, seed)).same_as_cpu_of(&conv_act_graph(c, true, seed), Tol::EXACT).gpu_tol(GPU_MATH)
         })
         .collect()
 }

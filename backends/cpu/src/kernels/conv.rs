@@ -8,7 +8,8 @@
 //! convolutions run one GEMM per group.
 #![forbid(unsafe_code)]
 
-use super::gemm::{clamp, gemm, gemm_add, gemm_segmented, gemm_segmented_then, gemm_with, gemm_with_then, residual_adder, ASource, PackedB, Segment, SegmentSource};
+use super::gemm::{clamp, gemm, gemm_add, gemm_segmented, gemm_segmented_then, gemm_then, gemm_with, gemm_with_then, residual_adder, ASource, PackedB, Segment, SegmentSource};
+use super::unary::PostAct;
 use super::Act;
 use crate::simd::{self, Isa};
 
@@ -233,6 +234,36 @@ impl Conv2d {
                     gemm_with(m, &src, packed, bias, self.act, out, g.out_c);
                 }
             }
+        }
+    }
+
+    /// [`Conv2d::run`] followed by `post` (SiLU or HARD_SWISH), applied to each band of output
+    /// rows by the thread that computed it, while the band is in its cache (one group only).
+    /// Bit-identical to the convolution followed by the ops `post` stands for.
+    ///
+    /// # Panics
+    /// As [`Conv2d::run`], or if the convolution has several groups.
+    pub fn run_post(&mut self, input: &[f32], post: PostAct, output: &mut [f32]) {
+        let g = self.geom;
+        assert!(g.groups == 1, "a fused output activation needs one group");
+        assert!(input.len() >= g.input_len(), "conv input holds {} values, needs {}", input.len(), g.input_len());
+        assert!(output.len() >= g.output_len(), "conv output holds {} values, needs {}", output.len(), g.output_len());
+        let m = g.batch * g.out_h * g.out_w;
+        if m == 0 || g.out_c == 0 {
+            return;
+        }
+        let (packed, bias, out) = (&self.packed[0], self.bias.as_deref(), &mut output[..g.output_len()]);
+        // One group: rows are dense (`ldc == out_c`), so a band is one run of values.
+        let n = g.out_c;
+        let then = move |r0: usize, r1: usize, cc: &mut [f32]| post.apply(&mut cc[..(r1 - r0) * n]);
+        if self.direct {
+            return gemm_then(m, &input[..g.input_len()], g.in_c, packed, bias, self.act, &then, out, n);
+        }
+        let src = Im2col { g: &g, input: &input[..g.input_len()], c0: 0 };
+        if self.implicit {
+            gemm_segmented_then(m, &src, packed, bias, self.act, out, n, Some(&then));
+        } else {
+            gemm_with_then(m, &src, packed, bias, self.act, out, n, Some(&then));
         }
     }
 

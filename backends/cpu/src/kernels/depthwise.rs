@@ -16,6 +16,7 @@
 
 
 use super::gemm::clamp;
+use super::unary::PostAct;
 use super::Act;
 pub use crate::simd::depthwise::DepthwiseGeom;
 use crate::simd::depthwise::{self as sd, DwRun};
@@ -117,6 +118,24 @@ pub fn depthwise_conv2d(
     depthwise_with_isa(simd::isa(), g, input, filter, bias, act, output);
 }
 
+/// [`depthwise_conv2d`] followed by `post` (SiLU or HARD_SWISH), applied to each output row as
+/// soon as it is computed, while it is in L1. Bit-identical to the convolution followed by the
+/// ops `post` stands for.
+///
+/// # Panics
+/// As [`depthwise_conv2d`].
+pub fn depthwise_conv2d_post(
+    g: &DepthwiseGeom,
+    input: &[f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    act: Act,
+    post: PostAct,
+    output: &mut [f32],
+) {
+    depthwise_impl(simd::isa(), g, input, filter, bias, act, Some(post), output);
+}
+
 /// As [`depthwise_conv2d`] with the vector code of `isa` (tests compare instruction sets).
 pub(crate) fn depthwise_with_isa(
     isa: Isa,
@@ -125,6 +144,21 @@ pub(crate) fn depthwise_with_isa(
     filter: &[f32],
     bias: Option<&[f32]>,
     act: Act,
+    output: &mut [f32],
+) {
+    depthwise_impl(isa, g, input, filter, bias, act, None, output);
+}
+
+/// [`depthwise_with_isa`], then `post` on each output row.
+#[allow(clippy::too_many_arguments)]
+fn depthwise_impl(
+    isa: Isa,
+    g: &DepthwiseGeom,
+    input: &[f32],
+    filter: &[f32],
+    bias: Option<&[f32]>,
+    act: Act,
+    post: Option<PostAct>,
     output: &mut [f32],
 ) {
     g.validate();
@@ -143,7 +177,12 @@ pub(crate) fn depthwise_with_isa(
     let out = &mut output[..rows * row_len];
     let input = &input[..g.input_len()];
     let row_macs = (row_len * g.k_h * g.k_w).max(1);
-    let one_row = |r: usize, o: &mut [f32]| out_row(kernel, g, input, filter, bias, act, r, o);
+    let one_row = |r: usize, o: &mut [f32]| {
+        out_row(kernel, g, input, filter, bias, act, r, o);
+        if let Some(post) = post {
+            post.apply(o);
+        }
+    };
     if nnrt_threads::kernel_threads() <= 1 || rows * row_macs < PAR_MIN_MACS {
         out.chunks_mut(row_len).enumerate().for_each(|(r, o)| one_row(r, o));
     } else {

@@ -37,6 +37,17 @@ const KC_MAX: usize = 512;
 const B_BLOCK_BYTES: usize = 512 * 1024;
 /// Below this many multiply-adds a GEMM runs on the calling thread.
 const PAR_MIN_MACS: usize = 1 << 16;
+/// On one thread, a GEMM with a `then` (an epilogue over its output) runs in bands of rows whose
+/// C holds about this many bytes, each band's `then` run while it is still in L2.
+const THEN_BAND_BYTES: usize = 128 * 1024;
+/// Fewest rows of such a band: each band streams all of B again, which these rows amortize.
+const THEN_BAND_MIN_ROWS: usize = 64;
+
+/// Rows per band of a one-thread GEMM with a `then` over `n` columns: a multiple of `unit`.
+fn then_band_rows(n: usize, unit: usize) -> usize {
+    let rows = (THEN_BAND_BYTES / (4 * n.max(1))).max(THEN_BAND_MIN_ROWS);
+    rows.div_ceil(unit.max(1)) * unit.max(1)
+}
 
 /// The weights of a GEMM, `B[k][j] = w[j*k + k]`, packed for the micro-kernel of one
 /// instruction set. Built once at prepare time by [`PackedB::pack`].
@@ -397,6 +408,19 @@ pub fn gemm_add(m: usize, a: &[f32], lda: usize, b: &PackedB, bias: Option<&[f32
     gemm_with_then(m, &Dense { a, lda }, b, bias, act, c, ldc, Some(&residual_adder(x, add_act, n, ldc)));
 }
 
+/// [`gemm`], then `then(r0, r1, c_rows)` on each band of rows once computed (see
+/// [`gemm_with_then`]): a convolution's fused output activation.
+///
+/// # Panics
+/// As [`gemm`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gemm_then(m: usize, a: &[f32], lda: usize, b: &PackedB, bias: Option<&[f32]>, act: Act, then: &(dyn Fn(usize, usize, &mut [f32]) + Sync), c: &mut [f32], ldc: usize) {
+    if m > 0 && b.k > 0 {
+        assert!(lda >= b.k && a.len() >= (m - 1) * lda + b.k, "A too short for {m}×{} (lda {lda})", b.k);
+    }
+    gemm_with_then(m, &Dense { a, lda }, b, bias, act, c, ldc, Some(then));
+}
+
 /// The `then` of a GEMM followed by a residual ADD: rows `r0..r1` of C (`cc` starting at row
 /// `r0`, `n` values per row, stride `ldc`) += the same rows of `x`, clamped to `add_act`.
 pub(crate) fn residual_adder(x: &[f32], add_act: Act, n: usize, ldc: usize) -> impl Fn(usize, usize, &mut [f32]) + Sync + '_ {
@@ -455,9 +479,18 @@ pub(crate) fn gemm_with_then<S: ASource>(
     let n = b.n;
     let threads = nnrt_threads::kernel_threads();
     if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS {
-        with_scratch(|s| run_rows(&plan, src, 0, m, 0, plan.panels, c, ldc, s));
-        if let Some(then) = then {
-            then(0, m, c);
+        match then {
+            None => with_scratch(|s| run_rows(&plan, src, 0, m, 0, plan.panels, c, ldc, s)),
+            Some(then) => {
+                // Band by band, each band's `then` while its rows are in cache (every value is
+                // the same however the rows are cut).
+                let band = then_band_rows(n, plan.mr);
+                for (i, cc) in c.chunks_mut(band * ldc).enumerate() {
+                    let (r0, r1) = (i * band, (i * band + band).min(m));
+                    with_scratch(|s| run_rows(&plan, src, r0, r1, 0, plan.panels, cc, ldc, s));
+                    then(r0, r1, cc);
+                }
+            }
         }
     } else if let Some(grid) = column_grid(&plan, m, threads) {
         // One row tile: each thread takes a band of output channels (its share of B),
@@ -569,9 +602,17 @@ pub(crate) fn gemm_segmented_then<S: SegmentSource>(
     let rows = m / row_len;
     let threads = nnrt_threads::kernel_threads();
     if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS || rows < 2 {
-        with_scratch(|s| run_segmented(&plan, src, 0, rows, c, ldc, s));
-        if let Some(then) = then {
-            then(0, m, c);
+        match then {
+            None => with_scratch(|s| run_segmented(&plan, src, 0, rows, c, ldc, s)),
+            Some(then) => {
+                // Band by band of whole output rows, as `gemm_with_then` does.
+                let band = then_band_rows(n, row_len).div_ceil(row_len).max(1);
+                for (i, cc) in c.chunks_mut(band * row_len * ldc).enumerate() {
+                    let (y0, y1) = (i * band, (i * band + band).min(rows));
+                    with_scratch(|s| run_segmented(&plan, src, y0, y1, cc, ldc, s));
+                    then(y0 * row_len, y1 * row_len, cc);
+                }
+            }
         }
     } else {
         let per_task = rows.div_ceil(16 * threads).max(1);

@@ -6,7 +6,7 @@
 
 use super::binary::{broadcast_ref, broadcast_rows, broadcast_shape, map_row, par_chunk, row_f32, BinaryOp as B, Row};
 use super::Act;
-use crate::simd::elementwise::{self as ew, VUnary, ERFC_P, GELU_CUBIC, SQRT_2_OVER_PI};
+use crate::simd::elementwise::{self as ew, VBin, VUnary, ERFC_P, GELU_CUBIC, SQRT_2_OVER_PI};
 
 /// An element-wise unary operator.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -327,6 +327,54 @@ pub fn silu(x: &[f32], x_first: bool, act: Act, out: &mut [f32]) {
     }
 }
 
+/// An element-wise activation a convolution applies to its output in its epilogue, band by
+/// band while the band is in cache (`ops::fuse_act`): exactly the values of the ops it replaces,
+/// computed by the same kernels ([`unary`]'s per-element code, [`silu`]'s logistic and
+/// multiply), so fused and unfused runs agree bit for bit on every instruction set.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PostAct {
+    /// LOGISTIC of the output, then MUL of the output by it (`x * s` when `x_first`, else
+    /// `s * x`, as the MUL's operands are), clamped to the MUL's fused `act`.
+    Silu { x_first: bool, act: Act },
+    /// HARD_SWISH of the output.
+    HardSwish,
+}
+
+impl PostAct {
+    /// Applies the activation to `data` in place. Each block of 256 values goes through stack
+    /// copies; nothing is allocated, and the values do not depend on how `data` was cut.
+    pub fn apply(self, data: &mut [f32]) {
+        const BLOCK: usize = 256;
+        let (mut xb, mut sb) = ([0f32; BLOCK], [0f32; BLOCK]);
+        for block in data.chunks_mut(BLOCK) {
+            let x = &mut xb[..block.len()];
+            match self {
+                PostAct::HardSwish => {
+                    x.copy_from_slice(block);
+                    unary_chunk(UnaryOp::HardSwish, x, block);
+                }
+                PostAct::Silu { x_first, act } => {
+                    let s = &mut sb[..block.len()];
+                    unary_chunk(UnaryOp::Logistic, block, s);
+                    // The vector multiply in place (the routine and operand order `row_f32`
+                    // uses), else `row_f32` from a copy.
+                    let done = match x_first {
+                        true => ew::accumulate_first_clamped(VBin::Mul, block, s, act.min, act.max),
+                        false => ew::accumulate_clamped(VBin::Mul, block, s, act.min, act.max),
+                    };
+                    if !done {
+                        x.copy_from_slice(block);
+                        match x_first {
+                            true => row_f32(B::Mul, Row::Slice(x), Row::Slice(s), block, act),
+                            false => row_f32(B::Mul, Row::Slice(s), Row::Slice(x), block, act),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Reference twin of [`unary`]: the scalar formula per element, with std's math functions and
 /// an f64 erfc.
 ///
@@ -491,6 +539,25 @@ mod tests {
             silu(&x, x_first, act, &mut got);
             // Bit for bit, except that a NaN's sign and payload are not kept: the compiler may
             // commute a multiply, and x86 returns the first operand's NaN when both are NaN.
+            let bits = |v: &[f32]| v.iter().map(|f| if f.is_nan() { f32::NAN.to_bits() } else { f.to_bits() }).collect::<Vec<u32>>();
+            prop_assert_eq!(bits(&got), bits(&want));
+        }
+
+        #[test]
+        fn post_act_is_the_ops(x in prop::collection::vec(prop_oneof![-100.0f32..100.0, Just(f32::NAN), Just(f32::INFINITY), Just(f32::NEG_INFINITY), Just(-0.0f32)], 0..700), x_first in any::<bool>(), relu6 in any::<bool>(), hard_swish in any::<bool>()) {
+            let act = if relu6 { Act::RELU6 } else { Act::NONE };
+            let n = x.len();
+            let (mut s, mut want, mut got) = (vec![0.0; n], vec![0.0; n], x.clone());
+            if hard_swish {
+                unary(UnaryOp::HardSwish, &x, &mut want);
+                super::PostAct::HardSwish.apply(&mut got);
+            } else {
+                unary(UnaryOp::Logistic, &x, &mut s);
+                let (a, b) = if x_first { (&x, &s) } else { (&s, &x) };
+                super::super::binary::binary(B::Mul, a, &[n], b, &[n], &mut want, &[n], act);
+                super::PostAct::Silu { x_first, act }.apply(&mut got);
+            }
+            // Bit for bit, NaNs compared as NaN (as in silu_is_logistic_then_mul).
             let bits = |v: &[f32]| v.iter().map(|f| if f.is_nan() { f32::NAN.to_bits() } else { f.to_bits() }).collect::<Vec<u32>>();
             prop_assert_eq!(bits(&got), bits(&want));
         }

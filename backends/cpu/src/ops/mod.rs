@@ -33,6 +33,7 @@ mod fft;
 mod int_chain;
 mod int_forms;
 mod fuse;
+mod fuse_act;
 mod generate;
 mod logic;
 mod lstm;
@@ -60,6 +61,7 @@ use nnrt_core::{CompileCtx, OpId, OpKind, OpRegistry};
 use crate::kernel::Built;
 
 pub(crate) use fuse::fuse_pair;
+pub(crate) use fuse_act::fuse_conv_act;
 pub(crate) use int_chain::{fuse_int_chain, IntChain};
 pub(crate) use tosa_fuse::fuse_rescale_chain;
 pub(crate) use mediapipe::{is_builtin_custom, output_dims as custom_output_dims};

@@ -747,6 +747,29 @@ pub(crate) fn accumulate_clamped(op: VBin, acc: &mut [f32], x: &[f32], lo: f32, 
     true
 }
 
+/// In place, `acc` as the first operand: `acc[i] = clamp(op(acc[i], x[i]), lo, hi)` (the
+/// operand order of [`bin_vv`] with `a = acc`). Returns `false` without SIMD.
+pub(crate) fn accumulate_first_clamped(op: VBin, acc: &mut [f32], x: &[f32], lo: f32, hi: f32) -> bool {
+    let n = acc.len();
+    assert!(x.len() == n, "accumulate: lengths differ");
+    let (xp, ap) = (x.as_ptr(), acc.as_mut_ptr());
+    match isa() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: AVX-512 detected; x and acc hold n elements (checked); the routine reads each
+        // lane of acc before it writes that same lane, so passing acc as input and output is sound.
+        Isa::Avx512 => unsafe {
+            with_bin!(avx512::bin_vv, op, (ap as *const f32, xp, ap, n, lo, hi))
+        },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: AVX2+FMA detected; same bounds and in-place argument as above.
+        Isa::Avx2Fma => unsafe {
+            with_bin!(avx2::bin_vv, op, (ap as *const f32, xp, ap, n, lo, hi))
+        },
+        _ => return false,
+    }
+    true
+}
+
 /// `out[i] = clamp(op(a[i], s))`, or `clamp(op(s, a[i]))` when `scalar_first`. Returns `false`
 /// without SIMD.
 pub(crate) fn bin_vs(
