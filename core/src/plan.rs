@@ -273,7 +273,7 @@ mod tests {
         let mut centres = std::collections::BTreeSet::new();
         for &(i, bytes) in &live.tensors {
             let r = p.slots[i].clone().unwrap();
-            assert!(r.end <= p.size && r.start % ALIGN == 0);
+            assert!(r.end <= p.size && r.start.is_multiple_of(ALIGN));
             centres.insert(r.start + bytes.div_ceil(2).div_ceil(ALIGN).max(1) * ALIGN);
             for &(j, _) in &live.tensors {
                 let both = live.first[i] <= live.last[j] && live.first[j] <= live.last[i];

@@ -84,7 +84,7 @@ fn a_huge_uninitialized_mutable_buffer_is_refused_before_allocating() {
     // flatbuffer (found by patching each candidate, checked by the error below).
     let at = bytes.windows(8).rposition(|w| w == [1, 0, 0, 0, 1, 0, 0, 0]).expect("a [1] sizes vector");
     bytes[at + 4..at + 8].copy_from_slice(&1_000_000_000i32.to_le_bytes());
-    let err = load_bytes(bytes).err().expect("refused").to_string();
+    let err = load_bytes(bytes).expect_err("refused").to_string();
     assert!(err.contains("zero initial contents of mutable buffer") && err.contains("1000000000"), "{err}");
 }
 
@@ -104,6 +104,6 @@ fn a_loop_over_too_many_rows_is_refused_at_load() {
     for i in at {
         patched[i..i + 12].copy_from_slice(&to);
     }
-    let err = load_bytes(patched).err().expect("refused").to_string();
+    let err = load_bytes(patched).expect_err("refused").to_string();
     assert!(err.contains("instructions at load") && err.contains("loop"), "{err}");
 }

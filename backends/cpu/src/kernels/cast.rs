@@ -246,7 +246,7 @@ mod tests {
             .copied()
             .chain((0..1000).map(|i| (i as f32 - 500.0) * 77.31))
             .collect();
-        let ints: Vec<i32> = (0..1037).map(|i| (i as i32 - 518).wrapping_mul(2_654_435)).collect();
+        let ints: Vec<i32> = (0..1037i32).map(|i| (i - 518).wrapping_mul(2_654_435)).collect();
         let sources: [(DType, Vec<u8>); 5] = [
             (DType::F32, floats.iter().flat_map(|v| v.to_le_bytes()).collect()),
             (DType::U8, ints.iter().map(|&v| v as u8).collect()),
