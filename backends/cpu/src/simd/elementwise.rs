@@ -727,44 +727,29 @@ pub(crate) fn accumulate(op: VBin, acc: &mut [f32], x: &[f32]) -> bool {
 
 /// [`accumulate`] then a clamp to `[lo, hi]` (a fused activation), in the same pass.
 pub(crate) fn accumulate_clamped(op: VBin, acc: &mut [f32], x: &[f32], lo: f32, hi: f32) -> bool {
-    let n = acc.len();
-    assert!(x.len() == n, "accumulate: lengths differ");
-    let (xp, ap) = (x.as_ptr(), acc.as_mut_ptr());
-    match isa() {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: AVX-512 detected; x and acc hold n elements (checked); the routine reads each
-        // lane of acc before it writes that same lane, so passing acc as input and output is sound.
-        Isa::Avx512 => unsafe {
-            with_bin!(avx512::bin_vv, op, (xp, ap as *const f32, ap, n, lo, hi))
-        },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: AVX2+FMA detected; same bounds and in-place argument as above.
-        Isa::Avx2Fma => unsafe {
-            with_bin!(avx2::bin_vv, op, (xp, ap as *const f32, ap, n, lo, hi))
-        },
-        _ => return false,
-    }
-    true
+    accumulate_in_place(op, acc, x, lo, hi, false)
 }
 
 /// In place, `acc` as the first operand: `acc[i] = clamp(op(acc[i], x[i]), lo, hi)` (the
 /// operand order of [`bin_vv`] with `a = acc`). Returns `false` without SIMD.
 pub(crate) fn accumulate_first_clamped(op: VBin, acc: &mut [f32], x: &[f32], lo: f32, hi: f32) -> bool {
+    accumulate_in_place(op, acc, x, lo, hi, true)
+}
+
+/// `acc[i] = clamp(op(x[i], acc[i]), lo, hi)`, or with `acc_first` `op(acc[i], x[i])`.
+fn accumulate_in_place(op: VBin, acc: &mut [f32], x: &[f32], lo: f32, hi: f32, acc_first: bool) -> bool {
     let n = acc.len();
     assert!(x.len() == n, "accumulate: lengths differ");
     let (xp, ap) = (x.as_ptr(), acc.as_mut_ptr());
+    let (a, b) = if acc_first { (ap as *const f32, xp) } else { (xp, ap as *const f32) };
     match isa() {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: AVX-512 detected; x and acc hold n elements (checked); the routine reads each
         // lane of acc before it writes that same lane, so passing acc as input and output is sound.
-        Isa::Avx512 => unsafe {
-            with_bin!(avx512::bin_vv, op, (ap as *const f32, xp, ap, n, lo, hi))
-        },
+        Isa::Avx512 => unsafe { with_bin!(avx512::bin_vv, op, (a, b, ap, n, lo, hi)) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: AVX2+FMA detected; same bounds and in-place argument as above.
-        Isa::Avx2Fma => unsafe {
-            with_bin!(avx2::bin_vv, op, (ap as *const f32, xp, ap, n, lo, hi))
-        },
+        Isa::Avx2Fma => unsafe { with_bin!(avx2::bin_vv, op, (a, b, ap, n, lo, hi)) },
         _ => return false,
     }
     true

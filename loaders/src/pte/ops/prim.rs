@@ -128,11 +128,7 @@ fn apply(b: &MethodBuilder<'_, '_>, op: Bin, x: Scalar, y: Scalar) -> Result<Sca
             }
             Bin::Max => Scalar::Int(i.max(j)),
             Bin::Min => Scalar::Int(i.min(j)),
-            Bin::Eq => Scalar::Bool(i == j),
-            Bin::Gt => Scalar::Bool(i > j),
-            Bin::Lt => Scalar::Bool(i < j),
-            Bin::Ge => Scalar::Bool(i >= j),
-            Bin::Le => Scalar::Bool(i <= j),
+            Bin::Eq | Bin::Gt | Bin::Lt | Bin::Ge | Bin::Le => Scalar::Bool(compare(op, i, j)),
         });
     }
     let (p, q) = (x.as_f64(), y.as_f64());
@@ -146,12 +142,20 @@ fn apply(b: &MethodBuilder<'_, '_>, op: Bin, x: Scalar, y: Scalar) -> Result<Sca
         Bin::Mod => Scalar::Double(p - (p / q).floor() * q),
         Bin::Max => Scalar::Double(p.max(q)),
         Bin::Min => Scalar::Double(p.min(q)),
-        Bin::Eq => Scalar::Bool(p == q),
-        Bin::Gt => Scalar::Bool(p > q),
-        Bin::Lt => Scalar::Bool(p < q),
-        Bin::Ge => Scalar::Bool(p >= q),
-        Bin::Le => Scalar::Bool(p <= q),
+        Bin::Eq | Bin::Gt | Bin::Lt | Bin::Ge | Bin::Le => Scalar::Bool(compare(op, p, q)),
     })
+}
+
+/// A comparison operator on two Ints or two Doubles (each in its own type, so large Ints are
+/// compared exactly).
+fn compare<T: PartialOrd>(op: Bin, x: T, y: T) -> bool {
+    match op {
+        Bin::Eq => x == y,
+        Bin::Gt => x > y,
+        Bin::Lt => x < y,
+        Bin::Ge => x >= y,
+        _ => x <= y,
+    }
 }
 
 /// `op.Scalar(a, b) -> out`.
