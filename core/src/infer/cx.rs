@@ -9,8 +9,9 @@ use crate::{CompileError, DType, OpId, Operation, OperandId, Subgraph, TensorAre
 /// Where a rule finds its inputs' shapes, and the values of non-constant inputs.
 #[derive(Clone, Copy)]
 enum Known<'a> {
-    /// At prepare: the shapes inferred so far (`None` where unknown); no values.
-    Prepare(&'a [Option<Vec<usize>>]),
+    /// At prepare: the shapes inferred so far (`None` where unknown) and the values of the
+    /// small integer tensors computed from static shapes (see [`super::values`]).
+    Prepare(&'a [Option<Vec<usize>>], &'a [Option<Vec<u8>>]),
     /// At run time: the tensors themselves.
     Run(&'a TensorArena),
 }
@@ -26,9 +27,9 @@ pub(crate) struct Cx<'a> {
 }
 
 impl<'a> Cx<'a> {
-    /// The context of op `id` at prepare, given the shapes inferred so far.
-    pub fn at_prepare(g: &'a Subgraph, id: OpId, shapes: &'a [Option<Vec<usize>>]) -> Self {
-        Cx { g, id, op: g.op(id), known: Known::Prepare(shapes), reads: RefCell::new(Vec::new()) }
+    /// The context of op `id` at prepare, given the shapes inferred so far and the values known.
+    pub fn at_prepare(g: &'a Subgraph, id: OpId, shapes: &'a [Option<Vec<usize>>], values: &'a [Option<Vec<u8>>]) -> Self {
+        Cx { g, id, op: g.op(id), known: Known::Prepare(shapes, values), reads: RefCell::new(Vec::new()) }
     }
 
     /// The context of op `id` at run time, reading the tensors in `arena`.
@@ -65,22 +66,26 @@ impl<'a> Cx<'a> {
     pub fn input(&self, i: usize) -> Result<&'a [usize], CompileError> {
         let id = self.input_id(i)?;
         let shape = match self.known {
-            Known::Prepare(shapes) => shapes.get(id.index()).and_then(|s| s.as_deref()),
+            Known::Prepare(shapes, _) => shapes.get(id.index()).and_then(|s| s.as_deref()),
             Known::Run(arena) => arena.all_dims().get(id.index()).map(Vec::as_slice),
         };
         shape.ok_or_else(|| self.input_err(i, "its shape is not known when this op runs"))
     }
 
     /// The bytes of input `i` whose values decide the output shape: its constant data, or at run
-    /// time the tensor's current contents. At prepare, a non-constant input gives
-    /// [`CompileError::ValueDependent`], which makes the outputs dynamic.
+    /// time the tensor's current contents. At prepare, a non-constant input whose value is not
+    /// known from static shapes gives [`CompileError::ValueDependent`], which makes the outputs
+    /// dynamic.
     pub fn value_bytes(&self, i: usize) -> Result<(OperandId, &'a [u8]), CompileError> {
         let id = self.input_id(i)?;
         if let Some(d) = &self.g.operand(id).data {
             return Ok((id, d.bytes()));
         }
         match self.known {
-            Known::Prepare(_) => Err(CompileError::ValueDependent { op: self.id, kind: self.kind(), operand: id }),
+            Known::Prepare(_, values) => match values.get(id.index()).and_then(|v| v.as_deref()) {
+                Some(bytes) => Ok((id, bytes)),
+                None => Err(CompileError::ValueDependent { op: self.id, kind: self.kind(), operand: id }),
+            },
             Known::Run(arena) => {
                 let bytes = arena.bytes(id).ok_or_else(|| self.input_err(i, "its values are not in memory"))?;
                 let mut reads = self.reads.borrow_mut();

@@ -3,6 +3,7 @@
 //! The rules live with their op families in [`crate::ops`]; this module runs them over a graph.
 
 mod cx;
+mod values;
 
 pub use crate::ops::conv::{window_output, Window};
 pub use crate::ops::elementwise::broadcast_shapes;
@@ -21,7 +22,7 @@ use crate::{CompileError, OpId, OperandId, Subgraph, TensorArena};
 /// An op whose output shape depends on the values of a non-constant tensor gives
 /// [`CompileError::ValueDependent`].
 pub fn infer_op(g: &Subgraph, id: OpId, shapes: &[Option<Vec<usize>>]) -> Result<Vec<Vec<usize>>, CompileError> {
-    rule(&Cx::at_prepare(g, id, shapes))
+    rule(&Cx::at_prepare(g, id, shapes, &[]))
 }
 
 /// Run-time shape inference: the output shapes of op `id` from the current dims and contents
@@ -76,6 +77,8 @@ pub fn infer_graph_with(g: &Subgraph, input_dims: &[Vec<usize>], hook: &mut Shap
 fn infer_graph_impl(g: &Subgraph, input_dims: &[Vec<usize>], hook: &mut ShapeHook<'_>, allow_dynamic: bool) -> Result<Inferred, CompileError> {
     let mut shapes: Vec<Option<Vec<usize>>> = vec![None; g.operands.len()];
     let mut dynamic = vec![false; g.operands.len()];
+    // Values of small integer tensors computed from static shapes (reshape targets).
+    let mut values: Vec<Option<Vec<u8>>> = vec![None; g.operands.len()];
     for (i, operand) in g.operands.iter().enumerate() {
         if operand.is_const() || operand.is_variable {
             shapes[i] = Some(operand.shape.concrete().unwrap_or_else(|| operand.default_dims.clone()));
@@ -98,7 +101,7 @@ fn infer_graph_impl(g: &Subgraph, input_dims: &[Vec<usize>], hook: &mut ShapeHoo
         }
         let outs = match hook(id, &shapes) {
             Some(r) => r,
-            None => infer_op(g, id, &shapes).map(|v| v.into_iter().map(Some).collect()),
+            None => rule(&Cx::at_prepare(g, id, &shapes, &values)).map(|v| v.into_iter().map(Some).collect()),
         };
         let outs = match outs {
             Ok(outs) => outs,
@@ -129,6 +132,11 @@ fn infer_graph_impl(g: &Subgraph, input_dims: &[Vec<usize>], hook: &mut ShapeHoo
                 });
             }
             shapes[o.index()] = Some(dims);
+        }
+        if let Some(vals) = values::evaluate(g, id, &shapes, &values) {
+            for (&o, v) in op.outputs.iter().zip(vals) {
+                values[o.index()] = Some(v);
+            }
         }
     }
     let dims = shapes.into_iter().zip(&g.operands).map(|(s, o)| s.unwrap_or_else(|| o.default_dims.clone())).collect();
