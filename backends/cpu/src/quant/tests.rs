@@ -575,6 +575,10 @@ proptest! {
         misc::quantize(&xs, QParams { scale: scale * 0.01, zero_point: 0 }, &mut got16);
         misc::quantize_seq(&xs, QParams { scale: scale * 0.01, zero_point: 0 }, &mut want16);
         prop_assert_eq!(&got16, &want16);
+        let (mut got8, mut want8) = (vec![0u8; xs.len()], vec![0u8; xs.len()]);
+        misc::quantize(&xs, QParams { scale, zero_point: zp + 128 }, &mut got8);
+        misc::quantize_seq(&xs, QParams { scale, zero_point: zp + 128 }, &mut want8);
+        prop_assert_eq!(&got8, &want8);
         let (mut f, mut g) = (vec![0f32; got.len()], vec![0f32; got.len()]);
         misc::dequantize(&got, q, &mut f);
         misc::dequantize_seq(&got, q, &mut g);
@@ -585,6 +589,42 @@ proptest! {
             r.run(&got, &mut a);
             r.run_seq(&got, &mut b);
             prop_assert_eq!(a, b);
+        }
+    }
+}
+
+/// QUANTIZE's vector rounding and saturation at the edges: exact halves of either sign (away
+/// from zero), values next to them, ±0, infinities, NaN, the int32 limits (wrapping with the
+/// zero point, as the reference does), for every output type and lengths across the 16-lane
+/// tail.
+#[test]
+fn quantize_edges_match_reference() {
+    use super::misc;
+    let mut xs = vec![0.0f32, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 2_147_483_648.0, -2_147_483_648.0, 2_147_483_520.0, -2_147_483_904.0, 1e-40, -1e-40, 8_388_607.5, -8_388_607.5, 16_777_216.0];
+    for k in -300..300 {
+        let h = k as f32 + 0.5;
+        xs.extend([h, f32::from_bits(h.to_bits() + 1), f32::from_bits(h.to_bits() - 1)]);
+        // Values whose quotient by the scales below is (about) a half: x = h·scale and its
+        // neighbours, where x·(1/scale) and x/scale may round differently.
+        for scale in [0.1f32, 0.007_843_138, 0.023_529_412, 3.0] {
+            let x = h * scale;
+            xs.extend([x, f32::from_bits(x.to_bits() + 1), f32::from_bits(x.to_bits().wrapping_sub(1)), f32::from_bits(x.to_bits() + 2)]);
+        }
+    }
+    for n in [1, 15, 16, 17, 33, xs.len()] {
+        for (scale, zp) in [(1.0f32, 0), (1.0, 7), (0.5, -3), (0.25, 120), (3.0, 1), (0.1, 0), (0.007_843_138, -1), (0.023_529_412, 5), (1e-38, 0), (3e38, 0)] {
+            let x = &xs[..n];
+            let q = QParams { scale, zero_point: zp };
+            fn check<T: QInt + PartialEq + std::fmt::Debug>(x: &[f32], q: QParams) {
+                let (mut got, mut want) = (vec![T::default(); x.len()], vec![T::default(); x.len()]);
+                misc::quantize(x, q, &mut got);
+                misc::quantize_seq(x, q, &mut want);
+                assert_eq!(got, want, "scale {} zp {}", q.scale, q.zero_point);
+            }
+            check::<i8>(x, q);
+            check::<u8>(x, QParams { scale, zero_point: zp.abs() });
+            check::<i16>(x, q);
+            check::<i32>(x, q);
         }
     }
 }
