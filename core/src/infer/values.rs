@@ -16,6 +16,9 @@ use crate::{BinaryOp, DType, OpId, OpKind, ReduceOp, Subgraph};
 /// The most elements a prepare-time value may have: shapes, not data.
 pub const MAX_ELEMENTS: usize = 64;
 
+/// The most elements an input read here may have (a constant table indexed by a shape, say).
+const MAX_INPUT_ELEMENTS: usize = 4096;
+
 /// The values of op `id`'s outputs when every one of them can be computed from its inputs' static
 /// shapes and known values: `shapes` and `values` by operand id (a value in the operand's dtype,
 /// little-endian bytes). `None` when the op is not one of shape arithmetic's or an input's value
@@ -28,7 +31,7 @@ pub(crate) fn evaluate(g: &Subgraph, id: OpId, shapes: &[Option<Vec<usize>>], va
         return None;
     }
     let out_dims = shapes.get(out.index())?.as_ref()?;
-    let count: usize = out_dims.iter().product();
+    let count = out_dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d))?;
     if count > MAX_ELEMENTS {
         return None;
     }
@@ -40,6 +43,9 @@ pub(crate) fn evaluate(g: &Subgraph, id: OpId, shapes: &[Option<Vec<usize>>], va
             Some(d) => d.bytes(),
             None => values.get(id.index())?.as_deref()?,
         };
+        if bytes.len() > MAX_INPUT_ELEMENTS * 8 {
+            return None;
+        }
         decode(operand.dtype, bytes)
     };
     let v: Vec<i64> = match &op.kind {
@@ -55,6 +61,9 @@ pub(crate) fn evaluate(g: &Subgraph, id: OpId, shapes: &[Option<Vec<usize>>], va
         OpKind::StridedSlice(p) => {
             let x = shape_of(0)?;
             let plan = strided_slice_plan(x, &ints(1)?, &ints(2)?, &ints(3)?, p).ok()?;
+            if plan.count.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) != Some(count) {
+                return None;
+            }
             let src = ints(0)?;
             let strides = row_major_strides(&plan.in_dims);
             let mut out = Vec::with_capacity(count);
