@@ -12,6 +12,7 @@ use nnrt_core::{cast, cast_mut, Activation, BinaryOp, CompileCtx, DType, InputSo
 use super::quantize::rescale_params;
 use super::util::source;
 use crate::kernel::Kernel;
+use crate::simd::rescale::LaneRescale;
 use crate::quant::tosa::{apply_scale_16, apply_scale_32, apply_scale_32_i32, left_shift, right_shift, Rescale};
 
 /// Values larger than this run through the ops' own (vectorized) kernels.
@@ -51,8 +52,8 @@ enum Lane {
     Table16(Vec<i16>),
     /// TABLE of an int8 value: `table[x + 128]` of 256 entries.
     Table8(Vec<i64>),
-    /// RESCALE from `.1` to `.2`.
-    Rescale(Rescale, DType, DType),
+    /// RESCALE from `.1` to `.2`, through the vector kernel `.3` where this CPU has one.
+    Rescale(Rescale, DType, DType, Option<LaneRescale>),
     /// RESCALE of int8: the result for each byte, per channel (`Rescale::table8`).
     Rescale8(Vec<i64>, usize),
 }
@@ -190,7 +191,10 @@ fn lane_of(ctx: &CompileCtx, id: OpId) -> Option<(Lane, Vec<OperandId>)> {
                     };
                     (Lane::Rescale8(table, ch), vec![x0])
                 }
-                _ => (Lane::Rescale(r, xt, ot), vec![x0]),
+                _ => {
+                    let v = LaneRescale::new(&r, bits(xt)?, bits(ot)?);
+                    (Lane::Rescale(r, xt, ot, v), vec![x0])
+                }
             }
         }
         _ => return None,
@@ -406,7 +410,8 @@ impl Step {
                 wrap((base << 7) + (next - base) * fraction, DType::I32)
             }),
             Lane::Table8(table) => map1(a, out, |x, _| table[((x + 128) as usize) & 0xff]),
-            Lane::Rescale(r, xt, ot) => rescale(r, a, out, *xt, *ot),
+            Lane::Rescale(_, _, _, Some(v)) if a.len() == out.len() => v.run(a, out),
+            Lane::Rescale(r, xt, ot, _) => rescale(r, a, out, *xt, *ot),
             &Lane::Rescale8(ref table, ch) => per_channel(a, out, ch, |x, c| table[c * 256 + (x as u8) as usize]),
         }
     }
