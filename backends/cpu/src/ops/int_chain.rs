@@ -13,6 +13,7 @@ use super::quantize::rescale_params;
 use super::util::source;
 use crate::kernel::Kernel;
 use crate::simd::rescale::LaneRescale;
+use crate::simd::Wide;
 use crate::quant::tosa::{apply_scale_16, apply_scale_32, apply_scale_32_i32, left_shift, right_shift, Rescale};
 
 /// Values larger than this run through the ops' own (vectorized) kernels.
@@ -78,6 +79,8 @@ struct Run {
     /// One lane vector per value: 1 element, or the run's element count. Constants are filled
     /// at build and never written.
     slots: Vec<Vec<i64>>,
+    /// The instructions the steps' loops are compiled for.
+    wide: Wide,
 }
 
 fn bits(t: DType) -> Option<u32> {
@@ -288,7 +291,7 @@ pub(crate) fn fuse_int_chain(ctx: &CompileCtx, ids: &[OpId]) -> Option<IntChain>
             elided.push(y);
         }
     }
-    let run = Run { loads, steps, stores, slots };
+    let run = Run { loads, steps, stores, slots, wide: Wide::detect() };
     Some(IntChain { kernel: Box::new(run), inputs, outputs, ops, elided })
 }
 
@@ -389,6 +392,8 @@ fn rescale_flat(r: &Rescale, a: &[i64], out: &mut [i64], xt: DType, ot: DType) -
 }
 
 impl Step {
+    /// Inlined into [`Wide::run`]'s function, where its loops are vectorized for the CPU.
+    #[inline(always)]
     fn eval(&self, a: &[i64], b: &[i64], out: &mut [i64]) {
         let t = self.out;
         match &self.lane {
@@ -426,13 +431,16 @@ impl Kernel for Run {
                 return Err(format!("an input of the int chain has {} elements; {want} expected", self.slots[s].len()));
             }
         }
-        for step in &self.steps {
-            let mut out = std::mem::take(&mut self.slots[step.dst]);
-            let a = &self.slots[step.a];
-            let b = step.b.map_or(&[][..], |b| &self.slots[b]);
-            step.eval(a, b, &mut out);
-            self.slots[step.dst] = out;
-        }
+        let (steps, slots) = (&self.steps, &mut self.slots);
+        self.wide.run(|| {
+            for step in steps {
+                let mut out = std::mem::take(&mut slots[step.dst]);
+                let a = &slots[step.a];
+                let b = step.b.map_or(&[][..], |b| &slots[b]);
+                step.eval(a, b, &mut out);
+                slots[step.dst] = out;
+            }
+        });
         for (t, &(s, dtype)) in outs.iter_mut().zip(&self.stores) {
             store(&self.slots[s], dtype, t.bytes)?;
         }

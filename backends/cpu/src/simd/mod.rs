@@ -98,3 +98,55 @@ cpu_token!(
     /// Proof that this CPU runs AVX2 and FMA.
     Avx2Token: "avx2", "fma"
 );
+
+cpu_token!(
+    /// Proof that this CPU runs AVX-512 F/BW/DQ/VL (and `NNRT_ISA` allows AVX-512).
+    WideToken: "avx512f", "avx512bw", "avx512dq", "avx512vl"; isa >= Isa::Avx512
+);
+
+/// Plain loops compiled a second and third time, for AVX-512 (F/BW/DQ/VL) and for AVX2, so
+/// that the compiler vectorizes them with instructions the baseline x86-64 build lacks (64-bit
+/// compares, shifts and multiplies). Chosen once, from the detected features.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Wide {
+    Avx512(WideToken),
+    Avx2(Avx2Token),
+    Plain,
+}
+
+impl Wide {
+    /// The best form this CPU (and `NNRT_ISA`) allows.
+    pub(crate) fn detect() -> Wide {
+        match isa() {
+            Isa::Avx512 => WideToken::new().map(Wide::Avx512).or_else(|| Avx2Token::new().map(Wide::Avx2)).unwrap_or(Wide::Plain),
+            Isa::Avx2Fma => Avx2Token::new().map_or(Wide::Plain, Wide::Avx2),
+            Isa::Scalar | Isa::Neon => Wide::Plain,
+        }
+    }
+
+    /// Runs `f` inside a function compiled for this form: what `f` inlines (its loops marked
+    /// `#[inline(always)]`) is compiled with the form's instructions.
+    #[inline(always)]
+    pub(crate) fn run<R>(self, f: impl FnOnce() -> R) -> R {
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
+            fn avx512<R>(f: impl FnOnce() -> R) -> R {
+                f()
+            }
+            #[target_feature(enable = "avx2,fma")]
+            fn avx2<R>(f: impl FnOnce() -> R) -> R {
+                f()
+            }
+            match self {
+                // SAFETY: the token proves the CPU runs the features the function is built for.
+                Wide::Avx512(_) => unsafe { avx512(f) },
+                // SAFETY: as above.
+                Wide::Avx2(_) => unsafe { avx2(f) },
+                Wide::Plain => f(),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        f()
+    }
+}
