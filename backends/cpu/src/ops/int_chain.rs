@@ -13,7 +13,7 @@ use super::quantize::rescale_params;
 use super::util::source;
 use crate::kernel::Kernel;
 use crate::simd::rescale::LaneRescale;
-use crate::simd::Wide;
+use crate::simd::{Wide, WideBody};
 use crate::quant::tosa::{apply_scale_16, apply_scale_32, apply_scale_32_i32, left_shift, right_shift, Rescale};
 
 /// Values larger than this run through the ops' own (vectorized) kernels.
@@ -422,6 +422,25 @@ impl Step {
     }
 }
 
+/// The steps over the slots, compiled once per [`Wide`] form.
+struct Steps<'a> {
+    steps: &'a [Step],
+    slots: &'a mut [Vec<i64>],
+}
+
+impl WideBody for Steps<'_> {
+    #[inline(always)]
+    fn body(&mut self) {
+        for step in self.steps {
+            let mut out = std::mem::take(&mut self.slots[step.dst]);
+            let a = &self.slots[step.a];
+            let b = step.b.map_or(&[][..], |b| &self.slots[b]);
+            step.eval(a, b, &mut out);
+            self.slots[step.dst] = out;
+        }
+    }
+}
+
 impl Kernel for Run {
     fn run(&mut self, ins: &[nnrt_core::TensorRef<'_>], outs: &mut [nnrt_core::TensorMut<'_>]) -> Result<(), String> {
         for (t, &(s, dtype)) in ins.iter().zip(&self.loads) {
@@ -431,16 +450,7 @@ impl Kernel for Run {
                 return Err(format!("an input of the int chain has {} elements; {want} expected", self.slots[s].len()));
             }
         }
-        let (steps, slots) = (&self.steps, &mut self.slots);
-        self.wide.run(|| {
-            for step in steps {
-                let mut out = std::mem::take(&mut slots[step.dst]);
-                let a = &slots[step.a];
-                let b = step.b.map_or(&[][..], |b| &slots[b]);
-                step.eval(a, b, &mut out);
-                slots[step.dst] = out;
-            }
-        });
+        self.wide.run(&mut Steps { steps: &self.steps, slots: &mut self.slots });
         for (t, &(s, dtype)) in outs.iter_mut().zip(&self.stores) {
             store(&self.slots[s], dtype, t.bytes)?;
         }

@@ -124,29 +124,35 @@ impl Wide {
         }
     }
 
-    /// Runs `f` inside a function compiled for this form: what `f` inlines (its loops marked
-    /// `#[inline(always)]`) is compiled with the form's instructions.
+    /// Runs `b.body()` inside a function compiled for this form: what the body inlines (its
+    /// loops marked `#[inline(always)]`) is compiled with the form's instructions.
     #[inline(always)]
-    pub(crate) fn run<R>(self, f: impl FnOnce() -> R) -> R {
+    pub(crate) fn run<B: WideBody>(self, b: &mut B) {
         #[cfg(target_arch = "x86_64")]
         {
             #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-            fn avx512<R>(f: impl FnOnce() -> R) -> R {
-                f()
+            fn avx512<B: WideBody>(b: &mut B) {
+                b.body()
             }
             #[target_feature(enable = "avx2,fma")]
-            fn avx2<R>(f: impl FnOnce() -> R) -> R {
-                f()
+            fn avx2<B: WideBody>(b: &mut B) {
+                b.body()
             }
             match self {
                 // SAFETY: the token proves the CPU runs the features the function is built for.
-                Wide::Avx512(_) => unsafe { avx512(f) },
+                Wide::Avx512(_) => unsafe { avx512(b) },
                 // SAFETY: as above.
-                Wide::Avx2(_) => unsafe { avx2(f) },
-                Wide::Plain => f(),
+                Wide::Avx2(_) => unsafe { avx2(b) },
+                Wide::Plain => b.body(),
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
-        f()
+        b.body()
     }
+}
+
+/// A body of loops for [`Wide::run`]; its `body` must be `#[inline(always)]` (else it is
+/// compiled once, for the baseline).
+pub(crate) trait WideBody {
+    fn body(&mut self);
 }
