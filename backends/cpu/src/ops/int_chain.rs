@@ -55,6 +55,8 @@ enum Lane {
     Table8(Vec<i64>),
     /// RESCALE from `.1` to `.2`, through the vector kernel `.3` where this CPU has one.
     Rescale(Rescale, DType, DType, Option<LaneRescale>),
+    /// RESHAPE: the same values in the same order.
+    Copy,
     /// RESCALE of int8: the result for each byte, per channel (`Rescale::table8`).
     Rescale8(Vec<i64>, usize),
 }
@@ -169,6 +171,8 @@ fn lane_of(ctx: &CompileCtx, id: OpId) -> Option<(Lane, Vec<OperandId>)> {
             (same(&ins) && ot == xt).then_some(())?;
             (Lane::Shr(bits(xt)?, *round), ins)
         }
+        // A RESHAPE (to a constant shape) keeps the lanes as they are.
+        OpKind::Reshape { .. } if ot == xt && bits(xt).is_some() && op.input(1).is_none_or(|s| g.operand(s).data.is_some()) => (Lane::Copy, vec![x0]),
         OpKind::IntBits(IntBitsOp::Clz) if xt == DType::I32 && ot == DType::I32 => (Lane::Clz, vec![x0]),
         OpKind::Table if xt == DType::I16 && ot == DType::I32 => {
             let t = const_lanes(ctx, op.input(1)?)?;
@@ -407,6 +411,7 @@ impl Step {
             }),
             &Lane::Shl(bits) => map2(a, b, out, |x, y| wrap(left_shift(x, y, bits), t)),
             &Lane::Shr(bits, round) => map2(a, b, out, |x, y| wrap(right_shift(x, y, bits, round), t)),
+            Lane::Copy => out.iter_mut().zip(a).for_each(|(o, &x)| *o = x),
             Lane::Clz => map1(a, out, |x, _| i64::from((x as i32 as u32).leading_zeros())),
             Lane::Table16(table) => map1(a, out, |x, _| {
                 let index = ((x + 32768) >> 7) as usize;
@@ -565,6 +570,36 @@ mod tests {
             ops.extend([OpId::new(g.ops.len() - 2), OpId::new(g.ops.len() - 1)]);
             let outs = [outs[0], outs[1], outs[2], m];
             check(seed, &g, &ops, &outs, &ins, ops.len() - 4);
+        }
+    }
+
+    /// A RESCALE of a constant and a RESHAPE of its one value inside a run (TOSA's quantized
+    /// MUL by a constant: RESCALE, RESCALE of the constant, RESHAPE, MUL, RESCALE).
+    #[test]
+    fn a_reshape_is_a_step_of_the_run() {
+        for seed in 1..20u64 {
+            let mut g = Subgraph::default();
+            let x = g.add_operand(Operand::new("x", DType::I32, &[1, N]));
+            let s = g.add_operand(Operand::new("s", DType::I32, &[1, 1]));
+            g.inputs = vec![x, s];
+            let rescale = OpKind::Rescale(Rescale { scale32: true, double_round: false, per_channel: false, input_unsigned: false, output_unsigned: false });
+            let k8 = constant(&mut g, DType::I8, &[1], &[(seed as i64 * 37) % 256 - 128]);
+            let (m, sh) = (constant(&mut g, DType::I32, &[1], &[(1 << 30) + seed as i64 * 12345]), constant(&mut g, DType::I8, &[1], &[31]));
+            let (z8, z32) = (constant(&mut g, DType::I8, &[1], &[0]), constant(&mut g, DType::I32, &[1], &[0]));
+            let op = |g: &mut Subgraph, kind: OpKind, ins: Vec<OperandId>, t: DType, dims: &[usize]| {
+                let y = g.add_operand(Operand::new("v", t, dims));
+                g.add_op(Operation { kind, inputs: ins.into_iter().map(Some).collect(), outputs: vec![y] });
+                y
+            };
+            let c = op(&mut g, rescale.clone(), vec![k8, m, sh, z8, z32], DType::I32, &[1]);
+            let c4 = op(&mut g, OpKind::Reshape { new_shape: Some(vec![1, 1]) }, vec![c], DType::I32, &[1, 1]);
+            let shift = constant(&mut g, DType::I8, &[1], &[(seed % 20) as i64]);
+            let p = op(&mut g, OpKind::IntMul, vec![x, c4, shift], DType::I32, &[1, N]);
+            let flat = op(&mut g, OpKind::Reshape { new_shape: Some(vec![N as i32]) }, vec![p], DType::I32, &[N]);
+            let o8 = op(&mut g, rescale, vec![flat, m, sh, z32, z8], DType::I8, &[N]);
+            g.outputs = vec![o8];
+            let ops: Vec<OpId> = (0..g.ops.len()).map(OpId::new).collect();
+            check(seed, &g, &ops, &[o8], &[x, s], ops.len() - 1);
         }
     }
 
