@@ -12,6 +12,8 @@ use nnrt_core::{cast, cast_mut, Activation, BinaryOp, CompileCtx, DType, InputSo
 use super::quantize::rescale_params;
 use super::util::source;
 use crate::kernel::Kernel;
+use crate::simd::rescale::LaneRescale;
+use crate::simd::{Wide, WideBody};
 use crate::quant::tosa::{apply_scale_16, apply_scale_32, apply_scale_32_i32, left_shift, right_shift, Rescale};
 
 /// Values larger than this run through the ops' own (vectorized) kernels.
@@ -51,8 +53,10 @@ enum Lane {
     Table16(Vec<i16>),
     /// TABLE of an int8 value: `table[x + 128]` of 256 entries.
     Table8(Vec<i64>),
-    /// RESCALE from `.1` to `.2`.
-    Rescale(Rescale, DType, DType),
+    /// RESCALE from `.1` to `.2`, through the vector kernel `.3` where this CPU has one.
+    Rescale(Rescale, DType, DType, Option<LaneRescale>),
+    /// RESHAPE: the same values in the same order.
+    Copy,
     /// RESCALE of int8: the result for each byte, per channel (`Rescale::table8`).
     Rescale8(Vec<i64>, usize),
 }
@@ -77,6 +81,8 @@ struct Run {
     /// One lane vector per value: 1 element, or the run's element count. Constants are filled
     /// at build and never written.
     slots: Vec<Vec<i64>>,
+    /// The instructions the steps' loops are compiled for.
+    wide: Wide,
 }
 
 fn bits(t: DType) -> Option<u32> {
@@ -165,6 +171,8 @@ fn lane_of(ctx: &CompileCtx, id: OpId) -> Option<(Lane, Vec<OperandId>)> {
             (same(&ins) && ot == xt).then_some(())?;
             (Lane::Shr(bits(xt)?, *round), ins)
         }
+        // A RESHAPE (to a constant shape) keeps the lanes as they are.
+        OpKind::Reshape { .. } if ot == xt && bits(xt).is_some() && op.input(1).is_none_or(|s| g.operand(s).data.is_some()) => (Lane::Copy, vec![x0]),
         OpKind::IntBits(IntBitsOp::Clz) if xt == DType::I32 && ot == DType::I32 => (Lane::Clz, vec![x0]),
         OpKind::Table if xt == DType::I16 && ot == DType::I32 => {
             let t = const_lanes(ctx, op.input(1)?)?;
@@ -190,7 +198,10 @@ fn lane_of(ctx: &CompileCtx, id: OpId) -> Option<(Lane, Vec<OperandId>)> {
                     };
                     (Lane::Rescale8(table, ch), vec![x0])
                 }
-                _ => (Lane::Rescale(r, xt, ot), vec![x0]),
+                _ => {
+                    let v = LaneRescale::new(&r, bits(xt)?, bits(ot)?);
+                    (Lane::Rescale(r, xt, ot, v), vec![x0])
+                }
             }
         }
         _ => return None,
@@ -284,7 +295,7 @@ pub(crate) fn fuse_int_chain(ctx: &CompileCtx, ids: &[OpId]) -> Option<IntChain>
             elided.push(y);
         }
     }
-    let run = Run { loads, steps, stores, slots };
+    let run = Run { loads, steps, stores, slots, wide: Wide::detect() };
     Some(IntChain { kernel: Box::new(run), inputs, outputs, ops, elided })
 }
 
@@ -385,6 +396,8 @@ fn rescale_flat(r: &Rescale, a: &[i64], out: &mut [i64], xt: DType, ot: DType) -
 }
 
 impl Step {
+    /// Inlined into [`Wide::run`]'s function, where its loops are vectorized for the CPU.
+    #[inline(always)]
     fn eval(&self, a: &[i64], b: &[i64], out: &mut [i64]) {
         let t = self.out;
         match &self.lane {
@@ -398,6 +411,7 @@ impl Step {
             }),
             &Lane::Shl(bits) => map2(a, b, out, |x, y| wrap(left_shift(x, y, bits), t)),
             &Lane::Shr(bits, round) => map2(a, b, out, |x, y| wrap(right_shift(x, y, bits, round), t)),
+            Lane::Copy => out.iter_mut().zip(a).for_each(|(o, &x)| *o = x),
             Lane::Clz => map1(a, out, |x, _| i64::from((x as i32 as u32).leading_zeros())),
             Lane::Table16(table) => map1(a, out, |x, _| {
                 let index = ((x + 32768) >> 7) as usize;
@@ -406,8 +420,28 @@ impl Step {
                 wrap((base << 7) + (next - base) * fraction, DType::I32)
             }),
             Lane::Table8(table) => map1(a, out, |x, _| table[((x + 128) as usize) & 0xff]),
-            Lane::Rescale(r, xt, ot) => rescale(r, a, out, *xt, *ot),
+            Lane::Rescale(_, _, _, Some(v)) if a.len() == out.len() => v.run(a, out),
+            Lane::Rescale(r, xt, ot, _) => rescale(r, a, out, *xt, *ot),
             &Lane::Rescale8(ref table, ch) => per_channel(a, out, ch, |x, c| table[c * 256 + (x as u8) as usize]),
+        }
+    }
+}
+
+/// The steps over the slots, compiled once per [`Wide`] form.
+struct Steps<'a> {
+    steps: &'a [Step],
+    slots: &'a mut [Vec<i64>],
+}
+
+impl WideBody for Steps<'_> {
+    #[inline(always)]
+    fn body(&mut self) {
+        for step in self.steps {
+            let mut out = std::mem::take(&mut self.slots[step.dst]);
+            let a = &self.slots[step.a];
+            let b = step.b.map_or(&[][..], |b| &self.slots[b]);
+            step.eval(a, b, &mut out);
+            self.slots[step.dst] = out;
         }
     }
 }
@@ -421,13 +455,7 @@ impl Kernel for Run {
                 return Err(format!("an input of the int chain has {} elements; {want} expected", self.slots[s].len()));
             }
         }
-        for step in &self.steps {
-            let mut out = std::mem::take(&mut self.slots[step.dst]);
-            let a = &self.slots[step.a];
-            let b = step.b.map_or(&[][..], |b| &self.slots[b]);
-            step.eval(a, b, &mut out);
-            self.slots[step.dst] = out;
-        }
+        self.wide.run(&mut Steps { steps: &self.steps, slots: &mut self.slots });
         for (t, &(s, dtype)) in outs.iter_mut().zip(&self.stores) {
             store(&self.slots[s], dtype, t.bytes)?;
         }
@@ -542,6 +570,36 @@ mod tests {
             ops.extend([OpId::new(g.ops.len() - 2), OpId::new(g.ops.len() - 1)]);
             let outs = [outs[0], outs[1], outs[2], m];
             check(seed, &g, &ops, &outs, &ins, ops.len() - 4);
+        }
+    }
+
+    /// A RESCALE of a constant and a RESHAPE of its one value inside a run (TOSA's quantized
+    /// MUL by a constant: RESCALE, RESCALE of the constant, RESHAPE, MUL, RESCALE).
+    #[test]
+    fn a_reshape_is_a_step_of_the_run() {
+        for seed in 1..20u64 {
+            let mut g = Subgraph::default();
+            let x = g.add_operand(Operand::new("x", DType::I32, &[1, N]));
+            let s = g.add_operand(Operand::new("s", DType::I32, &[1, 1]));
+            g.inputs = vec![x, s];
+            let rescale = OpKind::Rescale(Rescale { scale32: true, double_round: false, per_channel: false, input_unsigned: false, output_unsigned: false });
+            let k8 = constant(&mut g, DType::I8, &[1], &[(seed as i64 * 37) % 256 - 128]);
+            let (m, sh) = (constant(&mut g, DType::I32, &[1], &[(1 << 30) + seed as i64 * 12345]), constant(&mut g, DType::I8, &[1], &[31]));
+            let (z8, z32) = (constant(&mut g, DType::I8, &[1], &[0]), constant(&mut g, DType::I32, &[1], &[0]));
+            let op = |g: &mut Subgraph, kind: OpKind, ins: Vec<OperandId>, t: DType, dims: &[usize]| {
+                let y = g.add_operand(Operand::new("v", t, dims));
+                g.add_op(Operation { kind, inputs: ins.into_iter().map(Some).collect(), outputs: vec![y] });
+                y
+            };
+            let c = op(&mut g, rescale.clone(), vec![k8, m, sh, z8, z32], DType::I32, &[1]);
+            let c4 = op(&mut g, OpKind::Reshape { new_shape: Some(vec![1, 1]) }, vec![c], DType::I32, &[1, 1]);
+            let shift = constant(&mut g, DType::I8, &[1], &[(seed % 20) as i64]);
+            let p = op(&mut g, OpKind::IntMul, vec![x, c4, shift], DType::I32, &[1, N]);
+            let flat = op(&mut g, OpKind::Reshape { new_shape: Some(vec![N as i32]) }, vec![p], DType::I32, &[N]);
+            let o8 = op(&mut g, rescale, vec![flat, m, sh, z32, z8], DType::I8, &[N]);
+            g.outputs = vec![o8];
+            let ops: Vec<OpId> = (0..g.ops.len()).map(OpId::new).collect();
+            check(seed, &g, &ops, &[o8], &[x, s], ops.len() - 1);
         }
     }
 

@@ -11,6 +11,7 @@ use crate::kernels::data::f16_to_f32;
 use crate::quant::dynamic;
 use crate::quant::misc::{self, Requantize};
 use crate::quant::tosa::{rescale_by_table, Rescale};
+use crate::simd::rescale::LaneRescale;
 
 /// QUANTIZE has integer kernels only; DEQUANTIZE takes them from a quantized input.
 fn quantized_op(ctx: &CompileCtx, id: OpId) -> bool {
@@ -241,6 +242,35 @@ fn build_rescale(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                 Ok(())
             }))
         });
+    }
+    // int16 / int32 input: the vector kernel over 64-bit lanes, a chunk at a time.
+    let bits = |t: DType| match t {
+        DType::I8 => Some(8),
+        DType::I16 => Some(16),
+        DType::I32 => Some(32),
+        _ => None,
+    };
+    if let Some(v) = bits(xt).zip(bits(ot)).and_then(|(i, o)| LaneRescale::new(&r, i, o)).filter(|_| xt != DType::I8) {
+        let chunk = v.chunk();
+        macro_rules! typed {
+            ($ti:ty) => {
+                lanes!(ot, |TO| Ok(built(vec![source(ctx, x)], {
+                    let (v, mut a, mut b) = (v.clone(), vec![0i64; chunk], vec![0i64; chunk]);
+                    move |ins, outs| {
+                        let (x, out) = (cast::<$ti>(ins[0].bytes)?, cast_mut::<TO>(outs[0].bytes)?);
+                        for (x, out) in x.chunks(chunk).zip(out.chunks_mut(chunk)) {
+                            let n = x.len().min(out.len());
+                            a[..n].iter_mut().zip(x).for_each(|(l, &v)| *l = i64::from(v));
+                            v.run(&a[..n], &mut b[..n]);
+                            // The lanes hold the output type's values (sign-extended bits).
+                            out.iter_mut().zip(&b[..n]).for_each(|(o, &l)| *o = l as TO);
+                        }
+                        Ok(())
+                    }
+                })))
+            };
+        }
+        return if xt == DType::I16 { typed!(i16) } else { typed!(i32) };
     }
     let run = |xt: DType| {
         lanes!(ot, |TO| Ok(built(vec![source(ctx, x)], {

@@ -35,6 +35,7 @@ pub(crate) mod lut;
 pub(crate) mod qdepthwise;
 pub(crate) mod qmisc;
 pub(crate) mod quant;
+pub(crate) mod rescale;
 
 use std::sync::OnceLock;
 
@@ -97,3 +98,61 @@ cpu_token!(
     /// Proof that this CPU runs AVX2 and FMA.
     Avx2Token: "avx2", "fma"
 );
+
+cpu_token!(
+    /// Proof that this CPU runs AVX-512 F/BW/DQ/VL (and `NNRT_ISA` allows AVX-512).
+    WideToken: "avx512f", "avx512bw", "avx512dq", "avx512vl"; isa >= Isa::Avx512
+);
+
+/// Plain loops compiled a second and third time, for AVX-512 (F/BW/DQ/VL) and for AVX2, so
+/// that the compiler vectorizes them with instructions the baseline x86-64 build lacks (64-bit
+/// compares, shifts and multiplies). Chosen once, from the detected features.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Wide {
+    Avx512(WideToken),
+    Avx2(Avx2Token),
+    Plain,
+}
+
+impl Wide {
+    /// The best form this CPU (and `NNRT_ISA`) allows.
+    pub(crate) fn detect() -> Wide {
+        match isa() {
+            Isa::Avx512 => WideToken::new().map(Wide::Avx512).or_else(|| Avx2Token::new().map(Wide::Avx2)).unwrap_or(Wide::Plain),
+            Isa::Avx2Fma => Avx2Token::new().map_or(Wide::Plain, Wide::Avx2),
+            Isa::Scalar | Isa::Neon => Wide::Plain,
+        }
+    }
+
+    /// Runs `b.body()` inside a function compiled for this form: what the body inlines (its
+    /// loops marked `#[inline(always)]`) is compiled with the form's instructions.
+    #[inline(always)]
+    pub(crate) fn run<B: WideBody>(self, b: &mut B) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
+            fn avx512<B: WideBody>(b: &mut B) {
+                b.body()
+            }
+            #[target_feature(enable = "avx2,fma")]
+            fn avx2<B: WideBody>(b: &mut B) {
+                b.body()
+            }
+            match self {
+                // SAFETY: the token proves the CPU runs the features the function is built for.
+                Wide::Avx512(_) => unsafe { avx512(b) },
+                // SAFETY: as above.
+                Wide::Avx2(_) => unsafe { avx2(b) },
+                Wide::Plain => b.body(),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        b.body()
+    }
+}
+
+/// A body of loops for [`Wide::run`]; its `body` must be `#[inline(always)]` (else it is
+/// compiled once, for the baseline).
+pub(crate) trait WideBody {
+    fn body(&mut self);
+}
