@@ -414,6 +414,18 @@ impl SegmentSource for Im2col<'_> {
         let start = ((b * g.in_h + ih) * g.in_w + iw0) * g.in_c + self.c0;
         Some(Segment::Rows(&self.input[start..], g.stride_w * g.in_c))
     }
+
+    /// Output pixels `ow` with `ow·stride_w ≥ pad_left` and `ow·stride_w + k_w ≤ in_w +
+    /// pad_left`: every tap inside the input row (the two conditions `segment` checks).
+    fn interior(&self) -> (usize, usize) {
+        let g = self.g;
+        let lo = g.pad_left.div_ceil(g.stride_w);
+        let hi = match (g.in_w + g.pad_left).checked_sub(g.k_w) {
+            Some(last) => last / g.stride_w + 1,
+            None => 0,
+        };
+        (lo.min(g.out_w), hi.clamp(lo.min(g.out_w), g.out_w))
+    }
 }
 
 impl Im2col<'_> {
