@@ -309,8 +309,8 @@ unsafe fn panel_avx512<const R: usize, const Z: usize, const Y: usize>(
                 for v in 0..Z {
                     acc[r][v] = _mm512_maskz_loadu_ps(masks[v], c.add(r * ldc + 16 * v));
                 }
-                for v in 0..Y {
-                    yacc[r][v] = _mm256_maskload_ps(c.add(r * ldc + 16 * Z), ymask);
+                for ya in yacc[r].iter_mut() {
+                    *ya = _mm256_maskload_ps(c.add(r * ldc + 16 * Z), ymask);
                 }
             }
         }
@@ -371,8 +371,8 @@ unsafe fn panel_avx512<const R: usize, const Z: usize, const Y: usize>(
             // SAFETY: row r < R, the valid columns (masked) of C.
             unsafe { _mm512_mask_storeu_ps(c.add(r * ldc + 16 * v), masks[v], y) };
         }
-        for v in 0..Y {
-            let mut y = yacc[r][v];
+        for &ya in &yacc[r] {
+            let mut y = ya;
             if ep.finish {
                 y = _mm256_min_ps(ymax, _mm256_max_ps(ymin, y));
             }
