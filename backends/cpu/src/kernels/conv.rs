@@ -414,6 +414,18 @@ impl SegmentSource for Im2col<'_> {
         let start = ((b * g.in_h + ih) * g.in_w + iw0) * g.in_c + self.c0;
         Some(Segment::Rows(&self.input[start..], g.stride_w * g.in_c))
     }
+
+    /// Output pixels `ow` with `ow·stride_w ≥ pad_left` and `ow·stride_w + k_w ≤ in_w +
+    /// pad_left`: every tap inside the input row (the two conditions `segment` checks).
+    fn interior(&self) -> (usize, usize) {
+        let g = self.g;
+        let lo = g.pad_left.div_ceil(g.stride_w);
+        let hi = match (g.in_w + g.pad_left).checked_sub(g.k_w) {
+            Some(last) => last / g.stride_w + 1,
+            None => 0,
+        };
+        (lo.min(g.out_w), hi.clamp(lo.min(g.out_w), g.out_w))
+    }
 }
 
 impl Im2col<'_> {
@@ -626,6 +638,34 @@ mod tests {
         let (o7, p7) = same_padding(32, 7, 2, 1);
         let stem = ConvGeom { in_h: 32, in_w: 32, in_c: 3, out_h: o7, out_w: o7, out_c: 16, k_h: 7, k_w: 7, pad_top: p7, pad_left: p7, ..s2 };
         check(stem, false, Act::RELU, 3);
+    }
+
+    #[test]
+    fn rows_cut_at_the_padding() {
+        // Rows wide enough that the implicit GEMM cuts its tiles at the in-place range's ends
+        // (`SegmentSource::interior`): the 16-row narrow tile (N = 16) and the 8-row tile
+        // (N = 40) with padding on both sides, stride 2 with padding on the right only, and a
+        // kernel wider than the left padding allows in place, each against the reference and
+        // against the im2col path.
+        let s1 = ConvGeom {
+            batch: 2, in_h: 6, in_w: 32, in_c: 5, out_h: 6, out_w: 32, out_c: 16, k_h: 3, k_w: 3,
+            stride_h: 1, stride_w: 1, dil_h: 1, dil_w: 1, pad_top: 1, pad_left: 1, groups: 1,
+        };
+        let wide = ConvGeom { out_c: 40, ..s1 };
+        let (o2, p2) = same_padding(34, 3, 2, 1);
+        let s2 = ConvGeom { in_w: 34, out_h: 3, out_w: o2, pad_top: 0, pad_left: p2, stride_h: 2, stride_w: 2, ..wide };
+        let k5 = ConvGeom { k_w: 5, out_w: 30, pad_left: 1, ..s1 };
+        for (i, g) in [s1, wide, s2, k5].into_iter().enumerate() {
+            check(g, true, Act::RELU6, 90 + i as u64);
+            let input = values(g.input_len(), 95 + i as u64);
+            let filter = values(g.filter_len(), 96 + i as u64);
+            let mut implicit = vec![0.0; g.output_len()];
+            Conv2d::new(g, &filter, None, Act::NONE).run(&input, &mut implicit);
+            let mut im2col = vec![0.0; g.output_len()];
+            Conv2d::new(g, &filter, None, Act::NONE).with_implicit(false).run(&input, &mut im2col);
+            // Same FMA chains; only the gathered rows add the padding's zero products.
+            assert!(implicit.iter().zip(&im2col).all(|(a, b)| a == b), "{g:?}");
+        }
     }
 
     #[test]

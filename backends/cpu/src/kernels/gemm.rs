@@ -565,6 +565,10 @@ pub(crate) trait SegmentSource: ASource {
     fn row(&self, y: usize) -> Self::Row;
     /// Segment `s` of the tile of GEMM rows `col0..col0 + rows` within `row`.
     fn segment<'s>(&'s self, row: Self::Row, col0: usize, rows: usize, s: usize) -> Option<Segment<'s>>;
+    /// The positions `lo..hi` within every row (`lo ≤ hi ≤ row_len`) whose segments can all be
+    /// read in place (`segment` answers `None` only for tiles reaching outside them). Tiles are
+    /// cut at `lo` and `hi`, so only the pixels outside are gathered.
+    fn interior(&self) -> (usize, usize);
 }
 
 /// [`gemm_with`] reading `A` in place segment by segment where `src` allows (no im2col): each
@@ -634,13 +638,22 @@ fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, y0: usize, y1: usize, c: &
     // The in-place segments of one tile, filled anew per tile (set up once: a per-tile fill of
     // all MAX_SEGS entries showed in the stem convolution's profile).
     let mut tile_segs: [(&[f32], usize, usize); sc::MAX_SEGS] = [(&[], 0, 0); sc::MAX_SEGS];
+    // Tiles stop at the in-place range's ends, so a tile reaching the padding gathers only
+    // its edge pixels (a 32-pixel row in 16-row tiles, 3×3 with padding 1, had both tiles
+    // gathered), where the interior fills at least one whole tile; otherwise one tile
+    // gathering the row beats three that each stream B.
+    let (lo, hi) = src.interior();
+    let (lo, hi) = (lo.min(row_len), hi.clamp(lo.min(row_len), row_len));
+    let (lo, hi) = if hi - lo >= p.mr { (lo, hi) } else { (0, row_len) };
     for pb in (0..p.panels).step_by(p.nc_panels) {
         let pe = (pb + p.nc_panels).min(p.panels);
         for y in y0..y1 {
             let row = src.row(y);
             let mut ir = y * row_len;
             while ir < (y + 1) * row_len {
-                let rows = p.mr.min((y + 1) * row_len - ir);
+                let pos = ir - y * row_len;
+                let end = if pos < lo { lo } else if pos < hi { hi } else { row_len };
+                let rows = p.mr.min(end - pos);
                 let ct0 = (ir - y0 * row_len) * ldc;
                 // The last segment read in place; `Err` when some segment needs gathering.
                 let mut last = Ok(None);

@@ -249,56 +249,135 @@ unsafe fn panels_avx512<const R: usize, const NV: usize>(
     ep: &Epilogue,
 ) {
     let nr = 16 * NV;
-    let (vmin, vmax) = (_mm512_set1_ps(ep.min), _mm512_set1_ps(ep.max));
     for p in 0..panels {
         let j0 = p * nr;
-        let masks: [__mmask16; NV] = std::array::from_fn(|v| lane_mask16(cols - j0, v));
-        let mut acc = [[_mm512_setzero_ps(); NV]; R];
-        for v in 0..NV {
-            if ep.load_c {
-                for (r, accr) in acc.iter_mut().enumerate() {
-                    // SAFETY: row r < R of C, the panel's valid columns (masked, not read past).
-                    accr[v] = unsafe { _mm512_maskz_loadu_ps(masks[v], c.add(r * ldc + j0 + 16 * v)) };
+        let valid = (cols - j0).min(nr);
+        let (b, c) = (b.wrapping_add(p * panel_stride), c.wrapping_add(j0));
+        let bias = ep.bias.map(|bs| bs.as_ptr().wrapping_add(j0));
+        macro_rules! go {
+            ($z:literal, $y:literal) => {
+                // SAFETY: panel p's blocks of B, C's columns j0.. of the panel (at most `valid`
+                // written) and the bias from j0 (function contract).
+                unsafe { panel_avx512::<R, $z, $y>(valid, nr, kc, segs, b, c, ldc, bias, ep) }
+            };
+        }
+        // A partial last panel computes only the vectors that hold valid columns, a 256-bit
+        // one for a last group of ≤ 8: Zen 4 splits a 512-bit FMA into two 256-bit halves, so
+        // N = 24 (MobileNetV2's projections) costs 1.5 vectors a row instead of 2, and N = 144
+        // 4.5 panels instead of 5. Each output is the same FMA chain, only fewer padding lanes.
+        match (NV, valid) {
+            (_, 0..=8) => go!(0, 1),
+            (1, _) | (_, 9..=16) => go!(1, 0),
+            (_, 17..=24) => go!(1, 1),
+            _ => go!(2, 0),
+        }
+    }
+}
+
+/// One panel of [`panels_avx512`]: `Z` 512-bit and `Y` 256-bit vectors (`16·Z + 8·Y ≥
+/// valid`) of a panel packed `nr` wide, `valid` of its columns stored.
+///
+/// # Safety
+/// For every segment `(a, lda, boff)`: `a + r*lda + k` readable for `r < R`, `k < kc`;
+/// `b + boff + k*nr + j` readable for `k < kc`, `j < 16·Z + 8·Y ≤ nr`; C readable and writable
+/// at `r*ldc + j` for `r < R`, `j < valid`; `bias`, when present, holds `valid` values.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+#[inline]
+#[allow(clippy::too_many_arguments)]
+unsafe fn panel_avx512<const R: usize, const Z: usize, const Y: usize>(
+    valid: usize,
+    nr: usize,
+    kc: usize,
+    segs: &[(*const f32, usize, usize)],
+    b: *const f32,
+    c: *mut f32,
+    ldc: usize,
+    bias: Option<*const f32>,
+    ep: &Epilogue,
+) {
+    let (vmin, vmax) = (_mm512_set1_ps(ep.min), _mm512_set1_ps(ep.max));
+    let (ymin, ymax) = (_mm256_set1_ps(ep.min), _mm256_set1_ps(ep.max));
+    let masks: [__mmask16; Z] = std::array::from_fn(|v| lane_mask16(valid, v));
+    let ymask = lane_mask8(valid.saturating_sub(16 * Z));
+    let mut acc = [[_mm512_setzero_ps(); Z]; R];
+    let mut yacc = [[_mm256_setzero_ps(); Y]; R];
+    if ep.load_c {
+        for r in 0..R {
+            // SAFETY: row r < R of C, the valid columns (masked, not read past).
+            unsafe {
+                for v in 0..Z {
+                    acc[r][v] = _mm512_maskz_loadu_ps(masks[v], c.add(r * ldc + 16 * v));
                 }
-            } else if let Some(bs) = ep.bias {
-                // SAFETY: the bias holds `cols` values; lanes past the panel's are masked off.
-                let bv = unsafe { _mm512_maskz_loadu_ps(masks[v], bs.as_ptr().add(j0 + 16 * v)) };
+                for ya in yacc[r].iter_mut() {
+                    *ya = _mm256_maskload_ps(c.add(r * ldc + 16 * Z), ymask);
+                }
+            }
+        }
+    } else if let Some(bs) = bias {
+        // SAFETY: the bias holds `valid` values; lanes past them are masked off.
+        unsafe {
+            for v in 0..Z {
+                let bv = _mm512_maskz_loadu_ps(masks[v], bs.add(16 * v));
                 acc.iter_mut().for_each(|a| a[v] = bv);
             }
-        }
-        for &(a, lda, boff) in segs {
-            // SAFETY: the segment's block of panel p (function contract).
-            let mut bk = unsafe { b.add(p * panel_stride + boff) };
-            let mut ak = a;
-            for _ in 0..kc {
-                // SAFETY: k < kc: 16*NV values of B and A's R rows at k (function contract).
-                unsafe {
-                    let bv: [__m512; NV] = std::array::from_fn(|v| _mm512_loadu_ps(bk.add(16 * v)));
-                    for v in 0..NV {
-                        _mm_prefetch::<_MM_HINT_T0>(bk.wrapping_add(B_PREFETCH_AHEAD + 16 * v) as *const i8);
-                    }
-                    for (r, accr) in acc.iter_mut().enumerate() {
-                        let x = _mm512_set1_ps(*ak.add(r * lda));
-                        for v in 0..NV {
-                            accr[v] = _mm512_fmadd_ps(x, bv[v], accr[v]);
-                        }
-                    }
-                    ak = ak.add(1);
-                    bk = bk.add(16 * NV);
-                }
+            for v in 0..Y {
+                let bv = _mm256_maskload_ps(bs.add(16 * Z), ymask);
+                yacc.iter_mut().for_each(|a| a[v] = bv);
             }
         }
-        for (r, accr) in acc.iter().enumerate() {
-            for v in 0..NV {
-                let mut y = accr[v];
-                if ep.finish {
-                    // max(min, x) then min(max, x): a NaN in x propagates, as TFLite's
-                    // std::max/std::min do.
-                    y = _mm512_min_ps(vmax, _mm512_max_ps(vmin, y));
+    }
+    for &(a, lda, boff) in segs {
+        // SAFETY: the segment's block of the panel (function contract).
+        let mut bk = unsafe { b.add(boff) };
+        let mut ak = a;
+        for _ in 0..kc {
+            // SAFETY: k < kc: 16·Z + 8·Y values of B and A's R rows at k (function contract).
+            unsafe {
+                let bv: [__m512; Z] = std::array::from_fn(|v| _mm512_loadu_ps(bk.add(16 * v)));
+                let by: [__m256; Y] = std::array::from_fn(|_| _mm256_loadu_ps(bk.add(16 * Z)));
+                for v in 0..Z {
+                    _mm_prefetch::<_MM_HINT_T0>(bk.wrapping_add(B_PREFETCH_AHEAD + 16 * v) as *const i8);
                 }
-                // SAFETY: row r < R, the panel's valid columns (masked) of C.
-                unsafe { _mm512_mask_storeu_ps(c.add(r * ldc + j0 + 16 * v), masks[v], y) };
+                if Z == 0 {
+                    _mm_prefetch::<_MM_HINT_T0>(bk.wrapping_add(B_PREFETCH_AHEAD) as *const i8);
+                }
+                for r in 0..R {
+                    let s = *ak.add(r * lda);
+                    let x = _mm512_set1_ps(s);
+                    for v in 0..Z {
+                        acc[r][v] = _mm512_fmadd_ps(x, bv[v], acc[r][v]);
+                    }
+                    // The 256-bit broadcast is the low half of the 512-bit one (no second
+                    // load of A per row).
+                    let xy = if Z > 0 { _mm512_castps512_ps256(x) } else { _mm256_set1_ps(s) };
+                    for v in 0..Y {
+                        yacc[r][v] = _mm256_fmadd_ps(xy, by[v], yacc[r][v]);
+                    }
+                }
+                ak = ak.add(1);
+                bk = bk.add(nr);
             }
+        }
+    }
+    for r in 0..R {
+        for v in 0..Z {
+            let mut y = acc[r][v];
+            if ep.finish {
+                // max(min, x) then min(max, x): a NaN in x propagates, as TFLite's
+                // std::max/std::min do.
+                y = _mm512_min_ps(vmax, _mm512_max_ps(vmin, y));
+            }
+            // SAFETY: row r < R, the valid columns (masked) of C.
+            unsafe { _mm512_mask_storeu_ps(c.add(r * ldc + 16 * v), masks[v], y) };
+        }
+        for &ya in &yacc[r] {
+            let mut y = ya;
+            if ep.finish {
+                y = _mm256_min_ps(ymax, _mm256_max_ps(ymin, y));
+            }
+            // SAFETY: row r < R, the valid columns (masked) of C.
+            unsafe { _mm256_maskstore_ps(c.add(r * ldc + 16 * Z), ymask, y) };
         }
     }
 }
