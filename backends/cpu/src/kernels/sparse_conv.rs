@@ -19,7 +19,7 @@ use std::cell::RefCell;
 use super::conv::ConvGeom;
 use super::gemm::residual_adder;
 use super::Act;
-use crate::simd::spmm::SparseRows;
+use crate::simd::spmm::{self, SparseRows};
 use crate::simd::{self, Isa};
 
 /// Most nonzeros per weight for which a 1×1 convolution runs sparse (measured on this
@@ -160,35 +160,11 @@ impl SparseConv1x1 {
             for (t, out_tile) in out.chunks_mut(mr * out_c).enumerate() {
                 let n = out_tile.len() / out_c;
                 let x0 = (p0 + t * mr) * in_c;
-                transpose_in(&input[x0..x0 + n * in_c], in_c, mr, xt);
+                spmm::transpose(&input[x0..x0 + n * in_c], in_c, n, in_c, xt, mr);
                 self.w.tile(xt, ot, self.act.min, self.act.max);
-                transpose_out(ot, self.w.perm(), mr, out_c, out_tile);
+                spmm::transpose(ot, mr, out_c, n, out_tile, out_c);
             }
         });
-    }
-}
-
-/// `xt[k * mr + j] = x[j * in_c + k]` for the `x.len() / in_c` pixels of `x` (≤ `mr`); the
-/// columns past them keep what they held.
-fn transpose_in(x: &[f32], in_c: usize, mr: usize, xt: &mut [f32]) {
-    for (j, row) in x.chunks_exact(in_c).enumerate() {
-        for (k, &v) in row.iter().enumerate() {
-            xt[k * mr + j] = v;
-        }
-    }
-}
-
-/// `out[j * out_c + perm[i]] = ot[i * mr + j]` for the pixels of `out`, skipping padding rows.
-fn transpose_out(ot: &[f32], perm: &[u32], mr: usize, out_c: usize, out: &mut [f32]) {
-    let n = out.len() / out_c;
-    for (i, &o) in perm.iter().enumerate() {
-        let o = o as usize;
-        if o >= out_c {
-            continue;
-        }
-        for (j, &v) in ot[i * mr..i * mr + n].iter().enumerate() {
-            out[j * out_c + o] = v;
-        }
     }
 }
 
@@ -292,6 +268,51 @@ mod tests {
         fn sparse_matches_dense(batch in 1usize..3, h in 1usize..9, w in 1usize..40, in_c in 1usize..70, out_c in 1usize..70,
                                 density in 0.0f64..1.0, with_bias: bool, act in prop_oneof![Just(Act::NONE), Just(Act::RELU), Just(Act::RELU6), Just(Act::RELU_N1_TO_1)], seed: u64) {
             check(geom(batch, h, w, in_c, out_c), density, with_bias, act, seed);
+        }
+    }
+
+    /// Median seconds of `f` over 15 timed batches of about 0.05 s.
+    fn time(mut f: impl FnMut()) -> f64 {
+        let t0 = std::time::Instant::now();
+        f();
+        let reps = (0.05 / t0.elapsed().as_secs_f64().max(1e-6)).ceil() as usize;
+        let mut ts: Vec<f64> = (0..15)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                (0..reps).for_each(|_| f());
+                t.elapsed().as_secs_f64() / reps as f64
+            })
+            .collect();
+        ts.sort_by(f64::total_cmp);
+        ts[7]
+    }
+
+    /// Sparse over dense time of MobileNetV2's 1×1 shapes across densities, one thread
+    /// (`cargo test --release -p nnrt-backend-cpu density_sweep -- --ignored --nocapture`):
+    /// where the ratio crosses 1 sets [`SPARSE_MAX_DENSITY`].
+    #[test]
+    #[ignore = "timing; run by hand"]
+    fn density_sweep() {
+        let shapes = [(112, 32, 16), (56, 24, 144), (56, 144, 24), (28, 192, 32), (14, 384, 64), (14, 576, 96), (7, 960, 160), (7, 320, 1280)];
+        let densities = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6];
+        println!("hw x in_c -> out_c: sparse / dense time at density {densities:?}");
+        for (hw, ci, co) in shapes {
+            let g = geom(1, hw, hw, ci, co);
+            let input = values(g.input_len(), 1);
+            let bias = values(co, 2);
+            let mut out = vec![0.0; g.output_len()];
+            let ratios: Vec<String> = densities
+                .iter()
+                .map(|&d| {
+                    let w = sparse_filter(g.filter_len(), d, 3);
+                    let mut dense = Conv2d::new(g, &w, Some(&bias), Act::RELU6);
+                    let sparse = SparseConv1x1::with_isa(simd::isa(), g, &w, Some(&bias), Act::RELU6).unwrap();
+                    let td = time(|| dense.run(&input, &mut out));
+                    let ts = time(|| sparse.run(&input, &mut out));
+                    format!("{:.2}", ts / td)
+                })
+                .collect();
+            println!("{hw}x{hw} x {ci} -> {co}: {}", ratios.join(" "));
         }
     }
 }

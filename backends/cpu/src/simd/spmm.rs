@@ -45,8 +45,8 @@ struct Group {
 
 /// The nonzero weights of an `out_c × in_c` matrix in groups of [`ROWS`] rows, for the tile
 /// width of one instruction set. Rows are sorted by their count of nonzeros (longest first) so
-/// that a group's rows need little padding; [`SparseRows::perm`] maps the kernel's row order
-/// back to output channels.
+/// that a group's rows need little padding; each kernel row writes the tile output row of its
+/// output channel.
 #[derive(Debug)]
 pub(crate) struct SparseRows {
     kernel: Kernel,
@@ -59,7 +59,8 @@ pub(crate) struct SparseRows {
     vals: Vec<f32>,
     /// The start of each kernel row's sum (the bias, or 0), `groups.len() * ROWS` values.
     bias: Vec<f32>,
-    /// Output channel of each kernel row; `u32::MAX` for the padding rows of the last group.
+    /// The tile output row of each kernel row: its output channel, or for the padding rows of
+    /// the last group `out_c ..` (a permutation of `0 .. rows()`).
     perm: Vec<u32>,
     nnz: usize,
 }
@@ -100,7 +101,8 @@ impl SparseRows {
         let mut offs = Vec::with_capacity(padded * ROWS);
         let mut vals = Vec::with_capacity(padded * ROWS);
         let mut groups = Vec::with_capacity(n_groups);
-        let mut perm = vec![u32::MAX; n_groups * ROWS];
+        // Padding rows write the rows past the output channels.
+        let mut perm: Vec<u32> = (0..n_groups * ROWS).map(|i| i as u32).collect();
         let mut start_of = vec![0f32; n_groups * ROWS];
         for (g, rows) in order.chunks(ROWS).enumerate() {
             let len = counts[rows[0]];
@@ -134,18 +136,14 @@ impl SparseRows {
         self.groups.len() * ROWS
     }
 
-    /// Output channel of each kernel row (`u32::MAX` for padding).
-    pub(crate) fn perm(&self) -> &[u32] {
-        &self.perm
-    }
-
     /// Nonzero weights.
     pub(crate) fn nnz(&self) -> usize {
         self.nnz
     }
 
-    /// One tile: `ot[i * mr + j] = clamp(bias[i] + Σ w · xt[k * mr + j])` over kernel row
-    /// `i`'s nonzeros, for every kernel row `i` and pixel `j < mr`. `xt` holds `in_c × mr`
+    /// One tile: `ot[o * mr + j] = clamp(bias[o] + Σ w[o][k] · xt[k * mr + j])` over output
+    /// channel `o`'s nonzeros, for every channel `o` and pixel `j < mr` (rows `out_c ..
+    /// rows()` of `ot` are padding). `xt` holds `in_c × mr`
     /// channel-major values.
     ///
     /// # Panics
@@ -189,7 +187,8 @@ fn tile_portable(w: &SparseRows, xt: &[f32], ot: &mut [f32], min: f32, max: f32)
     for (g, grp) in w.groups.iter().enumerate() {
         for r in 0..ROWS {
             let i = g * ROWS + r;
-            let out = &mut ot[i * mr..(i + 1) * mr];
+            let p = w.perm[i] as usize;
+            let out = &mut ot[p * mr..(p + 1) * mr];
             out.fill(w.bias[i]);
             for e in grp.start..grp.start + grp.len {
                 let (o, v) = (w.offs[e * ROWS + r] as usize, w.vals[e * ROWS + r]);
@@ -234,11 +233,12 @@ unsafe fn tile_avx512(w: &SparseRows, xt: *const f32, ot: *mut f32, min: f32, ma
             }
         }
         for (r, a) in acc.iter().enumerate() {
-            let i = g * ROWS + r;
+            let p = w.perm[g * ROWS + r] as usize;
             for (h, &y) in a.iter().enumerate() {
                 let y = _mm512_min_ps(vmax, _mm512_max_ps(vmin, y));
-                // SAFETY: row i < rows(), 16 values at i * 32 + 16 * h inside ot.
-                unsafe { _mm512_storeu_ps(ot.add(i * MR_AVX512 + 16 * h), y) };
+                // SAFETY: row p < rows() (perm is a permutation of them), 16 values at
+                // p * 32 + 16 * h inside ot.
+                unsafe { _mm512_storeu_ps(ot.add(p * MR_AVX512 + 16 * h), y) };
             }
         }
     }
@@ -270,11 +270,112 @@ unsafe fn tile_avx2(w: &SparseRows, xt: *const f32, ot: *mut f32, min: f32, max:
             }
         }
         for (r, a) in acc.iter().enumerate() {
-            let i = g * ROWS + r;
+            let p = w.perm[g * ROWS + r] as usize;
             for (h, &y) in a.iter().enumerate() {
                 let y = _mm256_min_ps(vmax, _mm256_max_ps(vmin, y));
-                // SAFETY: row i < rows(), 8 values at i * 16 + 8 * h inside ot.
-                unsafe { _mm256_storeu_ps(ot.add(i * MR_AVX2 + 8 * h), y) };
+                // SAFETY: row p < rows(), 8 values at p * 16 + 8 * h inside ot.
+                unsafe { _mm256_storeu_ps(ot.add(p * MR_AVX2 + 8 * h), y) };
+            }
+        }
+    }
+}
+
+/// `dst[c * dld + r] = src[r * sld + c]` for `r < rows`, `c < cols`: a tile's pixels into
+/// channel-major order and back. 8×8 blocks in AVX registers where the CPU has AVX2, the
+/// edges (and other CPUs) one value at a time.
+///
+/// # Panics
+/// If `src` or `dst` are too short for the shapes, or `sld < cols`, `dld < rows`.
+pub(crate) fn transpose(src: &[f32], sld: usize, rows: usize, cols: usize, dst: &mut [f32], dld: usize) {
+    if rows == 0 || cols == 0 {
+        return;
+    }
+    assert!(sld >= cols && src.len() >= (rows - 1) * sld + cols, "transpose source too short");
+    assert!(dld >= rows && dst.len() >= (cols - 1) * dld + rows, "transpose destination too short");
+    let (r8, c8) = (rows / 8 * 8, cols / 8 * 8);
+    #[cfg(target_arch = "x86_64")]
+    if r8 > 0 && c8 > 0 {
+        if let Some(t) = Avx2Token::new() {
+            let _ = t;
+            // SAFETY: the token proves AVX2; the blocks cover rows < r8 ≤ rows and cols < c8 ≤
+            // cols, inside both slices by the checks above.
+            unsafe { transpose8_avx(src.as_ptr(), sld, r8, c8, dst.as_mut_ptr(), dld) };
+            transpose_scalar(src, sld, (0, r8), (c8, cols), dst, dld);
+            transpose_scalar(src, sld, (r8, rows), (0, cols), dst, dld);
+            return;
+        }
+    }
+    transpose_scalar(src, sld, (0, rows), (0, cols), dst, dld);
+}
+
+/// [`transpose`] of rows `r0..r1` and columns `c0..c1`, one value at a time.
+fn transpose_scalar(src: &[f32], sld: usize, (r0, r1): (usize, usize), (c0, c1): (usize, usize), dst: &mut [f32], dld: usize) {
+    for r in r0..r1 {
+        for c in c0..c1 {
+            dst[c * dld + r] = src[r * sld + c];
+        }
+    }
+}
+
+/// # Safety
+/// AVX available; `rows` and `cols` multiples of 8; `src` valid for reads of rows `< rows`
+/// (stride `sld`, `cols` values each) and `dst` for writes of rows `< cols` (stride `dld`,
+/// `rows` values each).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn transpose8_avx(src: *const f32, sld: usize, rows: usize, cols: usize, dst: *mut f32, dld: usize) {
+    for r0 in (0..rows).step_by(8) {
+        for c0 in (0..cols).step_by(8) {
+            // SAFETY: rows r0..r0 + 8 and columns c0..c0 + 8 lie inside the block (caller).
+            let r: [__m256; 8] = std::array::from_fn(|i| unsafe { _mm256_loadu_ps(src.add((r0 + i) * sld + c0)) });
+            let t0 = _mm256_unpacklo_ps(r[0], r[1]);
+            let t1 = _mm256_unpackhi_ps(r[0], r[1]);
+            let t2 = _mm256_unpacklo_ps(r[2], r[3]);
+            let t3 = _mm256_unpackhi_ps(r[2], r[3]);
+            let t4 = _mm256_unpacklo_ps(r[4], r[5]);
+            let t5 = _mm256_unpackhi_ps(r[4], r[5]);
+            let t6 = _mm256_unpacklo_ps(r[6], r[7]);
+            let t7 = _mm256_unpackhi_ps(r[6], r[7]);
+            let u0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+            let u1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
+            let u2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+            let u3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
+            let u4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+            let u5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
+            let u6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+            let u7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+            let out = [
+                _mm256_permute2f128_ps::<0x20>(u0, u4),
+                _mm256_permute2f128_ps::<0x20>(u1, u5),
+                _mm256_permute2f128_ps::<0x20>(u2, u6),
+                _mm256_permute2f128_ps::<0x20>(u3, u7),
+                _mm256_permute2f128_ps::<0x31>(u0, u4),
+                _mm256_permute2f128_ps::<0x31>(u1, u5),
+                _mm256_permute2f128_ps::<0x31>(u2, u6),
+                _mm256_permute2f128_ps::<0x31>(u3, u7),
+            ];
+            for (c, v) in out.into_iter().enumerate() {
+                // SAFETY: destination row c0 + c < cols, values r0..r0 + 8 < rows.
+                unsafe { _mm256_storeu_ps(dst.add((c0 + c) * dld + r0), v) };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transpose_matches_the_definition() {
+        for (rows, cols, sld, dld) in [(1, 1, 1, 1), (8, 8, 8, 8), (17, 9, 11, 32), (5, 40, 40, 8), (32, 161, 161, 32), (24, 16, 20, 24)] {
+            let src: Vec<f32> = (0..(rows - 1) * sld + cols).map(|v| v as f32).collect();
+            let mut dst = vec![-1.0; (cols - 1) * dld + rows];
+            transpose(&src, sld, rows, cols, &mut dst, dld);
+            for r in 0..rows {
+                for c in 0..cols {
+                    assert_eq!(dst[c * dld + r], src[r * sld + c], "{rows}x{cols}: ({r}, {c})");
+                }
             }
         }
     }
