@@ -53,18 +53,21 @@ impl SparseConv1x1 {
     /// [`SPARSE_MAX_DENSITY`] nonzeros (`NNRT_SPARSE=0` turns the sparse path off, `=1` takes
     /// it at any density, for A/B measurements). `None` otherwise: the dense kernel runs.
     pub fn try_new(geom: ConvGeom, filter: &[f32], bias: Option<&[f32]>, act: Act) -> Option<SparseConv1x1> {
-        let forced = match std::env::var("NNRT_SPARSE").ok().as_deref() {
-            Some("0") => return None,
-            Some("1") => true,
-            _ => false,
-        };
-        if !geom.is_direct() || geom.groups != 1 || filter.len() < geom.filter_len() {
-            return None;
-        }
-        if !forced && density(&filter[..geom.filter_len()]) > SPARSE_MAX_DENSITY {
+        if !Self::applies(&geom, filter) {
             return None;
         }
         Self::with_isa(simd::isa(), geom, filter, bias, act)
+    }
+
+    /// Whether [`SparseConv1x1::try_new`] takes this convolution (fused steps that would keep
+    /// it dense step aside).
+    pub fn applies(geom: &ConvGeom, filter: &[f32]) -> bool {
+        let forced = match std::env::var("NNRT_SPARSE").ok().as_deref() {
+            Some("0") => return false,
+            Some("1") => true,
+            _ => false,
+        };
+        geom.is_direct() && geom.groups == 1 && filter.len() >= geom.filter_len() && (forced || density(&filter[..geom.filter_len()]) <= SPARSE_MAX_DENSITY)
     }
 
     /// As [`SparseConv1x1::try_new`] at any density, for the kernel of `isa` (tests compare
