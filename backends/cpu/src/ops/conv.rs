@@ -231,6 +231,7 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let geom = conv_geom(&xd, &wd, &od, p)?;
             let (act, tanh) = fused(p.act);
             if let Some(sparse) = SparseConv1x1::try_new(geom, &filter, bias.as_deref(), act) {
+                log::debug!("{id}: 1x1 CONV_2D runs sparse ({} of {} weights nonzero)", sparse.nnz(), geom.filter_len());
                 return Ok(float_kernel(source(ctx, x), tanh, move |x, out| sparse.run(x, out)));
             }
             let mut conv = Conv2d::new(geom, &filter, bias.as_deref(), act);

@@ -224,6 +224,7 @@ fn build_conv_add(ctx: &CompileCtx, conv: OpId, add: OpId) -> Option<Built> {
         return None;
     }
     if let Some(sparse) = SparseConv1x1::try_new(pr.geom, &pr.weights, pr.bias.as_deref(), pr.act) {
+        log::debug!("{conv}: 1x1 CONV_2D + ADD runs sparse ({} of {} weights nonzero)", sparse.nnz(), pr.geom.filter_len());
         return Some(built(vec![source(ctx, pr.input), source(ctx, x)], move |ins, outs| {
             sparse.run_add(cast::<f32>(ins[0].bytes)?, cast::<f32>(ins[1].bytes)?, act2, cast_mut::<f32>(outs[0].bytes)?);
             Ok(())

@@ -109,6 +109,7 @@ fn build(ctx: &CompileCtx, conv: OpId, post: PostAct) -> Option<Built> {
                 return None;
             }
             if let Some(sparse) = SparseConv1x1::try_new(geom, &filter, bias.as_deref(), act) {
+                log::debug!("{conv}: 1x1 CONV_2D + activation runs sparse ({} of {} weights nonzero)", sparse.nnz(), geom.filter_len());
                 // The whole output, then the activation over it: the same values as the dense
                 // kernel's bands.
                 return Some(built(vec![source(ctx, x)], move |ins, outs| {
