@@ -19,6 +19,9 @@ Models (the patterns issue 26's table names):
   keras_mobilenet_v2_224_sparse_1x1    MobileNetV2 whose 1x1 conv kernels are pruned to 80% zeros in 1x4 blocks
                                         (blocks along the input channels; the last 1x1 conv is left dense), converted with
                                         Optimize.EXPERIMENTAL_SPARSITY (TFLite `sparsity` + DENSIFY)
+  keras_mobilenet_v2_224_pruned90_dense MobileNetV2 whose 1x1 conv kernels (all 35) are pruned to 90% zeros, each
+                                        weight on its own (unstructured, as MediaPipe's "sparse" models), converted
+                                        without the sparsifier: the zeros are stored densely
 
 Every random number comes from fixed seeds: the same TF/Keras version gives the same files. The input of each model
 is the cat photo of examples/models/mobilenet_v1_0.25_128_quant resized to 224x224.  The references are LiteRT's
@@ -197,6 +200,22 @@ def sparse_mobilenet_v2(rng):
     return m, f"keras.applications.MobileNetV2 weights=None classes=1000 logits, {pruned} 1x1 conv kernels pruned to 80% zeros in 1x4 blocks along the input channels, Optimize.EXPERIMENTAL_SPARSITY"
 
 
+def pruned_mobilenet_v2(rng):
+    """MobileNetV2 with every 1x1 conv kernel pruned to 90% zeros, weight by weight (unstructured); converted as a
+    plain float model, so the zeros are stored densely and only the weights' values say the layers are sparse."""
+    import keras
+    m = keras.applications.MobileNetV2(weights=None, input_shape=(224, 224, 3), classes=1000, classifier_activation=None)
+    pruned = 0
+    for layer in m.layers:
+        if isinstance(layer, keras.layers.Conv2D) and not isinstance(layer, keras.layers.DepthwiseConv2D) \
+                and layer.kernel_size == (1, 1):
+            w = layer.get_weights()
+            keep = rng.random(w[0].shape) >= 0.9
+            layer.set_weights([(w[0] * keep).astype(np.float32)] + w[1:])
+            pruned += 1
+    return m, f"keras.applications.MobileNetV2 weights=None classes=1000 logits, {pruned} 1x1 conv kernels pruned to 90% zeros (unstructured), stored dense"
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Conversion and references
 
@@ -330,6 +349,7 @@ def main():
         "keras_mobilenet_v3_small_224_float": lambda n: float_model(mobilenet_v3_small, n, raw_in, "image cat.bmp resized to 224x224, float 0..255"),
         "keras_mobilenet_v3_large_224_float": lambda n: float_model(mobilenet_v3_large, n, raw_in, "image cat.bmp resized to 224x224, float 0..255"),
         "keras_mobilenet_v2_224_sparse_1x1": lambda n: float_model(sparse_mobilenet_v2, n, float_in, "image cat.bmp resized to 224x224, float normalised minus1_1", quant="sparse", needs_rng=True),
+        "keras_mobilenet_v2_224_pruned90_dense": lambda n: float_model(pruned_mobilenet_v2, n, float_in, "image cat.bmp resized to 224x224, float normalised minus1_1", needs_rng=True),
     }
 
     def int8_model(name):

@@ -16,6 +16,7 @@ use crate::kernels::conv::{Conv2d, ConvGeom};
 use crate::kernels::conv3d::{Conv3d, Conv3dGeom};
 use crate::kernels::depthwise::{depthwise_conv2d, DepthwiseGeom};
 use crate::kernels::gemm::{gemm, PackedB};
+use crate::kernels::sparse_conv::SparseConv1x1;
 use crate::quant::conv::{QConv, QFullyConnected};
 use crate::quant::depthwise::QDepthwise;
 use crate::quant::hybrid::{self, FloatClamp};
@@ -229,6 +230,10 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let filter = const_f32(ctx, w).ok_or("the filter must be a float32 constant")?;
             let geom = conv_geom(&xd, &wd, &od, p)?;
             let (act, tanh) = fused(p.act);
+            if let Some(sparse) = SparseConv1x1::try_new(geom, &filter, bias.as_deref(), act) {
+                log::debug!("{id}: 1x1 CONV_2D runs sparse ({} of {} weights nonzero)", sparse.nnz(), geom.filter_len());
+                return Ok(float_kernel(source(ctx, x), tanh, move |x, out| sparse.run(x, out)));
+            }
             let mut conv = Conv2d::new(geom, &filter, bias.as_deref(), act);
             Ok(float_kernel(source(ctx, x), tanh, move |x, out| conv.run(x, out)))
         }

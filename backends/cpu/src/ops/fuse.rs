@@ -9,6 +9,7 @@ use super::util::{all_f32, const_f32, fused, source};
 use crate::kernel::{built, Built};
 use crate::kernels::conv::{Conv2d, ConvGeom};
 use crate::kernels::expand_dw::{DepthwiseProject, ExpandDepthwise};
+use crate::kernels::sparse_conv::SparseConv1x1;
 use crate::kernels::Act;
 
 /// One step for ops `a` then `b` when the backend has a fused kernel for the pair (see
@@ -130,6 +131,10 @@ fn build_expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId) -> Option<Buil
     let d = ctx.graph.op(dw);
     let OpKind::DepthwiseConv2D(p2) = &d.kind else { return None };
     let pr = producer(ctx, conv, dw).filter(Producer::is_1x1)?;
+    if SparseConv1x1::applies(&pr.geom, &pr.weights) {
+        // A sparse expansion runs on its own (the fused kernel is dense).
+        return None;
+    }
     let out_t = *d.outputs.first()?;
     let md = ctx.dims(pr.output);
     let (w2d, od) = (ctx.dims(d.input(1)?), ctx.dims(out_t));
@@ -185,6 +190,10 @@ fn build_depthwise_project(ctx: &CompileCtx, dw: OpId, conv: OpId) -> Option<Bui
         return None;
     }
     let (w1, w2) = (const_f32(ctx, d.input(1)?)?, const_f32(ctx, c.input(1)?)?);
+    if SparseConv1x1::applies(&cg, &w2) {
+        // A sparse projection runs on its own (the fused kernel is dense).
+        return None;
+    }
     let (b1, b2) = (const_bias(ctx, d.input(2))?, const_bias(ctx, c.input(2))?);
     if w1.len() < dg.k_h * dg.k_w * dg.in_c || w2.len() < cg.out_c * cg.in_c || b1.as_ref().is_some_and(|b| b.len() < dg.in_c) || b2.as_ref().is_some_and(|b| b.len() < cg.out_c) {
         return None;
@@ -213,6 +222,13 @@ fn build_conv_add(ctx: &CompileCtx, conv: OpId, add: OpId) -> Option<Built> {
     let md = ctx.dims(pr.output);
     if a.outputs.len() != 1 || a.inputs.len() != 2 || tanh2 || ctx.dims(x) != md || ctx.dims(a.outputs[0]) != md {
         return None;
+    }
+    if let Some(sparse) = SparseConv1x1::try_new(pr.geom, &pr.weights, pr.bias.as_deref(), pr.act) {
+        log::debug!("{conv}: 1x1 CONV_2D + ADD runs sparse ({} of {} weights nonzero)", sparse.nnz(), pr.geom.filter_len());
+        return Some(built(vec![source(ctx, pr.input), source(ctx, x)], move |ins, outs| {
+            sparse.run_add(cast::<f32>(ins[0].bytes)?, cast::<f32>(ins[1].bytes)?, act2, cast_mut::<f32>(outs[0].bytes)?);
+            Ok(())
+        }));
     }
     let mut conv = Conv2d::new(pr.geom, &pr.weights, pr.bias.as_deref(), pr.act);
     Some(built(vec![source(ctx, pr.input), source(ctx, x)], move |ins, outs| {

@@ -11,6 +11,7 @@ use super::int_forms::is_int_form;
 use super::util::{all_f32, check_act, const_f32, fused, nhwc, source};
 use crate::kernel::{built, Built};
 use crate::kernels::conv::Conv2d;
+use crate::kernels::sparse_conv::SparseConv1x1;
 use crate::kernels::depthwise::depthwise_conv2d_post;
 use crate::kernels::unary::PostAct;
 
@@ -106,6 +107,17 @@ fn build(ctx: &CompileCtx, conv: OpId, post: PostAct) -> Option<Built> {
             let (act, tanh) = fused(p.act);
             if tanh || geom.groups != 1 || wd[3] != xd[3] || filter.len() < geom.filter_len() || bias.as_ref().is_some_and(|b| b.len() < geom.out_c) {
                 return None;
+            }
+            if let Some(sparse) = SparseConv1x1::try_new(geom, &filter, bias.as_deref(), act) {
+                log::debug!("{conv}: 1x1 CONV_2D + activation runs sparse ({} of {} weights nonzero)", sparse.nnz(), geom.filter_len());
+                // The whole output, then the activation over it: the same values as the dense
+                // kernel's bands.
+                return Some(built(vec![source(ctx, x)], move |ins, outs| {
+                    let out = cast_mut::<f32>(outs[0].bytes)?;
+                    sparse.run(cast::<f32>(ins[0].bytes)?, out);
+                    post.apply(out);
+                    Ok(())
+                }));
             }
             let mut conv = Conv2d::new(geom, &filter, bias.as_deref(), act);
             Some(built(vec![source(ctx, x)], move |ins, outs| {

@@ -36,6 +36,7 @@ pub(crate) mod qdepthwise;
 pub(crate) mod qmisc;
 pub(crate) mod quant;
 pub(crate) mod rescale;
+pub(crate) mod spmm;
 
 use std::sync::OnceLock;
 
