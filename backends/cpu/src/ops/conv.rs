@@ -153,7 +153,7 @@ pub(super) fn depthwise_geom(xd: &[usize], wd: &[usize], od: &[usize], p: &nnrt_
 /// constant, `None` when it is anything else.
 pub(super) fn const_bias(ctx: &CompileCtx, b: Option<nnrt_core::OperandId>) -> Option<Option<Vec<f32>>> {
     match b {
-        Some(b) => const_f32(ctx, b).map(Some),
+        Some(b) => const_f32(ctx, b).map(|v| Some(v.into_owned())),
         None => Some(None),
     }
 }
@@ -251,7 +251,7 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             Ok(float_kernel(source(ctx, x), tanh, move |x, out| conv.run(x, out)))
         }
         OpKind::DepthwiseConv2D(p) => {
-            let filter = const_f32(ctx, w).ok_or("the filter must be a float32 constant")?;
+            let filter = const_f32(ctx, w).ok_or("the filter must be a float32 constant")?.into_owned();
             let geom = depthwise_geom(&xd, &wd, &od, p)?;
             let (act, tanh) = fused(p.act);
             Ok(float_kernel(source(ctx, x), tanh, move |x, out| depthwise_conv2d(&geom, x, &filter, bias.as_deref(), act, out)))
@@ -397,7 +397,7 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let w = op.input(1).ok_or("input 1 is absent")?;
     let wo = ctx.graph.operand(w);
     let weights: Vec<i8> = wo.data.as_ref().ok_or("weights must be constant")?.bytes().iter().map(|&b| b as i8).collect();
-    let bias = op.input(2).map(|b| const_f32(ctx, b).ok_or("bias must be float32")).transpose()?;
+    let bias = op.input(2).map(|b| const_f32(ctx, b).map(|v| v.into_owned()).ok_or("bias must be float32")).transpose()?;
     let xd = ctx.dims(x).to_vec();
     let od = ctx.dims(op.outputs[0]).to_vec();
     let wd = ctx.dims(w).to_vec();

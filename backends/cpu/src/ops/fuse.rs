@@ -97,7 +97,7 @@ fn producer(ctx: &CompileCtx, conv: OpId, next: OpId) -> Option<Producer> {
     if weights.len() < geom.filter_len() || bias.as_ref().is_some_and(|b| b.len() < geom.out_c) {
         return None;
     }
-    Some(Producer { input, output, geom, act, weights, bias })
+    Some(Producer { input, output, geom, act, weights: weights.into_owned(), bias })
 }
 
 impl Producer {

@@ -132,6 +132,7 @@ fn build(ctx: &CompileCtx, conv: OpId, post: PostAct) -> Option<Built> {
             if tanh || filter.len() < geom.filter_len() || bias.as_ref().is_some_and(|b| b.len() < geom.out_c()) {
                 return None;
             }
+            let filter = filter.into_owned();
             Some(built(vec![source(ctx, x)], move |ins, outs| {
                 depthwise_conv2d_post(&geom, cast::<f32>(ins[0].bytes)?, &filter, bias.as_deref(), act, post, cast_mut::<f32>(outs[0].bytes)?);
                 Ok(())

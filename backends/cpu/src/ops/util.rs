@@ -57,13 +57,19 @@ pub(crate) fn check_act(a: Activation) -> Result<(), String> {
 }
 
 /// The values of a float32 constant operand.
-pub(crate) fn const_f32(ctx: &CompileCtx, id: OperandId) -> Option<Vec<f32>> {
+pub(crate) fn const_f32<'c>(ctx: &CompileCtx<'c>, id: OperandId) -> Option<std::borrow::Cow<'c, [f32]>> {
     let o = ctx.graph.operand(id);
     let d = o.data.as_ref()?;
     if o.dtype != DType::F32 {
         return None;
     }
-    Some(d.bytes().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    // Borrowed from the (memory-mapped) model where aligned: most weights are only read once,
+    // to pack them, so a copy would cost a pass over them and their pages.
+    #[cfg(target_endian = "little")]
+    if let Ok(v) = bytemuck::try_cast_slice::<u8, f32>(d.bytes()) {
+        return Some(std::borrow::Cow::Borrowed(v));
+    }
+    Some(std::borrow::Cow::Owned(d.bytes().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()))
 }
 
 /// Where input `id` comes from at run time: the arena, or an aligned copy of its constant data.
