@@ -48,6 +48,21 @@ pub fn density(filter: &[f32]) -> f64 {
     filter.iter().filter(|&&v| v != 0.0).count() as f64 / filter.len().max(1) as f64
 }
 
+/// Whether `density(filter) <= SPARSE_MAX_DENSITY`, counting in blocks and stopping once the
+/// nonzeros pass the limit (a dense filter is decided after reading about 40 % of it; prepare
+/// asks this of every 1×1 convolution, some more than once).
+fn sparse_enough(filter: &[f32]) -> bool {
+    let limit = (SPARSE_MAX_DENSITY * filter.len().max(1) as f64).floor() as usize;
+    let mut nonzero = 0;
+    for block in filter.chunks(4096) {
+        nonzero += block.iter().filter(|&&v| v != 0.0).count();
+        if nonzero > limit {
+            return false;
+        }
+    }
+    true
+}
+
 impl SparseConv1x1 {
     /// The sparse kernel for a CONV_2D of geometry `geom` with `filter` (OHWI) and `bias`, when
     /// it is a 1×1, stride-1, unpadded, one-group convolution whose filter holds at most
@@ -68,7 +83,7 @@ impl SparseConv1x1 {
             Some("1") => true,
             _ => false,
         };
-        geom.is_direct() && geom.groups == 1 && filter.len() >= geom.filter_len() && (forced || density(&filter[..geom.filter_len()]) <= SPARSE_MAX_DENSITY)
+        geom.is_direct() && geom.groups == 1 && filter.len() >= geom.filter_len() && (forced || sparse_enough(&filter[..geom.filter_len()]))
     }
 
     /// As [`SparseConv1x1::try_new`] at any density, for the kernel of `isa` (tests compare
