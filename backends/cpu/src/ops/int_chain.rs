@@ -85,7 +85,8 @@ struct Run {
     wide: Wide,
 }
 
-fn bits(t: DType) -> Option<u32> {
+/// The lane width of an integer type RESCALE and the chain's ops take.
+pub(super) fn bits(t: DType) -> Option<u32> {
     match t {
         DType::I8 => Some(8),
         DType::I16 => Some(16),

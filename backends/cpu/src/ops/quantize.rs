@@ -11,6 +11,7 @@ use crate::kernels::data::f16_to_f32;
 use crate::quant::dynamic;
 use crate::quant::misc::{self, Requantize};
 use crate::quant::tosa::{rescale_by_table, Rescale};
+use super::int_chain::bits;
 use crate::simd::rescale::LaneRescale;
 
 /// QUANTIZE has integer kernels only; DEQUANTIZE takes them from a quantized input.
@@ -244,12 +245,6 @@ fn build_rescale(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         });
     }
     // int16 / int32 input: the vector kernel over 64-bit lanes, a chunk at a time.
-    let bits = |t: DType| match t {
-        DType::I8 => Some(8),
-        DType::I16 => Some(16),
-        DType::I32 => Some(32),
-        _ => None,
-    };
     if let Some(v) = bits(xt).zip(bits(ot)).and_then(|(i, o)| LaneRescale::new(&r, i, o)).filter(|_| xt != DType::I8) {
         let chunk = v.chunk();
         macro_rules! typed {
