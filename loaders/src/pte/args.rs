@@ -216,7 +216,18 @@ impl<'a> MethodBuilder<'_, 'a> {
         Ok(self.known.get(&vi).copied())
     }
 
-    /// Normalises dim `d` (negative counts from the end) for a tensor of `rank` dims.
+    /// [`MethodBuilder::axis`] for an operator that indexes into the dim (slice, select, split,
+    /// unbind, index_select): a 0-dim tensor has none, as in PyTorch ("cannot be applied to a
+    /// 0-dim tensor"), where `axis` lets dim 0 / -1 of a scalar through for reductions.
+    pub fn dim_of(&self, d: i64, rank: usize) -> Result<usize, LoadError> {
+        if rank == 0 {
+            return Err(self.err(format!("dim {d} of a 0-dim tensor: the operator needs a tensor of at least one dim")));
+        }
+        self.axis(d, rank)
+    }
+
+    /// Normalises dim `d` (negative counts from the end) for a tensor of `rank` dims; dim 0 and
+    /// -1 of a 0-dim tensor are allowed (PyTorch's reductions take them).
     pub fn axis(&self, d: i64, rank: usize) -> Result<usize, LoadError> {
         let r = rank.max(1) as i64;
         let a = if d < 0 { d + r } else { d };

@@ -89,7 +89,9 @@ fn transpose_dims(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadEr
     let rank = b.dims(x).len();
     let (d0, d1) = (b.axis(b.int(a, 1)?, rank)?, b.axis(b.int(a, 2)?, rank)?);
     let mut p: Vec<usize> = (0..rank).collect();
-    p.swap(d0, d1);
+    if rank > 0 {
+        p.swap(d0, d1);
+    }
     if b.g.operand(x).data.is_some() {
         let t = transpose(b, x, &p);
         return b.bind(b.arg_index(a, 3)?, t);
@@ -178,7 +180,7 @@ fn clamp_bound(v: i64, n: usize) -> i64 {
 fn slice(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     let x = b.tensor(a, 0)?;
     let xd = b.dims(x);
-    let dim = b.axis(b.int(a, 1)?, xd.len())?;
+    let dim = b.dim_of(b.int(a, 1)?, xd.len())?;
     let n = xd[dim];
     let start = clamp_bound(b.opt_int(a, 2)?.unwrap_or(0), n);
     let end = clamp_bound(b.opt_int(a, 3)?.unwrap_or(n as i64), n).max(start);
@@ -198,7 +200,7 @@ fn slice_scatter(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadErr
     let x = b.tensor(a, 0)?;
     let src = b.tensor(a, 1)?;
     let xd = b.dims(x);
-    let dim = b.axis(b.int(a, 2)?, xd.len())?;
+    let dim = b.dim_of(b.int(a, 2)?, xd.len())?;
     let n = xd[dim];
     let start = clamp_bound(b.opt_int(a, 3)?.unwrap_or(0), n);
     let end = clamp_bound(b.opt_int(a, 4)?.unwrap_or(n as i64), n).max(start);
@@ -262,7 +264,7 @@ fn slice_scatter(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadErr
 fn select(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     let x = b.tensor(a, 0)?;
     let xd = b.dims(x);
-    let dim = b.axis(b.int(a, 1)?, xd.len())?;
+    let dim = b.dim_of(b.int(a, 1)?, xd.len())?;
     let i = b.int(a, 2)?;
     let n = xd[dim] as i64;
     let idx = if i < 0 { i + n } else { i };
@@ -283,7 +285,7 @@ fn select(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
 fn split(b: &mut MethodBuilder<'_, '_>, a: &[i64], with_sizes: bool) -> Result<(), LoadError> {
     let x = b.tensor(a, 0)?;
     let xd = b.dims(x);
-    let dim = b.axis(b.int(a, 2)?, xd.len())?;
+    let dim = b.dim_of(b.int(a, 2)?, xd.len())?;
     let n = xd[dim] as i64;
     let sizes: Vec<i64> = if with_sizes {
         b.ints(a, 1)?
@@ -314,7 +316,7 @@ fn split(b: &mut MethodBuilder<'_, '_>, a: &[i64], with_sizes: bool) -> Result<(
 fn unbind(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     let x = b.tensor(a, 0)?;
     let xd = b.dims(x);
-    let dim = b.axis(b.int(a, 1)?, xd.len())?;
+    let dim = b.dim_of(b.int(a, 1)?, xd.len())?;
     let outs = b.list_items(a, 2)?;
     if outs.len() != xd[dim] {
         return Err(b.err(format!("{} out tensors for dim {dim} of size {}", outs.len(), xd[dim])));
@@ -431,7 +433,7 @@ fn as_strided(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError>
 /// `index_select(self, dim, index)`: GATHER along `dim`.
 fn index_select(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     let x = b.tensor(a, 0)?;
-    let dim = b.axis(b.int(a, 1)?, b.dims(x).len())?;
+    let dim = b.dim_of(b.int(a, 1)?, b.dims(x).len())?;
     let i = b.tensor(a, 2)?;
     let out = b.out(a, 3)?;
     b.emit_all(OpKind::Gather { axis: dim as i32, batch_dims: 0 }, &[x, i], vec![out]);
