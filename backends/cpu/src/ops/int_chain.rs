@@ -33,6 +33,8 @@ pub(crate) struct IntChain {
     pub ops: Vec<OpId>,
     /// The values only the run reads: never written.
     pub elided: Vec<OperandId>,
+    /// Whether the run looks its results up in tables built at compile ([`Tabled`]).
+    pub tabled: bool,
 }
 
 /// What one op computes, lane by lane.
@@ -215,6 +217,12 @@ fn lane_of(ctx: &CompileCtx, id: OpId) -> Option<(Lane, Vec<OperandId>)> {
 /// has a lane form, whose values hold one element or the run's count (at most
 /// [`MAX_ELEMENTS`]), each op's inputs either its output's count or one element.
 pub(crate) fn fuse_int_chain(ctx: &CompileCtx, ids: &[OpId]) -> Option<IntChain> {
+    fuse(ctx, ids, true)
+}
+
+/// [`fuse_int_chain`], the run kept as steps over lanes when `tables` is false (for tests;
+/// `NNRT_CHAIN_TABLES=0` does the same at run time).
+fn fuse(ctx: &CompileCtx, ids: &[OpId], tables: bool) -> Option<IntChain> {
     if std::env::var_os("NNRT_NOFUSE").is_some() {
         return None;
     }
@@ -297,7 +305,187 @@ pub(crate) fn fuse_int_chain(ctx: &CompileCtx, ids: &[OpId]) -> Option<IntChain>
         }
     }
     let run = Run { loads, steps, stores, slots, wide: Wide::detect() };
-    Some(IntChain { kernel: Box::new(run), inputs, outputs, ops, elided })
+    let tabled = match tables && std::env::var_os("NNRT_CHAIN_TABLES").is_none_or(|v| v != "0") {
+        true => Tabled::of(&run),
+        false => None,
+    };
+    let (kernel, tabled): (Box<dyn Kernel>, bool) = match tabled {
+        Some(t) => (Box::new(t), true),
+        None => (Box::new(run), false),
+    };
+    Some(IntChain { kernel, inputs, outputs, ops, elided, tabled })
+}
+
+/// Most two-input tables (64 KiB each) one run may build.
+const MAX_PAIR_TABLES: usize = 4;
+/// Lanes of one evaluation while the tables are built (16 values of one input by every value of
+/// the other).
+const BUILD_LANES: usize = 4096;
+
+/// The inputs one value of the run is a function of: one int8 input (256 results) or two
+/// (65 536 results, indexed by the first input's byte then the second's).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Key {
+    One(usize),
+    Two(usize, usize),
+}
+
+/// One output's results for every key.
+#[derive(Debug)]
+enum Table {
+    /// 8-bit results of one input, looked up 64 bytes a step where the CPU can.
+    Bytes(Box<[u8; 256]>),
+    /// Results of one input, of the output's type (any width), sign-extended.
+    Wide(Vec<i64>),
+    /// 8-bit results of two inputs.
+    Pair(Vec<u8>),
+}
+
+/// A run whose int8 inputs all hold the run's element count and whose steps treat every element
+/// alike (no per-channel RESCALE, no constant of more than one value), so that each value read
+/// after it is a function of the bytes of at most two inputs at the same position (an int8
+/// softmax reads one; TOSA's quantized ADD/SUB/MUL two). Its results for every byte (every pair)
+/// are computed once, at build, by the run itself over all of them; a run is then one lookup
+/// per element and output instead of every op's arithmetic over 64-bit lanes: the same
+/// integers (the test compares both with the ops one by one).
+struct Tabled {
+    /// Elements per input and output.
+    n: usize,
+    /// For each output, in the run's order: the inputs it is a function of, its table and type.
+    outs: Vec<(Key, Table, DType)>,
+}
+
+impl Tabled {
+    fn of(run: &Run) -> Option<Tabled> {
+        let n = run.slots.get(run.loads.first()?.0)?.len();
+        if n <= 1 || run.loads.len() > 64 || run.loads.iter().any(|&(s, t)| t != DType::I8 || run.slots[s].len() != n) {
+            return None;
+        }
+        // Which inputs each value depends on (a bit per input); constants depend on none and
+        // must be one value, the same at every element.
+        let mut deps = vec![0u64; run.slots.len()];
+        let mut written = vec![false; run.slots.len()];
+        for (k, &(s, _)) in run.loads.iter().enumerate() {
+            deps[s] = 1 << k;
+            written[s] = true;
+        }
+        for st in &run.steps {
+            let uniform = match &st.lane {
+                Lane::Rescale8(_, ch) => *ch <= 1,
+                Lane::Rescale(r, ..) => r.multiplier.len() <= 1 && r.shift.len() <= 1,
+                _ => true,
+            };
+            if !uniform {
+                return None;
+            }
+            deps[st.dst] = deps[st.a] | st.b.map_or(0, |b| deps[b]);
+            written[st.dst] = true;
+        }
+        if run.slots.iter().zip(&written).any(|(v, &w)| !w && v.len() != 1) {
+            return None;
+        }
+        let mut keys = Vec::with_capacity(run.stores.len());
+        for &(s, t) in &run.stores {
+            if run.slots[s].len() != n {
+                return None;
+            }
+            let key = match deps[s].count_ones() {
+                0 => Key::One(0),
+                1 => Key::One(deps[s].trailing_zeros() as usize),
+                2 if t == DType::I8 => {
+                    let first = deps[s].trailing_zeros() as usize;
+                    Key::Two(first, (deps[s] & !(1 << first)).trailing_zeros() as usize)
+                }
+                _ => return None,
+            };
+            keys.push(key);
+        }
+        let mut distinct: Vec<Key> = Vec::new();
+        keys.iter().for_each(|k| if !distinct.contains(k) { distinct.push(*k) });
+        if distinct.iter().filter(|k| matches!(k, Key::Two(..))).count() > MAX_PAIR_TABLES {
+            return None;
+        }
+        let mut results: Vec<Vec<i64>> = vec![Vec::new(); run.stores.len()];
+        for key in distinct {
+            let total = match key {
+                Key::One(_) => 256,
+                Key::Two(..) => 65536,
+            };
+            let lanes = total.min(BUILD_LANES);
+            // The run's slots at `lanes` elements (constants stay one value).
+            let mut slots: Vec<Vec<i64>> = run.slots.iter().map(|v| if v.len() == n { vec![0; lanes] } else { v.clone() }).collect();
+            let mine: Vec<usize> = keys.iter().enumerate().filter(|(_, k)| **k == key).map(|(j, _)| j).collect();
+            for start in (0..total).step_by(lanes) {
+                for (k, &(s, _)) in run.loads.iter().enumerate() {
+                    let byte = |i: usize| -> i64 {
+                        let at = start + i;
+                        match key {
+                            Key::One(a) if a == k => i64::from(at as u8 as i8),
+                            Key::Two(a, _) if a == k => i64::from((at >> 8) as u8 as i8),
+                            Key::Two(_, b) if b == k => i64::from(at as u8 as i8),
+                            _ => 0,
+                        }
+                    };
+                    slots[s].iter_mut().enumerate().for_each(|(i, v)| *v = byte(i));
+                }
+                run.wide.run(&mut Steps { steps: &run.steps, slots: &mut slots });
+                for &j in &mine {
+                    results[j].extend_from_slice(&slots[run.stores[j].0]);
+                }
+            }
+        }
+        let outs = keys
+            .into_iter()
+            .zip(results)
+            .zip(&run.stores)
+            .map(|((key, r), &(_, t))| {
+                // Entries indexed by the input's byte as unsigned: byte b is the int8 value b as i8.
+                let table = match (key, t) {
+                    (Key::One(_), DType::I8) => {
+                        let mut b = Box::new([0u8; 256]);
+                        b.iter_mut().zip(&r).for_each(|(o, &v)| *o = v as u8);
+                        Table::Bytes(b)
+                    }
+                    (Key::One(_), _) => Table::Wide(r),
+                    (Key::Two(..), _) => Table::Pair(r.iter().map(|&v| v as u8).collect()),
+                };
+                (key, table, t)
+            })
+            .collect();
+        Some(Tabled { n, outs })
+    }
+}
+
+impl Kernel for Tabled {
+    fn run(&mut self, ins: &[nnrt_core::TensorRef<'_>], outs: &mut [nnrt_core::TensorMut<'_>]) -> Result<(), String> {
+        let n = self.n;
+        if let Some(t) = ins.iter().find(|t| t.bytes.len() != n) {
+            return Err(format!("an input of the int chain has {} elements; {n} expected", t.bytes.len()));
+        }
+        let input = |k: usize| ins.get(k).map(|t| t.bytes).ok_or_else(|| format!("the int chain reads input {k}, which is missing"));
+        for ((key, table, t), o) in self.outs.iter().zip(outs.iter_mut()) {
+            match (key, table) {
+                (&Key::One(k), Table::Bytes(table)) => {
+                    let out = o.bytes.get_mut(..n).ok_or("an output of the int chain is too short")?;
+                    crate::simd::lut::lut8(table, input(k)?, out);
+                }
+                (&Key::One(k), Table::Wide(table)) => {
+                    let x = input(k)?;
+                    let v: Vec<i64> = x.iter().map(|&b| table[b as usize]).collect();
+                    store(&v, *t, o.bytes)?;
+                }
+                (&Key::Two(a, b), Table::Pair(table)) => {
+                    let (x, y) = (input(a)?, input(b)?);
+                    let out = o.bytes.get_mut(..n).ok_or("an output of the int chain is too short")?;
+                    for ((o, &x), &y) in out.iter_mut().zip(x).zip(y) {
+                        *o = table[(usize::from(x) << 8) | usize::from(y)];
+                    }
+                }
+                _ => return Err("an int chain table does not match its key".into()),
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `out[i] = f(a[i], b[i])`, a one-element side read at every `i`.
@@ -551,7 +739,7 @@ mod tests {
     fn a_run_computes_the_ops_integers() {
         for seed in 1..40u64 {
             let (g, ops, outs, ins) = graph(seed);
-            check(seed, &g, &ops, &outs, &ins, ops.len() - 3);
+            check(seed, &g, &ops, &outs, &ins, ops.len() - 3, false);
         }
     }
 
@@ -570,7 +758,7 @@ mod tests {
             g.outputs.push(m);
             ops.extend([OpId::new(g.ops.len() - 2), OpId::new(g.ops.len() - 1)]);
             let outs = [outs[0], outs[1], outs[2], m];
-            check(seed, &g, &ops, &outs, &ins, ops.len() - 4);
+            check(seed, &g, &ops, &outs, &ins, ops.len() - 4, false);
         }
     }
 
@@ -600,11 +788,13 @@ mod tests {
             let o8 = op(&mut g, rescale, vec![flat, m, sh, z32, z8], DType::I8, &[N]);
             g.outputs = vec![o8];
             let ops: Vec<OpId> = (0..g.ops.len()).map(OpId::new).collect();
-            check(seed, &g, &ops, &[o8], &[x, s], ops.len() - 1);
+            check(seed, &g, &ops, &[o8], &[x, s], ops.len() - 1, false);
         }
     }
 
-    fn check(seed: u64, g: &Subgraph, ops: &[OpId], outs: &[OperandId], ins: &[OperandId], elided: usize) {
+    /// Runs `ops` one by one and as one step (as tables, when `tabled` says the run is built as
+    /// tables, and over lanes), and compares the values read after the run.
+    fn check(seed: u64, g: &Subgraph, ops: &[OpId], outs: &[OperandId], ins: &[OperandId], elided: usize, tabled: bool) {
         let g = g.clone();
         let ops = ops.to_vec();
         {
@@ -613,9 +803,16 @@ mod tests {
             let ctx = CompileCtx { graph: &g, shapes: &shapes, threads: 1, config: &config, origin: &origin };
             let mut rng = xorshift(seed * 7919);
             let mut values: Vec<Option<Vec<u8>>> = g.operands.iter().map(|o| o.data.as_ref().map(|d| d.bytes().to_vec())).collect();
-            let xv: Vec<i64> = (0..N).map(|_| rng.next().unwrap_or(0) as i32 as i64 >> (seed % 9)).collect();
-            values[ins[0].index()] = Some(bytes_of(DType::I32, &xv));
-            values[ins[1].index()] = Some(bytes_of(DType::I32, &[(rng.next().unwrap_or(0) % 34) as i64 - 1]));
+            for (k, &i) in ins.iter().enumerate() {
+                let count: usize = shapes[i.index()].iter().product();
+                let v: Vec<i64> = match (g.operand(i).dtype, k) {
+                    // Every byte at least once, then random ones.
+                    (DType::I8, _) => (0..count).map(|j| if j < 256 { ((j as u64 * (2 * k as u64 + 1) * 97) % 256) as i64 - 128 } else { (rng.next().unwrap_or(0) % 256) as i64 - 128 }).collect(),
+                    (_, 0) => (0..count).map(|_| rng.next().unwrap_or(0) as i32 as i64 >> (seed % 9)).collect(),
+                    _ => (0..count).map(|_| (rng.next().unwrap_or(0) % 34) as i64 - 1).collect(),
+                };
+                values[i.index()] = Some(bytes_of(g.operand(i).dtype, &v));
+            }
 
             // The ops one by one, through their own kernels.
             let mut want = values.clone();
@@ -639,8 +836,10 @@ mod tests {
                 want[y.index()] = Some(out);
             }
 
-            // The run as one step.
-            let mut chain = super::fuse_int_chain(&ctx, &ops).expect("the run fuses");
+            // The run as one step, as tables where it can be and over lanes.
+            for tables in [true, false] {
+            let mut chain = super::fuse(&ctx, &ops, tables).expect("the run fuses");
+            assert_eq!(chain.tabled, tables && tabled, "seed {seed}: built as tables");
             assert_eq!(chain.ops, ops);
             assert_eq!(chain.outputs, outs.to_vec(), "the values read after the run are stored");
             assert_eq!(chain.elided.len(), elided);
@@ -654,8 +853,69 @@ mod tests {
             chain.kernel.run(&refs, &mut views).expect("runs");
             drop(views);
             for (o, b) in outs.iter().zip(&got) {
-                assert_eq!(Some(b), want[o.index()].as_ref(), "seed {seed}, value {o}");
+                assert_eq!(Some(b), want[o.index()].as_ref(), "seed {seed}, value {o}, tables {tables}");
             }
+            }
+        }
+    }
+
+    /// TOSA's lowering of quantized element-wise ops on two int8 inputs (RESCALEs to int32 with
+    /// zero points, ADD, RESCALE to int8, the CLAMP pair; IntMul of a RESCALEd pair; SUB then an
+    /// int8 TABLE; a one-input RESCALE with unsigned output): every value read after the run is a
+    /// function of one or two input bytes, so the run is built as tables — the same bytes as the
+    /// ops one by one, over every byte of each input.
+    #[test]
+    fn two_int8_inputs_run_as_tables() {
+        const M: usize = 300;
+        for seed in 1..12u64 {
+            let mut rng = xorshift(seed);
+            let mut next = move || rng.next().unwrap_or(1);
+            let mut g = Subgraph::default();
+            let row = [1, M];
+            let x = g.add_operand(Operand::new("x", DType::I8, &row));
+            let y = g.add_operand(Operand::new("y", DType::I8, &row));
+            g.inputs = vec![x, y];
+            let op = |g: &mut Subgraph, kind: OpKind, ins: Vec<OperandId>, t: DType| {
+                let v = g.add_operand(Operand::new("v", t, &row));
+                g.add_op(Operation { kind, inputs: ins.into_iter().map(Some).collect(), outputs: vec![v] });
+                v
+            };
+            let rescale = |output_unsigned| OpKind::Rescale(Rescale { scale32: true, double_round: seed % 2 == 0, per_channel: false, input_unsigned: false, output_unsigned });
+            let bin = |op| OpKind::Binary { op, act: Activation::None };
+            let mut scale = |g: &mut Subgraph, shift: i64| {
+                let m = constant(g, DType::I32, &[1], &[(1 << 30) + (next() % (1 << 30)) as i64]);
+                let s = constant(g, DType::I8, &[1], &[shift]);
+                let (zi, zo) = (constant(g, DType::I8, &[1], &[(next() % 256) as i64 - 128]), constant(g, DType::I8, &[1], &[(next() % 256) as i64 - 128]));
+                (m, s, zi, zo)
+            };
+            let z32 = constant(&mut g, DType::I32, &[1], &[0]);
+            let (m, s, zi, _) = scale(&mut g, 10);
+            let xa = op(&mut g, rescale(false), vec![x, m, s, zi, z32], DType::I32);
+            let (m, s, zi, _) = scale(&mut g, 11);
+            let ya = op(&mut g, rescale(false), vec![y, m, s, zi, z32], DType::I32);
+            let sum = op(&mut g, bin(BinaryOp::Add), vec![xa, ya], DType::I32);
+            let (m, s, _, zo) = scale(&mut g, 40);
+            let s8 = op(&mut g, rescale(false), vec![sum, m, s, z32, zo], DType::I8);
+            let (lo, hi) = (constant(&mut g, DType::I8, &[1], &[-100]), constant(&mut g, DType::I8, &[1], &[90]));
+            let c = op(&mut g, bin(BinaryOp::Maximum), vec![s8, lo], DType::I8);
+            let c = op(&mut g, bin(BinaryOp::Minimum), vec![c, hi], DType::I8);
+            let (m, s, zi, _) = scale(&mut g, 30);
+            let ca = op(&mut g, rescale(false), vec![c, m, s, zi, z32], DType::I32);
+            let shift = constant(&mut g, DType::I8, &[1], &[0]);
+            let p = op(&mut g, OpKind::IntMul, vec![ca, ya, shift], DType::I32);
+            let (m, s, _, zo) = scale(&mut g, 45);
+            let p8 = op(&mut g, rescale(false), vec![p, m, s, z32, zo], DType::I8);
+            let d = op(&mut g, bin(BinaryOp::Sub), vec![ya, xa], DType::I32);
+            let (m, s, _, zo) = scale(&mut g, 38);
+            let d8 = op(&mut g, rescale(false), vec![d, m, s, z32, zo], DType::I8);
+            let t8: Vec<i64> = xorshift(seed + 1000).take(256).map(|v| (v % 256) as i64 - 128).collect();
+            let tk = constant(&mut g, DType::I8, &[256], &t8);
+            let tv = op(&mut g, OpKind::Table, vec![d8, tk], DType::I8);
+            let (m, s, zi, zo) = scale(&mut g, 31);
+            let u = op(&mut g, rescale(true), vec![x, m, s, zi, zo], DType::I8);
+            g.outputs = vec![p8, tv, u, xa];
+            let ops: Vec<OpId> = (0..g.ops.len()).map(OpId::new).collect();
+            check(seed, &g, &ops, &[xa, p8, tv, u], &[x, y], ops.len() - 4, true);
         }
     }
 }
