@@ -318,9 +318,11 @@ fn fuse(ctx: &CompileCtx, ids: &[OpId], tables: bool) -> Option<IntChain> {
 
 /// Most two-input tables (64 KiB each) one run may build.
 const MAX_PAIR_TABLES: usize = 4;
-/// Lanes of one evaluation while the tables are built (16 values of one input by every value of
-/// the other).
-const BUILD_LANES: usize = 4096;
+/// Fewest elements for which a run builds two-input tables: building one evaluates the steps
+/// that depend on both inputs over 65 536 pairs (about a millisecond for TOSA's quantized ADD,
+/// MUL and SUB of a 256-element tensor), which a run of `n` elements repays after about
+/// 65 536 / `n` runs.
+const MIN_PAIR_ELEMENTS: usize = 128;
 
 /// The inputs one value of the run is a function of: one int8 input (256 results) or two
 /// (65 536 results, indexed by the first input's byte then the second's).
@@ -392,7 +394,7 @@ impl Tabled {
             let key = match deps[s].count_ones() {
                 0 => Key::One(0),
                 1 => Key::One(deps[s].trailing_zeros() as usize),
-                2 if t == DType::I8 => {
+                2 if t == DType::I8 && n >= MIN_PAIR_ELEMENTS => {
                     let first = deps[s].trailing_zeros() as usize;
                     Key::Two(first, (deps[s] & !(1 << first)).trailing_zeros() as usize)
                 }
@@ -407,30 +409,55 @@ impl Tabled {
         }
         let mut results: Vec<Vec<i64>> = vec![Vec::new(); run.stores.len()];
         for key in distinct {
-            let total = match key {
-                Key::One(_) => 256,
-                Key::Two(..) => 65536,
+            // One input: one pass over its 256 bytes. Two: a pass per byte of the first (`lead`,
+            // one lane) over the 256 bytes of the second; values that do not depend on the
+            // second are one lane, and steps that do not depend on the first run in the first
+            // pass only (their lanes stay as they are).
+            let (lead, wide_load) = match key {
+                Key::One(a) => (None, a),
+                Key::Two(a, b) => (Some(a), b),
             };
-            let lanes = total.min(BUILD_LANES);
-            // The run's slots at `lanes` elements (constants stay one value).
-            let mut slots: Vec<Vec<i64>> = run.slots.iter().map(|v| if v.len() == n { vec![0; lanes] } else { v.clone() }).collect();
+            let wide_mask = 1u64 << wide_load;
+            let lead_mask = lead.map_or(0, |a| 1u64 << a);
             let mine: Vec<usize> = keys.iter().enumerate().filter(|(_, k)| **k == key).map(|(j, _)| j).collect();
-            for start in (0..total).step_by(lanes) {
-                for (k, &(s, _)) in run.loads.iter().enumerate() {
-                    let byte = |i: usize| -> i64 {
-                        let at = start + i;
-                        match key {
-                            Key::One(a) if a == k => i64::from(at as u8 as i8),
-                            Key::Two(a, _) if a == k => i64::from((at >> 8) as u8 as i8),
-                            Key::Two(_, b) if b == k => i64::from(at as u8 as i8),
-                            _ => 0,
-                        }
-                    };
-                    slots[s].iter_mut().enumerate().for_each(|(i, v)| *v = byte(i));
+            // The steps these outputs need, found backwards from them.
+            let mut needed = vec![false; run.slots.len()];
+            mine.iter().for_each(|&j| needed[run.stores[j].0] = true);
+            let mut keep = vec![false; run.steps.len()];
+            for (i, st) in run.steps.iter().enumerate().rev() {
+                if needed[st.dst] {
+                    keep[i] = true;
+                    needed[st.a] = true;
+                    st.b.iter().for_each(|&b| needed[b] = true);
                 }
-                run.wide.run(&mut Steps { steps: &run.steps, slots: &mut slots });
+            }
+            let first: Vec<Step> = run.steps.iter().zip(&keep).filter(|(_, &k)| k).map(|(st, _)| st.clone()).collect();
+            let again: Vec<Step> = first.iter().filter(|st| deps[st.dst] & lead_mask != 0).cloned().collect();
+            let mut slots: Vec<Vec<i64>> = run
+                .slots
+                .iter()
+                .zip(&deps)
+                .map(|(v, &d)| match (v.len() == n, d & wide_mask != 0) {
+                    (true, true) => vec![0; 256],
+                    (true, false) => vec![0],
+                    (false, _) => v.clone(),
+                })
+                .collect();
+            let wide_slot = run.loads[wide_load].0;
+            slots[wide_slot].iter_mut().enumerate().for_each(|(i, v)| *v = i64::from(i as u8 as i8));
+            let passes = if lead.is_some() { 256 } else { 1 };
+            for pass in 0..passes {
+                if let Some(a) = lead {
+                    slots[run.loads[a].0] = vec![i64::from(pass as u8 as i8)];
+                }
+                let steps = if pass == 0 { &first } else { &again };
+                run.wide.run(&mut Steps { steps, slots: &mut slots });
                 for &j in &mine {
-                    results[j].extend_from_slice(&slots[run.stores[j].0]);
+                    let v = &slots[run.stores[j].0];
+                    match v.len() {
+                        1 => results[j].extend(std::iter::repeat_n(v[0], 256)),
+                        _ => results[j].extend_from_slice(v),
+                    }
                 }
             }
         }
@@ -866,7 +893,7 @@ mod tests {
     /// ops one by one, over every byte of each input.
     #[test]
     fn two_int8_inputs_run_as_tables() {
-        const M: usize = 300;
+        const M: usize = 1000;
         for seed in 1..12u64 {
             let mut rng = xorshift(seed);
             let mut next = move || rng.next().unwrap_or(1);
