@@ -384,6 +384,7 @@ macro_rules! simd_kernels {
         /// The CPU has `$feat`; `walk.k <= MAX_WALK`; `r0 + rows` rows are within `walk`; every
         /// row's operands are readable (`n` floats where contiguous, else one) and `out` is
         /// writable for `rows · n` floats.
+        #[allow(clippy::too_many_arguments)]
         #[target_feature(enable = $feat)]
         pub(super) unsafe fn bin_rows<const OP: u8>(
             a: *const f32,
@@ -840,7 +841,7 @@ pub(crate) fn has_bin_rows() -> bool {
 /// operand.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn bin_rows(op: VBin, a: &[f32], a_row: bool, b: &[f32], b_row: bool, walk: &RowWalk, r0: usize, n: usize, out: &mut [f32], lo: f32, hi: f32) -> bool {
-    assert!(n > 0 && out.len() % n == 0, "bin_rows: {} outputs are not rows of {n}", out.len());
+    assert!(n > 0 && out.len().is_multiple_of(n), "bin_rows: {} outputs are not rows of {n}", out.len());
     let rows = out.len() / n;
     assert!(walk.rows().and_then(|t| t.checked_sub(r0)).is_some_and(|left| rows <= left), "bin_rows: rows {r0}+{rows} past the walk");
     let fits = |len: usize, s: &[usize; MAX_WALK], row: bool| walk.reach(s, if row { n } else { 1 }).is_some_and(|r| r <= len);

@@ -3,18 +3,18 @@
 //! (wrapping), saturated), without a division per element.
 //!
 //! Each value is multiplied by two reciprocals of the scale, `inv_lo < (1/scale)(1 − 2⁻²⁰)` and
-//! `inv_hi > (1/scale)(1 + 2⁻²⁰)`, and each exact product rounded to the nearest integer (ties
-//! to even) in one fused multiply-add with `M = 1.5·2²³`: where the sum lies in `(2²³, 2²⁴ − 1)`,
-//! floats are the integers there and `fma(x, inv, M) − M` is the product rounded. `x / scale` is
-//! within half an ulp (relative 2⁻²⁴) of the real quotient `t`, so for normal values
-//! `x·inv_lo < x / scale < x·inv_hi` strictly (reversed for negative `x`); where both products
-//! round to the same `k`, both lie in `[k − ½, k + ½]`, so `x / scale` lies strictly inside it
-//! and rounds (half away from zero) to `k` as well (below the normal range everything rounds to
-//! 0). `k + zero_point` is then an int32 sum without overflow (`|k| < 2²²`, the zero point within
-//! ±2²⁴), and the packs saturate it. A vector with a lane where the two roundings differ (the
-//! quotient is within about `|t|·2⁻¹⁹` of a half), or outside `(2²³, 2²⁴ − 1)` (NaN, infinities,
-//! `|x / scale| ≥ 2²²`), runs the reference loop instead, so every input gets the reference's
-//! result.
+//! `inv_hi > (1/scale)(1 + 2⁻²⁰)`, and each exact product rounded to an integer in one fused
+//! multiply-add with `M = 1.5·2²³ + zero_point`: where the sum lies in `(2²³, 2²⁴ − 1)`, floats
+//! are the integers there, so `fma(x, inv, M) − M` is an integer `k` within ½ of the product
+//! (ties go to the even sum). `x / scale` is within half an ulp (relative 2⁻²⁴) of the real
+//! quotient `t`, so for normal values `x·inv_lo < x / scale < x·inv_hi` strictly (reversed for
+//! negative `x`); where both products give the same `k`, both lie in `[k − ½, k + ½]`, so
+//! `x / scale` lies strictly inside it and rounds (half away from zero) to `k` as well (below the
+//! normal range everything rounds to 0). The sum's bits less those of `1.5·2²³` are then
+//! `k + zero_point`, which the packs saturate. A vector with a lane where the two differ (the
+//! quotient is within about `|t|·2⁻¹⁹` of a half), or a sum outside `(2²³, 2²⁴ − 1)` (NaN,
+//! infinities, `|x / scale|` near 2²² or beyond, where the reference's int32 saturates and wraps),
+//! runs the reference loop instead, so every input gets the reference's result.
 #![deny(unsafe_op_in_unsafe_fn)]
 
 #[cfg(target_arch = "x86_64")]
@@ -30,11 +30,12 @@ const SPREAD: f64 = 1.0 / 524_288.0;
 /// `1.5·2²³`: added to a product of magnitude below 2²², it leaves the product rounded to an
 /// integer in the low mantissa bits.
 const MAGIC: f32 = 12_582_912.0;
-/// The bits of the lowest and one past the highest sum taken: `2²³ + 1` and `2²⁴ − 1`.
-const FIRST_BITS: i32 = 0x4B00_0001;
-const SPAN_BITS: i32 = 0x007F_FFFE;
 /// The bits of [`MAGIC`].
 const MAGIC_BITS: i32 = 0x4B40_0000;
+/// A sum's bits less [`MAGIC_BITS`] for the sums `2²³` and `2²⁴ − 1`: the ones taken lie
+/// strictly between.
+const BELOW: i32 = 0x4B00_0000 - MAGIC_BITS;
+const ABOVE: i32 = 0x4B7F_FFFF - MAGIC_BITS;
 
 /// The output types with a vector store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,7 +65,7 @@ enum Path {
 impl QuantizeF32 {
     /// The vector path for output type `TO` and `q`, or `None` where this CPU has no vector
     /// path, `TO` is not int8 / uint8 / int16, the scale or a reciprocal is not a positive
-    /// normal float, or the zero point is beyond ±2²⁴.
+    /// normal float, or the zero point is beyond ±2²⁰.
     pub(crate) fn new<TO: QInt>(q: QParams) -> Option<QuantizeF32> {
         let out = match (TO::MIN, TO::MAX, std::mem::size_of::<TO>()) {
             (-128, 127, 1) => Out::I8,
@@ -76,7 +77,7 @@ impl QuantizeF32 {
         let inv = 1.0 / f64::from(q.scale);
         let (inv_lo, inv_hi) = ((inv * (1.0 - SPREAD)) as f32, (inv * (1.0 + SPREAD)) as f32);
         let normal = |v: f32| v.is_normal() && v > 0.0;
-        if !(normal(q.scale) && normal(inv_lo) && normal(inv_hi)) || q.zero_point.unsigned_abs() > 1 << 24 {
+        if !(normal(q.scale) && normal(inv_lo) && normal(inv_hi)) || q.zero_point.unsigned_abs() > 1 << 20 {
             return None;
         }
         Some(QuantizeF32 { q, inv_lo, inv_hi, out, path })
@@ -131,21 +132,20 @@ unsafe fn avx512<TO: QInt>(p: &QuantizeF32, x: &[f32], out: &mut [TO]) -> usize 
 #[target_feature(enable = "avx512f,avx512bw,avx2,fma")]
 unsafe fn avx512_of<TO: QInt, const OUT: u8>(p: &QuantizeF32, x: &[f32], out: &mut [TO]) -> usize {
     const W: usize = 16;
-    let (lo, hi, magic) = (_mm512_set1_ps(p.inv_lo), _mm512_set1_ps(p.inv_hi), _mm512_set1_ps(MAGIC));
-    let (first, span, zero) = (_mm512_set1_epi32(FIRST_BITS), _mm512_set1_epi32(SPAN_BITS), _mm512_setzero_si512());
-    let offset = _mm512_set1_epi32(FIRST_BITS - MAGIC_BITS + p.q.zero_point);
+    let (lo, hi, magic) = (_mm512_set1_ps(p.inv_lo), _mm512_set1_ps(p.inv_hi), _mm512_set1_ps(MAGIC + p.q.zero_point as f32));
+    let (magic_bits, below, above, zero) = (_mm512_set1_epi32(MAGIC_BITS), _mm512_set1_epi32(BELOW), _mm512_set1_epi32(ABOVE), _mm512_setzero_si512());
     // Lane orders undoing the packs' interleaving of 128-bit lanes: dword (bytes) or qword
     // (int16) `j` comes from `4·(j % 4) + j / 4` or `2·(j % 4) + j / 4`.
     let order8 = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     let order16 = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
-    // One vector at `i`: `k + zero_point` and the lanes where `k` is proven.
+    // One vector at `i`: `k + zero_point` and the lanes where it is proven.
     let convert = |i: usize| {
         // SAFETY: callers pass `i + W <= x.len()`.
         let v = unsafe { _mm512_loadu_ps(x.as_ptr().add(i)) };
         let y = _mm512_fmadd_ps(v, lo, magic);
         let same = _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(y, _mm512_fmadd_ps(v, hi, magic));
-        let t = _mm512_sub_epi32(_mm512_castps_si512(y), first);
-        (_mm512_add_epi32(t, offset), _mm512_mask_cmplt_epu32_mask(same, t, span))
+        let r = _mm512_sub_epi32(_mm512_castps_si512(y), magic_bits);
+        (r, _mm512_mask_cmplt_epi32_mask(_mm512_mask_cmpgt_epi32_mask(same, r, below), r, above))
     };
     let n = x.len();
     let mut i = 0;
@@ -197,9 +197,8 @@ unsafe fn avx512_of<TO: QInt, const OUT: u8>(p: &QuantizeF32, x: &[f32], out: &m
 #[target_feature(enable = "avx2,fma")]
 unsafe fn avx2<TO: QInt>(p: &QuantizeF32, x: &[f32], out: &mut [TO]) -> usize {
     const W: usize = 8;
-    let (lo, hi, magic) = (_mm256_set1_ps(p.inv_lo), _mm256_set1_ps(p.inv_hi), _mm256_set1_ps(MAGIC));
-    let (first, last) = (_mm256_set1_epi32(FIRST_BITS), _mm256_set1_epi32(SPAN_BITS - 1));
-    let offset = _mm256_set1_epi32(FIRST_BITS - MAGIC_BITS + p.q.zero_point);
+    let (lo, hi, magic) = (_mm256_set1_ps(p.inv_lo), _mm256_set1_ps(p.inv_hi), _mm256_set1_ps(MAGIC + p.q.zero_point as f32));
+    let (magic_bits, below, above) = (_mm256_set1_epi32(MAGIC_BITS), _mm256_set1_epi32(BELOW), _mm256_set1_epi32(ABOVE));
     let whole = x.len() / W * W;
     let mut i = 0;
     while i < whole {
@@ -207,11 +206,10 @@ unsafe fn avx2<TO: QInt>(p: &QuantizeF32, x: &[f32], out: &mut [TO]) -> usize {
         let v = unsafe { _mm256_loadu_ps(x.as_ptr().add(i)) };
         let y = _mm256_fmadd_ps(v, lo, magic);
         let same = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(y, _mm256_fmadd_ps(v, hi, magic)));
-        let t = _mm256_sub_epi32(_mm256_castps_si256(y), first);
-        // `t < SPAN_BITS` unsigned: `min(t, SPAN_BITS - 1) == t`.
-        let ok = _mm256_and_si256(same, _mm256_cmpeq_epi32(_mm256_min_epu32(t, last), t));
+        let r = _mm256_sub_epi32(_mm256_castps_si256(y), magic_bits);
+        let inside = _mm256_and_si256(_mm256_cmpgt_epi32(r, below), _mm256_cmpgt_epi32(above, r));
+        let ok = _mm256_and_si256(same, inside);
         if _mm256_movemask_ps(_mm256_castsi256_ps(ok)) == 0xFF {
-            let r = _mm256_add_epi32(t, offset);
             // Eight int16 in order, saturated (then to bytes, saturated again: the same clamp).
             let w = _mm256_castsi256_si128(_mm256_permute4x64_epi64::<0b1000>(_mm256_packs_epi32(r, r)));
             // SAFETY: `W` outputs at `i` are in bounds; `TO` is one or two bytes as `p.out` says.
