@@ -492,9 +492,45 @@ pub fn binary(
     out_shape: &[usize],
     act: Act,
 ) {
+    if vbin(op).is_some_and(|v| binary_rows(v, a, a_shape, b, b_shape, out, out_shape, act)) {
+        return;
+    }
     broadcast_rows(a, a_shape, b, b_shape, out, out_shape, |ra, rb, o| {
         row_f32(op, ra, rb, o, act)
     });
+}
+
+/// Rows of at least this many floats take [`binary_rows`]; shorter ones the tiled or per-row
+/// paths of [`broadcast_rows`].
+const WALK_MIN_ROW: usize = 16;
+
+/// [`binary`] of a broadcast with several rows (`[N,H,W,C] op [1,H,1,C]`, `op [N,H,W,1]`, `op
+/// [C]`): the whole walk over the outer dims runs inside one vector routine
+/// (`simd::elementwise::bin_rows`), a chunk of rows per thread, instead of one call per row.
+/// Returns `false` (nothing written) for one row, short rows, or without SIMD.
+#[allow(clippy::too_many_arguments)]
+fn binary_rows(op: VBin, a: &[f32], a_shape: &[usize], b: &[f32], b_shape: &[usize], out: &mut [f32], out_shape: &[usize], act: Act) -> bool {
+    if !ew::has_bin_rows() {
+        return false;
+    }
+    let p = Plan::new(a_shape, b_shape, out_shape);
+    let n = p.n;
+    let whole = |x: &[f32], shape: &[usize]| x.len() == shape.iter().product::<usize>();
+    if p.total == 0 || n < WALK_MIN_ROW || p.total / n < 2 || out.len() != p.total || !whole(a, a_shape) || !whole(b, b_shape) {
+        return false;
+    }
+    let Some(walk) = ew::RowWalk::new(&p.dims, &p.sa, &p.sb) else { return false };
+    let rows = p.total / n;
+    let run = |r0: usize, o: &mut [f32]| ew::bin_rows(op, a, p.a_contig, b, p.b_contig, &walk, r0, n, o, act.min, act.max);
+    match par_chunk(rows, n) {
+        None => run(0, out),
+        Some(c) => {
+            nnrt_threads::par_chunks_mut(out, c * n, |i, o| {
+                run(i * c, o);
+            });
+            true
+        }
+    }
 }
 
 /// Reference twin of [`binary`]: one output element at a time.
@@ -792,6 +828,49 @@ mod tests {
             binary_i64(op, &a64, &a_s, &b64, &b_s, &mut p1, &out_s);
             broadcast_ref(&a64, &a_s, &b64, &b_s, &mut p2, &out_s, |x, y| op_int(op, x, y));
             prop_assert_eq!(&p1, &p2);
+        }
+    }
+
+    /// `[N,H,W,C]` against the broadcasts the one-op models measure (same, scalar, inner
+    /// `[C]`, outer `[N,H,W,1]`, middle `[1,H,1,C]`) and others, either operand first, rows
+    /// long enough for the walking vector routine, on one thread and on two.
+    fn nhwc_broadcasts() -> impl Strategy<Value = (Vec<usize>, Vec<usize>, Vec<usize>)> {
+        (1usize..3, 1usize..9, 1usize..9, 1usize..70, 0usize..7, any::<bool>()).prop_map(|(n, h, w, c, kind, swap)| {
+            let x = vec![n, h, w, c];
+            let k = match kind {
+                0 => x.clone(),
+                1 => vec![1],
+                2 => vec![1, 1, 1, c],
+                3 => vec![n, h, w, 1],
+                4 => vec![1, h, 1, c],
+                5 => vec![n, 1, w, c],
+                _ => vec![h, 1, 1],
+            };
+            let out = broadcast_shape(&x, &k).unwrap_or_else(|| x.clone());
+            if swap { (out, k, x) } else { (out, x, k) }
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn f32_walked_rows_match_ref((out_s, a_s, b_s) in nhwc_broadcasts(), seed in any::<u64>(), op_i in 0usize..10, act_i in 0usize..3, two in any::<bool>()) {
+            let op = OPS[op_i];
+            let act = [Act::NONE, Act::RELU6, Act::RELU_N1_TO_1][act_i];
+            let mut a = values(a_s.iter().product(), seed);
+            let b = values(b_s.iter().product(), seed.wrapping_mul(31) ^ 7);
+            if let Some(v) = a.get_mut(3) {
+                *v = f32::NAN;
+            }
+            let n: usize = out_s.iter().product();
+            let (mut o1, mut o2) = (vec![0.0; n], vec![0.0; n]);
+            let pool = nnrt_threads::KernelPool::new(if two { 2 } else { 1 }).unwrap();
+            pool.install(|| binary(op, &a, &a_s, &b, &b_s, &mut o1, &out_s, act));
+            binary_ref(op, &a, &a_s, &b, &b_s, &mut o2, &out_s, act);
+            for i in 0..n {
+                prop_assert!(same(o1[i], o2[i]), "{op:?} {a_s:?} {b_s:?} -> {out_s:?} at {i}: {} vs {}", o1[i], o2[i]);
+            }
         }
     }
 

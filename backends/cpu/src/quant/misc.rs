@@ -3,14 +3,25 @@
 //! RESIZE_BILINEAR and ARG_MAX — each as TFLite's reference computes it.
 
 use super::fixedpoint::{mbqm, quantize_multiplier};
-use crate::kernels::binary::map_chunks;
+use crate::kernels::binary::{map_chunks, par_chunk};
+use crate::simd::quantize::QuantizeF32;
 use crate::simd::lut::lut8;
 use super::{QInt, QParams};
 
 /// TFLite's `AffineQuantize`: `round(x / scale) + zero_point` in float, clamped.
-/// Vectorized and split across the kernel pool (`kernels::binary::map_chunks`).
+/// Split across the kernel pool; int8 / uint8 / int16 outputs take the vector path of
+/// `simd::quantize` (a multiply by the reciprocal, proven exact per vector, the reference where
+/// it cannot be), other types the reference loop compiled for AVX-512 (`map_chunks`).
 pub fn quantize<TO: QInt>(input: &[f32], out_q: QParams, out: &mut [TO]) {
-    map_chunks(input, out, 2, |x, o| quantize_seq(x, out_q, o));
+    let Some(v) = QuantizeF32::new::<TO>(out_q) else {
+        return map_chunks(input, out, 2, |x, o| quantize_seq(x, out_q, o));
+    };
+    let n = input.len().min(out.len());
+    let (input, out) = (&input[..n], &mut out[..n]);
+    match par_chunk(n, 1) {
+        None => v.run(input, out),
+        Some(c) => nnrt_threads::par_chunks_mut(out, c, |i, o| v.run(&input[i * c..i * c + o.len()], o)),
+    }
 }
 
 /// [`quantize`] in one loop: the reference.

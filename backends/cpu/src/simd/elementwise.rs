@@ -375,6 +375,72 @@ macro_rules! simd_kernels {
             }
         }
 
+        /// `rows` rows of `n` outputs of a broadcast binary op, from row `r0` of `walk`: row
+        /// `r`'s operands start at `walk`'s offsets of `r` in `a` and `b`, each a contiguous row
+        /// (`a_row` / `b_row`) or one value repeated along it; `out[r·n + i] =
+        /// clamp(op(a_r[i], b_r[i]))`, as [`bin_vv`] / [`bin_vs`] compute each row.
+        ///
+        /// # Safety
+        /// The CPU has `$feat`; `walk.k <= MAX_WALK`; `r0 + rows` rows are within `walk`; every
+        /// row's operands are readable (`n` floats where contiguous, else one) and `out` is
+        /// writable for `rows · n` floats.
+        #[allow(clippy::too_many_arguments)]
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn bin_rows<const OP: u8>(
+            a: *const f32,
+            a_row: bool,
+            b: *const f32,
+            b_row: bool,
+            walk: &super::RowWalk,
+            r0: usize,
+            rows: usize,
+            n: usize,
+            out: *mut f32,
+            lo: f32,
+            hi: f32,
+        ) {
+            let (vlo, vhi, one) = (splat(lo), splat(hi), splat(1.0));
+            let k = walk.k;
+            // Mixed-radix index of row r0 over the outer dims, and the operands' offsets there.
+            let mut idx = [0usize; super::MAX_WALK];
+            let (mut oa, mut ob, mut rem) = (0, 0, r0);
+            for d in (0..k).rev() {
+                idx[d] = rem % walk.dims[d];
+                rem /= walk.dims[d];
+                oa += idx[d] * walk.sa[d];
+                ob += idx[d] * walk.sb[d];
+            }
+            let mut o = out;
+            for _ in 0..rows {
+                let (pa, pb) = (a.add(oa), b.add(ob));
+                let (sa, sb) = (splat(*pa), splat(*pb));
+                let mut i = 0;
+                while i + W <= n {
+                    let x = if a_row { load(pa.add(i)) } else { sa };
+                    let y = if b_row { load(pb.add(i)) } else { sb };
+                    store(o.add(i), clampv(binop::<OP>(x, y), vlo, vhi));
+                    i += W;
+                }
+                if i < n {
+                    let x = if a_row { load_tail(pa.add(i), n - i, one) } else { sa };
+                    let y = if b_row { load_tail(pb.add(i), n - i, one) } else { sb };
+                    store_tail(o.add(i), n - i, clampv(binop::<OP>(x, y), vlo, vhi));
+                }
+                o = o.add(n);
+                for d in (0..k).rev() {
+                    idx[d] += 1;
+                    oa += walk.sa[d];
+                    ob += walk.sb[d];
+                    if idx[d] < walk.dims[d] {
+                        break;
+                    }
+                    oa -= walk.sa[d] * walk.dims[d];
+                    ob -= walk.sb[d] * walk.dims[d];
+                    idx[d] = 0;
+                }
+            }
+        }
+
         /// `out[i] = unary_op(x[i])`. `out` may equal `x`.
         ///
         /// # Safety
@@ -714,6 +780,85 @@ pub(crate) fn bin_vv(op: VBin, a: &[f32], b: &[f32], out: &mut [f32], lo: f32, h
         #[cfg(target_arch = "x86_64")]
         // SAFETY: AVX2+FMA detected; n elements of each slice, checked above.
         Isa::Avx2Fma => unsafe { with_bin!(avx2::bin_vv, op, (a, b, o, n, lo, hi)) },
+        _ => return false,
+    }
+    true
+}
+
+/// Most outer dims a [`RowWalk`] holds.
+pub(crate) const MAX_WALK: usize = 8;
+
+/// The outer dims of a coalesced broadcast (`kernels::binary`'s plan): their sizes and each
+/// operand's stride along them (0 where it is broadcast), in floats, outermost first.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RowWalk {
+    k: usize,
+    dims: [usize; MAX_WALK],
+    sa: [usize; MAX_WALK],
+    sb: [usize; MAX_WALK],
+}
+
+impl RowWalk {
+    /// The walk over `dims` with strides `sa` (of `a`) and `sb` (of `b`), or `None` when the
+    /// lengths differ or there are more than [`MAX_WALK`] dims.
+    pub(crate) fn new(dims: &[usize], sa: &[usize], sb: &[usize]) -> Option<RowWalk> {
+        let k = dims.len();
+        if k > MAX_WALK || sa.len() != k || sb.len() != k {
+            return None;
+        }
+        let mut w = RowWalk { k, dims: [1; MAX_WALK], sa: [0; MAX_WALK], sb: [0; MAX_WALK] };
+        w.dims[..k].copy_from_slice(dims);
+        w.sa[..k].copy_from_slice(sa);
+        w.sb[..k].copy_from_slice(sb);
+        Some(w)
+    }
+
+    /// How many rows the walk has.
+    fn rows(&self) -> Option<usize> {
+        self.dims[..self.k].iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))
+    }
+
+    /// One past the furthest float a row of `n` (`n` when contiguous, else 1) reads at strides
+    /// `s`.
+    fn reach(&self, s: &[usize; MAX_WALK], row: usize) -> Option<usize> {
+        (0..self.k).try_fold(row, |acc, d| self.dims[d].checked_sub(1)?.checked_mul(s[d])?.checked_add(acc))
+    }
+}
+
+/// Whether [`bin_rows`] has a vector path on this CPU.
+pub(crate) fn has_bin_rows() -> bool {
+    matches!(isa(), Isa::Avx512 | Isa::Avx2Fma)
+}
+
+/// Rows of a broadcast binary op in one vector routine: `out` holds `out.len() / n` rows of
+/// `n`, from row `r0` of `walk`; row `r` reads `a` at `walk`'s offset of `r` (`n` values when
+/// `a_row`, else one repeated) and likewise `b`, and writes `clamp(op(a_r[i], b_r[i]), lo,
+/// hi)`, the arithmetic of [`bin_vv`] / [`bin_vs`]. Returns `false` (nothing written) without
+/// SIMD.
+///
+/// # Panics
+/// When `n` is 0, `out` is not whole rows, the rows run past `walk`, or a row reads past its
+/// operand.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn bin_rows(op: VBin, a: &[f32], a_row: bool, b: &[f32], b_row: bool, walk: &RowWalk, r0: usize, n: usize, out: &mut [f32], lo: f32, hi: f32) -> bool {
+    assert!(n > 0 && out.len().is_multiple_of(n), "bin_rows: {} outputs are not rows of {n}", out.len());
+    let rows = out.len() / n;
+    assert!(walk.rows().and_then(|t| t.checked_sub(r0)).is_some_and(|left| rows <= left), "bin_rows: rows {r0}+{rows} past the walk");
+    let fits = |len: usize, s: &[usize; MAX_WALK], row: bool| walk.reach(s, if row { n } else { 1 }).is_some_and(|r| r <= len);
+    assert!(fits(a.len(), &walk.sa, a_row) && fits(b.len(), &walk.sb, b_row), "bin_rows: a row reads past an operand");
+    if rows == 0 {
+        return true;
+    }
+    let (a, b, o) = (a.as_ptr(), b.as_ptr(), out.as_mut_ptr());
+    match isa() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: AVX-512F+AVX2+FMA detected; `walk.k <= MAX_WALK` (its constructor); rows
+        // r0..r0+rows exist in the walk, every offset of the walk plus a row is inside its
+        // operand (`reach`, asserted) and out holds rows·n floats (asserted).
+        Isa::Avx512 => unsafe { with_bin!(avx512::bin_rows, op, (a, a_row, b, b_row, walk, r0, rows, n, o, lo, hi)) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: AVX2+FMA detected; the same bounds as above.
+        Isa::Avx2Fma => unsafe { with_bin!(avx2::bin_rows, op, (a, a_row, b, b_row, walk, r0, rows, n, o, lo, hi)) },
         _ => return false,
     }
     true

@@ -35,6 +35,7 @@ pub(crate) mod lut;
 pub(crate) mod qdepthwise;
 pub(crate) mod qmisc;
 pub(crate) mod quant;
+pub(crate) mod quantize;
 pub(crate) mod rescale;
 pub(crate) mod spmm;
 

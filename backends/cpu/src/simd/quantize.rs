@@ -1,0 +1,310 @@
+//! QUANTIZE float32 → int8 / uint8 / int16 per tensor, bit for bit TFLite's `AffineQuantize`
+//! (`quant::misc::quantize_seq`: `round(x / scale)` half away from zero, `+ zero_point` in int32
+//! (wrapping), saturated), without a division per element.
+//!
+//! Each value is multiplied by two reciprocals of the scale, `inv_lo < (1/scale)(1 − 2⁻²⁰)` and
+//! `inv_hi > (1/scale)(1 + 2⁻²⁰)`, and each exact product rounded to an integer in one fused
+//! multiply-add with `M = 1.5·2²³ + zero_point`: where the sum lies in `(2²³, 2²⁴ − 1)`, floats
+//! are the integers there, so `fma(x, inv, M) − M` is an integer `k` within ½ of the product
+//! (ties go to the even sum). `x / scale` is within half an ulp (relative 2⁻²⁴) of the real
+//! quotient `t`, so for normal values `x·inv_lo < x / scale < x·inv_hi` strictly (reversed for
+//! negative `x`); where both products give the same `k`, both lie in `[k − ½, k + ½]`, so
+//! `x / scale` lies strictly inside it and rounds (half away from zero) to `k` as well (below the
+//! normal range everything rounds to 0). The sum's bits less those of `1.5·2²³` are then
+//! `k + zero_point`, which the packs saturate. A vector with a lane where the two differ (the
+//! quotient is within about `|t|·2⁻¹⁹` of a half), or a sum outside `(2²³, 2²⁴ − 1)` (NaN,
+//! infinities, `|x / scale|` near 2²² or beyond, where the reference's int32 saturates and wraps),
+//! runs the reference loop instead, so every input gets the reference's result.
+#![deny(unsafe_op_in_unsafe_fn)]
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+use super::{isa, Avx2Token, Isa, WideToken};
+use crate::quant::misc::quantize_seq;
+use crate::quant::{QInt, QParams};
+
+/// The relative distance of the two reciprocals from `1 / scale` (2⁻¹⁹, rounded to float from
+/// there: over 2⁻²⁰, sixteen times the half ulp the proof needs).
+const SPREAD: f64 = 1.0 / 524_288.0;
+/// `1.5·2²³`: added to a product of magnitude below 2²², it leaves the product rounded to an
+/// integer in the low mantissa bits.
+const MAGIC: f32 = 12_582_912.0;
+/// The bits of [`MAGIC`].
+const MAGIC_BITS: i32 = 0x4B40_0000;
+/// A sum's bits less [`MAGIC_BITS`] for the sums `2²³` and `2²⁴ − 1`: the ones taken lie
+/// strictly between.
+const BELOW: i32 = 0x4B00_0000 - MAGIC_BITS;
+const ABOVE: i32 = 0x4B7F_FFFF - MAGIC_BITS;
+
+/// The output types with a vector store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Out {
+    I8,
+    U8,
+    I16,
+}
+
+/// The constants of the vector QUANTIZE for one output type and quantization.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QuantizeF32 {
+    q: QParams,
+    inv_lo: f32,
+    inv_hi: f32,
+    out: Out,
+    path: Path,
+}
+
+/// The instruction set of the vector path, proven present by its token.
+#[derive(Clone, Copy, Debug)]
+enum Path {
+    Avx512(WideToken),
+    Avx2(Avx2Token),
+}
+
+impl QuantizeF32 {
+    /// The vector path for output type `TO` and `q`, or `None` where this CPU has no vector
+    /// path, `TO` is not int8 / uint8 / int16, the scale or a reciprocal is not a positive
+    /// normal float, or the zero point is beyond ±2²⁰.
+    pub(crate) fn new<TO: QInt>(q: QParams) -> Option<QuantizeF32> {
+        let out = match (TO::MIN, TO::MAX, std::mem::size_of::<TO>()) {
+            (-128, 127, 1) => Out::I8,
+            (0, 255, 1) => Out::U8,
+            (-32768, 32767, 2) => Out::I16,
+            _ => return None,
+        };
+        let path = WideToken::new().map(Path::Avx512).or_else(|| Avx2Token::new().filter(|_| isa() >= Isa::Avx2Fma).map(Path::Avx2))?;
+        let inv = 1.0 / f64::from(q.scale);
+        let (inv_lo, inv_hi) = ((inv * (1.0 - SPREAD)) as f32, (inv * (1.0 + SPREAD)) as f32);
+        let normal = |v: f32| v.is_normal() && v > 0.0;
+        if !(normal(q.scale) && normal(inv_lo) && normal(inv_hi)) || q.zero_point.unsigned_abs() > 1 << 20 {
+            return None;
+        }
+        Some(QuantizeF32 { q, inv_lo, inv_hi, out, path })
+    }
+
+    /// `out[i]` = TFLite's QUANTIZE of `x[i]` for `i < min(len)`.
+    ///
+    /// # Panics
+    /// When `TO` is not the type this was made for.
+    pub(crate) fn run<TO: QInt>(&self, x: &[f32], out: &mut [TO]) {
+        assert!(QuantizeF32::new::<TO>(self.q).is_some_and(|p| p.out == self.out), "QuantizeF32: output type differs");
+        let n = x.len().min(out.len());
+        let (x, out) = (&x[..n], &mut out[..n]);
+        #[cfg(target_arch = "x86_64")]
+        {
+            let done = match self.path {
+                // SAFETY: the token proves AVX-512 F/BW/DQ/VL (with AVX2 and FMA); `TO` has the
+                // layout of `self.out` (asserted above); both slices hold `n` values.
+                Path::Avx512(_) => unsafe { avx512(self, x, out) },
+                // SAFETY: as above, for AVX2 and FMA.
+                Path::Avx2(_) => unsafe { avx2(self, x, out) },
+            };
+            quantize_seq(&x[done..], self.q, &mut out[done..]);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        quantize_seq(x, self.q, out);
+    }
+}
+
+/// The whole vectors of `x` into `out` (equal lengths); returns how many values it did.
+///
+/// # Safety
+/// The CPU has AVX-512F and AVX-512BW; `TO` is the type of `p.out`.
+#[cfg(target_arch = "x86_64")]
+unsafe fn avx512<TO: QInt>(p: &QuantizeF32, x: &[f32], out: &mut [TO]) -> usize {
+    // SAFETY: passed on from the caller.
+    unsafe {
+        match p.out {
+            Out::I8 => avx512_of::<TO, 0>(p, x, out),
+            Out::U8 => avx512_of::<TO, 1>(p, x, out),
+            Out::I16 => avx512_of::<TO, 2>(p, x, out),
+        }
+    }
+}
+
+/// [`avx512`] for one output type (`OUT`: 0 int8, 1 uint8, 2 int16): four vectors a step,
+/// packed with saturation (the `vpmov*` stores are slow on some cores), then one at a time.
+///
+/// # Safety
+/// As [`avx512`]; `OUT` matches `p.out`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx2,fma")]
+unsafe fn avx512_of<TO: QInt, const OUT: u8>(p: &QuantizeF32, x: &[f32], out: &mut [TO]) -> usize {
+    const W: usize = 16;
+    let (lo, hi, magic) = (_mm512_set1_ps(p.inv_lo), _mm512_set1_ps(p.inv_hi), _mm512_set1_ps(MAGIC + p.q.zero_point as f32));
+    let (magic_bits, below, above, zero) = (_mm512_set1_epi32(MAGIC_BITS), _mm512_set1_epi32(BELOW), _mm512_set1_epi32(ABOVE), _mm512_setzero_si512());
+    // Lane orders undoing the packs' interleaving of 128-bit lanes: dword (bytes) or qword
+    // (int16) `j` comes from `4·(j % 4) + j / 4` or `2·(j % 4) + j / 4`.
+    let order8 = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    let order16 = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+    // One vector at `i`: `k + zero_point` and the lanes where it is proven.
+    let convert = |i: usize| {
+        // SAFETY: callers pass `i + W <= x.len()`.
+        let v = unsafe { _mm512_loadu_ps(x.as_ptr().add(i)) };
+        let y = _mm512_fmadd_ps(v, lo, magic);
+        let same = _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(y, _mm512_fmadd_ps(v, hi, magic));
+        let r = _mm512_sub_epi32(_mm512_castps_si512(y), magic_bits);
+        (r, _mm512_mask_cmplt_epi32_mask(_mm512_mask_cmpgt_epi32_mask(same, r, below), r, above))
+    };
+    let n = x.len();
+    let mut i = 0;
+    while i + 4 * W <= n {
+        let ((r0, m0), (r1, m1), (r2, m2), (r3, m3)) = (convert(i), convert(i + W), convert(i + 2 * W), convert(i + 3 * W));
+        if m0 & m1 & m2 & m3 == 0xFFFF {
+            // SAFETY: `4·W` outputs at `i` are in bounds; `TO` is one or two bytes as `OUT` says.
+            unsafe {
+                let o = out.as_mut_ptr().add(i);
+                if OUT == 2 {
+                    _mm512_storeu_si512(o as *mut _, _mm512_permutexvar_epi64(order16, _mm512_packs_epi32(r0, r1)));
+                    _mm512_storeu_si512((o as *mut i16).add(2 * W) as *mut _, _mm512_permutexvar_epi64(order16, _mm512_packs_epi32(r2, r3)));
+                } else {
+                    let (w01, w23) = (_mm512_packs_epi32(r0, r1), _mm512_packs_epi32(r2, r3));
+                    let b = if OUT == 0 { _mm512_packs_epi16(w01, w23) } else { _mm512_packus_epi16(w01, w23) };
+                    _mm512_storeu_si512(o as *mut _, _mm512_permutexvar_epi32(order8, b));
+                }
+            }
+        } else {
+            quantize_seq(&x[i..i + 4 * W], p.q, &mut out[i..i + 4 * W]);
+        }
+        i += 4 * W;
+    }
+    while i + W <= n {
+        let (r, m) = convert(i);
+        if m == 0xFFFF {
+            // SAFETY: `W` outputs at `i` are in bounds; `TO` is one or two bytes as `OUT` says.
+            unsafe {
+                let o = out.as_mut_ptr().add(i);
+                match OUT {
+                    0 => _mm_storeu_si128(o as *mut __m128i, _mm512_cvtsepi32_epi8(r)),
+                    1 => _mm_storeu_si128(o as *mut __m128i, _mm512_cvtusepi32_epi8(_mm512_max_epi32(r, zero))),
+                    _ => _mm256_storeu_si256(o as *mut __m256i, _mm512_cvtsepi32_epi16(r)),
+                }
+            }
+        } else {
+            quantize_seq(&x[i..i + W], p.q, &mut out[i..i + W]);
+        }
+        i += W;
+    }
+    i
+}
+
+/// [`avx512`] eight lanes at a time, for AVX2.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; `TO` is the type of `p.out`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn avx2<TO: QInt>(p: &QuantizeF32, x: &[f32], out: &mut [TO]) -> usize {
+    const W: usize = 8;
+    let (lo, hi, magic) = (_mm256_set1_ps(p.inv_lo), _mm256_set1_ps(p.inv_hi), _mm256_set1_ps(MAGIC + p.q.zero_point as f32));
+    let (magic_bits, below, above) = (_mm256_set1_epi32(MAGIC_BITS), _mm256_set1_epi32(BELOW), _mm256_set1_epi32(ABOVE));
+    let whole = x.len() / W * W;
+    let mut i = 0;
+    while i < whole {
+        // SAFETY: `i + W <= x.len() == out.len()`.
+        let v = unsafe { _mm256_loadu_ps(x.as_ptr().add(i)) };
+        let y = _mm256_fmadd_ps(v, lo, magic);
+        let same = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(y, _mm256_fmadd_ps(v, hi, magic)));
+        let r = _mm256_sub_epi32(_mm256_castps_si256(y), magic_bits);
+        let inside = _mm256_and_si256(_mm256_cmpgt_epi32(r, below), _mm256_cmpgt_epi32(above, r));
+        let ok = _mm256_and_si256(same, inside);
+        if _mm256_movemask_ps(_mm256_castsi256_ps(ok)) == 0xFF {
+            // Eight int16 in order, saturated (then to bytes, saturated again: the same clamp).
+            let w = _mm256_castsi256_si128(_mm256_permute4x64_epi64::<0b1000>(_mm256_packs_epi32(r, r)));
+            // SAFETY: `W` outputs at `i` are in bounds; `TO` is one or two bytes as `p.out` says.
+            unsafe {
+                let o = out.as_mut_ptr().add(i);
+                match p.out {
+                    Out::I8 => _mm_storel_epi64(o as *mut __m128i, _mm_packs_epi16(w, w)),
+                    Out::U8 => _mm_storel_epi64(o as *mut __m128i, _mm_packus_epi16(w, w)),
+                    Out::I16 => _mm_storeu_si128(o as *mut __m128i, w),
+                }
+            }
+        } else {
+            quantize_seq(&x[i..i + W], p.q, &mut out[i..i + W]);
+        }
+        i += W;
+    }
+    whole
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The paths this CPU has: AVX-512 (where present) and AVX2.
+    fn paths<TO: QInt>(q: QParams) -> Vec<QuantizeF32> {
+        let Some(best) = QuantizeF32::new::<TO>(q) else { return Vec::new() };
+        let mut all = vec![best];
+        if let (Path::Avx512(_), Some(t)) = (best.path, Avx2Token::new()) {
+            all.push(QuantizeF32 { path: Path::Avx2(t), ..best });
+        }
+        all
+    }
+
+    fn check<TO: QInt + PartialEq + std::fmt::Debug>(x: &[f32], q: QParams) -> Result<(), TestCaseError> {
+        let mut want = vec![TO::default(); x.len()];
+        quantize_seq(x, q, &mut want);
+        for p in paths::<TO>(q) {
+            let mut got = vec![TO::default(); x.len()];
+            p.run(x, &mut got);
+            for i in 0..x.len() {
+                prop_assert_eq!(got[i], want[i], "{:?} x {} scale {} zp {} at {}", p.path, x[i], q.scale, q.zero_point, i);
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Values at, next to and between the halves `(k + ½)·scale` (where a reciprocal
+        /// rounds differently from the division), plain values, large ones and non-finite ones,
+        /// for every output type, against the reference.
+        #[test]
+        fn matches_reference(scale_bits in 0x3000_0000u32..0x4300_0000, zp in -300i32..300, seed in any::<u64>(), n in 0usize..300) {
+            let scale = f32::from_bits(scale_bits);
+            let mut s = seed | 1;
+            let mut next = move || { s ^= s << 13; s ^= s >> 7; s ^= s << 17; s };
+            // Blocks of 16 of one kind, so that most vectors take the fast path and others
+            // (with a NaN or a huge value) the reference.
+            let mut kind = 0;
+            let x: Vec<f32> = (0..n).map(|i| {
+                let r = next();
+                if i % 16 == 0 {
+                    kind = (r >> 56) % 4;
+                }
+                let k = (r % 700) as f32 - 350.0;
+                let near = ((k + 0.5) * scale).to_bits().wrapping_add((r >> 20) as u32 % 7).wrapping_sub(3);
+                match (kind, (r >> 40) % 8) {
+                    (0, _) => f32::from_bits(near),
+                    (1, _) => k * scale * 1.37,
+                    (2, 0) => [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 1e-40][(r >> 50) as usize % 5],
+                    (2, 1) => (k * 1e4 + 0.5) * scale,
+                    (2, 2) => f32::from_bits(r as u32),
+                    (_, 3) => (k + 0.5) * scale,
+                    _ => f32::from_bits(near),
+                }
+            }).collect();
+            check::<i8>(&x, QParams { scale, zero_point: zp.clamp(-128, 127) })?;
+            check::<u8>(&x, QParams { scale, zero_point: zp.clamp(0, 255) })?;
+            check::<i16>(&x, QParams { scale, zero_point: zp / 10 })?;
+            // A zero point outside the type (the int32 sum still decides).
+            check::<i8>(&x, QParams { scale, zero_point: zp * 1000 })?;
+        }
+    }
+
+    #[test]
+    fn refuses_what_the_proof_does_not_cover() {
+        let q = |scale: f32, zero_point: i32| QParams { scale, zero_point };
+        assert!(QuantizeF32::new::<i32>(q(1.0, 0)).is_none());
+        assert!(QuantizeF32::new::<i8>(q(0.0, 0)).is_none());
+        assert!(QuantizeF32::new::<i8>(q(-1.0, 0)).is_none());
+        assert!(QuantizeF32::new::<i8>(q(f32::NAN, 0)).is_none());
+        assert!(QuantizeF32::new::<i8>(q(1e-40, 0)).is_none());
+        assert!(QuantizeF32::new::<i8>(q(3e38, 0)).is_none());
+        assert!(QuantizeF32::new::<u8>(q(1.0, 1 << 25)).is_none());
+    }
+}
