@@ -365,7 +365,7 @@ enum SegMode {
 /// Rows shorter than this are not worth a call each: such shapes take the other paths.
 const MIN_SEGMENT: usize = 64;
 /// A row repeated along a segment is tiled into a buffer of this many bytes at most.
-const TILE: usize = 512;
+const TILE: usize = crate::simd::qbinary::MAX_TILE;
 
 impl QBinary {
     /// [`QBinary::run`] on the AVX-512 lanes ([`QLanes`]) for 8-bit operands: same shapes, a
@@ -431,10 +431,11 @@ impl QBinary {
                     SegMode::Splat => lanes.run(src, Second::Splat(second[ob]), within, dst),
                     SegMode::PerRow(p) => lanes.run(src, Second::PerRow(&second[ob..], p), within, dst),
                     SegMode::Tiled(n) => {
-                        let period = n * TILE.div_ceil(2 * n).max(1).min(TILE / n);
+                        // The shortest whole number of rows of at least 16 values.
+                        let period = n * 16usize.div_ceil(n);
                         if tiled_at != ob {
-                            for (j, t) in tile[..period + 16].iter_mut().enumerate() {
-                                *t = second[ob + j % n];
+                            for t in tile[..period + 16].chunks_mut(n) {
+                                t.copy_from_slice(&second[ob..ob + t.len()]);
                             }
                             tiled_at = ob;
                         }

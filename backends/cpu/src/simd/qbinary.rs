@@ -26,6 +26,9 @@ cpu_token!(
     QLaneToken: "avx512f", "avx512bw", "avx512vl"; isa >= super::Isa::Avx512
 );
 
+/// The longest period of a [`Second::Tiled`] operand.
+pub(crate) const MAX_TILE: usize = 512;
+
 /// One `MultiplyByQuantizedMultiplier` of a lane value `x` (already offset by its zero point).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Step {
@@ -122,7 +125,8 @@ pub(crate) struct SideParams {
 pub(crate) enum Second<'a> {
     /// `s[i - start]`, like the first operand.
     Contig(&'a [u8]),
-    /// `s[i % len]` where `s` holds at least `len + 16` bytes of period `len` (a row repeated).
+    /// `s[i % len]` where `s` holds `len + 16` bytes (at most [`MAX_TILE`] + 16) of period
+    /// `len >= 16` (a row repeated).
     Tiled(&'a [u8], usize),
     /// `s[i / p]`: one value per row of `p` (a multiple of 16) positions.
     PerRow(&'a [u8], usize),
@@ -142,7 +146,9 @@ impl QLanes {
         let range = |zp: i32| (tmin - i64::from(zp), tmax - i64::from(zp));
         let (ra, rb) = (range(a.zp), range(b.zp));
         let (lo, hi) = (act.0.max(tmin as i32), act.1.min(tmax as i32));
-        if lo > hi {
+        // The output's zero point is added to int16 lanes (saturating: exact for outputs that
+        // end inside the 8-bit range).
+        if lo > hi || out_zp.unsigned_abs() > 1024 {
             return None;
         }
         let dummy = Step { pre: 0, shift_only: Some(0), m: 0, r: 0, c: 0, u: 0 };
@@ -181,7 +187,7 @@ impl QLanes {
         assert!(first.len() >= n, "qbinary lanes: first operand shorter than the output");
         match second {
             Second::Contig(s) => assert!(s.len() >= n, "qbinary lanes: second operand shorter than the output"),
-            Second::Tiled(s, len) => assert!(len > 0 && s.len() >= len + 16, "qbinary lanes: tiled row too short"),
+            Second::Tiled(s, len) => assert!(len >= 16 && s.len() >= len + 16 && s.len() <= MAX_TILE + 16, "qbinary lanes: tiled row"),
             Second::PerRow(s, p) => assert!(p > 0 && p.is_multiple_of(16) && start.is_multiple_of(16) && (start + n).div_ceil(p) <= s.len(), "qbinary lanes: rows"),
             Second::Splat(_) => {}
         }
@@ -222,13 +228,13 @@ fn step_v(s: &Step) -> StepV {
     }
 }
 
-/// The step on 16 lanes (see the module's notes).
+/// The step on 16 lanes (see the module's notes); `SHIFT`: the step is its plain shift.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn step(x: __m512i, s: &StepV, idx: __m512i) -> __m512i {
-    if let Some(k) = s.shift_only {
-        return _mm512_sllv_epi32(x, k);
+fn step<const SHIFT: bool>(x: __m512i, s: &StepV, idx: __m512i) -> __m512i {
+    if SHIFT {
+        return _mm512_sllv_epi32(x, s.shift_only.unwrap_or(s.pre));
     }
     let y = _mm512_sllv_epi32(x, s.pre);
     let pe = _mm512_mul_epi32(y, s.m);
@@ -244,8 +250,6 @@ fn step(x: __m512i, s: &StepV, idx: __m512i) -> __m512i {
 #[cfg(target_arch = "x86_64")]
 struct Consts {
     idx: __m512i,
-    signed: bool,
-    mul: bool,
     neg1: bool,
     neg2: bool,
     z1: __m512i,
@@ -253,16 +257,13 @@ struct Consts {
     s1: StepV,
     s2: StepV,
     so: StepV,
-    ozp: __m512i,
-    lo: __m512i,
-    hi: __m512i,
 }
 
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn widen(c: &Consts, b: __m128i) -> __m512i {
-    if c.signed { _mm512_cvtepi8_epi32(b) } else { _mm512_cvtepu8_epi32(b) }
+fn widen<const SIGNED: bool>(b: __m128i) -> __m512i {
+    if SIGNED { _mm512_cvtepi8_epi32(b) } else { _mm512_cvtepu8_epi32(b) }
 }
 
 /// The second operand's contribution from its 16 widened bytes: add/sub's rescaled value,
@@ -270,21 +271,22 @@ fn widen(c: &Consts, b: __m128i) -> __m512i {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn side2(c: &Consts, x2: __m512i) -> __m512i {
+fn side2<const MUL: bool, const SH2: bool>(c: &Consts, x2: __m512i) -> __m512i {
     let v = _mm512_sub_epi32(x2, c.z2);
-    if c.mul { v } else { step(v, &c.s2, c.idx) }
+    if MUL { v } else { step::<SH2>(v, &c.s2, c.idx) }
 }
 
-/// 16 outputs from the first operand's widened bytes and the second's contribution.
+/// 16 raw outputs (before the zero point) from the first operand's widened bytes and the
+/// second's contribution.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn finish(c: &Consts, x1: __m512i, t2: __m512i) -> __m512i {
+fn finish<const MUL: bool, const SH1: bool>(c: &Consts, x1: __m512i, t2: __m512i) -> __m512i {
     let v1 = _mm512_sub_epi32(x1, c.z1);
-    let s = if c.mul {
+    let s = if MUL {
         _mm512_mullo_epi32(v1, t2)
     } else {
-        let t1 = step(v1, &c.s1, c.idx);
+        let t1 = step::<SH1>(v1, &c.s1, c.idx);
         if c.neg2 {
             _mm512_sub_epi32(t1, t2)
         } else if c.neg1 {
@@ -293,17 +295,47 @@ fn finish(c: &Consts, x1: __m512i, t2: __m512i) -> __m512i {
             _mm512_add_epi32(t1, t2)
         }
     };
-    let raw = step(s, &c.so, c.idx);
-    _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(raw, c.ozp), c.lo), c.hi)
+    step::<false>(s, &c.so, c.idx)
 }
 
-/// The loop of [`QLanes::run`], 16 values per step.
+/// The loop of [`QLanes::run`] for this op's kind, signedness and plain-shift steps.
 ///
 /// # Safety
 /// `first` and `out` valid for `n` bytes; the second operand as [`QLanes::run`] checks.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 unsafe fn kernel(k: &QLanes, first: *const u8, second: Second<'_>, start: usize, out: *mut u8, n: usize) {
+    let mul = k.kind == Kind::Mul;
+    let (sh1, sh2) = (!mul && k.input[0].shift_only.is_some(), !mul && k.input[1].shift_only.is_some());
+    macro_rules! go {
+        ($mul:literal, $signed:literal) => {
+            // SAFETY: the caller's guarantees, passed on.
+            unsafe {
+                match (sh1, sh2) {
+                    (false, false) => kernel_g::<$mul, $signed, false, false>(k, first, second, start, out, n),
+                    (true, false) => kernel_g::<$mul, $signed, true, false>(k, first, second, start, out, n),
+                    (false, true) => kernel_g::<$mul, $signed, false, true>(k, first, second, start, out, n),
+                    (true, true) => kernel_g::<$mul, $signed, true, true>(k, first, second, start, out, n),
+                }
+            }
+        };
+    }
+    match (mul, k.signed) {
+        (true, true) => unsafe { kernel_g::<true, true, false, false>(k, first, second, start, out, n) },
+        (true, false) => unsafe { kernel_g::<true, false, false, false>(k, first, second, start, out, n) },
+        (false, true) => go!(false, true),
+        (false, false) => go!(false, false),
+    }
+}
+
+/// [`kernel`] for one op kind, signedness and pair of plain-shift input steps, 16 values per
+/// step.
+///
+/// # Safety
+/// As [`kernel`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const SH2: bool>(k: &QLanes, first: *const u8, second: Second<'_>, start: usize, out: *mut u8, n: usize) {
     let (neg1, neg2) = match k.kind {
         Kind::AddSub { neg1, neg2 } => (neg1, neg2),
         Kind::Mul => (false, false),
@@ -311,8 +343,6 @@ unsafe fn kernel(k: &QLanes, first: *const u8, second: Second<'_>, start: usize,
     let c = Consts {
         // Lane 2j takes dword 2j of the even products, lane 2j + 1 dword 2j of the odd ones.
         idx: _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30),
-        signed: k.signed,
-        mul: k.kind == Kind::Mul,
         neg1,
         neg2,
         z1: _mm512_set1_epi32(k.z[0]),
@@ -320,34 +350,96 @@ unsafe fn kernel(k: &QLanes, first: *const u8, second: Second<'_>, start: usize,
         s1: step_v(&k.input[0]),
         s2: step_v(&k.input[1]),
         so: step_v(&k.out),
-        ozp: _mm512_set1_epi32(k.out_zp),
-        lo: _mm512_set1_epi32(k.lo),
-        hi: _mm512_set1_epi32(k.hi),
     };
     let splat = match second {
-        Second::Splat(b) => side2(&c, widen(&c, _mm_set1_epi8(b as i8))),
+        Second::Splat(b) => side2::<MUL, SH2>(&c, widen::<SIGNED>(_mm_set1_epi8(b as i8))),
         _ => _mm512_setzero_si512(),
     };
+    // A tiled row's contributions, worked out once.
+    let mut tiled = [0i32; MAX_TILE + 16];
+    if let Second::Tiled(s, _) = second {
+        for (q, t) in tiled[..s.len()].chunks_mut(16).enumerate() {
+            let mask: __mmask16 = if t.len() == 16 { 0xffff } else { (1u16 << t.len()) - 1 };
+            // SAFETY: bytes 16q .. 16q + t.len() of `s`, and as many values of `t`.
+            unsafe {
+                let v = side2::<MUL, SH2>(&c, widen::<SIGNED>(_mm_maskz_loadu_epi8(mask, s.as_ptr().add(16 * q).cast())));
+                _mm512_mask_storeu_epi32(t.as_mut_ptr().cast(), mask, v);
+            }
+        }
+    }
+    // The per-row operand's contribution for the current row.
+    let mut row_t = _mm512_setzero_si512();
+    // The tiled row's offset of position `start + j`, kept below its period.
+    let mut phase = match second {
+        Second::Tiled(_, period) => start % period,
+        Second::PerRow(_, p) => start % p,
+        _ => 0,
+    };
+    // The per-row operand's row at position `start + j`.
+    let mut row = match second {
+        Second::PerRow(_, p) => start / p,
+        _ => 0,
+    };
+    // Bytes `k` of the packed vector (in-lane packs of four vectors) come from vector
+    // `k / 4 % 4`, lane `4 · (k / 16) + k % 4`: dword `d` of the result is dword `4 · (d % 4)
+    // + d / 4` of the packs.
+    let order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    let (ozp, lo8, hi8) = (_mm512_set1_epi16(k.out_zp.clamp(-32768, 32767) as i16), _mm512_set1_epi8(k.lo as i8), _mm512_set1_epi8(k.hi as i8));
     let mut j = 0;
     while j < n {
-        let len = (n - j).min(16);
-        let mask: __mmask16 = if len == 16 { 0xffff } else { (1u16 << len) - 1 };
-        // SAFETY: lanes j .. j + len <= n of `first`, `out` and a `Contig` second operand; a
-        // tiled row holds `period + 16` bytes, so 16 from any offset below its period; a
-        // per-row operand has `(start + n) / p` rows (rounded up), and the 16 positions from a
-        // multiple of 16 lie in one row (p is a multiple of 16).
-        unsafe {
-            let x1 = widen(&c, _mm_maskz_loadu_epi8(mask, first.add(j).cast()));
-            let t2 = match second {
-                Second::Contig(s) => side2(&c, widen(&c, _mm_maskz_loadu_epi8(mask, s.as_ptr().add(j).cast()))),
-                Second::Tiled(s, period) => side2(&c, widen(&c, _mm_loadu_si128(s.as_ptr().add((start + j) % period).cast()))),
-                Second::PerRow(s, p) => side2(&c, widen(&c, _mm_set1_epi8(*s.as_ptr().add((start + j) / p) as i8))),
-                Second::Splat(_) => splat,
-            };
-            let r = _mm512_cvtepi32_epi8(finish(&c, x1, t2));
-            _mm_mask_storeu_epi8(out.add(j).cast(), mask, r);
+        let mut r = [_mm512_setzero_si512(); 4];
+        for (q, r) in r.iter_mut().enumerate() {
+            let at = j + 16 * q;
+            let len = n.saturating_sub(at).min(16);
+            let mask: __mmask16 = if len == 16 { 0xffff } else { (1u16 << len) - 1 };
+            // SAFETY: lanes at .. at + len <= n of `first` and a `Contig` second operand
+            // (masked loads read nothing past them); a tiled row holds `period + 16` bytes, so
+            // 16 from any offset below its period; a per-row operand has `(start + n) / p`
+            // rows (rounded up), and the 16 positions from a multiple of 16 lie in one row (p
+            // is a multiple of 16); once past `n` its row is not read.
+            unsafe {
+                let x1 = widen::<SIGNED>(_mm_maskz_loadu_epi8(mask, first.add(at).cast()));
+                let t2 = match second {
+                    Second::Contig(s) => side2::<MUL, SH2>(&c, widen::<SIGNED>(_mm_maskz_loadu_epi8(mask, s.as_ptr().add(at).cast()))),
+                    Second::Tiled(_, period) => {
+                        let v = _mm512_loadu_si512(tiled.as_ptr().add(phase).cast());
+                        phase += 16;
+                        if phase >= period {
+                            phase -= period;
+                        }
+                        v
+                    }
+                    Second::PerRow(s, p) => {
+                        if (phase == 0 || j + 16 * q == 0) && len > 0 {
+                            row_t = side2::<MUL, SH2>(&c, widen::<SIGNED>(_mm_set1_epi8(*s.as_ptr().add(row) as i8)));
+                        }
+                        phase += 16;
+                        if phase == p {
+                            phase = 0;
+                            row += 1;
+                        }
+                        row_t
+                    }
+                    Second::Splat(_) => splat,
+                };
+                *r = finish::<MUL, SH1>(&c, x1, t2);
+            }
         }
-        j += 16;
+        // To bytes: int16 with saturation (a raw value beyond int16 stays beyond the 8-bit
+        // range after the zero point), the zero point added saturating, bytes with saturation,
+        // then the activation range (inside the type's).
+        let w01 = _mm512_adds_epi16(_mm512_packs_epi32(r[0], r[1]), ozp);
+        let w23 = _mm512_adds_epi16(_mm512_packs_epi32(r[2], r[3]), ozp);
+        let b = if SIGNED {
+            _mm512_min_epi8(_mm512_max_epi8(_mm512_permutexvar_epi32(order, _mm512_packs_epi16(w01, w23)), lo8), hi8)
+        } else {
+            _mm512_min_epu8(_mm512_max_epu8(_mm512_permutexvar_epi32(order, _mm512_packus_epi16(w01, w23)), lo8), hi8)
+        };
+        let len = (n - j).min(64);
+        let mask: __mmask64 = if len == 64 { u64::MAX } else { (1u64 << len) - 1 };
+        // SAFETY: bytes j .. j + len <= n of `out`.
+        unsafe { _mm512_mask_storeu_epi8(out.add(j).cast(), mask, b) };
+        j += 64;
     }
 }
 
