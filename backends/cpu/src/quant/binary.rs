@@ -384,10 +384,11 @@ impl QBinary {
         }
         let Some(&(n, ia, ib)) = dims.last() else { return false };
         // The first operand is one contiguous along the innermost dimension.
-        let (first, second, lanes, dims): (&[u8], &[u8], QLanes, Vec<(usize, usize, usize)>) = if ia == 1 {
-            (bytemuck::cast_slice(a), bytemuck::cast_slice(b), lanes, dims)
+        let (a8, b8): (&[u8], &[u8]) = (bytemuck::cast_slice(a), bytemuck::cast_slice(b));
+        let (first, second, lanes, dims) = if ia == 1 {
+            (a8, b8, lanes, dims)
         } else if ib == 1 {
-            (bytemuck::cast_slice(b), bytemuck::cast_slice(a), lanes.swapped(), dims.iter().map(|&(d, x, y)| (d, y, x)).collect())
+            (b8, a8, lanes.swapped(), dims.iter().map(|&(d, x, y)| (d, y, x)).collect())
         } else {
             return false;
         };
