@@ -347,6 +347,12 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                 let table = std::sync::OnceLock::new();
                 Ok(built(sources(ctx, id), move |ins, outs| {
                     let dims = outs[0].dims;
+                    let (a, b) = (cast::<T>(ins[0].bytes)?, cast::<T>(ins[1].bytes)?);
+                    // The AVX-512 lanes first (they need no table); the table for what they
+                    // do not take.
+                    if p.run_lanes::<T, T>(a, ins[0].dims, b, ins[1].dims, cast_mut::<T>(outs[0].bytes)?, dims) {
+                        return Ok(());
+                    }
                     if outs[0].bytes.len() >= 1 << 15 {
                         if let Some(t) = table.get_or_init(|| p.table2::<T, T>()) {
                             let (a, b) = (cast::<T>(ins[0].bytes)?, cast::<T>(ins[1].bytes)?);

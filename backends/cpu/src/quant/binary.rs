@@ -9,6 +9,7 @@ use super::requant::mbqm_branchless;
 use super::{activation_range, QInt, QParams};
 use crate::kernels::binary::{broadcast_rows, map_chunks, map_row, Row};
 use crate::simd::lut::lut8;
+use crate::simd::qbinary::{QLanes, Second, SideParams};
 use crate::simd::quant::{with_avx512, Avx512Body};
 
 /// Which arithmetic.
@@ -39,6 +40,8 @@ pub struct QBinary {
     pot16: Option<(i32, i32)>,
     /// XNNPACK's arithmetic instead of TFLite's ([`QBinary::xnnpack`]).
     xnn: Option<XnnArith>,
+    /// 8-bit operands: the arithmetic over AVX-512 lanes ([`QBinary::run_lanes`]).
+    lanes: Option<QLanes>,
 }
 
 /// XNNPACK's quantized add/sub (`qs8-vadd`: 21-bit multipliers of each input's scale over the
@@ -71,6 +74,26 @@ impl<T: QInt, TO: QInt> Avx512Body<TO> for SameShape<'_, T> {
 impl QBinary {
     /// TFLite's Prepare for `op` on inputs `a`, `b` producing `out` of type `TO`.
     pub fn new<TO: QInt>(op: QBinaryOp, a: QParams, b: QParams, out: QParams, act: Activation) -> QBinary {
+        let mut p = QBinary::new_reference::<TO>(op, a, b, out, act);
+        if TO::MAX - TO::MIN == 255 && p.pot16.is_none() {
+            let side = |zp: i32, mult: (i32, i32)| SideParams { zp, mult };
+            p.lanes = QLanes::new(
+                TO::MIN < 0,
+                op == QBinaryOp::Mul,
+                op == QBinaryOp::Sub,
+                p.left_shift as u32,
+                side(-p.in1_offset, p.in1_mult),
+                side(-p.in2_offset, p.in2_mult),
+                p.out_mult,
+                p.out_offset,
+                p.act,
+            );
+        }
+        p
+    }
+
+    /// [`QBinary::new`]'s parameters before the lanes are chosen.
+    fn new_reference<TO: QInt>(op: QBinaryOp, a: QParams, b: QParams, out: QParams, act: Activation) -> QBinary {
         let act = activation_range(act, out, TO::MIN, TO::MAX);
         let mut p = QBinary {
             op,
@@ -84,6 +107,7 @@ impl QBinary {
             act,
             pot16: None,
             xnn: None,
+            lanes: None,
         };
         match op {
             QBinaryOp::Add | QBinaryOp::Sub if TO::MIN == i16::MIN as i32 && a.zero_point == 0 && b.zero_point == 0 && out.zero_point == 0 => {
@@ -114,6 +138,7 @@ impl QBinary {
     pub fn xnnpack<TO: QInt>(op: QBinaryOp, a: QParams, b: QParams, out: QParams, act: Activation) -> QBinary {
         let mut p = QBinary::new::<TO>(op, a, b, out, act);
         p.pot16 = None;
+        p.lanes = None;
         p.xnn = Some(match op {
             QBinaryOp::Mul => XnnArith::Mul { scale: a.scale * b.scale / out.scale },
             QBinaryOp::Add | QBinaryOp::Sub => {
@@ -194,6 +219,9 @@ impl QBinary {
     pub fn run<T: QInt, TO: QInt>(&self, a: &[T], a_dims: &[usize], b: &[T], b_dims: &[usize], out: &mut [TO], out_dims: &[usize]) {
         if self.pot16.is_some() || self.xnn.is_some() {
             broadcast_rows(a, a_dims, b, b_dims, out, out_dims, |ra, rb, o| map_row(ra, rb, o, |x: T, y: T| TO::put(self.apply(x.get(), y.get()))));
+            return;
+        }
+        if self.run_lanes(a, a_dims, b, b_dims, out, out_dims) {
             return;
         }
         if T::MAX - T::MIN == 255 && self.run_by_table(a, a_dims, b, b_dims, out, out_dims) {
@@ -284,6 +312,152 @@ impl QBinary {
     }
 }
 
+/// The broadcast of `a_dims` and `b_dims` to `out_dims` as `(size, a stride, b stride)` per
+/// dimension, outermost first: size-1 dimensions dropped and neighbours each operand walks as
+/// one merged; `None` when the shapes do not broadcast.
+fn coalesce(a_dims: &[usize], b_dims: &[usize], out_dims: &[usize]) -> Option<Vec<(usize, usize, usize)>> {
+    let rank = out_dims.len();
+    if a_dims.len() > rank || b_dims.len() > rank {
+        return None;
+    }
+    let strides = |dims: &[usize]| -> Option<Vec<usize>> {
+        let mut s = vec![0; rank];
+        let mut acc = 1usize;
+        for i in (0..rank).rev() {
+            let d = (i + dims.len()).checked_sub(rank).map_or(1, |j| dims[j]);
+            if d != out_dims[i] && d != 1 {
+                return None;
+            }
+            s[i] = if d == 1 { 0 } else { acc };
+            acc = acc.checked_mul(d)?;
+        }
+        Some(s)
+    };
+    let (sa, sb) = (strides(a_dims)?, strides(b_dims)?);
+    let mut merged: Vec<(usize, usize, usize)> = Vec::with_capacity(rank);
+    for i in 0..rank {
+        let d = out_dims[i];
+        if d == 1 {
+            continue;
+        }
+        match merged.last_mut() {
+            Some(last) if last.1 == sa[i] * d && last.2 == sb[i] * d => *last = (last.0 * d, sa[i], sb[i]),
+            _ => merged.push((d, sa[i], sb[i])),
+        }
+    }
+    Some(merged)
+}
+
+/// How [`QBinary::run_lanes`] walks the output: segments of `len` values, one after another,
+/// each with the first operand contiguous and the second as `mode` says.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SegMode {
+    /// The second operand contiguous too.
+    Contig,
+    /// One row of `n` values of the second operand repeated along the segment.
+    Tiled(usize),
+    /// One value of the second operand per row of `n` (a multiple of 16).
+    PerRow(usize),
+    /// One value of the second operand for the whole segment.
+    Splat,
+}
+
+/// Rows shorter than this are not worth a call each: such shapes take the other paths.
+const MIN_SEGMENT: usize = 64;
+/// A row repeated along a segment is tiled into a buffer of this many bytes at most.
+const TILE: usize = crate::simd::qbinary::MAX_TILE;
+
+impl QBinary {
+    /// [`QBinary::run`] on the AVX-512 lanes ([`QLanes`]) for 8-bit operands: same shapes, a
+    /// row repeated (`[1,1,1,C]`, `[1,H,1,C]`), a value per row (`[N,H,W,1]`), split across
+    /// the kernel pool. Returns false (nothing written) where this CPU or these parameters
+    /// have no lanes, for a scalar operand (a table lookup serves it better), and for shapes
+    /// whose contiguous runs are too short to pay for a call each.
+    pub fn run_lanes<T: QInt, TO: QInt>(&self, a: &[T], a_dims: &[usize], b: &[T], b_dims: &[usize], out: &mut [TO], out_dims: &[usize]) -> bool {
+        let Some(lanes) = self.lanes else { return false };
+        if std::mem::size_of::<T>() != 1 || std::mem::size_of::<TO>() != 1 || a.len() <= 1 || b.len() <= 1 || out.is_empty() {
+            return false;
+        }
+        let Some(dims) = coalesce(a_dims, b_dims, out_dims) else { return false };
+        if a.len() != a_dims.iter().product::<usize>() || b.len() != b_dims.iter().product::<usize>() || out.len() != out_dims.iter().product::<usize>() {
+            return false;
+        }
+        let Some(&(n, ia, ib)) = dims.last() else { return false };
+        // The first operand is one contiguous along the innermost dimension.
+        let (a8, b8): (&[u8], &[u8]) = (bytemuck::cast_slice(a), bytemuck::cast_slice(b));
+        let (first, second, lanes, dims) = if ia == 1 {
+            (a8, b8, lanes, dims)
+        } else if ib == 1 {
+            (b8, a8, lanes.swapped(), dims.iter().map(|&(d, x, y)| (d, y, x)).collect())
+        } else {
+            return false;
+        };
+        let inner_second = dims[dims.len() - 1].2;
+        let next = (dims.len() >= 2).then(|| dims[dims.len() - 2]);
+        let (mode, seg_len, outer) = match (inner_second, next) {
+            (1, Some((d2, f2, 0))) if f2 == n && n < TILE / 2 => (SegMode::Tiled(n), d2 * n, &dims[..dims.len() - 2]),
+            (1, _) => (SegMode::Contig, n, &dims[..dims.len() - 1]),
+            (0, Some((d2, f2, 1))) if f2 == n && n.is_multiple_of(16) => (SegMode::PerRow(n), d2 * n, &dims[..dims.len() - 2]),
+            (0, _) => (SegMode::Splat, n, &dims[..dims.len() - 1]),
+            _ => return false,
+        };
+        if seg_len < MIN_SEGMENT && seg_len < out.len() {
+            return false;
+        }
+        let out8: &mut [u8] = bytemuck::cast_slice_mut(out);
+        // The operands' offsets at segment `g` (mixed radix over the outer dims).
+        let offsets = |g: usize| {
+            let (mut rem, mut oa, mut ob) = (g, 0, 0);
+            for &(d, sa, sb) in outer.iter().rev() {
+                oa += rem % d * sa;
+                ob += rem % d * sb;
+                rem /= d;
+            }
+            (oa, ob)
+        };
+        // Values `pos .. pos + o.len()` of the output.
+        let run_range = |pos: usize, o: &mut [u8]| {
+            let mut tile = [0u8; TILE + 16];
+            let mut tiled_at = usize::MAX;
+            let mut done = 0;
+            while done < o.len() {
+                let p = pos + done;
+                let (g, within) = (p / seg_len, p % seg_len);
+                let len = (seg_len - within).min(o.len() - done);
+                let (oa, ob) = offsets(g);
+                let src = &first[oa + within..oa + within + len];
+                let dst = &mut o[done..done + len];
+                match mode {
+                    SegMode::Contig => lanes.run(src, Second::Contig(&second[ob + within..ob + within + len]), within, dst),
+                    SegMode::Splat => lanes.run(src, Second::Splat(second[ob]), within, dst),
+                    SegMode::PerRow(p) => lanes.run(src, Second::PerRow(&second[ob..], p), within, dst),
+                    SegMode::Tiled(n) => {
+                        // The shortest whole number of rows of at least 16 values.
+                        let period = n * 16usize.div_ceil(n);
+                        if tiled_at != ob {
+                            for t in tile[..period + 16].chunks_mut(n) {
+                                t.copy_from_slice(&second[ob..ob + t.len()]);
+                            }
+                            tiled_at = ob;
+                        }
+                        lanes.run(src, Second::Tiled(&tile[..period + 16], period), within, dst)
+                    }
+                }
+                done += len;
+            }
+        };
+        let total = out8.len();
+        match crate::kernels::binary::par_chunk(total, 4) {
+            None => run_range(0, out8),
+            Some(c) => {
+                let c = c.div_ceil(64) * 64;
+                nnrt_threads::par_chunks_mut(out8, c, |i, o| run_range(i * c, o));
+            }
+        }
+        true
+    }
+}
+
 /// Every output of an op on 8-bit operands by its two input bytes, at `a_byte << 8 | b_byte`
 /// ([`QBinary::table2`]).
 pub struct Table2(Box<[u8; 65536]>);
@@ -312,6 +486,9 @@ impl QBinary {
     pub fn run_table2<T: QInt, TO: QInt>(&self, table: &Table2, a: &[T], a_dims: &[usize], b: &[T], b_dims: &[usize], out: &mut [TO], out_dims: &[usize]) {
         if a.len() == 1 || b.len() == 1 || std::mem::size_of::<T>() != 1 || std::mem::size_of::<TO>() != 1 {
             return self.run(a, a_dims, b, b_dims, out, out_dims);
+        }
+        if self.run_lanes(a, a_dims, b, b_dims, out, out_dims) {
+            return;
         }
         let t: &[u8; 65536] = &table.0;
         let (a8, b8) = (bytemuck::cast_slice::<T, u8>(a), bytemuck::cast_slice::<T, u8>(b));

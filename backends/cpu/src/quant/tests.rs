@@ -518,6 +518,64 @@ fn check_broadcast<T: QInt + std::fmt::Debug + PartialEq>(k: QBinaryOp, s: &[f32
     Ok(())
 }
 
+/// The lanes' special steps on every pair: multipliers of exactly ½ (a plain shift) or 2^-k,
+/// output multipliers of ½ and above (no rounding shift: the sign correction must not apply),
+/// a multiplier rounded to zero, the benchmark models' scales.
+#[test]
+fn binary_lanes_special_multipliers_match_apply() {
+    let cases: [[f32; 3]; 9] = [
+        [1.0, 1.0, 1.0],
+        [0.75, 1.0, 1.0],
+        [1.0, 1.0, 3e-6],
+        [0.5, 1.0, 1.5e-6],
+        [0.05, 0.05, 0.08],
+        [0.05, 0.0173, 0.08],
+        [0.05, 0.025, 0.05],
+        [0.2, 0.1, 1e-9],
+        [1e-9, 0.1, 0.05],
+    ];
+    for s in cases {
+        for k in [QBinaryOp::Add, QBinaryOp::Sub, QBinaryOp::Mul] {
+            for act in [Activation::None, Activation::Relu6] {
+                for zp in [[0, 0, 0], [-128, 127, 5], [127, -128, -128], [3, -2, 1]] {
+                    check_every_pair::<i8>(k, &s, &zp, act).unwrap_or_else(|e| panic!("{k:?} {s:?} {zp:?}: {e}"));
+                    let uzp = zp.map(|z| z + 128);
+                    check_every_pair::<u8>(k, &s, &uzp, act).unwrap_or_else(|e| panic!("{k:?} {s:?} {uzp:?}: {e}"));
+                }
+            }
+        }
+    }
+}
+
+/// Every pair of 8-bit inputs through [`QBinary::run_lanes`] (where this CPU has the lanes)
+/// against `apply`.
+fn check_every_pair<T: QInt + std::fmt::Debug + PartialEq>(k: QBinaryOp, s: &[f32], zp: &[i32], act: Activation) -> Result<(), TestCaseError> {
+    let q = |i: usize| QParams { scale: s[i], zero_point: zp[i] };
+    let p = QBinary::new::<T>(k, q(0), q(1), q(2), act);
+    let byte = |i: usize| bytemuck::cast::<u8, T>(i as u8);
+    let rows: Vec<T> = (0..65536).map(|i| byte(i >> 8)).collect();
+    let cols: Vec<T> = (0..65536).map(|i| byte(i & 255)).collect();
+    let per_row: Vec<T> = (0..256).map(byte).collect();
+    let d = [256usize, 256];
+    let mut got = vec![T::default(); 65536];
+    // Same shapes, both orders.
+    for (a, b) in [(&rows, &cols), (&cols, &rows)] {
+        if !p.run_lanes::<T, T>(a, &d, b, &d, &mut got, &d) {
+            // Without the lanes only CPUs lacking AVX-512 or extreme parameters decline.
+            prop_assert!(crate::simd::isa() < crate::simd::Isa::Avx512 || s.iter().any(|&v| !(0.001..=1.0).contains(&v)) || k == QBinaryOp::Mul);
+            return Ok(());
+        }
+        prop_assert_eq!(&got, &binary_ref(&p, a, &d, b, &d, &d));
+    }
+    // One value per row of 256, as the first or the second operand.
+    for swap in [false, true] {
+        let ((a, ad), (b, bd)) = if swap { ((&per_row, &[256usize, 1][..]), (&cols, &d[..])) } else { ((&cols, &d[..]), (&per_row, &[256usize, 1][..])) };
+        prop_assert!(p.run_lanes::<T, T>(a, ad, b, bd, &mut got, &d));
+        prop_assert_eq!(&got, &binary_ref(&p, a, ad, b, bd, &d));
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -558,6 +616,30 @@ proptest! {
         let s = if wide { [0.9f32, 0.002, 0.001] } else { [0.001f32, 0.5, 0.004] };
         check_broadcast::<i8>(k, &s, &[-128, 127, 0], Activation::None, [1, 9, 17, 33], kind, seed % 2 == 0, seed)?;
         check_broadcast::<u8>(k, &s, &[0, 255, 128], Activation::Relu6, [2, 8, 16, 8], kind, seed % 2 == 1, seed)?;
+    }
+
+    /// The AVX-512 lanes of 8-bit add/sub/mul against `apply` on every pair of input bytes:
+    /// same shapes, a value per row (`[256,256] op [256,1]`), either operand first, with
+    /// scales from far apart to equal (a multiplier of exactly ½ or 2^-k), zero points across
+    /// and at the ends of the range, and every activation.
+    #[test]
+    fn binary_lanes_match_apply_on_every_pair(
+        op in 0usize..3,
+        seed in any::<u64>(),
+        s in proptest::collection::vec(prop_oneof![0.00001f32..10.0, Just(0.05f32), Just(0.1), Just(0.025), Just(0.2)], 3),
+        act in 0usize..4,
+        signed in any::<bool>(),
+        zp_ends in any::<bool>(),
+    ) {
+        let k = [QBinaryOp::Add, QBinaryOp::Sub, QBinaryOp::Mul][op];
+        let act = [Activation::None, Activation::Relu, Activation::Relu6, Activation::ReluN1To1][act];
+        if signed {
+            let zp = if zp_ends { vec![-128, 127, (seed % 256) as i32 - 128] } else { fill(seed ^ 9, 3, -128, 127) };
+            check_every_pair::<i8>(k, &s, &zp, act)?;
+        } else {
+            let zp = if zp_ends { vec![0, 255, (seed % 256) as i32] } else { fill(seed ^ 9, 3, 0, 255) };
+            check_every_pair::<u8>(k, &s, &zp, act)?;
+        }
     }
 
     /// QUANTIZE, DEQUANTIZE and integer requantization (vectorized, split across threads)

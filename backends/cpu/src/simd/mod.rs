@@ -33,6 +33,7 @@ pub(crate) mod elementwise;
 pub(crate) mod gemm;
 pub(crate) mod lut;
 pub(crate) mod qdepthwise;
+pub(crate) mod qbinary;
 pub(crate) mod qmisc;
 pub(crate) mod quant;
 pub(crate) mod quantize;

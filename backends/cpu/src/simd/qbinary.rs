@@ -1,0 +1,470 @@
+//! Quantized 8-bit ADD, SUB and MUL with TFLite's reference arithmetic
+//! (`quant::binary::QBinary::apply`) over 16 int32 lanes with AVX-512 F/BW/VL.
+//!
+//! Each `MultiplyByQuantizedMultiplier` step (the two input rescales and the output rescale of
+//! add/sub, the one of mul) runs as one exact 32×32→64-bit multiply on the even lanes and one
+//! on the odd lanes (`vpmuldq`), one 64-bit shift, and one 32-bit rounding shift:
+//!
+//! `RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(y, m), r)` for `m > 0` (or 0), no
+//! saturation (`m ≠ i32::MIN`) and `r ≥ 1` equals `⌊(⌊(y·m + 2³⁰ + 2³⁰⁺ʳ) / 2³¹⌋ − n) / 2ʳ⌋`,
+//! `n = [y·m < −2³⁰]`: the high multiply is `⌊(y·m + 2³⁰) / 2³¹⌋` (gemmlowp's nudge then
+//! truncation equals that floor), round-half-away-from-zero by `2ʳ` is `⌊(q + 2ʳ⁻¹ − [q < 0]) /
+//! 2ʳ⌋`, and `⌊(⌊a / b⌋ + c) / d⌋ = ⌊(a + c·b) / (b·d)⌋` for integers moves the `2ʳ⁻¹` into the
+//! 64-bit sum. With `m ≥ 2³⁰`, `y·m < −2³⁰` is `y < 0` (or `y < −1` when `m = 2³⁰`), read from
+//! `y` itself. A step whose multiplier is exactly ½ with no right shift (the larger input of an
+//! add: `y·2³⁰ / 2³¹` of an even `y`) is a plain left shift. [`QLanes::new`] builds the lanes
+//! only where every intermediate value stays in the range this needs (the caller falls back to
+//! its portable paths otherwise, and on CPUs without AVX-512); the tests compare them with
+//! `apply` over every pair of input bytes.
+#![deny(unsafe_op_in_unsafe_fn)]
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+cpu_token!(
+    /// Proof that this CPU runs AVX-512 F/BW/VL (and `NNRT_ISA` allows AVX-512).
+    QLaneToken: "avx512f", "avx512bw", "avx512vl"; isa >= super::Isa::Avx512
+);
+
+/// The longest period of a [`Second::Tiled`] operand.
+pub(crate) const MAX_TILE: usize = 512;
+
+/// One `MultiplyByQuantizedMultiplier` of a lane value `x` (already offset by its zero point).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Step {
+    /// `x << pre` before the multiply (add/sub's 20-bit input shift, a positive output shift).
+    pre: u32,
+    /// `Some(k)`: the step is `x << k` exactly (multiplier ½, no right shift, even product).
+    shift_only: Option<u32>,
+    /// The Q31 multiplier (0 or in `[2³⁰, 2³¹)`).
+    m: i32,
+    /// The rounding right shift (0..=30).
+    r: u32,
+    /// `2³⁰ + 2³⁰⁺ʳ` (`2³⁰` when `r = 0`).
+    c: i64,
+    /// Added to `y = x << pre` before its sign is taken as `[q < 0]`: 0, 1 where `m = 2³⁰`,
+    /// `2³⁰` where the correction must not apply (`r = 0` or `m = 0`).
+    u: i32,
+}
+
+impl Step {
+    /// The step for `(multiplier, shift)` as TFLite stores them (`shift > 0` a left shift),
+    /// after an extra left shift `pre0`, for lane values in `lo..=hi`; `None` where the lanes
+    /// would not be exact (a value `y` outside `±2³⁰`, a right shift above 30, a multiplier
+    /// outside `{0} ∪ [2³⁰, 2³¹)`).
+    fn new(mult: i32, shift: i32, pre0: u32, lo: i64, hi: i64) -> Option<Step> {
+        let pre = pre0 + shift.max(0) as u32;
+        let r = (-shift).max(0) as u32;
+        if pre > 30 || r > 30 || !(mult == 0 || mult >= 1 << 30) {
+            return None;
+        }
+        let bound = 1i64 << 30;
+        if lo.checked_shl(pre)? < -bound || hi << pre > bound || (lo << pre) >> pre != lo || (hi << pre) >> pre != hi {
+            return None;
+        }
+        let shift_only = (mult == 1 << 30 && r == 0 && pre >= 1).then_some(pre - 1);
+        let c = (1i64 << 30) + if r > 0 { 1i64 << (30 + r) } else { 0 };
+        let u = if r == 0 || mult == 0 {
+            1 << 30
+        } else if mult == 1 << 30 {
+            1
+        } else {
+            0
+        };
+        Some(Step { pre, shift_only, m: mult, r, c, u })
+    }
+
+    /// The step on one value, as the lanes compute it (for bounds at build time).
+    fn one(&self, x: i64) -> i64 {
+        let y = x << self.pre;
+        if let Some(k) = self.shift_only {
+            return x << k;
+        }
+        let q = (y * i64::from(self.m) + self.c) >> 31;
+        let n = if y + i64::from(self.u) < 0 { 1 } else { 0 };
+        (q - n) >> self.r
+    }
+}
+
+/// What the lanes compute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// `t1 + t2`, `t1 − t2` (`neg2`) or `t2 − t1` (`neg1`), then the output step.
+    AddSub { neg1: bool, neg2: bool },
+    /// `(x1 − z1)(x2 − z2)`, then the output step.
+    Mul,
+}
+
+/// A quantized 8-bit add/sub/mul in lane form ([`QLanes::new`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QLanes {
+    #[allow(dead_code)]
+    token: QLaneToken,
+    kind: Kind,
+    signed: bool,
+    /// The two inputs' zero points.
+    z: [i32; 2],
+    /// The two inputs' steps (add/sub).
+    input: [Step; 2],
+    out: Step,
+    out_zp: i32,
+    lo: i32,
+    hi: i32,
+}
+
+/// The parameters of one side of a [`QLanes`] op: zero point and, for add/sub, the rescale's
+/// `(multiplier, shift)`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SideParams {
+    pub zp: i32,
+    pub mult: (i32, i32),
+}
+
+/// The second operand of [`QLanes::run`], by position `i` of the segment being computed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Second<'a> {
+    /// `s[i - start]`, like the first operand.
+    Contig(&'a [u8]),
+    /// `s[i % len]` where `s` holds `len + 16` bytes (at most [`MAX_TILE`] + 16) of period
+    /// `len >= 16` (a row repeated).
+    Tiled(&'a [u8], usize),
+    /// `s[i / p]`: one value per row of `p` (a multiple of 16) positions.
+    PerRow(&'a [u8], usize),
+    /// One value everywhere.
+    Splat(u8),
+}
+
+impl QLanes {
+    /// The lanes of an 8-bit (`signed`: int8, else uint8) add/sub (`mul == false`, `sub`) or
+    /// mul with TFLite's parameters: `left_shift` (20), each input's zero point and rescale,
+    /// the output's rescale, zero point and activation range. `None` where this CPU lacks
+    /// AVX-512 F/BW/VL or a step would not be exact in the lanes.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(signed: bool, mul: bool, sub: bool, left_shift: u32, a: SideParams, b: SideParams, out_mult: (i32, i32), out_zp: i32, act: (i32, i32)) -> Option<QLanes> {
+        let token = QLaneToken::new()?;
+        let (tmin, tmax) = if signed { (-128i64, 127i64) } else { (0, 255) };
+        let range = |zp: i32| (tmin - i64::from(zp), tmax - i64::from(zp));
+        let (ra, rb) = (range(a.zp), range(b.zp));
+        let (lo, hi) = (act.0.max(tmin as i32), act.1.min(tmax as i32));
+        // The output's zero point is added to int16 lanes (saturating: exact for outputs that
+        // end inside the 8-bit range).
+        if lo > hi || out_zp.unsigned_abs() > 1024 {
+            return None;
+        }
+        let dummy = Step { pre: 0, shift_only: Some(0), m: 0, r: 0, c: 0, u: 0 };
+        let (kind, input, (slo, shi)) = if mul {
+            let ends = [ra.0 * rb.0, ra.0 * rb.1, ra.1 * rb.0, ra.1 * rb.1];
+            (Kind::Mul, [dummy; 2], (*ends.iter().min()?, *ends.iter().max()?))
+        } else {
+            let sa = Step::new(a.mult.0, a.mult.1, left_shift, ra.0, ra.1)?;
+            let sb = Step::new(b.mult.0, b.mult.1, left_shift, rb.0, rb.1)?;
+            // Each step is monotonic: its range is that of the ends of its input's.
+            let (ta, tb) = ((sa.one(ra.0), sa.one(ra.1)), (sb.one(rb.0), sb.one(rb.1)));
+            let s = if sub { (ta.0 - tb.1, ta.1 - tb.0) } else { (ta.0 + tb.0, ta.1 + tb.1) };
+            (Kind::AddSub { neg1: false, neg2: sub }, [sa, sb], s)
+        };
+        let out = Step::new(out_mult.0, out_mult.1, 0, slo, shi)?;
+        Some(QLanes { token, kind, signed, z: [a.zp, b.zp], input, out, out_zp, lo, hi })
+    }
+
+    /// The same op with its operands swapped: `run(y, x)` computes what `run(x, y)` did.
+    pub(crate) fn swapped(&self) -> QLanes {
+        let kind = match self.kind {
+            Kind::AddSub { neg1, neg2 } => Kind::AddSub { neg1: neg2, neg2: neg1 },
+            Kind::Mul => Kind::Mul,
+        };
+        QLanes { kind, z: [self.z[1], self.z[0]], input: [self.input[1], self.input[0]], ..*self }
+    }
+
+    /// `out[j]` = the op on `first[j]` and the second operand at position `start + j` of a
+    /// segment (see [`Second`]); `first` holds at least `out.len()` bytes, a `Contig` second
+    /// operand too. `PerRow` needs `start` to be a multiple of 16.
+    ///
+    /// # Panics
+    /// When an operand is shorter than that, or `PerRow`'s conditions do not hold.
+    pub(crate) fn run(&self, first: &[u8], second: Second<'_>, start: usize, out: &mut [u8]) {
+        let n = out.len();
+        assert!(first.len() >= n, "qbinary lanes: first operand shorter than the output");
+        match second {
+            Second::Contig(s) => assert!(s.len() >= n, "qbinary lanes: second operand shorter than the output"),
+            Second::Tiled(s, len) => assert!(len >= 16 && s.len() >= len + 16 && s.len() <= MAX_TILE + 16, "qbinary lanes: tiled row"),
+            Second::PerRow(s, p) => assert!(p > 0 && p.is_multiple_of(16) && start.is_multiple_of(16) && (start + n).div_ceil(p) <= s.len(), "qbinary lanes: rows"),
+            Second::Splat(_) => {}
+        }
+        if n == 0 {
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the token (built only after run-time detection) proves AVX-512 F/BW/VL; the
+        // asserts above bound every read (see `kernel`).
+        unsafe {
+            kernel(self, first.as_ptr(), second, start, out.as_mut_ptr(), n)
+        }
+    }
+}
+
+/// Lane constants of a [`Step`].
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct StepV {
+    pre: __m512i,
+    shift_only: Option<__m512i>,
+    m: __m512i,
+    r: __m512i,
+    c: __m512i,
+    u: __m512i,
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn step_v(s: &Step) -> StepV {
+    StepV {
+        pre: _mm512_set1_epi32(s.pre as i32),
+        shift_only: s.shift_only.map(|k| _mm512_set1_epi32(k as i32)),
+        m: _mm512_set1_epi64(i64::from(s.m)),
+        r: _mm512_set1_epi32(s.r as i32),
+        c: _mm512_set1_epi64(s.c),
+        u: _mm512_set1_epi32(s.u),
+    }
+}
+
+/// The step on 16 lanes (see the module's notes); `SHIFT`: the step is its plain shift.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn step<const SHIFT: bool>(x: __m512i, s: &StepV, idx: __m512i) -> __m512i {
+    if SHIFT {
+        return _mm512_sllv_epi32(x, s.shift_only.unwrap_or(s.pre));
+    }
+    let y = _mm512_sllv_epi32(x, s.pre);
+    let pe = _mm512_mul_epi32(y, s.m);
+    let po = _mm512_mul_epi32(_mm512_srli_epi64::<32>(y), s.m);
+    let qe = _mm512_srai_epi64::<31>(_mm512_add_epi64(pe, s.c));
+    let qo = _mm512_srai_epi64::<31>(_mm512_add_epi64(po, s.c));
+    let q = _mm512_permutex2var_epi32(qe, idx, qo);
+    let n = _mm512_srai_epi32::<31>(_mm512_add_epi32(y, s.u));
+    _mm512_srav_epi32(_mm512_add_epi32(q, n), s.r)
+}
+
+/// The constants of one run of the kernel.
+#[cfg(target_arch = "x86_64")]
+struct Consts {
+    idx: __m512i,
+    neg1: bool,
+    neg2: bool,
+    z1: __m512i,
+    z2: __m512i,
+    s1: StepV,
+    s2: StepV,
+    so: StepV,
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn widen<const SIGNED: bool>(b: __m128i) -> __m512i {
+    if SIGNED { _mm512_cvtepi8_epi32(b) } else { _mm512_cvtepu8_epi32(b) }
+}
+
+/// The second operand's contribution from its 16 widened bytes: add/sub's rescaled value,
+/// mul's offset value.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn side2<const MUL: bool, const SH2: bool>(c: &Consts, x2: __m512i) -> __m512i {
+    let v = _mm512_sub_epi32(x2, c.z2);
+    if MUL { v } else { step::<SH2>(v, &c.s2, c.idx) }
+}
+
+/// 16 raw outputs (before the zero point) from the first operand's widened bytes and the
+/// second's contribution.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn finish<const MUL: bool, const SH1: bool>(c: &Consts, x1: __m512i, t2: __m512i) -> __m512i {
+    let v1 = _mm512_sub_epi32(x1, c.z1);
+    let s = if MUL {
+        _mm512_mullo_epi32(v1, t2)
+    } else {
+        let t1 = step::<SH1>(v1, &c.s1, c.idx);
+        if c.neg2 {
+            _mm512_sub_epi32(t1, t2)
+        } else if c.neg1 {
+            _mm512_sub_epi32(t2, t1)
+        } else {
+            _mm512_add_epi32(t1, t2)
+        }
+    };
+    step::<false>(s, &c.so, c.idx)
+}
+
+/// The loop of [`QLanes::run`] for this op's kind, signedness and plain-shift steps.
+///
+/// # Safety
+/// `first` and `out` valid for `n` bytes; the second operand as [`QLanes::run`] checks.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn kernel(k: &QLanes, first: *const u8, second: Second<'_>, start: usize, out: *mut u8, n: usize) {
+    let mul = k.kind == Kind::Mul;
+    let (sh1, sh2) = (!mul && k.input[0].shift_only.is_some(), !mul && k.input[1].shift_only.is_some());
+    macro_rules! go {
+        ($mul:literal, $signed:literal) => {
+            // SAFETY: the caller's guarantees, passed on.
+            unsafe {
+                match (sh1, sh2) {
+                    (false, false) => kernel_g::<$mul, $signed, false, false>(k, first, second, start, out, n),
+                    (true, false) => kernel_g::<$mul, $signed, true, false>(k, first, second, start, out, n),
+                    (false, true) => kernel_g::<$mul, $signed, false, true>(k, first, second, start, out, n),
+                    (true, true) => kernel_g::<$mul, $signed, true, true>(k, first, second, start, out, n),
+                }
+            }
+        };
+    }
+    match (mul, k.signed) {
+        (true, true) => unsafe { kernel_g::<true, true, false, false>(k, first, second, start, out, n) },
+        (true, false) => unsafe { kernel_g::<true, false, false, false>(k, first, second, start, out, n) },
+        (false, true) => go!(false, true),
+        (false, false) => go!(false, false),
+    }
+}
+
+/// [`kernel`] for one op kind, signedness and pair of plain-shift input steps, 16 values per
+/// step.
+///
+/// # Safety
+/// As [`kernel`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const SH2: bool>(k: &QLanes, first: *const u8, second: Second<'_>, start: usize, out: *mut u8, n: usize) {
+    let (neg1, neg2) = match k.kind {
+        Kind::AddSub { neg1, neg2 } => (neg1, neg2),
+        Kind::Mul => (false, false),
+    };
+    let c = Consts {
+        // Lane 2j takes dword 2j of the even products, lane 2j + 1 dword 2j of the odd ones.
+        idx: _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30),
+        neg1,
+        neg2,
+        z1: _mm512_set1_epi32(k.z[0]),
+        z2: _mm512_set1_epi32(k.z[1]),
+        s1: step_v(&k.input[0]),
+        s2: step_v(&k.input[1]),
+        so: step_v(&k.out),
+    };
+    let splat = match second {
+        Second::Splat(b) => side2::<MUL, SH2>(&c, widen::<SIGNED>(_mm_set1_epi8(b as i8))),
+        _ => _mm512_setzero_si512(),
+    };
+    // A tiled row's contributions, worked out once.
+    let mut tiled = [0i32; MAX_TILE + 16];
+    if let Second::Tiled(s, _) = second {
+        for (q, t) in tiled[..s.len()].chunks_mut(16).enumerate() {
+            let mask: __mmask16 = if t.len() == 16 { 0xffff } else { (1u16 << t.len()) - 1 };
+            // SAFETY: bytes 16q .. 16q + t.len() of `s`, and as many values of `t`.
+            unsafe {
+                let v = side2::<MUL, SH2>(&c, widen::<SIGNED>(_mm_maskz_loadu_epi8(mask, s.as_ptr().add(16 * q).cast())));
+                _mm512_mask_storeu_epi32(t.as_mut_ptr().cast(), mask, v);
+            }
+        }
+    }
+    // The per-row operand's contribution for the current row.
+    let mut row_t = _mm512_setzero_si512();
+    // The tiled row's offset of position `start + j`, kept below its period.
+    let mut phase = match second {
+        Second::Tiled(_, period) => start % period,
+        Second::PerRow(_, p) => start % p,
+        _ => 0,
+    };
+    // The per-row operand's row at position `start + j`.
+    let mut row = match second {
+        Second::PerRow(_, p) => start / p,
+        _ => 0,
+    };
+    // Bytes `k` of the packed vector (in-lane packs of four vectors) come from vector
+    // `k / 4 % 4`, lane `4 · (k / 16) + k % 4`: dword `d` of the result is dword `4 · (d % 4)
+    // + d / 4` of the packs.
+    let order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    let (ozp, lo8, hi8) = (_mm512_set1_epi16(k.out_zp.clamp(-32768, 32767) as i16), _mm512_set1_epi8(k.lo as i8), _mm512_set1_epi8(k.hi as i8));
+    let mut j = 0;
+    while j < n {
+        let mut r = [_mm512_setzero_si512(); 4];
+        for (q, r) in r.iter_mut().enumerate() {
+            let at = j + 16 * q;
+            let len = n.saturating_sub(at).min(16);
+            let mask: __mmask16 = if len == 16 { 0xffff } else { (1u16 << len) - 1 };
+            // SAFETY: lanes at .. at + len <= n of `first` and a `Contig` second operand
+            // (masked loads read nothing past them); a tiled row holds `period + 16` bytes, so
+            // 16 from any offset below its period; a per-row operand has `(start + n) / p`
+            // rows (rounded up), and the 16 positions from a multiple of 16 lie in one row (p
+            // is a multiple of 16); once past `n` its row is not read.
+            unsafe {
+                let x1 = widen::<SIGNED>(_mm_maskz_loadu_epi8(mask, first.add(at).cast()));
+                let t2 = match second {
+                    Second::Contig(s) => side2::<MUL, SH2>(&c, widen::<SIGNED>(_mm_maskz_loadu_epi8(mask, s.as_ptr().add(at).cast()))),
+                    Second::Tiled(_, period) => {
+                        let v = _mm512_loadu_si512(tiled.as_ptr().add(phase).cast());
+                        phase += 16;
+                        if phase >= period {
+                            phase -= period;
+                        }
+                        v
+                    }
+                    Second::PerRow(s, p) => {
+                        if (phase == 0 || j + 16 * q == 0) && len > 0 {
+                            row_t = side2::<MUL, SH2>(&c, widen::<SIGNED>(_mm_set1_epi8(*s.as_ptr().add(row) as i8)));
+                        }
+                        phase += 16;
+                        if phase == p {
+                            phase = 0;
+                            row += 1;
+                        }
+                        row_t
+                    }
+                    Second::Splat(_) => splat,
+                };
+                *r = finish::<MUL, SH1>(&c, x1, t2);
+            }
+        }
+        // To bytes: int16 with saturation (a raw value beyond int16 stays beyond the 8-bit
+        // range after the zero point), the zero point added saturating, bytes with saturation,
+        // then the activation range (inside the type's).
+        let w01 = _mm512_adds_epi16(_mm512_packs_epi32(r[0], r[1]), ozp);
+        let w23 = _mm512_adds_epi16(_mm512_packs_epi32(r[2], r[3]), ozp);
+        let b = if SIGNED {
+            _mm512_min_epi8(_mm512_max_epi8(_mm512_permutexvar_epi32(order, _mm512_packs_epi16(w01, w23)), lo8), hi8)
+        } else {
+            _mm512_min_epu8(_mm512_max_epu8(_mm512_permutexvar_epi32(order, _mm512_packus_epi16(w01, w23)), lo8), hi8)
+        };
+        let len = (n - j).min(64);
+        let mask: __mmask64 = if len == 64 { u64::MAX } else { (1u64 << len) - 1 };
+        // SAFETY: bytes j .. j + len <= n of `out`.
+        unsafe { _mm512_mask_storeu_epi8(out.add(j).cast(), mask, b) };
+        j += 64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Step;
+
+    /// `Step::one` (the lanes' arithmetic) is TFLite's `MultiplyByQuantizedMultiplier` for
+    /// every multiplier class and shift over the values it admits.
+    #[test]
+    fn step_is_the_reference_requant() {
+        use crate::quant::fixedpoint::mbqm_smaller_than_one;
+        let mults = [0, 1 << 30, (1 << 30) + 1, 1_500_000_000, i32::MAX];
+        for &m in &mults {
+            for shift in -30..=3 {
+                for pre0 in [0u32, 20] {
+                    let (lo, hi) = if pre0 == 20 { (-255i64, 255) } else { (-(1i64 << 26), 1 << 26) };
+                    let Some(s) = Step::new(m, shift, pre0, lo, hi) else { continue };
+                    let xs = (lo..=hi).step_by(((hi - lo) / 4000).max(1) as usize).chain([lo, hi, -1, 0, 1, -2, 2]);
+                    for x in xs {
+                        let want = mbqm_smaller_than_one((x as i32).wrapping_mul(1 << pre0), m, shift);
+                        assert_eq!(s.one(x), i64::from(want), "m {m} shift {shift} pre {pre0} x {x}");
+                    }
+                }
+            }
+        }
+    }
+}
