@@ -216,7 +216,17 @@ pub(crate) fn broadcast_rows<A, B, O, F>(
     O: Send,
     F: Fn(Row<'_, A>, Row<'_, B>, &mut [O]) + Sync,
 {
-    let p = Plan::new(a_shape, b_shape, out_shape);
+    broadcast_plan(&Plan::new(a_shape, b_shape, out_shape), a, a_shape, b, b_shape, out, f)
+}
+
+/// [`broadcast_rows`] with its plan made already.
+fn broadcast_plan<A, B, O, F>(p: &Plan, a: &[A], a_shape: &[usize], b: &[B], b_shape: &[usize], out: &mut [O], f: F)
+where
+    A: Copy + Sync,
+    B: Copy + Sync,
+    O: Send,
+    F: Fn(Row<'_, A>, Row<'_, B>, &mut [O]) + Sync,
+{
     assert_eq!(
         a.len(),
         a_shape.iter().product::<usize>(),
@@ -286,16 +296,8 @@ pub(crate) fn broadcast_rows<A, B, O, F>(
         }
     }
     let run = |r0: usize, out: &mut [O]| {
-        // Mixed-radix index of row r0 over the outer dims, and the operands' offsets there.
-        let k = p.dims.len();
-        let mut idx = vec![0usize; k];
-        let (mut oa, mut ob, mut rem) = (0, 0, r0);
-        for d in (0..k).rev() {
-            idx[d] = rem % p.dims[d];
-            rem /= p.dims[d];
-            oa += idx[d] * p.sa[d];
-            ob += idx[d] * p.sb[d];
-        }
+        let mut idx = vec![0usize; p.dims.len()];
+        let (mut oa, mut ob) = ew::row_start(r0, &p.dims, &p.sa, &p.sb, &mut idx);
         for o in out.chunks_mut(n) {
             let ra = if p.a_contig {
                 Row::Slice(&a[oa..oa + n])
@@ -308,17 +310,7 @@ pub(crate) fn broadcast_rows<A, B, O, F>(
                 Row::Splat(b[ob])
             };
             f(ra, rb, o);
-            for d in (0..k).rev() {
-                idx[d] += 1;
-                oa += p.sa[d];
-                ob += p.sb[d];
-                if idx[d] < p.dims[d] {
-                    break;
-                }
-                oa -= p.sa[d] * p.dims[d];
-                ob -= p.sb[d] * p.dims[d];
-                idx[d] = 0;
-            }
+            ew::next_row(&mut idx, &p.dims, &p.sa, &p.sb, &mut oa, &mut ob);
         }
     };
     match par_chunk(rows, n) {
@@ -492,12 +484,12 @@ pub fn binary(
     out_shape: &[usize],
     act: Act,
 ) {
-    if vbin(op).is_some_and(|v| binary_rows(v, a, a_shape, b, b_shape, out, out_shape, act)) {
+    // One plan for both paths (the walk declines same shapes, scalars and short rows).
+    let p = Plan::new(a_shape, b_shape, out_shape);
+    if vbin(op).is_some_and(|v| binary_rows(v, &p, a, a_shape, b, b_shape, out, act)) {
         return;
     }
-    broadcast_rows(a, a_shape, b, b_shape, out, out_shape, |ra, rb, o| {
-        row_f32(op, ra, rb, o, act)
-    });
+    broadcast_plan(&p, a, a_shape, b, b_shape, out, |ra, rb, o| row_f32(op, ra, rb, o, act));
 }
 
 /// Rows of at least this many floats take [`binary_rows`]; shorter ones the tiled or per-row
@@ -509,11 +501,10 @@ const WALK_MIN_ROW: usize = 16;
 /// (`simd::elementwise::bin_rows`), a chunk of rows per thread, instead of one call per row.
 /// Returns `false` (nothing written) for one row, short rows, or without SIMD.
 #[allow(clippy::too_many_arguments)]
-fn binary_rows(op: VBin, a: &[f32], a_shape: &[usize], b: &[f32], b_shape: &[usize], out: &mut [f32], out_shape: &[usize], act: Act) -> bool {
+fn binary_rows(op: VBin, p: &Plan, a: &[f32], a_shape: &[usize], b: &[f32], b_shape: &[usize], out: &mut [f32], act: Act) -> bool {
     if !ew::has_bin_rows() {
         return false;
     }
-    let p = Plan::new(a_shape, b_shape, out_shape);
     let n = p.n;
     let whole = |x: &[f32], shape: &[usize]| x.len() == shape.iter().product::<usize>();
     if p.total == 0 || n < WALK_MIN_ROW || p.total / n < 2 || out.len() != p.total || !whole(a, a_shape) || !whole(b, b_shape) {

@@ -401,15 +401,9 @@ macro_rules! simd_kernels {
         ) {
             let (vlo, vhi, one) = (splat(lo), splat(hi), splat(1.0));
             let k = walk.k;
-            // Mixed-radix index of row r0 over the outer dims, and the operands' offsets there.
+            let (dims, wa, wb) = (&walk.dims[..k], &walk.sa[..k], &walk.sb[..k]);
             let mut idx = [0usize; super::MAX_WALK];
-            let (mut oa, mut ob, mut rem) = (0, 0, r0);
-            for d in (0..k).rev() {
-                idx[d] = rem % walk.dims[d];
-                rem /= walk.dims[d];
-                oa += idx[d] * walk.sa[d];
-                ob += idx[d] * walk.sb[d];
-            }
+            let (mut oa, mut ob) = super::row_start(r0, dims, wa, wb, &mut idx[..k]);
             let mut o = out;
             for _ in 0..rows {
                 let (pa, pb) = (a.add(oa), b.add(ob));
@@ -427,17 +421,7 @@ macro_rules! simd_kernels {
                     store_tail(o.add(i), n - i, clampv(binop::<OP>(x, y), vlo, vhi));
                 }
                 o = o.add(n);
-                for d in (0..k).rev() {
-                    idx[d] += 1;
-                    oa += walk.sa[d];
-                    ob += walk.sb[d];
-                    if idx[d] < walk.dims[d] {
-                        break;
-                    }
-                    oa -= walk.sa[d] * walk.dims[d];
-                    ob -= walk.sb[d] * walk.dims[d];
-                    idx[d] = 0;
-                }
+                super::next_row(&mut idx[..k], dims, wa, wb, &mut oa, &mut ob);
             }
         }
 
@@ -822,6 +806,36 @@ impl RowWalk {
     /// `s`.
     fn reach(&self, s: &[usize; MAX_WALK], row: usize) -> Option<usize> {
         (0..self.k).try_fold(row, |acc, d| self.dims[d].checked_sub(1)?.checked_mul(s[d])?.checked_add(acc))
+    }
+}
+
+/// The offsets in `a` and `b` of row `r` of a walk over the outer `dims` (outermost first, strides
+/// `sa` and `sb`), its mixed-radix index left in `idx`.
+#[inline(always)]
+pub(crate) fn row_start(r: usize, dims: &[usize], sa: &[usize], sb: &[usize], idx: &mut [usize]) -> (usize, usize) {
+    let (mut oa, mut ob, mut rem) = (0, 0, r);
+    for d in (0..dims.len()).rev() {
+        idx[d] = rem % dims[d];
+        rem /= dims[d];
+        oa += idx[d] * sa[d];
+        ob += idx[d] * sb[d];
+    }
+    (oa, ob)
+}
+
+/// Moves `idx` and the offsets `oa`, `ob` of [`row_start`]'s walk on to the next row.
+#[inline(always)]
+pub(crate) fn next_row(idx: &mut [usize], dims: &[usize], sa: &[usize], sb: &[usize], oa: &mut usize, ob: &mut usize) {
+    for d in (0..dims.len()).rev() {
+        idx[d] += 1;
+        *oa += sa[d];
+        *ob += sb[d];
+        if idx[d] < dims[d] {
+            break;
+        }
+        *oa -= sa[d] * dims[d];
+        *ob -= sb[d] * dims[d];
+        idx[d] = 0;
     }
 }
 
