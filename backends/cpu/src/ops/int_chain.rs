@@ -498,8 +498,11 @@ impl Kernel for Tabled {
                 }
                 (&Key::One(k), Table::Wide(table)) => {
                     let x = input(k)?;
-                    let v: Vec<i64> = x.iter().map(|&b| table[b as usize]).collect();
-                    store(&v, *t, o.bytes)?;
+                    match t {
+                        DType::I16 => cast_mut::<i16>(o.bytes)?.iter_mut().zip(x).for_each(|(o, &b)| *o = table[usize::from(b)] as i16),
+                        DType::I32 => cast_mut::<i32>(o.bytes)?.iter_mut().zip(x).for_each(|(o, &b)| *o = table[usize::from(b)] as i32),
+                        other => return Err(format!("an int chain table does not store {other}")),
+                    }
                 }
                 (&Key::Two(a, b), Table::Pair(table)) => {
                     let (x, y) = (input(a)?, input(b)?);
