@@ -352,7 +352,7 @@ pub(crate) fn broadcast_ref<A: Copy, B: Copy, O>(
 
 /// One f32 element of `op` (without the activation).
 #[inline(always)]
-fn op_f32(op: BinaryOp, a: f32, b: f32) -> f32 {
+pub(crate) fn op_f32(op: BinaryOp, a: f32, b: f32) -> f32 {
     match op {
         BinaryOp::Add => a + b,
         BinaryOp::Sub => a - b,

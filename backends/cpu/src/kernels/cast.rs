@@ -170,6 +170,40 @@ pub fn cast(from: DType, input: &[u8], to: DType, out: &mut [u8]) {
     }
 }
 
+/// float32 → int8 as [`cast`] converts it (x86 truncation, the low byte kept), in a form that
+/// vectorizes.
+#[inline(always)]
+pub(crate) fn f32_to_i8(v: f32) -> i8 {
+    x86_i32_vec(v) as i8
+}
+
+/// float32 → uint8 as [`cast`] converts it (clamped to 0..=255 first; NaN gives 0).
+#[inline(always)]
+pub(crate) fn f32_to_u8(v: f32) -> u8 {
+    x86_i32_vec(clamp_keep_nan(v, 0.0, 255.0)) as u8
+}
+
+/// float32 → int16 as [`cast`] converts it (clamped to int16's range first; NaN gives 0).
+#[inline(always)]
+pub(crate) fn f32_to_i16(v: f32) -> i16 {
+    x86_i32_vec(clamp_keep_nan(v, -32768.0, 32767.0)) as i16
+}
+
+/// float32 → int32 as [`cast`] converts it (TFLite's): NaN and values above the largest float
+/// below 2^31 give `i32::MAX`, values below -2^31 give `i32::MIN`, the others truncate.
+#[inline(always)]
+pub(crate) fn f32_to_i32(v: f32) -> i32 {
+    // `x86_i32_vec` truncates what lies in [-2^31, 2^31) and gives `i32::MIN` for the rest,
+    // which is right below -2^31; above 2147483520 (the largest float below 2^31) and NaN
+    // give `i32::MAX`.
+    let t = x86_i32_vec(v);
+    if v.is_nan() || v > 2147483520.0 {
+        i32::MAX
+    } else {
+        t
+    }
+}
+
 /// The casts of models' input and output ends (integers to float32, float32 to uint8, int8
 /// and int16) over typed slices: the same per-element conversions as [`cast`]'s, in loops
 /// that vectorize, split across the kernel pool. False (nothing written) for other pairs, or
@@ -189,18 +223,10 @@ fn cast_fast(from: DType, input: &[u8], to: DType, out: &mut [u8]) -> bool {
         (DType::I8, DType::F32) => go(input, out, |v: i8| Num::Int(v as i64).to_f32()),
         (DType::I16, DType::F32) => go(input, out, |v: i16| Num::Int(v as i64).to_f32()),
         (DType::I32, DType::F32) => go(input, out, |v: i32| Num::Int(v as i64).to_f32()),
-        (DType::F32, DType::U8) => go(input, out, |v: f32| x86_i32_vec(clamp_keep_nan(v, 0.0, 255.0)) as u8),
-        (DType::F32, DType::I8) => go(input, out, |v: f32| x86_i32_vec(v) as i8),
-        (DType::F32, DType::I16) => go(input, out, |v: f32| x86_i32_vec(clamp_keep_nan(v, -32768.0, 32767.0)) as i16),
-        // As `write` does for I32: NaN and values above the largest float below 2^31 give
-        // i32::MAX, values below -2^31 give i32::MIN, the others truncate.
-        (DType::F32, DType::I32) => go(input, out, |v: f32| {
-            if v.is_nan() || v > 2147483520.0 {
-                i32::MAX
-            } else {
-                (if v < -2147483648.0 { -2147483648.0 } else { v }) as i32
-            }
-        }),
+        (DType::F32, DType::U8) => go(input, out, f32_to_u8),
+        (DType::F32, DType::I8) => go(input, out, f32_to_i8),
+        (DType::F32, DType::I16) => go(input, out, f32_to_i16),
+        (DType::F32, DType::I32) => go(input, out, f32_to_i32),
         // Integer to integer: sign-extended, or the low bits kept (`Num::to_i32` ignores the
         // float clamp for integers).
         (DType::I8, DType::I32) => go(input, out, |v: i8| i32::from(v)),

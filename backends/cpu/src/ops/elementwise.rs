@@ -135,7 +135,7 @@ fn unary_kind(u: UnaryOp) -> U {
     }
 }
 
-fn binary_kind(b: BinaryOp) -> K {
+pub(super) fn binary_kind(b: BinaryOp) -> K {
     match b {
         BinaryOp::Add => K::Add,
         BinaryOp::Sub => K::Sub,

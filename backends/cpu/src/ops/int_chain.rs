@@ -6,12 +6,20 @@
 //! them with the same integer steps as its own kernel (`quant::tosa`'s functions, the wrapping
 //! int32 arithmetic of `binary_i32`); only the values read after the run are stored. The
 //! results are the same integers as the ops one by one (the test compares them).
+//!
+//! The float element-wise ops and CASTs that TOSA's lowerings of QUANTIZE (MUL by the reciprocal
+//! scale, ROUND, CAST, ADD of the zero point, CAST) and DEQUANTIZE (RESCALE, CAST, SUB, MUL) put
+//! around such runs join them: a float32 value lives in a lane as its bits, and each op is the
+//! same IEEE operation per element as its own kernel (`kernels::binary::op_f32`, the exact
+//! roundings, `kernels::cast`'s conversions), so the results are the same bits.
 
-use nnrt_core::{cast, cast_mut, Activation, BinaryOp, CompileCtx, DType, InputSource, IntBitsOp, OpId, OpKind, OperandId};
+use nnrt_core::{cast, cast_mut, Activation, BinaryOp, CompileCtx, DType, InputSource, IntBitsOp, OpId, OpKind, OperandId, UnaryOp};
 
 use super::quantize::rescale_params;
 use super::util::source;
 use crate::kernel::Kernel;
+use crate::kernels::binary::op_f32;
+use crate::kernels::cast::{f32_to_i16, f32_to_i32, f32_to_i8};
 use crate::simd::rescale::LaneRescale;
 use crate::simd::{Wide, WideBody};
 use crate::quant::tosa::{apply_scale_16, apply_scale_32, apply_scale_32_i32, left_shift, right_shift, Rescale};
@@ -61,6 +69,13 @@ enum Lane {
     Copy,
     /// RESCALE of int8: the result for each byte, per channel (`Rescale::table8`).
     Rescale8(Vec<i64>, usize),
+    /// A float32 binary op without activation (`kernels::binary::op_f32`).
+    FBin(crate::kernels::binary::BinaryOp),
+    /// A float32 unary op that is one exact IEEE operation (ROUND half to even, FLOOR, CEIL,
+    /// ABS, NEG).
+    FUnary(UnaryOp),
+    /// CAST from `.0` to `.1` (`kernels::cast`'s conversions).
+    Cast(DType, DType),
 }
 
 /// One op of the run: `dst = lane(a, b)`, each a slot of [`Run::slots`], kept in `out`'s type.
@@ -97,6 +112,23 @@ pub(super) fn bits(t: DType) -> Option<u32> {
     }
 }
 
+/// The types a lane holds: the integers RESCALE takes, sign-extended, and float32 as its bits.
+fn lane_type(t: DType) -> bool {
+    bits(t).is_some() || t == DType::F32
+}
+
+/// A float32 lane's value.
+#[inline(always)]
+fn f(v: i64) -> f32 {
+    f32::from_bits(v as u32)
+}
+
+/// A float32 value as a lane.
+#[inline(always)]
+fn lane(v: f32) -> i64 {
+    i64::from(v.to_bits())
+}
+
 /// `v` kept as its type keeps it (the low bits, sign-extended), as the ops' kernels store it.
 fn wrap(v: i64, t: DType) -> i64 {
     match t {
@@ -120,6 +152,7 @@ fn load(bytes: &[u8], t: DType, v: &mut Vec<i64>) -> Result<(), String> {
         DType::I8 => v.extend(cast::<i8>(bytes)?.iter().map(|&x| i64::from(x))),
         DType::I16 => v.extend(cast::<i16>(bytes)?.iter().map(|&x| i64::from(x))),
         DType::I32 => v.extend(cast::<i32>(bytes)?.iter().map(|&x| i64::from(x))),
+        DType::F32 => v.extend(cast::<f32>(bytes)?.iter().map(|&x| lane(x))),
         other => return Err(format!("an int chain does not load {other}")),
     }
     Ok(())
@@ -130,6 +163,7 @@ fn store(v: &[i64], t: DType, bytes: &mut [u8]) -> Result<(), String> {
         DType::I8 => cast_mut::<i8>(bytes)?.iter_mut().zip(v).for_each(|(o, &x)| *o = x as i8),
         DType::I16 => cast_mut::<i16>(bytes)?.iter_mut().zip(v).for_each(|(o, &x)| *o = x as i16),
         DType::I32 => cast_mut::<i32>(bytes)?.iter_mut().zip(v).for_each(|(o, &x)| *o = x as i32),
+        DType::F32 => cast_mut::<f32>(bytes)?.iter_mut().zip(v).for_each(|(o, &x)| *o = f(x)),
         other => return Err(format!("an int chain does not store {other}")),
     }
     Ok(())
@@ -145,6 +179,14 @@ fn lane_of(ctx: &CompileCtx, id: OpId) -> Option<(Lane, Vec<OperandId>)> {
     let two = || Some(vec![x0, op.input(1)?]);
     let same = |ids: &[OperandId]| ids.iter().all(|&i| g.operand(i).dtype == xt);
     let (lane, ins) = match &op.kind {
+        OpKind::Binary { op: b, act: Activation::None } if xt == DType::F32 => {
+            let ins = two()?;
+            matches!(b, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Maximum | BinaryOp::Minimum).then_some(())?;
+            (same(&ins) && ot == xt).then_some(())?;
+            (Lane::FBin(super::elementwise::binary_kind(*b)), ins)
+        }
+        OpKind::Unary(u @ (UnaryOp::Round | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Abs | UnaryOp::Neg)) if xt == DType::F32 && ot == xt => (Lane::FUnary(*u), vec![x0]),
+        OpKind::Cast if lane_type(xt) && lane_type(ot) && xt != ot => (Lane::Cast(xt, ot), vec![x0]),
         OpKind::Binary { op: b, act: Activation::None } => {
             let ins = two()?;
             let lane = match b {
@@ -175,7 +217,7 @@ fn lane_of(ctx: &CompileCtx, id: OpId) -> Option<(Lane, Vec<OperandId>)> {
             (Lane::Shr(bits(xt)?, *round), ins)
         }
         // A RESHAPE (to a constant shape) keeps the lanes as they are.
-        OpKind::Reshape { .. } if ot == xt && bits(xt).is_some() && op.input(1).is_none_or(|s| g.operand(s).data.is_some()) => (Lane::Copy, vec![x0]),
+        OpKind::Reshape { .. } if ot == xt && lane_type(xt) && op.input(1).is_none_or(|s| g.operand(s).data.is_some()) => (Lane::Copy, vec![x0]),
         OpKind::IntBits(IntBitsOp::Clz) if xt == DType::I32 && ot == DType::I32 => (Lane::Clz, vec![x0]),
         OpKind::Table if xt == DType::I16 && ot == DType::I32 => {
             let t = const_lanes(ctx, op.input(1)?)?;
@@ -337,7 +379,8 @@ enum Key {
 enum Table {
     /// 8-bit results of one input, looked up 64 bytes a step where the CPU can.
     Bytes(Box<[u8; 256]>),
-    /// Results of one input, of the output's type (any width), sign-extended.
+    /// Results of one input, of the output's type (any width), sign-extended (float32 as
+    /// its bits).
     Wide(Vec<i64>),
     /// 8-bit results of two inputs.
     Pair(Vec<u8>),
@@ -501,6 +544,7 @@ impl Kernel for Tabled {
                     match t {
                         DType::I16 => cast_mut::<i16>(o.bytes)?.iter_mut().zip(x).for_each(|(o, &b)| *o = table[usize::from(b)] as i16),
                         DType::I32 => cast_mut::<i32>(o.bytes)?.iter_mut().zip(x).for_each(|(o, &b)| *o = table[usize::from(b)] as i32),
+                        DType::F32 => cast_mut::<f32>(o.bytes)?.iter_mut().zip(x).for_each(|(o, &b)| *o = f(table[usize::from(b)])),
                         other => return Err(format!("an int chain table does not store {other}")),
                     }
                 }
@@ -642,6 +686,35 @@ impl Step {
             Lane::Rescale(_, _, _, Some(v)) if a.len() == out.len() => v.run(a, out),
             Lane::Rescale(r, xt, ot, _) => rescale(r, a, out, *xt, *ot),
             &Lane::Rescale8(ref table, ch) => per_channel(a, out, ch, |x, c| table[c * 256 + (x as u8) as usize]),
+            // One loop per operator (a match inside the loop would not vectorize).
+            &Lane::FBin(op) => {
+                use crate::kernels::binary::BinaryOp as K;
+                macro_rules! per_op {
+                    ($($k:ident),*) => {
+                        match op {
+                            $(K::$k => map2(a, b, out, |x, y| lane(op_f32(K::$k, f(x), f(y)))),)*
+                            _ => map2(a, b, out, |x, y| lane(op_f32(op, f(x), f(y)))),
+                        }
+                    };
+                }
+                per_op!(Add, Sub, Mul, Div, Maximum, Minimum)
+            }
+            &Lane::FUnary(op) => match op {
+                UnaryOp::Round => map1(a, out, |x, _| lane(f(x).round_ties_even())),
+                UnaryOp::Floor => map1(a, out, |x, _| lane(f(x).floor())),
+                UnaryOp::Ceil => map1(a, out, |x, _| lane(f(x).ceil())),
+                UnaryOp::Abs => map1(a, out, |x, _| lane(f(x).abs())),
+                _ => map1(a, out, |x, _| lane(-f(x))),
+            },
+            &Lane::Cast(from, to) => match (from, to) {
+                (DType::F32, DType::I8) => map1(a, out, |x, _| i64::from(f32_to_i8(f(x)))),
+                (DType::F32, DType::I16) => map1(a, out, |x, _| i64::from(f32_to_i16(f(x)))),
+                (DType::F32, _) => map1(a, out, |x, _| i64::from(f32_to_i32(f(x)))),
+                // Integers convert exactly to their nearest float; between integers the low
+                // bits are kept.
+                (_, DType::F32) => map1(a, out, |x, _| lane(x as f32)),
+                _ => map1(a, out, |x, _| wrap(x, to)),
+            },
         }
     }
 }
@@ -836,6 +909,16 @@ mod tests {
             for (k, &i) in ins.iter().enumerate() {
                 let count: usize = shapes[i.index()].iter().product();
                 let v: Vec<i64> = match (g.operand(i).dtype, k) {
+                    // The edges of float conversions and roundings, then random bits (NaNs and
+                    // infinities among them) and random values around the int8 range.
+                    (DType::F32, _) => {
+                        let edges = [0.0f32, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 127.5, -128.5, 126.49, 1e-40, -1e-40, f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 2_147_483_520.0, 2_147_483_648.0, -2_147_483_648.0, -2_147_483_904.0, 32767.5, -32768.5, 8_388_607.5, f32::MAX, f32::MIN_POSITIVE];
+                        (0..count).map(|j| match edges.get(j) {
+                            Some(&e) => super::lane(e),
+                            None if j % 2 == 0 => rng.next().unwrap_or(0) as u32 as i64,
+                            None => super::lane((rng.next().unwrap_or(0) % 100_000) as f32 / 97.0 - 515.0),
+                        }).collect()
+                    }
                     // Every byte at least once, then random ones.
                     (DType::I8, _) => (0..count).map(|j| if j < 256 { ((j as u64 * (2 * k as u64 + 1) * 97) % 256) as i64 - 128 } else { (rng.next().unwrap_or(0) % 256) as i64 - 128 }).collect(),
                     (_, 0) => (0..count).map(|_| rng.next().unwrap_or(0) as i32 as i64 >> (seed % 9)).collect(),
@@ -886,6 +969,84 @@ mod tests {
                 assert_eq!(Some(b), want[o.index()].as_ref(), "seed {seed}, value {o}, tables {tables}");
             }
             }
+        }
+    }
+
+    /// TOSA's lowerings of QUANTIZE (MUL by the reciprocal scale, ROUND, CAST to int32, ADD of the
+    /// zero point, CAST to int8) and of float CAST to int8 (ROUND, the clip as MAXIMUM / MINIMUM,
+    /// CAST), with the other float lanes (DIV, SUB by a per-element constant, FLOOR, CEIL, ABS,
+    /// NEG, CASTs to int16 and back to float): the run's float32 and integer values are the
+    /// ops' own bits, NaNs, infinities, halves and out-of-range values included.
+    #[test]
+    fn float_ops_and_casts_join_a_run() {
+        const M: usize = 700;
+        for seed in 1..8u64 {
+            let mut g = Subgraph::default();
+            let row = [1, M];
+            let x = g.add_operand(Operand::new("x", DType::F32, &row));
+            g.inputs = vec![x];
+            let op = |g: &mut Subgraph, kind: OpKind, ins: Vec<OperandId>, t: DType| {
+                let v = g.add_operand(Operand::new("v", t, &row));
+                g.add_op(Operation { kind, inputs: ins.into_iter().map(Some).collect(), outputs: vec![v] });
+                v
+            };
+            let fk = |g: &mut Subgraph, v: f32| constant(g, DType::F32, &[1, 1], &[super::lane(v)]);
+            let bin = |op| OpKind::Binary { op, act: Activation::None };
+            let inv_scale = fk(&mut g, 1.0 / (0.013 * seed as f32));
+            let m = op(&mut g, bin(BinaryOp::Mul), vec![x, inv_scale], DType::F32);
+            let r = op(&mut g, OpKind::Unary(nnrt_core::UnaryOp::Round), vec![m], DType::F32);
+            let c32 = op(&mut g, OpKind::Cast, vec![r], DType::I32);
+            let zp = constant(&mut g, DType::I32, &[1, 1], &[seed as i64 * 9 - 30]);
+            let a = op(&mut g, bin(BinaryOp::Add), vec![c32, zp], DType::I32);
+            let q = op(&mut g, OpKind::Cast, vec![a], DType::I8);
+            let (lo, hi) = (fk(&mut g, -128.0), fk(&mut g, 127.0));
+            let mx = op(&mut g, bin(BinaryOp::Maximum), vec![r, lo], DType::F32);
+            let mn = op(&mut g, bin(BinaryOp::Minimum), vec![mx, hi], DType::F32);
+            let q2 = op(&mut g, OpKind::Cast, vec![mn], DType::I8);
+            let per: Vec<i64> = (0..M).map(|j| super::lane((j as f32 - 350.0) * 0.37 * seed as f32)).collect();
+            let pk = constant(&mut g, DType::F32, &row, &per);
+            let d = op(&mut g, bin(BinaryOp::Div), vec![pk, x], DType::F32);
+            let s = op(&mut g, bin(BinaryOp::Sub), vec![d, pk], DType::F32);
+            let fl = op(&mut g, OpKind::Unary(nnrt_core::UnaryOp::Floor), vec![s], DType::F32);
+            let ce = op(&mut g, OpKind::Unary(nnrt_core::UnaryOp::Ceil), vec![d], DType::F32);
+            let ab = op(&mut g, OpKind::Unary(nnrt_core::UnaryOp::Abs), vec![fl], DType::F32);
+            let ng = op(&mut g, OpKind::Unary(nnrt_core::UnaryOp::Neg), vec![ce], DType::F32);
+            let h = op(&mut g, OpKind::Cast, vec![ng], DType::I16);
+            let back = op(&mut g, OpKind::Cast, vec![h], DType::F32);
+            let sum = op(&mut g, bin(BinaryOp::Add), vec![back, ab], DType::F32);
+            g.outputs = vec![q, q2, sum];
+            let ops: Vec<OpId> = (0..g.ops.len()).map(OpId::new).collect();
+            check(seed, &g, &ops, &[q, q2, sum], &[x], ops.len() - 3, false);
+        }
+    }
+
+    /// TOSA's lowering of DEQUANTIZE (RESCALE of int8 to int32 with the zero point, CAST to
+    /// float, SUB, MUL) reads one int8 input: it runs as a float32 table of every byte.
+    #[test]
+    fn a_dequantize_runs_as_a_float_table() {
+        const M: usize = 300;
+        for seed in 1..8u64 {
+            let mut g = Subgraph::default();
+            let row = [1, M];
+            let x = g.add_operand(Operand::new("x", DType::I8, &row));
+            g.inputs = vec![x];
+            let op = |g: &mut Subgraph, kind: OpKind, ins: Vec<OperandId>, t: DType| {
+                let v = g.add_operand(Operand::new("v", t, &row));
+                g.add_op(Operation { kind, inputs: ins.into_iter().map(Some).collect(), outputs: vec![v] });
+                v
+            };
+            let rescale = OpKind::Rescale(Rescale { scale32: true, double_round: false, per_channel: false, input_unsigned: false, output_unsigned: false });
+            let (mk, sk) = (constant(&mut g, DType::I32, &[1], &[1 << 30]), constant(&mut g, DType::I8, &[1], &[30]));
+            let (zi, z32) = (constant(&mut g, DType::I8, &[1], &[seed as i64 * 11 - 40]), constant(&mut g, DType::I32, &[1], &[0]));
+            let r = op(&mut g, rescale, vec![x, mk, sk, zi, z32], DType::I32);
+            let f = op(&mut g, OpKind::Cast, vec![r], DType::F32);
+            let zf = constant(&mut g, DType::F32, &[1, 1], &[super::lane(seed as f32 * 0.5 - 2.0)]);
+            let s = op(&mut g, OpKind::Binary { op: BinaryOp::Sub, act: Activation::None }, vec![f, zf], DType::F32);
+            let sc = constant(&mut g, DType::F32, &[1, 1], &[super::lane(0.0037 * seed as f32)]);
+            let y = op(&mut g, OpKind::Binary { op: BinaryOp::Mul, act: Activation::None }, vec![s, sc], DType::F32);
+            g.outputs = vec![y];
+            let ops: Vec<OpId> = (0..g.ops.len()).map(OpId::new).collect();
+            check(seed, &g, &ops, &[y], &[x], ops.len() - 1, true);
         }
     }
 
