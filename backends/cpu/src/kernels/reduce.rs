@@ -33,11 +33,69 @@ pub enum ReduceOp {
     All,
 }
 
+/// Up to [`INLINE`] values in place, more on the heap: a reduction's coalesced dims and its
+/// walk's counters, so that a reduction of a small tensor (TOSA's lowering of MEAN and SOFTMAX
+/// runs three or four per graph) allocates nothing per run.
+#[derive(Clone, Debug)]
+struct Small<T: Copy + Default> {
+    len: usize,
+    inline: [T; INLINE],
+    heap: Vec<T>,
+}
+
+const INLINE: usize = 8;
+
+impl<T: Copy + Default> Small<T> {
+    fn new() -> Self {
+        Small { len: 0, inline: [T::default(); INLINE], heap: Vec::new() }
+    }
+
+    /// `n` copies of `v`.
+    fn filled(n: usize, v: T) -> Self {
+        let mut s = Small::new();
+        (0..n).for_each(|_| s.push(v));
+        s
+    }
+
+    fn push(&mut self, v: T) {
+        if self.len < INLINE {
+            self.inline[self.len] = v;
+        } else {
+            if self.heap.is_empty() {
+                self.heap.extend_from_slice(&self.inline);
+            }
+            self.heap.push(v);
+        }
+        self.len += 1;
+    }
+}
+
+impl<T: Copy + Default> std::ops::Deref for Small<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        if self.len <= INLINE {
+            &self.inline[..self.len]
+        } else {
+            &self.heap
+        }
+    }
+}
+
+impl<T: Copy + Default> std::ops::DerefMut for Small<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        if self.len <= INLINE {
+            &mut self.inline[..self.len]
+        } else {
+            &mut self.heap
+        }
+    }
+}
+
 /// The coalesced dims of a reduction: runs of kept or reduced dims, size-1 dims dropped.
 #[derive(Clone, Debug)]
 struct Layout {
-    dims: Vec<usize>,
-    reduced: Vec<bool>,
+    dims: Small<usize>,
+    reduced: Small<bool>,
 }
 
 impl Layout {
@@ -48,8 +106,8 @@ impl Layout {
             in_shape.len()
         );
         let mut l = Layout {
-            dims: vec![],
-            reduced: vec![],
+            dims: Small::new(),
+            reduced: Small::new(),
         };
         for (i, &d) in in_shape.iter().enumerate() {
             let red = axes.binary_search(&i).is_ok();
@@ -78,7 +136,7 @@ impl Layout {
     fn out_len(&self) -> usize {
         self.dims
             .iter()
-            .zip(&self.reduced)
+            .zip(self.reduced.iter())
             .filter(|(_, &r)| !r)
             .map(|(d, _)| d)
             .product()
@@ -98,7 +156,7 @@ fn walk<I: Copy, A: Copy>(
     let n = l.dims[k - 1];
     let last_red = l.reduced[k - 1];
     // Output strides of the outer dims: 0 along reduced ones.
-    let mut ostride = vec![0; k];
+    let mut ostride = Small::filled(k, 0);
     let mut acc = if last_red { 1 } else { n };
     for d in (0..k - 1).rev() {
         if !l.reduced[d] {
@@ -106,7 +164,7 @@ fn walk<I: Copy, A: Copy>(
             acc *= l.dims[d];
         }
     }
-    let mut idx = vec![0; k];
+    let mut idx = Small::filled(k, 0);
     let mut off = 0;
     for row in input.chunks_exact(n) {
         if last_red {
@@ -648,6 +706,22 @@ mod tests {
                 let axes = (0..shape.len()).filter(|&i| mask[i]).collect();
                 (shape, axes)
             })
+    }
+
+    /// Rank 11 with every other dim reduced coalesces into 11 runs: more than [`INLINE`], so
+    /// the layout and the walk's counters spill to the heap, with the same sums.
+    #[test]
+    fn many_coalesced_dims_spill_to_the_heap() {
+        let shape = [2, 3, 2, 2, 3, 2, 2, 3, 2, 2, 3];
+        let axes: Vec<usize> = (0..shape.len()).filter(|i| i % 2 == 1).collect();
+        let l = Layout::new(&shape, &axes);
+        assert_eq!(&l.dims[..], &shape[..]);
+        assert_eq!(l.reduced.len(), shape.len());
+        let n: usize = shape.iter().product();
+        let input: Vec<i32> = (0..n as i32).map(|v| v.wrapping_mul(7919) % 1000).collect();
+        let mut out = vec![0; out_len(&shape, &axes)];
+        reduce_i32(ReduceOp::Sum, &input, &shape, &axes, &mut out);
+        assert_eq!(out, int_ref(ReduceOp::Sum, &input, &shape, &axes));
     }
 
     fn int_ref<T: IntReduce>(op: ReduceOp, input: &[T], shape: &[usize], axes: &[usize]) -> Vec<T> {
