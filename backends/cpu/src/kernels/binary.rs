@@ -8,6 +8,7 @@
 use std::ops::Range;
 
 
+use super::small::Small;
 use super::Act;
 use crate::simd::elementwise::{self as ew, VBin};
 use crate::simd::quant::{with_avx512, Avx512Body};
@@ -136,9 +137,9 @@ pub(crate) enum Row<'a, T> {
 /// broadcast), and an inner row of `n` elements along which each operand is contiguous or
 /// constant.
 struct Plan {
-    dims: Vec<usize>,
-    sa: Vec<usize>,
-    sb: Vec<usize>,
+    dims: Small<usize>,
+    sa: Small<usize>,
+    sb: Small<usize>,
     n: usize,
     a_contig: bool,
     b_contig: bool,
@@ -155,7 +156,7 @@ impl Plan {
         let total = out_shape.iter().product();
         // Row-major strides of each operand in its own layout, 0 along broadcast dims.
         let strides = |shape: &[usize]| {
-            let mut s = vec![0; rank];
+            let mut s = Small::filled(rank, 0);
             let mut acc = 1;
             for i in (0..rank).rev() {
                 let d = padded_dim(shape, rank, i);
@@ -170,7 +171,7 @@ impl Plan {
         };
         let (sa_full, sb_full) = (strides(a_shape), strides(b_shape));
         // Drop size-1 dims, then merge neighbours that each operand walks as one dim.
-        let mut merged: Vec<(usize, usize, usize)> = Vec::with_capacity(rank);
+        let mut merged: Small<(usize, usize, usize)> = Small::new();
         for i in 0..rank {
             let (d, sa, sb) = (out_shape[i], sa_full[i], sb_full[i]);
             if d == 1 {
@@ -296,7 +297,7 @@ where
         }
     }
     let run = |r0: usize, out: &mut [O]| {
-        let mut idx = vec![0usize; p.dims.len()];
+        let mut idx = Small::filled(p.dims.len(), 0usize);
         let (mut oa, mut ob) = ew::row_start(r0, &p.dims, &p.sa, &p.sb, &mut idx);
         for o in out.chunks_mut(n) {
             let ra = if p.a_contig {

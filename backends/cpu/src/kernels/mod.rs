@@ -28,6 +28,7 @@ pub mod scan;
 pub mod scatter;
 pub mod select;
 pub mod softmax;
+pub(crate) mod small;
 pub mod sparse_conv;
 pub mod transpose_conv;
 pub mod unary;

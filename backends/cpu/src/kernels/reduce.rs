@@ -10,6 +10,7 @@
 
 
 use super::binary::{par_chunk, PAR_MIN};
+use super::small::Small;
 use crate::simd::elementwise::{self as ew, VBin};
 
 /// A reduction operator.
@@ -31,64 +32,6 @@ pub enum ReduceOp {
     Any,
     /// Logical and of `x != 0`, as 1 or 0.
     All,
-}
-
-/// Up to [`INLINE`] values in place, more on the heap: a reduction's coalesced dims and its
-/// walk's counters, so that a reduction of a small tensor (TOSA's lowering of MEAN and SOFTMAX
-/// runs three or four per graph) allocates nothing per run.
-#[derive(Clone, Debug)]
-struct Small<T: Copy + Default> {
-    len: usize,
-    inline: [T; INLINE],
-    heap: Vec<T>,
-}
-
-const INLINE: usize = 8;
-
-impl<T: Copy + Default> Small<T> {
-    fn new() -> Self {
-        Small { len: 0, inline: [T::default(); INLINE], heap: Vec::new() }
-    }
-
-    /// `n` copies of `v`.
-    fn filled(n: usize, v: T) -> Self {
-        let mut s = Small::new();
-        (0..n).for_each(|_| s.push(v));
-        s
-    }
-
-    fn push(&mut self, v: T) {
-        if self.len < INLINE {
-            self.inline[self.len] = v;
-        } else {
-            if self.heap.is_empty() {
-                self.heap.extend_from_slice(&self.inline);
-            }
-            self.heap.push(v);
-        }
-        self.len += 1;
-    }
-}
-
-impl<T: Copy + Default> std::ops::Deref for Small<T> {
-    type Target = [T];
-    fn deref(&self) -> &[T] {
-        if self.len <= INLINE {
-            &self.inline[..self.len]
-        } else {
-            &self.heap
-        }
-    }
-}
-
-impl<T: Copy + Default> std::ops::DerefMut for Small<T> {
-    fn deref_mut(&mut self) -> &mut [T] {
-        if self.len <= INLINE {
-            &mut self.inline[..self.len]
-        } else {
-            &mut self.heap
-        }
-    }
 }
 
 /// The coalesced dims of a reduction: runs of kept or reduced dims, size-1 dims dropped.
@@ -708,7 +651,7 @@ mod tests {
             })
     }
 
-    /// Rank 11 with every other dim reduced coalesces into 11 runs: more than [`INLINE`], so
+    /// Rank 11 with every other dim reduced coalesces into 11 runs: more than `small::INLINE`, so
     /// the layout and the walk's counters spill to the heap, with the same sums.
     #[test]
     fn many_coalesced_dims_spill_to_the_heap() {
