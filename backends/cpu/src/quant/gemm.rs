@@ -86,18 +86,12 @@ impl QPackedB {
     /// column) for `layout`.
     pub fn pack<TW: QInt>(layout: QLayout, n: usize, k: usize, w: &[TW], w_zp: &[i32]) -> QPackedB {
         let aw = weight_shift::<TW>();
-        let wp = |j: usize, kk: usize| -> i32 {
-            if j < n && kk < k {
-                w[j * k + kk].get() + aw
-            } else {
-                0
-            }
-        };
         // What the packed layout depends on, beside the weights: the weights' type (its shift).
         let facts = |layout: u64| [layout, n as u64, k as u64, aw as u64 & 0xff];
+        let rows = || w.chunks_exact(k.max(1)).take(if k == 0 { 0 } else { n });
         let col_sum = prepack::lines(prepack::tag::Q_COL_SUM, facts(0), n, |dst: &mut [i32]| {
-            for (j, d) in dst.iter_mut().enumerate() {
-                *d = w[j * k..(j + 1) * k].iter().map(|v| v.get() + aw).sum();
+            for (d, row) in dst.iter_mut().zip(rows()) {
+                *d = row.iter().map(|v| v.get() + aw).sum();
             }
         });
         let zw = prepack::lines(prepack::tag::Q_ZW, facts(0), n, |dst: &mut [i32]| {
@@ -105,16 +99,15 @@ impl QPackedB {
                 *d = z + aw;
             }
         });
-        // Panels of `nr` columns, each holding `group` consecutive `k` values per column.
-        fn panels<T: Copy>(dst: &mut [T], n: usize, kp: usize, nr: usize, group: usize, wp: impl Fn(usize, usize) -> T) {
-            let mut at = 0;
-            for p in 0..n.div_ceil(nr) {
-                for q in 0..kp / group {
-                    for c in 0..nr {
-                        for t in 0..group {
-                            dst[at] = wp(p * nr + c, q * group + t);
-                            at += 1;
-                        }
+        // Panels of `nr` columns, each holding `group` consecutive `k` values per column: value
+        // `kk` of column `j` goes to panel `j / nr`, group `kk / group`, slot `j % nr`. Written
+        // row by row into the zeroed storage, so columns past `n` and values past `k` stay 0.
+        fn panels<'a, TW: QInt + 'a, T>(dst: &mut [T], rows: impl Iterator<Item = (usize, &'a [TW])>, kp: usize, nr: usize, group: usize, put: impl Fn(&TW) -> T) {
+            for (j, row) in rows {
+                let base = (j / nr) * kp * nr + (j % nr) * group;
+                for (q, vals) in row.chunks(group).enumerate() {
+                    for (d, v) in dst[base + q * nr * group..][..vals.len()].iter_mut().zip(vals) {
+                        *d = put(v);
                     }
                 }
             }
@@ -123,13 +116,13 @@ impl QPackedB {
             QLayout::Quad => {
                 let kp = k.div_ceil(4) * 4;
                 let len = n.div_ceil(NR) * kp * NR;
-                let bytes = prepack::lines(prepack::tag::Q_QUADS, facts(1), len, |dst: &mut [i8]| panels(dst, n, kp, NR, 4, |j, kk| wp(j, kk) as i8));
+                let bytes = prepack::lines(prepack::tag::Q_QUADS, facts(1), len, |dst: &mut [i8]| panels(dst, rows().enumerate(), kp, NR, 4, |v| (v.get() + aw) as i8));
                 (kp, bytes, Lines::default())
             }
             QLayout::Pair => {
                 let kp = k.div_ceil(2) * 2;
                 let len = n.div_ceil(NR_PAIR) * kp * NR_PAIR;
-                let pairs = prepack::lines(prepack::tag::Q_PAIRS, facts(2), len, |dst: &mut [i16]| panels(dst, n, kp, NR_PAIR, 2, |j, kk| wp(j, kk) as i16));
+                let pairs = prepack::lines(prepack::tag::Q_PAIRS, facts(2), len, |dst: &mut [i16]| panels(dst, rows().enumerate(), kp, NR_PAIR, 2, |v| (v.get() + aw) as i16));
                 (kp, Lines::default(), pairs)
             }
         };
