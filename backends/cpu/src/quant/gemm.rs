@@ -156,11 +156,15 @@ impl QPackedB {
 /// zero point and clamp.
 #[derive(Clone, Debug)]
 pub struct QEpilogue {
+    /// Bias with the column corrections folded in, and `zw'` per column, for
+    /// [`QEpilogue::finish_row`]; empty when `lanes` holds them (its `bias` and `zw`).
     cbias: Vec<i32>,
     zw: Vec<i32>,
     requant: Vec<Requant>,
-    /// The same multipliers split for the vectorized row requantization (all `Fixed`).
-    fixed: Option<ChannelRequant>,
+    /// The same multipliers split for the vectorized row requantization (all `Fixed`); built
+    /// at construction without lanes, else on the first row that needs it (an output wider
+    /// than a byte or the AVX2 layout: the lanes' 8-bit GEMMs never do).
+    fixed: std::sync::OnceLock<Option<ChannelRequant>>,
     out_zp: i32,
     act: (i32, i32),
     need_row_sums: bool,
@@ -190,12 +194,20 @@ impl QEpilogue {
             }
             _ => None,
         };
+        let fixed = std::sync::OnceLock::new();
+        let (cbias, zw) = match &lanes {
+            Some(_) => (Vec::new(), Vec::new()),
+            None => {
+                let _ = fixed.set(ChannelRequant::of(&q.requant));
+                (cbias, b.zw.to_vec())
+            }
+        };
         QEpilogue {
             lanes,
             cbias,
-            zw: b.zw.to_vec(),
+            zw,
             requant: q.requant.clone(),
-            fixed: ChannelRequant::of(&q.requant),
+            fixed,
             out_zp: q.out_zp,
             act: q.act,
             need_row_sums: b.zw.iter().any(|&z| z != 0),
@@ -205,17 +217,21 @@ impl QEpilogue {
     /// Finishes one tile row: `acc` holds the raw dot products of columns `c0 ..`.
     #[inline(always)]
     fn finish_row<TO: QInt>(&self, acc: &mut [i32], c0: usize, row_sum: i32, out: &mut [TO]) {
+        let (cbias, zw) = match &self.lanes {
+            Some((_, l)) => (&l.bias[..], &l.zw[..]),
+            None => (&self.cbias[..], &self.zw[..]),
+        };
         if self.need_row_sums {
             let n = acc.len();
-            for (v, &z) in acc.iter_mut().zip(&self.zw[c0..c0 + n]) {
+            for (v, &z) in acc.iter_mut().zip(&zw[c0..c0 + n]) {
                 *v = v.wrapping_sub(z.wrapping_mul(row_sum));
             }
         }
-        match &self.fixed {
-            Some(r) => requant_row_simd(acc, &self.cbias, r, c0, self.out_zp, self.act.0, self.act.1),
+        match self.fixed.get_or_init(|| ChannelRequant::of(&self.requant)) {
+            Some(r) => requant_row_simd(acc, cbias, r, c0, self.out_zp, self.act.0, self.act.1),
             None => {
                 for (j, v) in acc.iter_mut().enumerate() {
-                    let x = v.wrapping_add(self.cbias[c0 + j]);
+                    let x = v.wrapping_add(cbias[c0 + j]);
                     *v = self.requant[c0 + j].apply(x).saturating_add(self.out_zp).clamp(self.act.0, self.act.1);
                 }
             }
