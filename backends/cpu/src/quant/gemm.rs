@@ -99,14 +99,25 @@ impl QPackedB {
                 *d = z + aw;
             }
         });
-        // Panels of `nr` columns, each holding `group` consecutive `k` values per column: value
-        // `kk` of column `j` goes to panel `j / nr`, group `kk / group`, slot `j % nr`. Written
+        // Panels of `nr` columns, each holding `G` consecutive `k` values per column: value
+        // `kk` of column `j` goes to panel `j / nr`, group `kk / G`, slot `j % nr`. Written
         // row by row into the zeroed storage, so columns past `n` and values past `k` stay 0.
-        fn panels<'a, TW: QInt + 'a, T>(dst: &mut [T], rows: impl Iterator<Item = (usize, &'a [TW])>, kp: usize, nr: usize, group: usize, put: impl Fn(&TW) -> T) {
+        fn panels<'a, TW: QInt + 'a, T, const G: usize>(dst: &mut [T], rows: impl Iterator<Item = (usize, &'a [TW])>, kp: usize, nr: usize, put: impl Fn(&TW) -> T) {
             for (j, row) in rows {
-                let base = (j / nr) * kp * nr + (j % nr) * group;
-                for (q, vals) in row.chunks(group).enumerate() {
-                    for (d, v) in dst[base + q * nr * group..][..vals.len()].iter_mut().zip(vals) {
+                let base = (j / nr) * kp * nr + (j % nr) * G;
+                let groups = row.chunks_exact(G);
+                let (whole, tail) = (groups.len(), groups.remainder());
+                for (q, vals) in groups.enumerate() {
+                    // A constant-length group: moved in registers, not by a call to memcpy.
+                    let at = base + q * nr * G;
+                    for (d, v) in dst[at..at + G].iter_mut().zip(vals) {
+                        *d = put(v);
+                    }
+                }
+                if !tail.is_empty() {
+                    // The last group of the row, part-filled (`k` is not a multiple of `G`).
+                    let at = base + whole * nr * G;
+                    for (d, v) in dst[at..at + tail.len()].iter_mut().zip(tail) {
                         *d = put(v);
                     }
                 }
@@ -116,13 +127,13 @@ impl QPackedB {
             QLayout::Quad => {
                 let kp = k.div_ceil(4) * 4;
                 let len = n.div_ceil(NR) * kp * NR;
-                let bytes = prepack::lines(prepack::tag::Q_QUADS, facts(1), len, |dst: &mut [i8]| panels(dst, rows().enumerate(), kp, NR, 4, |v| (v.get() + aw) as i8));
+                let bytes = prepack::lines(prepack::tag::Q_QUADS, facts(1), len, |dst: &mut [i8]| panels::<TW, i8, 4>(dst, rows().enumerate(), kp, NR, |v| (v.get() + aw) as i8));
                 (kp, bytes, Lines::default())
             }
             QLayout::Pair => {
                 let kp = k.div_ceil(2) * 2;
                 let len = n.div_ceil(NR_PAIR) * kp * NR_PAIR;
-                let pairs = prepack::lines(prepack::tag::Q_PAIRS, facts(2), len, |dst: &mut [i16]| panels(dst, rows().enumerate(), kp, NR_PAIR, 2, |v| (v.get() + aw) as i16));
+                let pairs = prepack::lines(prepack::tag::Q_PAIRS, facts(2), len, |dst: &mut [i16]| panels::<TW, i16, 2>(dst, rows().enumerate(), kp, NR_PAIR, |v| (v.get() + aw) as i16));
                 (kp, Lines::default(), pairs)
             }
         };
