@@ -116,9 +116,10 @@ impl TensorArena {
         if words as u64 * 8 > limit {
             return Err(CompileError::OutOfMemory { what: what(), bytes: size as u64, reason: over_limit(limit) });
         }
-        let mut buf = Vec::new();
-        buf.try_reserve_exact(words).map_err(|e| CompileError::OutOfMemory { what: what(), bytes: size as u64, reason: format!("the allocation failed: {e}") })?;
-        buf.resize(words, 0);
+        // Zeroed by the allocator (fresh pages from the system are zero already): the arena's
+        // pages are first touched by the kernels that write them, not all at prepare.
+        let buf = bytemuck::allocation::try_zeroed_vec::<u64>(words)
+            .map_err(|()| CompileError::OutOfMemory { what: what(), bytes: size as u64, reason: "the allocation failed".into() })?;
         Ok(TensorArena::with_buffer(buf, slots, dims, dtypes, limit))
     }
 

@@ -46,6 +46,18 @@ impl ConstData {
         ConstData { blob: Arc::new(bytes), offset: 0, len }
     }
 
+    /// Owns freshly computed `f32` values, as their little-endian bytes (on a little-endian
+    /// host the values themselves, without a copy, 4-byte aligned so kernels can borrow them).
+    pub fn owned_f32(values: Vec<f32>) -> ConstData {
+        #[cfg(target_endian = "little")]
+        {
+            let len = values.len() * 4;
+            ConstData { blob: Arc::new(F32Bytes(values)), offset: 0, len }
+        }
+        #[cfg(not(target_endian = "little"))]
+        ConstData::owned(values.iter().flat_map(|v| v.to_le_bytes()).collect())
+    }
+
     /// The bytes.
     pub fn bytes(&self) -> &[u8] {
         &(*self.blob).as_ref()[self.offset..self.offset + self.len]
@@ -66,6 +78,17 @@ impl ConstData {
         let mine = (*self.blob).as_ref().as_ptr_range();
         let theirs = (**other).as_ref().as_ptr_range();
         mine.start >= theirs.start && mine.end <= theirs.end
+    }
+}
+
+/// `f32` values seen as their bytes (little-endian hosts: [`ConstData::owned_f32`]).
+#[cfg(target_endian = "little")]
+struct F32Bytes(Vec<f32>);
+
+#[cfg(target_endian = "little")]
+impl AsRef<[u8]> for F32Bytes {
+    fn as_ref(&self) -> &[u8] {
+        bytemuck::cast_slice(&self.0)
     }
 }
 

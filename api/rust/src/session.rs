@@ -205,7 +205,11 @@ impl Session {
     /// Builds a session from a package already loaded.
     pub fn from_package(mut package: Package) -> Result<Session, Error> {
         // One model, or several joined by the MANIFEST's pkg-inputs/pkg-outputs/model-connect.
-        let model = nnrt_loaders::join(&package)?;
+        let model = match package.models.len() {
+            // The single model moves out (a copy would hold the IR twice while loading).
+            1 => package.models.remove(0),
+            _ => nnrt_loaders::join(&package)?,
+        };
         package.models.clear();
         let mut config = Config::default();
         for (k, v) in package.config.iter().filter(|(k, _)| crate::plugins::package_may_set(k)) {

@@ -169,10 +169,10 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     match &op.kind {
         OpKind::Conv2D(p) => {
             let g = conv_geom(&xd, &wd, &od, p)?;
-            let wbytes = ctx.graph.operand(w).data.as_ref().ok_or("filter must be constant")?.bytes().to_vec();
+            let wbytes = ctx.graph.operand(w).data.as_ref().ok_or("filter must be constant")?.bytes();
             by_qtype!(xt, |TI| by_qtype!(dtype(ctx, w), |TW| {
                 let q = conv_quant::<TI>(ctx, id, g.out_c, 0, false)?;
-                let conv = QConv::new::<TI, TW>(g, q, &const_values::<TW>(&wbytes));
+                let conv = QConv::new::<TI, TW>(g, q, &const_values::<TW>(wbytes));
                 Ok(built(vec![source(ctx, in0)], move |ins, outs| {
                     conv.run::<TI, TI>(cast::<TI>(ins[0].bytes)?, cast_mut::<TI>(outs[0].bytes)?);
                     Ok(())
@@ -181,10 +181,10 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         }
         OpKind::DepthwiseConv2D(p) => {
             let g = depthwise_geom(&xd, &wd, &od, p)?;
-            let wbytes = ctx.graph.operand(w).data.as_ref().ok_or("filter must be constant")?.bytes().to_vec();
+            let wbytes = ctx.graph.operand(w).data.as_ref().ok_or("filter must be constant")?.bytes();
             by_qtype!(xt, |TI| by_qtype!(dtype(ctx, w), |TW| {
                 let q = conv_quant::<TI>(ctx, id, g.out_c(), 3, false)?;
-                let dw = QDepthwise::new::<TI, TW>(g, q, &const_values::<TW>(&wbytes));
+                let dw = QDepthwise::new::<TI, TW>(g, q, &const_values::<TW>(wbytes));
                 Ok(built(vec![source(ctx, in0)], move |ins, outs| {
                     dw.run::<TI, TI>(cast::<TI>(ins[0].bytes)?, cast_mut::<TI>(outs[0].bytes)?);
                     Ok(())
@@ -194,10 +194,10 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         OpKind::FullyConnected(_) => {
             let k = *wd.last().ok_or("weights have no dims")?;
             let n = num_elements(&wd).unwrap_or(0) / k.max(1);
-            let wbytes = ctx.graph.operand(w).data.as_ref().ok_or("weights must be constant")?.bytes().to_vec();
+            let wbytes = ctx.graph.operand(w).data.as_ref().ok_or("weights must be constant")?.bytes();
             by_qtype!(xt, |TI| by_qtype!(dtype(ctx, w), |TW| {
                 let q = conv_quant::<TI>(ctx, id, n, 0, true)?;
-                let fc = QFullyConnected::new::<TI, TW>(n, k, q, &const_values::<TW>(&wbytes));
+                let fc = QFullyConnected::new::<TI, TW>(n, k, q, &const_values::<TW>(wbytes));
                 Ok(built(vec![source(ctx, in0)], move |ins, outs| {
                     fc.run::<TI, TI>(cast::<TI>(ins[0].bytes)?, cast_mut::<TI>(outs[0].bytes)?);
                     Ok(())

@@ -190,7 +190,7 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let (w, x, bias) = (input(ctx, id, 1)?, input(ctx, id, 2)?, op.input(3));
             let g = transpose_conv_geom(ctx, id)?;
             let xt = dtype(ctx, x);
-            let wbytes = ctx.graph.operand(w).data.as_ref().ok_or("the filter must be constant")?.bytes().to_vec();
+            let wbytes = ctx.graph.operand(w).data.as_ref().ok_or("the filter must be constant")?.bytes();
             by_qtype!(xt, |TI| by_qtype!(dtype(ctx, w), |TW| {
                 let mut q = conv_quant_of::<TI>(ctx, id, (x, w, bias), g.out_c, 0, false)?;
                 // The int8 and 16x8 reference kernels ignore the filter zero point; int16
@@ -199,7 +199,7 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                     q.w_zp.iter_mut().for_each(|z| *z = 0);
                 }
                 q.wide = xt == DType::I16 && bias.is_none_or(|b| dtype(ctx, b) == DType::I64);
-                let tc = QTransposeConv::new::<TW>(g, q, &const_values::<TW>(&wbytes));
+                let tc = QTransposeConv::new::<TW>(g, q, &const_values::<TW>(wbytes));
                 Ok(built(vec![source(ctx, x)], move |ins, outs| {
                     tc.run::<TI, TI>(cast::<TI>(ins[0].bytes)?, cast_mut::<TI>(outs[0].bytes)?);
                     Ok(())
@@ -213,7 +213,7 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let (xt, yt) = (dtype(ctx, x), dtype(ctx, y));
             // `GetQuantizedConvolutionMultipler`: the scale product in float, then widened.
             let requant = Requant::fixed((xq.scale * yq.scale) as f64 / oq.scale as f64);
-            let y_const = ctx.graph.operand(y).data.as_ref().map(|d| d.bytes().to_vec());
+            let y_const = ctx.graph.operand(y).data.as_ref().map(|d| d.bytes());
             by_qtype!(xt, |TX| by_qtype!(yt, |TY| {
                 let q = ConvQuant {
                     in_zp: xq.zero_point,
@@ -224,7 +224,7 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                     bias: None,
                     wide: xt == DType::I16,
                 };
-                let yv: Option<Vec<TY>> = y_const.as_ref().map(|b| const_values::<TY>(b));
+                let yv = y_const.map(const_values::<TY>);
                 let constant = yv.is_some();
                 let mm = QBatchMatMul::new::<TY>(g, q, yv.as_deref());
                 let inputs = if constant { vec![source(ctx, x)] } else { vec![source(ctx, x), source(ctx, y)] };

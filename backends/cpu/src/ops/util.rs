@@ -227,7 +227,14 @@ pub(crate) fn float_kernel(input: InputSource, tanh: bool, mut run: impl FnMut(&
     })
 }
 
-/// The type of a constant's values read from its little-endian bytes.
-pub(crate) fn const_values<T: bytemuck::AnyBitPattern>(bytes: &[u8]) -> Vec<T> {
-    bytes.chunks_exact(std::mem::size_of::<T>()).map(bytemuck::pod_read_unaligned).collect()
+/// The type of a constant's values read from its little-endian bytes: borrowed from them (the
+/// memory-mapped model) where they are aligned for `T`, as every 8-bit constant is; copied
+/// otherwise. Weights are only read to be packed, so a copy would cost a pass over them and
+/// their pages.
+pub(crate) fn const_values<T: bytemuck::Pod>(bytes: &[u8]) -> std::borrow::Cow<'_, [T]> {
+    #[cfg(target_endian = "little")]
+    if let Ok(v) = bytemuck::try_cast_slice::<u8, T>(bytes) {
+        return std::borrow::Cow::Borrowed(v);
+    }
+    std::borrow::Cow::Owned(bytes.chunks_exact(std::mem::size_of::<T>()).map(bytemuck::pod_read_unaligned).collect())
 }

@@ -190,10 +190,9 @@ impl QConv {
             let ep = QEpilogue::new(&b, &q, q.in_zp + input_shift::<TI>());
             (b, ep)
         });
-        let weights = if fast.is_some() {
-            Vec::new()
-        } else {
-            filter.iter().map(|w| w.get() as i16).collect()
+        let (q, weights) = match &fast {
+            Some(_) => (q.fast_path_only(), Vec::new()),
+            None => (q, filter.iter().map(|w| w.get() as i16).collect()),
         };
         QConv { g, q, fast, weights }
     }
@@ -264,10 +263,9 @@ impl QFullyConnected {
             let ep = QEpilogue::new(&b, &q, q.in_zp + input_shift::<TI>());
             (b, ep)
         });
-        let weights = if fast.is_some() {
-            Vec::new()
-        } else {
-            weights.iter().map(|w| w.get() as i16).collect()
+        let (q, weights) = match &fast {
+            Some(_) => (q.fast_path_only(), Vec::new()),
+            None => (q, weights.iter().map(|w| w.get() as i16).collect()),
         };
         QFullyConnected { n, k, q, fast, weights }
     }

@@ -80,7 +80,9 @@ impl QDepthwise {
             _ => None,
         };
         let rq = channel.unwrap_or_default();
-        let weights = filter.iter().map(|w| w.get() as i16).collect();
+        // The reference kernel's weights, only where it runs.
+        let weights = if fast { Vec::new() } else { filter.iter().map(|w| w.get() as i16).collect() };
+        let q = if fast { q.fast_path_only() } else { q };
         QDepthwise {
             g,
             q,

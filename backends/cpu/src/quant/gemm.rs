@@ -86,18 +86,12 @@ impl QPackedB {
     /// column) for `layout`.
     pub fn pack<TW: QInt>(layout: QLayout, n: usize, k: usize, w: &[TW], w_zp: &[i32]) -> QPackedB {
         let aw = weight_shift::<TW>();
-        let wp = |j: usize, kk: usize| -> i32 {
-            if j < n && kk < k {
-                w[j * k + kk].get() + aw
-            } else {
-                0
-            }
-        };
         // What the packed layout depends on, beside the weights: the weights' type (its shift).
         let facts = |layout: u64| [layout, n as u64, k as u64, aw as u64 & 0xff];
+        let rows = || w.chunks_exact(k.max(1)).take(if k == 0 { 0 } else { n });
         let col_sum = prepack::lines(prepack::tag::Q_COL_SUM, facts(0), n, |dst: &mut [i32]| {
-            for (j, d) in dst.iter_mut().enumerate() {
-                *d = w[j * k..(j + 1) * k].iter().map(|v| v.get() + aw).sum();
+            for (d, row) in dst.iter_mut().zip(rows()) {
+                *d = row.iter().map(|v| v.get() + aw).sum();
             }
         });
         let zw = prepack::lines(prepack::tag::Q_ZW, facts(0), n, |dst: &mut [i32]| {
@@ -105,16 +99,26 @@ impl QPackedB {
                 *d = z + aw;
             }
         });
-        // Panels of `nr` columns, each holding `group` consecutive `k` values per column.
-        fn panels<T: Copy>(dst: &mut [T], n: usize, kp: usize, nr: usize, group: usize, wp: impl Fn(usize, usize) -> T) {
-            let mut at = 0;
-            for p in 0..n.div_ceil(nr) {
-                for q in 0..kp / group {
-                    for c in 0..nr {
-                        for t in 0..group {
-                            dst[at] = wp(p * nr + c, q * group + t);
-                            at += 1;
-                        }
+        // Panels of `nr` columns, each holding `G` consecutive `k` values per column: value
+        // `kk` of column `j` goes to panel `j / nr`, group `kk / G`, slot `j % nr`. Written
+        // row by row into the zeroed storage, so columns past `n` and values past `k` stay 0.
+        fn panels<'a, TW: QInt + 'a, T, const G: usize>(dst: &mut [T], rows: impl Iterator<Item = (usize, &'a [TW])>, kp: usize, nr: usize, put: impl Fn(&TW) -> T) {
+            for (j, row) in rows {
+                let base = (j / nr) * kp * nr + (j % nr) * G;
+                let groups = row.chunks_exact(G);
+                let (whole, tail) = (groups.len(), groups.remainder());
+                for (q, vals) in groups.enumerate() {
+                    // A constant-length group: moved in registers, not by a call to memcpy.
+                    let at = base + q * nr * G;
+                    for (d, v) in dst[at..at + G].iter_mut().zip(vals) {
+                        *d = put(v);
+                    }
+                }
+                if !tail.is_empty() {
+                    // The last group of the row, part-filled (`k` is not a multiple of `G`).
+                    let at = base + whole * nr * G;
+                    for (d, v) in dst[at..at + tail.len()].iter_mut().zip(tail) {
+                        *d = put(v);
                     }
                 }
             }
@@ -123,13 +127,13 @@ impl QPackedB {
             QLayout::Quad => {
                 let kp = k.div_ceil(4) * 4;
                 let len = n.div_ceil(NR) * kp * NR;
-                let bytes = prepack::lines(prepack::tag::Q_QUADS, facts(1), len, |dst: &mut [i8]| panels(dst, n, kp, NR, 4, |j, kk| wp(j, kk) as i8));
+                let bytes = prepack::lines(prepack::tag::Q_QUADS, facts(1), len, |dst: &mut [i8]| panels::<TW, i8, 4>(dst, rows().enumerate(), kp, NR, |v| (v.get() + aw) as i8));
                 (kp, bytes, Lines::default())
             }
             QLayout::Pair => {
                 let kp = k.div_ceil(2) * 2;
                 let len = n.div_ceil(NR_PAIR) * kp * NR_PAIR;
-                let pairs = prepack::lines(prepack::tag::Q_PAIRS, facts(2), len, |dst: &mut [i16]| panels(dst, n, kp, NR_PAIR, 2, |j, kk| wp(j, kk) as i16));
+                let pairs = prepack::lines(prepack::tag::Q_PAIRS, facts(2), len, |dst: &mut [i16]| panels::<TW, i16, 2>(dst, rows().enumerate(), kp, NR_PAIR, |v| (v.get() + aw) as i16));
                 (kp, Lines::default(), pairs)
             }
         };
@@ -163,11 +167,15 @@ impl QPackedB {
 /// zero point and clamp.
 #[derive(Clone, Debug)]
 pub struct QEpilogue {
+    /// Bias with the column corrections folded in, and `zw'` per column, for
+    /// [`QEpilogue::finish_row`]; empty when `lanes` holds them (its `bias` and `zw`).
     cbias: Vec<i32>,
     zw: Vec<i32>,
     requant: Vec<Requant>,
-    /// The same multipliers split for the vectorized row requantization (all `Fixed`).
-    fixed: Option<ChannelRequant>,
+    /// The same multipliers split for the vectorized row requantization (all `Fixed`); built
+    /// at construction without lanes, else on the first row that needs it (an output wider
+    /// than a byte or the AVX2 layout: the lanes' 8-bit GEMMs never do).
+    fixed: std::sync::OnceLock<Option<ChannelRequant>>,
     out_zp: i32,
     act: (i32, i32),
     need_row_sums: bool,
@@ -197,12 +205,20 @@ impl QEpilogue {
             }
             _ => None,
         };
+        let fixed = std::sync::OnceLock::new();
+        let (cbias, zw) = match &lanes {
+            Some(_) => (Vec::new(), Vec::new()),
+            None => {
+                let _ = fixed.set(ChannelRequant::of(&q.requant));
+                (cbias, b.zw.to_vec())
+            }
+        };
         QEpilogue {
             lanes,
             cbias,
-            zw: b.zw.to_vec(),
+            zw,
             requant: q.requant.clone(),
-            fixed: ChannelRequant::of(&q.requant),
+            fixed,
             out_zp: q.out_zp,
             act: q.act,
             need_row_sums: b.zw.iter().any(|&z| z != 0),
@@ -212,17 +228,21 @@ impl QEpilogue {
     /// Finishes one tile row: `acc` holds the raw dot products of columns `c0 ..`.
     #[inline(always)]
     fn finish_row<TO: QInt>(&self, acc: &mut [i32], c0: usize, row_sum: i32, out: &mut [TO]) {
+        let (cbias, zw) = match &self.lanes {
+            Some((_, l)) => (&l.bias[..], &l.zw[..]),
+            None => (&self.cbias[..], &self.zw[..]),
+        };
         if self.need_row_sums {
             let n = acc.len();
-            for (v, &z) in acc.iter_mut().zip(&self.zw[c0..c0 + n]) {
+            for (v, &z) in acc.iter_mut().zip(&zw[c0..c0 + n]) {
                 *v = v.wrapping_sub(z.wrapping_mul(row_sum));
             }
         }
-        match &self.fixed {
-            Some(r) => requant_row_simd(acc, &self.cbias, r, c0, self.out_zp, self.act.0, self.act.1),
+        match self.fixed.get_or_init(|| ChannelRequant::of(&self.requant)) {
+            Some(r) => requant_row_simd(acc, cbias, r, c0, self.out_zp, self.act.0, self.act.1),
             None => {
                 for (j, v) in acc.iter_mut().enumerate() {
-                    let x = v.wrapping_add(self.cbias[c0 + j]);
+                    let x = v.wrapping_add(cbias[c0 + j]);
                     *v = self.requant[c0 + j].apply(x).saturating_add(self.out_zp).clamp(self.act.0, self.act.1);
                 }
             }

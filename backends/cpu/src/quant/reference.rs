@@ -44,6 +44,13 @@ impl ConvQuant {
         }
     }
 
+    /// What an optimized kernel keeps once it has folded the per-channel bias and
+    /// requantization into its own epilogue: the zero points, clamp and width, without the
+    /// per-channel bias and requantization ([`ConvQuant::finish`] must not be called on it).
+    pub fn fast_path_only(self) -> ConvQuant {
+        ConvQuant { requant: Vec::new(), bias: None, ..self }
+    }
+
     /// Bias, requantization, output zero point and clamp of channel `c`'s accumulator.
     #[inline(always)]
     pub fn finish(&self, c: usize, acc: i64) -> i32 {

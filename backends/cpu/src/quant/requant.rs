@@ -33,14 +33,15 @@ pub struct TosaScale {
 impl ChannelRequant {
     /// From `(multiplier, shift)` pairs.
     pub fn new(pairs: impl IntoIterator<Item = (i32, i32)>) -> ChannelRequant {
-        let mut r = ChannelRequant::default();
-        for (m, s) in pairs {
-            r.lmul.push(1i32.wrapping_shl(s.max(0) as u32));
-            r.mult.push(m);
-            r.right.push((-s).max(0));
-            r.any_left |= s > 0;
+        let pairs: Vec<(i32, i32)> = pairs.into_iter().collect();
+        // Each vector sized exactly (they live as long as the prepared kernel).
+        ChannelRequant {
+            lmul: pairs.iter().map(|&(_, s)| 1i32.wrapping_shl(s.max(0) as u32)).collect(),
+            mult: pairs.iter().map(|&(m, _)| m).collect(),
+            right: pairs.iter().map(|&(_, s)| (-s).max(0)).collect(),
+            any_left: pairs.iter().any(|&(_, s)| s > 0),
+            ..ChannelRequant::default()
         }
-        r
     }
 
     /// From per-channel float scales: `rint(acc * scale)`, half to even.

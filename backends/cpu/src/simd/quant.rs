@@ -98,8 +98,6 @@ pub(crate) struct LaneRequant {
     pub mult: Vec<i32>,
     /// Left shift.
     pub left: Vec<i32>,
-    /// Right shift.
-    pub right: Vec<i32>,
     /// Output zero point and clamp.
     pub out: (i32, i32, i32),
     /// Whether some column shifts left (otherwise the epilogue skips that step).
@@ -176,7 +174,6 @@ impl LaneRequant {
             zw: vec![0; len],
             mult: vec![0; len],
             left: vec![0; len],
-            right: vec![0; len],
             out,
             any_left: false,
             k: vec![0; len],
@@ -231,7 +228,7 @@ pub(crate) fn block_quad_out(t: VnniToken, kp: usize, a: &[u8], rows: usize, byt
     let panels = n.div_ceil(NR_QUAD);
     assert!(kp.is_multiple_of(4) && a.len() >= rows.div_ceil(MR_QUAD) * MR_QUAD * kp && bytes.len() >= panels * kp * NR_QUAD);
     assert!(ldc >= n && out.len() >= (rows - 1) * ldc + n);
-    for v in [&lr.bias, &lr.zw, &lr.mult, &lr.left, &lr.right] {
+    for v in [&lr.bias, &lr.zw, &lr.mult, &lr.left] {
         assert!(v.len() >= panels * NR_QUAD);
     }
     assert!(row_sums.is_none_or(|s| s.len() >= rows));
