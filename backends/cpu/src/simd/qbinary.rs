@@ -298,7 +298,15 @@ fn finish<const MUL: bool, const SH1: bool>(c: &Consts, x1: __m512i, t2: __m512i
     step::<false>(s, &c.so, c.idx)
 }
 
-/// The loop of [`QLanes::run`] for this op's kind, signedness and plain-shift steps.
+/// The second operand's mode as a `const` parameter of [`kernel_g`] (one loop per mode, no
+/// match per vector).
+const CONTIG: u8 = 0;
+const TILED: u8 = 1;
+const PER_ROW: u8 = 2;
+const SPLAT: u8 = 3;
+
+/// The loop of [`QLanes::run`] for this op's kind, signedness, plain-shift steps and second
+/// operand's mode.
 ///
 /// # Safety
 /// `first` and `out` valid for `n` bytes; the second operand as [`QLanes::run`] checks.
@@ -307,35 +315,62 @@ fn finish<const MUL: bool, const SH1: bool>(c: &Consts, x1: __m512i, t2: __m512i
 unsafe fn kernel(k: &QLanes, first: *const u8, second: Second<'_>, start: usize, out: *mut u8, n: usize) {
     let mul = k.kind == Kind::Mul;
     let (sh1, sh2) = (!mul && k.input[0].shift_only.is_some(), !mul && k.input[1].shift_only.is_some());
-    macro_rules! go {
-        ($mul:literal, $signed:literal) => {
+    macro_rules! by_mode {
+        ($mul:literal, $signed:literal, $sh1:literal, $sh2:literal) => {
             // SAFETY: the caller's guarantees, passed on.
             unsafe {
-                match (sh1, sh2) {
-                    (false, false) => kernel_g::<$mul, $signed, false, false>(k, first, second, start, out, n),
-                    (true, false) => kernel_g::<$mul, $signed, true, false>(k, first, second, start, out, n),
-                    (false, true) => kernel_g::<$mul, $signed, false, true>(k, first, second, start, out, n),
-                    (true, true) => kernel_g::<$mul, $signed, true, true>(k, first, second, start, out, n),
+                match second {
+                    Second::Contig(_) => kernel_g::<$mul, $signed, $sh1, $sh2, CONTIG>(k, first, second, start, out, n),
+                    Second::Tiled(..) => kernel_g::<$mul, $signed, $sh1, $sh2, TILED>(k, first, second, start, out, n),
+                    Second::PerRow(..) => kernel_g::<$mul, $signed, $sh1, $sh2, PER_ROW>(k, first, second, start, out, n),
+                    Second::Splat(_) => kernel_g::<$mul, $signed, $sh1, $sh2, SPLAT>(k, first, second, start, out, n),
                 }
             }
         };
     }
+    macro_rules! go {
+        ($signed:literal) => {
+            match (sh1, sh2) {
+                (false, false) => by_mode!(false, $signed, false, false),
+                (true, false) => by_mode!(false, $signed, true, false),
+                (false, true) => by_mode!(false, $signed, false, true),
+                (true, true) => by_mode!(false, $signed, true, true),
+            }
+        };
+    }
     match (mul, k.signed) {
-        (true, true) => unsafe { kernel_g::<true, true, false, false>(k, first, second, start, out, n) },
-        (true, false) => unsafe { kernel_g::<true, false, false, false>(k, first, second, start, out, n) },
-        (false, true) => go!(false, true),
-        (false, false) => go!(false, false),
+        (true, true) => by_mode!(true, true, false, false),
+        (true, false) => by_mode!(true, false, false, false),
+        (false, true) => go!(true),
+        (false, false) => go!(false),
     }
 }
 
-/// [`kernel`] for one op kind, signedness and pair of plain-shift input steps, 16 values per
-/// step.
+/// Four vectors of 16 raw outputs to 64 bytes: int16 with saturation (a raw value beyond
+/// int16 stays beyond the 8-bit range after the zero point), the zero point added saturating,
+/// bytes with saturation, then the activation range (inside the type's).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn pack<const SIGNED: bool>(r: [__m512i; 4], order: __m512i, ozp: __m512i, lo8: __m512i, hi8: __m512i) -> __m512i {
+    let w01 = _mm512_adds_epi16(_mm512_packs_epi32(r[0], r[1]), ozp);
+    let w23 = _mm512_adds_epi16(_mm512_packs_epi32(r[2], r[3]), ozp);
+    if SIGNED {
+        _mm512_min_epi8(_mm512_max_epi8(_mm512_permutexvar_epi32(order, _mm512_packs_epi16(w01, w23)), lo8), hi8)
+    } else {
+        _mm512_min_epu8(_mm512_max_epu8(_mm512_permutexvar_epi32(order, _mm512_packus_epi16(w01, w23)), lo8), hi8)
+    }
+}
+
+/// [`kernel`] for one op kind, signedness, pair of plain-shift input steps and second
+/// operand's mode (`MODE`, which must be `second`'s): whole blocks of 64 values with plain
+/// loads and stores, then one masked block for the tail.
 ///
 /// # Safety
 /// As [`kernel`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const SH2: bool>(k: &QLanes, first: *const u8, second: Second<'_>, start: usize, out: *mut u8, n: usize) {
+unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const SH2: bool, const MODE: u8>(k: &QLanes, first: *const u8, second: Second<'_>, start: usize, out: *mut u8, n: usize) {
     let (neg1, neg2) = match k.kind {
         Kind::AddSub { neg1, neg2 } => (neg1, neg2),
         Kind::Mul => (false, false),
@@ -351,11 +386,19 @@ unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const S
         s2: step_v(&k.input[1]),
         so: step_v(&k.out),
     };
+    // The second operand's bytes (contiguous, a tiled row, one per row) and the period of a
+    // tiled row or the length of a row.
+    let (sp, period) = match second {
+        Second::Contig(s) => (s.as_ptr(), 0),
+        Second::Tiled(s, period) => (s.as_ptr(), period),
+        Second::PerRow(s, p) => (s.as_ptr(), p),
+        Second::Splat(_) => (std::ptr::null(), 0),
+    };
     let splat = match second {
         Second::Splat(b) => side2::<MUL, SH2>(&c, widen::<SIGNED>(_mm_set1_epi8(b as i8))),
         _ => _mm512_setzero_si512(),
     };
-    // A tiled row's contributions, worked out once.
+    // A tiled row's contributions, worked out once; a per-row operand's, by byte.
     let mut tiled = [0i32; MAX_TILE + 16];
     if let Second::Tiled(s, _) = second {
         for (q, t) in tiled[..s.len()].chunks_mut(16).enumerate() {
@@ -367,79 +410,100 @@ unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const S
             }
         }
     }
-    // The per-row operand's contribution for the current row.
+    if MODE == PER_ROW {
+        let bytes: [u8; 256] = std::array::from_fn(|i| i as u8);
+        for (q, t) in tiled[..256].chunks_exact_mut(16).enumerate() {
+            // SAFETY: bytes 16q .. 16q + 16 of `bytes`, and 16 values of `t`.
+            unsafe {
+                let v = side2::<MUL, SH2>(&c, widen::<SIGNED>(_mm_loadu_si128(bytes.as_ptr().add(16 * q).cast())));
+                _mm512_storeu_si512(t.as_mut_ptr().cast(), v);
+            }
+        }
+    }
+    // The tiled row's offset of position `start + j` (kept below its period), or its offset
+    // in its row.
+    let mut phase = if MODE == TILED || MODE == PER_ROW { start % period } else { 0 };
+    // The per-row operand's row at position `start + j`, and its contribution.
+    let mut row = if MODE == PER_ROW { start / period } else { 0 };
     let mut row_t = _mm512_setzero_si512();
-    // The tiled row's offset of position `start + j`, kept below its period.
-    let mut phase = match second {
-        Second::Tiled(_, period) => start % period,
-        Second::PerRow(_, p) => start % p,
-        _ => 0,
-    };
-    // The per-row operand's row at position `start + j`.
-    let mut row = match second {
-        Second::PerRow(_, p) => start / p,
-        _ => 0,
-    };
+    if MODE == PER_ROW && phase != 0 {
+        // SAFETY: n > 0 (checked by `run`) and `(start + n).div_ceil(p)` rows, so row
+        // `start / p` is one.
+        row_t = _mm512_set1_epi32(tiled[usize::from(unsafe { *sp.add(row) })]);
+    }
+    // The second operand's contribution at `at .. at + 16` (of which `mask` are output
+    // positions), positions taken in order.
+    macro_rules! second16 {
+        ($at:expr, $mask:expr) => {
+            match MODE {
+                // SAFETY: lanes at .. at + 16 (masked) of the contiguous operand, as `first`.
+                CONTIG => side2::<MUL, SH2>(&c, widen::<SIGNED>(unsafe { _mm_maskz_loadu_epi8($mask, sp.add($at).cast()) })),
+                TILED => {
+                    // SAFETY: `tiled` holds `period + 16` values and `phase < period`.
+                    let v = unsafe { _mm512_loadu_si512(tiled.as_ptr().add(phase).cast()) };
+                    phase += 16;
+                    if phase >= period {
+                        phase -= period;
+                    }
+                    v
+                }
+                PER_ROW => {
+                    if phase == 0 {
+                        // SAFETY: position `start + at` (an output position: the tail asks
+                        // only for those) lies in row `row` < `(start + n).div_ceil(p)`; the
+                        // 16 positions from a multiple of 16 lie in one row (p is a multiple
+                        // of 16).
+                        row_t = _mm512_set1_epi32(tiled[usize::from(unsafe { *sp.add(row) })]);
+                    }
+                    phase += 16;
+                    if phase == period {
+                        phase = 0;
+                        row += 1;
+                    }
+                    row_t
+                }
+                _ => splat,
+            }
+        };
+    }
     // Bytes `k` of the packed vector (in-lane packs of four vectors) come from vector
     // `k / 4 % 4`, lane `4 · (k / 16) + k % 4`: dword `d` of the result is dword `4 · (d % 4)
     // + d / 4` of the packs.
     let order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     let (ozp, lo8, hi8) = (_mm512_set1_epi16(k.out_zp.clamp(-32768, 32767) as i16), _mm512_set1_epi8(k.lo as i8), _mm512_set1_epi8(k.hi as i8));
+    let whole = n - n % 64;
     let mut j = 0;
-    while j < n {
+    while j < whole {
         let mut r = [_mm512_setzero_si512(); 4];
         for (q, r) in r.iter_mut().enumerate() {
             let at = j + 16 * q;
-            let len = n.saturating_sub(at).min(16);
-            let mask: __mmask16 = if len == 16 { 0xffff } else { (1u16 << len) - 1 };
-            // SAFETY: lanes at .. at + len <= n of `first` and a `Contig` second operand
-            // (masked loads read nothing past them); a tiled row holds `period + 16` bytes, so
-            // 16 from any offset below its period; a per-row operand has `(start + n) / p`
-            // rows (rounded up), and the 16 positions from a multiple of 16 lie in one row (p
-            // is a multiple of 16); once past `n` its row is not read.
-            unsafe {
-                let x1 = widen::<SIGNED>(_mm_maskz_loadu_epi8(mask, first.add(at).cast()));
-                let t2 = match second {
-                    Second::Contig(s) => side2::<MUL, SH2>(&c, widen::<SIGNED>(_mm_maskz_loadu_epi8(mask, s.as_ptr().add(at).cast()))),
-                    Second::Tiled(_, period) => {
-                        let v = _mm512_loadu_si512(tiled.as_ptr().add(phase).cast());
-                        phase += 16;
-                        if phase >= period {
-                            phase -= period;
-                        }
-                        v
-                    }
-                    Second::PerRow(s, p) => {
-                        if (phase == 0 || j + 16 * q == 0) && len > 0 {
-                            row_t = side2::<MUL, SH2>(&c, widen::<SIGNED>(_mm_set1_epi8(*s.as_ptr().add(row) as i8)));
-                        }
-                        phase += 16;
-                        if phase == p {
-                            phase = 0;
-                            row += 1;
-                        }
-                        row_t
-                    }
-                    Second::Splat(_) => splat,
-                };
-                *r = finish::<MUL, SH1>(&c, x1, t2);
-            }
+            // SAFETY: bytes at .. at + 16 <= n of `first`.
+            let x1 = widen::<SIGNED>(unsafe { _mm_loadu_si128(first.add(at).cast()) });
+            let t2 = second16!(at, 0xffff);
+            *r = finish::<MUL, SH1>(&c, x1, t2);
         }
-        // To bytes: int16 with saturation (a raw value beyond int16 stays beyond the 8-bit
-        // range after the zero point), the zero point added saturating, bytes with saturation,
-        // then the activation range (inside the type's).
-        let w01 = _mm512_adds_epi16(_mm512_packs_epi32(r[0], r[1]), ozp);
-        let w23 = _mm512_adds_epi16(_mm512_packs_epi32(r[2], r[3]), ozp);
-        let b = if SIGNED {
-            _mm512_min_epi8(_mm512_max_epi8(_mm512_permutexvar_epi32(order, _mm512_packs_epi16(w01, w23)), lo8), hi8)
-        } else {
-            _mm512_min_epu8(_mm512_max_epu8(_mm512_permutexvar_epi32(order, _mm512_packus_epi16(w01, w23)), lo8), hi8)
-        };
-        let len = (n - j).min(64);
-        let mask: __mmask64 = if len == 64 { u64::MAX } else { (1u64 << len) - 1 };
-        // SAFETY: bytes j .. j + len <= n of `out`.
-        unsafe { _mm512_mask_storeu_epi8(out.add(j).cast(), mask, b) };
+        // SAFETY: bytes j .. j + 64 <= n of `out`.
+        unsafe { _mm512_storeu_si512(out.add(j).cast(), pack::<SIGNED>(r, order, ozp, lo8, hi8)) };
         j += 64;
+    }
+    if j < n {
+        let mut r = [_mm512_setzero_si512(); 4];
+        for (q, r) in r.iter_mut().enumerate() {
+            let at = j + 16 * q;
+            if at >= n {
+                break;
+            }
+            let len = (n - at).min(16);
+            let mask: __mmask16 = if len == 16 { 0xffff } else { (1u16 << len) - 1 };
+            // SAFETY: bytes at .. at + len <= n of `first` (a masked load reads no others).
+            let x1 = widen::<SIGNED>(unsafe { _mm_maskz_loadu_epi8(mask, first.add(at).cast()) });
+            let t2 = second16!(at, mask);
+            *r = finish::<MUL, SH1>(&c, x1, t2);
+        }
+        let len = n - j;
+        let mask: __mmask64 = (1u64 << len) - 1;
+        // SAFETY: bytes j .. j + len <= n of `out` (len < 64).
+        unsafe { _mm512_mask_storeu_epi8(out.add(j).cast(), mask, pack::<SIGNED>(r, order, ozp, lo8, hi8)) };
     }
 }
 
