@@ -45,6 +45,20 @@ struct Step {
     /// Added to `y = x << pre` before its sign is taken as `[q < 0]`: 0, 1 where `m = 2³⁰`,
     /// `2³⁰` where the correction must not apply (`r = 0` or `m = 0`).
     u: i32,
+    /// The step as 32-bit multiplies, where exact for the lane values ([`Split`]).
+    split: Option<Split>,
+}
+
+/// An input step in 32-bit lanes (see the module's notes): with `K = 31 − pre`, `m = mh·2ᴷ +
+/// ml`, `q = x·mh + ⌊(x·ml + bias) / 2ᴷ⌋` and the step `⌊(q − n) / 2ʳ⌋`, `n = [x < 0]` where
+/// the sign correction applies (`neg`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Split {
+    mh: i32,
+    ml: i32,
+    bias: i32,
+    k: u32,
+    neg: bool,
 }
 
 impl Step {
@@ -71,7 +85,8 @@ impl Step {
         } else {
             0
         };
-        Some(Step { pre, shift_only, m: mult, r, c, u })
+        let split = if shift_only.is_none() && mult != 0 && pre >= 1 { Split::new(mult, pre, r, u, lo.abs().max(hi.abs())) } else { None };
+        Some(Step { pre, shift_only, m: mult, r, c, u, split })
     }
 
     /// The step on one value, as the lanes compute it (for bounds at build time).
@@ -80,9 +95,36 @@ impl Step {
         if let Some(k) = self.shift_only {
             return x << k;
         }
+        if let Some(s) = self.split {
+            let q = x * i64::from(s.mh) + ((x * i64::from(s.ml) + i64::from(s.bias)) >> s.k);
+            let n = if s.neg && x < 0 { 1 } else { 0 };
+            return (q - n) >> self.r;
+        }
         let q = (y * i64::from(self.m) + self.c) >> 31;
         let n = if y + i64::from(self.u) < 0 { 1 } else { 0 };
         (q - n) >> self.r
+    }
+}
+
+impl Split {
+    /// The split of a step with multiplier `m` (in `[2³⁰, 2³¹)`), left shift `pre` (1..=30),
+    /// right shift `r` and sign offset `u` ([`Step`]) for values of magnitude at most `vmax`;
+    /// `None` where a 32-bit lane would overflow. `y·m + c = 2^pre·(x·m + c / 2^pre)` and
+    /// `c / 2^pre = 2ᴷ⁻¹ + [r ≥ 1]·2ᴷ⁻¹⁺ʳ` is an integer, so `⌊(y·m + c) / 2³¹⌋ = ⌊(x·m + c /
+    /// 2^pre) / 2ᴷ⌋ = x·mh + ⌊(x·ml + c / 2^pre) / 2ᴷ⌋` (`x·mh·2ᴷ` is a whole multiple); and
+    /// `y + u < 0` is `x < 0` for `u` of 0 or 1 (`y` is even) and never for `u = 2³⁰` (`y ≥
+    /// −2³⁰`).
+    fn new(m: i32, pre: u32, r: u32, u: i32, vmax: i64) -> Option<Split> {
+        let k = 31 - pre;
+        let (mh, ml) = (i64::from(m) >> k, i64::from(m) & ((1i64 << k) - 1));
+        let bias = (1i64 << (k - 1)) + if r >= 1 { 1i64 << (k - 1 + r) } else { 0 };
+        let lim = i64::from(i32::MAX);
+        let low = vmax * ml + bias;
+        // `x·ml` in `vpmaddwd` (16-bit signed factors), the sums in int32.
+        if ml >= 1 << 15 || vmax >= 1 << 15 || low > lim || vmax * mh + (low >> k) + 1 > lim {
+            return None;
+        }
+        Some(Split { mh: mh as i32, ml: ml as i32, bias: bias as i32, k, neg: u != 1 << 30 })
     }
 }
 
@@ -107,6 +149,9 @@ pub(crate) struct QLanes {
     /// The two inputs' steps (add/sub).
     input: [Step; 2],
     out: Step,
+    /// The output step runs split ([`in_step`]): both input steps are shifts and the sum is
+    /// taken without their common power of two.
+    out_split: bool,
     out_zp: i32,
     lo: i32,
     hi: i32,
@@ -151,20 +196,39 @@ impl QLanes {
         if lo > hi || out_zp.unsigned_abs() > 1024 {
             return None;
         }
-        let dummy = Step { pre: 0, shift_only: Some(0), m: 0, r: 0, c: 0, u: 0 };
+        let dummy = Step { pre: 0, shift_only: Some(0), m: 0, r: 0, c: 0, u: 0, split: None };
         let (kind, input, (slo, shi)) = if mul {
             let ends = [ra.0 * rb.0, ra.0 * rb.1, ra.1 * rb.0, ra.1 * rb.1];
             (Kind::Mul, [dummy; 2], (*ends.iter().min()?, *ends.iter().max()?))
         } else {
             let sa = Step::new(a.mult.0, a.mult.1, left_shift, ra.0, ra.1)?;
             let sb = Step::new(b.mult.0, b.mult.1, left_shift, rb.0, rb.1)?;
+            // The input steps run as a shift or split ([`in_step`]).
+            if [sa, sb].iter().any(|s| s.shift_only.is_none() && s.split.is_none()) {
+                return None;
+            }
             // Each step is monotonic: its range is that of the ends of its input's.
-            let (ta, tb) = ((sa.one(ra.0), sa.one(ra.1)), (sb.one(rb.0), sb.one(rb.1)));
-            let s = if sub { (ta.0 - tb.1, ta.1 - tb.0) } else { (ta.0 + tb.0, ta.1 + tb.1) };
-            (Kind::AddSub { neg1: false, neg2: sub }, [sa, sb], s)
+            let sum = |sa: &Step, sb: &Step| {
+                let (ta, tb) = ((sa.one(ra.0), sa.one(ra.1)), (sb.one(rb.0), sb.one(rb.1)));
+                if sub { (ta.0 - tb.1, ta.1 - tb.0) } else { (ta.0 + tb.0, ta.1 + tb.1) }
+            };
+            let kind = Kind::AddSub { neg1: false, neg2: sub };
+            // Two plain shifts (`k1`, `k2`): the sum is `2^g` times that of the inputs shifted
+            // by `k1 − g` and `k2 − g` (`g` the smaller), and the output step of `s·2^g` is
+            // that step with `g` more of left shift, which splits ([`Split`]) for such small
+            // sums.
+            if let (Some(k1), Some(k2)) = (sa.shift_only, sb.shift_only) {
+                let g = k1.min(k2);
+                let (na, nb) = (Step { shift_only: Some(k1 - g), ..sa }, Step { shift_only: Some(k2 - g), ..sb });
+                let (slo, shi) = sum(&na, &nb);
+                if let Some(out) = Step::new(out_mult.0, out_mult.1, g, slo, shi).filter(|o| o.split.is_some()) {
+                    return Some(QLanes { token, kind, signed, z: [a.zp, b.zp], input: [na, nb], out, out_split: true, out_zp, lo, hi });
+                }
+            }
+            (kind, [sa, sb], sum(&sa, &sb))
         };
         let out = Step::new(out_mult.0, out_mult.1, 0, slo, shi)?;
-        Some(QLanes { token, kind, signed, z: [a.zp, b.zp], input, out, out_zp, lo, hi })
+        Some(QLanes { token, kind, signed, z: [a.zp, b.zp], input, out, out_split: false, out_zp, lo, hi })
     }
 
     /// The same op with its operands swapped: `run(y, x)` computes what `run(x, y)` did.
@@ -213,6 +277,8 @@ struct StepV {
     r: __m512i,
     c: __m512i,
     u: __m512i,
+    /// [`Split`]'s `mh`, `ml`, `bias`, `k` and the mask of `n` (all ones where `neg`).
+    split: [__m512i; 5],
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -225,6 +291,10 @@ fn step_v(s: &Step) -> StepV {
         r: _mm512_set1_epi32(s.r as i32),
         c: _mm512_set1_epi64(s.c),
         u: _mm512_set1_epi32(s.u),
+        split: match s.split {
+            Some(p) => [p.mh, p.ml, p.bias, p.k as i32, if p.neg { -1 } else { 0 }].map(|v| _mm512_set1_epi32(v)),
+            None => [_mm512_setzero_si512(); 5],
+        },
     }
 }
 
@@ -244,6 +314,24 @@ fn step<const SHIFT: bool>(x: __m512i, s: &StepV, idx: __m512i) -> __m512i {
     let q = _mm512_permutex2var_epi32(qe, idx, qo);
     let n = _mm512_srai_epi32::<31>(_mm512_add_epi32(y, s.u));
     _mm512_srav_epi32(_mm512_add_epi32(q, n), s.r)
+}
+
+/// An input step on 16 lanes: its plain shift (`SHIFT`) or its [`Split`] (the other input
+/// steps make no lanes).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn in_step<const SHIFT: bool>(x: __m512i, s: &StepV) -> __m512i {
+    if SHIFT {
+        return _mm512_sllv_epi32(x, s.shift_only.unwrap_or(s.pre));
+    }
+    let [mh, ml, bias, k, neg] = s.split;
+    let hi = _mm512_mullo_epi32(x, mh);
+    // |x| < 2¹⁵ and 0 <= ml < 2¹⁵: the low 16-bit halves' product is x·ml, the high halves'
+    // (x's sign, ml's zero) nothing.
+    let lo = _mm512_srav_epi32(_mm512_add_epi32(_mm512_madd_epi16(x, ml), bias), k);
+    let n = _mm512_and_si512(_mm512_srai_epi32::<31>(x), neg);
+    _mm512_srav_epi32(_mm512_add_epi32(_mm512_add_epi32(hi, lo), n), s.r)
 }
 
 /// The constants of one run of the kernel.
@@ -270,23 +358,23 @@ fn widen<const SIGNED: bool>(b: __m128i) -> __m512i {
 /// mul's offset value.
 #[cfg(target_arch = "x86_64")]
 #[inline]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,avx512bw")]
 fn side2<const MUL: bool, const SH2: bool>(c: &Consts, x2: __m512i) -> __m512i {
     let v = _mm512_sub_epi32(x2, c.z2);
-    if MUL { v } else { step::<SH2>(v, &c.s2, c.idx) }
+    if MUL { v } else { in_step::<SH2>(v, &c.s2) }
 }
 
 /// 16 raw outputs (before the zero point) from the first operand's widened bytes and the
 /// second's contribution.
 #[cfg(target_arch = "x86_64")]
 #[inline]
-#[target_feature(enable = "avx512f")]
-fn finish<const MUL: bool, const SH1: bool>(c: &Consts, x1: __m512i, t2: __m512i) -> __m512i {
+#[target_feature(enable = "avx512f,avx512bw")]
+fn finish<const MUL: bool, const SH1: bool, const OS: bool>(c: &Consts, x1: __m512i, t2: __m512i) -> __m512i {
     let v1 = _mm512_sub_epi32(x1, c.z1);
     let s = if MUL {
         _mm512_mullo_epi32(v1, t2)
     } else {
-        let t1 = step::<SH1>(v1, &c.s1, c.idx);
+        let t1 = in_step::<SH1>(v1, &c.s1);
         if c.neg2 {
             _mm512_sub_epi32(t1, t2)
         } else if c.neg1 {
@@ -295,7 +383,7 @@ fn finish<const MUL: bool, const SH1: bool>(c: &Consts, x1: __m512i, t2: __m512i
             _mm512_add_epi32(t1, t2)
         }
     };
-    step::<false>(s, &c.so, c.idx)
+    if OS { in_step::<false>(s, &c.so) } else { step::<false>(s, &c.so, c.idx) }
 }
 
 /// The second operand's mode as a `const` parameter of [`kernel_g`] (one loop per mode, no
@@ -316,14 +404,14 @@ unsafe fn kernel(k: &QLanes, first: *const u8, second: Second<'_>, start: usize,
     let mul = k.kind == Kind::Mul;
     let (sh1, sh2) = (!mul && k.input[0].shift_only.is_some(), !mul && k.input[1].shift_only.is_some());
     macro_rules! by_mode {
-        ($mul:literal, $signed:literal, $sh1:literal, $sh2:literal) => {
+        ($mul:literal, $signed:literal, $sh1:literal, $sh2:literal, $os:literal) => {
             // SAFETY: the caller's guarantees, passed on.
             unsafe {
                 match second {
-                    Second::Contig(_) => kernel_g::<$mul, $signed, $sh1, $sh2, CONTIG>(k, first, second, start, out, n),
-                    Second::Tiled(..) => kernel_g::<$mul, $signed, $sh1, $sh2, TILED>(k, first, second, start, out, n),
-                    Second::PerRow(..) => kernel_g::<$mul, $signed, $sh1, $sh2, PER_ROW>(k, first, second, start, out, n),
-                    Second::Splat(_) => kernel_g::<$mul, $signed, $sh1, $sh2, SPLAT>(k, first, second, start, out, n),
+                    Second::Contig(_) => kernel_g::<$mul, $signed, $sh1, $sh2, $os, CONTIG>(k, first, second, start, out, n),
+                    Second::Tiled(..) => kernel_g::<$mul, $signed, $sh1, $sh2, $os, TILED>(k, first, second, start, out, n),
+                    Second::PerRow(..) => kernel_g::<$mul, $signed, $sh1, $sh2, $os, PER_ROW>(k, first, second, start, out, n),
+                    Second::Splat(_) => kernel_g::<$mul, $signed, $sh1, $sh2, $os, SPLAT>(k, first, second, start, out, n),
                 }
             }
         };
@@ -331,16 +419,17 @@ unsafe fn kernel(k: &QLanes, first: *const u8, second: Second<'_>, start: usize,
     macro_rules! go {
         ($signed:literal) => {
             match (sh1, sh2) {
-                (false, false) => by_mode!(false, $signed, false, false),
-                (true, false) => by_mode!(false, $signed, true, false),
-                (false, true) => by_mode!(false, $signed, false, true),
-                (true, true) => by_mode!(false, $signed, true, true),
+                (false, false) => by_mode!(false, $signed, false, false, false),
+                (true, false) => by_mode!(false, $signed, true, false, false),
+                (false, true) => by_mode!(false, $signed, false, true, false),
+                (true, true) if k.out_split => by_mode!(false, $signed, true, true, true),
+                (true, true) => by_mode!(false, $signed, true, true, false),
             }
         };
     }
     match (mul, k.signed) {
-        (true, true) => by_mode!(true, true, false, false),
-        (true, false) => by_mode!(true, false, false, false),
+        (true, true) => by_mode!(true, true, false, false, false),
+        (true, false) => by_mode!(true, false, false, false, false),
         (false, true) => go!(true),
         (false, false) => go!(false),
     }
@@ -362,15 +451,15 @@ fn pack<const SIGNED: bool>(r: [__m512i; 4], order: __m512i, ozp: __m512i, lo8: 
     }
 }
 
-/// [`kernel`] for one op kind, signedness, pair of plain-shift input steps and second
-/// operand's mode (`MODE`, which must be `second`'s): whole blocks of 64 values with plain
+/// [`kernel`] for one op kind, signedness, pair of plain-shift input steps, output step
+/// (`OS`: split) and second operand's mode (`MODE`, which must be `second`'s): whole blocks of 64 values with plain
 /// loads and stores, then one masked block for the tail.
 ///
 /// # Safety
 /// As [`kernel`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const SH2: bool, const MODE: u8>(k: &QLanes, first: *const u8, second: Second<'_>, start: usize, out: *mut u8, n: usize) {
+unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const SH2: bool, const OS: bool, const MODE: u8>(k: &QLanes, first: *const u8, second: Second<'_>, start: usize, out: *mut u8, n: usize) {
     let (neg1, neg2) = match k.kind {
         Kind::AddSub { neg1, neg2 } => (neg1, neg2),
         Kind::Mul => (false, false),
@@ -480,7 +569,7 @@ unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const S
             // SAFETY: bytes at .. at + 16 <= n of `first`.
             let x1 = widen::<SIGNED>(unsafe { _mm_loadu_si128(first.add(at).cast()) });
             let t2 = second16!(at, 0xffff);
-            *r = finish::<MUL, SH1>(&c, x1, t2);
+            *r = finish::<MUL, SH1, OS>(&c, x1, t2);
         }
         // SAFETY: bytes j .. j + 64 <= n of `out`.
         unsafe { _mm512_storeu_si512(out.add(j).cast(), pack::<SIGNED>(r, order, ozp, lo8, hi8)) };
@@ -498,7 +587,7 @@ unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const S
             // SAFETY: bytes at .. at + len <= n of `first` (a masked load reads no others).
             let x1 = widen::<SIGNED>(unsafe { _mm_maskz_loadu_epi8(mask, first.add(at).cast()) });
             let t2 = second16!(at, mask);
-            *r = finish::<MUL, SH1>(&c, x1, t2);
+            *r = finish::<MUL, SH1, OS>(&c, x1, t2);
         }
         let len = n - j;
         let mask: __mmask64 = (1u64 << len) - 1;
@@ -509,7 +598,7 @@ unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const S
 
 #[cfg(test)]
 mod tests {
-    use super::Step;
+    use super::{QLanes, SideParams, Step};
 
     /// `Step::one` (the lanes' arithmetic) is TFLite's `MultiplyByQuantizedMultiplier` for
     /// every multiplier class and shift over the values it admits.
@@ -517,11 +606,19 @@ mod tests {
     fn step_is_the_reference_requant() {
         use crate::quant::fixedpoint::mbqm_smaller_than_one;
         let mults = [0, 1 << 30, (1 << 30) + 1, 1_500_000_000, i32::MAX];
+        let mut splits = 0;
         for &m in &mults {
             for shift in -30..=3 {
-                for pre0 in [0u32, 20] {
-                    let (lo, hi) = if pre0 == 20 { (-255i64, 255) } else { (-(1i64 << 26), 1 << 26) };
+                // 20: add/sub's input steps; 18, 19: output steps of a sum of two shifted
+                // inputs without their common power of two (both split where they can).
+                for pre0 in [0u32, 18, 19, 20] {
+                    let (lo, hi) = match pre0 {
+                        0 => (-(1i64 << 26), 1 << 26),
+                        20 => (-255i64, 255),
+                        _ => (-1020, 1020),
+                    };
                     let Some(s) = Step::new(m, shift, pre0, lo, hi) else { continue };
+                    splits += usize::from(s.split.is_some());
                     let xs = (lo..=hi).step_by(((hi - lo) / 4000).max(1) as usize).chain([lo, hi, -1, 0, 1, -2, 2]);
                     for x in xs {
                         let want = mbqm_smaller_than_one((x as i32).wrapping_mul(1 << pre0), m, shift);
@@ -530,5 +627,21 @@ mod tests {
                 }
             }
         }
+        assert!(splits > 100, "only {splits} steps split");
+    }
+
+    /// Equal input scales (both steps the shift by 19 of TFLite's ½ after `<< 20`) take the
+    /// split output step on the sum without its `2¹⁹`; the pair tests in `quant::tests` check
+    /// the lanes' values.
+    #[test]
+    fn equal_scales_split_the_output_step() {
+        use crate::quant::fixedpoint::quantize_multiplier_smaller_than_one;
+        let half = SideParams { zp: 3, mult: (1 << 30, 0) };
+        // 2·0.05 / (2²⁰·0.08), as TFLite's add prepares it.
+        let out = quantize_multiplier_smaller_than_one(2.0 * 0.05 / (1048576.0 * 0.08));
+        let Some(l) = QLanes::new(true, false, false, 20, half, half, out, -2, (-128, 127)) else { return };
+        assert!(l.out_split);
+        assert_eq!([l.input[0].shift_only, l.input[1].shift_only], [Some(0), Some(0)]);
+        assert!(l.swapped().out_split);
     }
 }
