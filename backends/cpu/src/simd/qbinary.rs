@@ -12,10 +12,22 @@
 //! 2ʳ⌋`, and `⌊(⌊a / b⌋ + c) / d⌋ = ⌊(a + c·b) / (b·d)⌋` for integers moves the `2ʳ⁻¹` into the
 //! 64-bit sum. With `m ≥ 2³⁰`, `y·m < −2³⁰` is `y < 0` (or `y < −1` when `m = 2³⁰`), read from
 //! `y` itself. A step whose multiplier is exactly ½ with no right shift (the larger input of an
-//! add: `y·2³⁰ / 2³¹` of an even `y`) is a plain left shift. [`QLanes::new`] builds the lanes
-//! only where every intermediate value stays in the range this needs (the caller falls back to
-//! its portable paths otherwise, and on CPUs without AVX-512); the tests compare them with
-//! `apply` over every pair of input bytes.
+//! add: `y·2³⁰ / 2³¹` of an even `y`) is a plain left shift.
+//!
+//! A step on a small value `x` shifted left by `pre` (add/sub's inputs: a byte less its zero
+//! point, `pre = 20`) needs no 64-bit product ([`Split`]): with `K = 31 − pre` and `m = mh·2ᴷ +
+//! ml`, `⌊(x·2^pre·m + c) / 2³¹⌋ = x·mh + ⌊(x·ml + c / 2^pre) / 2ᴷ⌋`, two 32-bit multiplies
+//! (`vpmulld`, `vpmaddwd`). Where both inputs' steps are plain shifts (equal input scales) the
+//! sum is taken without their common power of two and the output step is split the same way.
+//! [`QLanes::new`] builds the lanes only where every intermediate value stays in the range
+//! this needs (the caller falls back to its portable paths otherwise, and on CPUs without
+//! AVX-512); the tests compare them with `apply` over every pair of input bytes.
+//!
+//! The loop is compiled once per second operand's mode (contiguous, a tiled row, a value per
+//! row, a scalar): whole blocks of 64 values with plain loads and stores, then one masked
+//! block. (Looking the input steps up in 256-entry tables with `vpermi2b` on byte planes was
+//! tried: on Zen 4 the eight two-source byte permutes per input and block cost more than the
+//! arithmetic.)
 #![deny(unsafe_op_in_unsafe_fn)]
 
 #[cfg(target_arch = "x86_64")]
