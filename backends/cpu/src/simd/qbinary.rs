@@ -310,20 +310,19 @@ fn step_v(s: &Step) -> StepV {
     }
 }
 
-/// The step on 16 lanes (see the module's notes); `SHIFT`: the step is its plain shift.
+/// The step on 16 lanes with 64-bit products (see the module's notes).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn step<const SHIFT: bool>(x: __m512i, s: &StepV, idx: __m512i) -> __m512i {
-    if SHIFT {
-        return _mm512_sllv_epi32(x, s.shift_only.unwrap_or(s.pre));
-    }
+fn step(x: __m512i, s: &StepV) -> __m512i {
     let y = _mm512_sllv_epi32(x, s.pre);
     let pe = _mm512_mul_epi32(y, s.m);
     let po = _mm512_mul_epi32(_mm512_srli_epi64::<32>(y), s.m);
-    let qe = _mm512_srai_epi64::<31>(_mm512_add_epi64(pe, s.c));
-    let qo = _mm512_srai_epi64::<31>(_mm512_add_epi64(po, s.c));
-    let q = _mm512_permutex2var_epi32(qe, idx, qo);
+    // Bits 31..63 of each 64-bit sum: the even lanes' shifted down into their low dword, the
+    // odd lanes' shifted up by one into their high dword, then one blend.
+    let qe = _mm512_srli_epi64::<31>(_mm512_add_epi64(pe, s.c));
+    let qo = _mm512_slli_epi64::<1>(_mm512_add_epi64(po, s.c));
+    let q = _mm512_mask_blend_epi32(0xAAAA, qe, qo);
     let n = _mm512_srai_epi32::<31>(_mm512_add_epi32(y, s.u));
     _mm512_srav_epi32(_mm512_add_epi32(q, n), s.r)
 }
@@ -349,7 +348,6 @@ fn in_step<const SHIFT: bool>(x: __m512i, s: &StepV) -> __m512i {
 /// The constants of one run of the kernel.
 #[cfg(target_arch = "x86_64")]
 struct Consts {
-    idx: __m512i,
     neg1: bool,
     neg2: bool,
     z1: __m512i,
@@ -395,7 +393,7 @@ fn finish<const MUL: bool, const SH1: bool, const OS: bool>(c: &Consts, x1: __m5
             _mm512_add_epi32(t1, t2)
         }
     };
-    if OS { in_step::<false>(s, &c.so) } else { step::<false>(s, &c.so, c.idx) }
+    if OS { in_step::<false>(s, &c.so) } else { step(s, &c.so) }
 }
 
 /// The second operand's mode as a `const` parameter of [`kernel_g`] (one loop per mode, no
@@ -477,8 +475,6 @@ unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const S
         Kind::Mul => (false, false),
     };
     let c = Consts {
-        // Lane 2j takes dword 2j of the even products, lane 2j + 1 dword 2j of the odd ones.
-        idx: _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30),
         neg1,
         neg2,
         z1: _mm512_set1_epi32(k.z[0]),
