@@ -172,9 +172,10 @@ enum Elem {
     I8(f32, i64),
     U8(f32, i64),
     I16(f32, i64),
-    /// Plain uint8 / int8 values (CAST).
+    /// Plain uint8 / int8 / int16 values (CAST).
     RawU8,
     RawI8,
+    RawI16,
 }
 
 impl Elem {
@@ -183,7 +184,7 @@ impl Elem {
             Elem::F32 => TensorType::FLOAT32,
             Elem::I8(..) | Elem::RawI8 => TensorType::INT8,
             Elem::U8(..) | Elem::RawU8 => TensorType::UINT8,
-            Elem::I16(..) => TensorType::INT16,
+            Elem::I16(..) | Elem::RawI16 => TensorType::INT16,
         }
     }
 
@@ -192,7 +193,7 @@ impl Elem {
             Elem::F32 => "f32",
             Elem::I8(..) | Elem::RawI8 => "i8",
             Elem::U8(..) | Elem::RawU8 => "u8",
-            Elem::I16(..) => "i16",
+            Elem::I16(..) | Elem::RawI16 => "i16",
         }
     }
 
@@ -211,7 +212,7 @@ impl Elem {
             Elem::F32 => (values(n, rng).iter().flat_map(|v| (v * 4.0).to_le_bytes()).collect(), "<f4"),
             Elem::I8(..) | Elem::RawI8 => ((0..n).map(|_| rng.below(256) as u8).collect(), "|i1"),
             Elem::U8(..) | Elem::RawU8 => ((0..n).map(|_| rng.below(256) as u8).collect(), "|u1"),
-            Elem::I16(..) => ((0..n).flat_map(|_| (rng.below(65536) as u16).to_le_bytes()).collect(), "<i2"),
+            Elem::I16(..) | Elem::RawI16 => ((0..n).flat_map(|_| (rng.below(65536) as u16).to_le_bytes()).collect(), "<i2"),
         }
     }
 }
@@ -384,12 +385,24 @@ fn write_elementwise(dir: &std::path::Path, rng: &mut XorShift) -> std::io::Resu
         (BuiltinOperator::CAST, Elem::RawI8, Elem::F32),
         (BuiltinOperator::CAST, Elem::F32, Elem::RawU8),
         (BuiltinOperator::CAST, Elem::F32, Elem::RawI8),
+        (BuiltinOperator::CAST, Elem::RawI16, Elem::F32),
+        (BuiltinOperator::CAST, Elem::F32, Elem::RawI16),
+        (BuiltinOperator::CAST, Elem::RawU8, Elem::RawI8),
+        (BuiltinOperator::CAST, Elem::RawI8, Elem::RawU8),
+        (BuiltinOperator::CAST, Elem::RawU8, Elem::RawI16),
+        (BuiltinOperator::CAST, Elem::RawI16, Elem::RawU8),
+        (BuiltinOperator::CAST, Elem::RawI8, Elem::RawI16),
+        (BuiltinOperator::CAST, Elem::RawI16, Elem::RawI8),
         (BuiltinOperator::QUANTIZE, Elem::F32, i8q),
         (BuiltinOperator::QUANTIZE, Elem::F32, u8q),
         (BuiltinOperator::QUANTIZE, Elem::F32, i16q),
         (BuiltinOperator::QUANTIZE, i8q, u8q),
         (BuiltinOperator::QUANTIZE, u8q, i8q),
         (BuiltinOperator::QUANTIZE, Elem::I8(0.02, -3), Elem::I8(0.05, 7)),
+        (BuiltinOperator::QUANTIZE, u8q, Elem::U8(0.05, 128)),
+        (BuiltinOperator::QUANTIZE, i16q, Elem::I16(0.003, 0)),
+        (BuiltinOperator::QUANTIZE, i16q, i8q),
+        (BuiltinOperator::QUANTIZE, i8q, i16q),
         (BuiltinOperator::DEQUANTIZE, i8q, Elem::F32),
         (BuiltinOperator::DEQUANTIZE, u8q, Elem::F32),
         (BuiltinOperator::DEQUANTIZE, i16q, Elem::F32),

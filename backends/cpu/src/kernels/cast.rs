@@ -205,8 +205,8 @@ pub(crate) fn f32_to_i32(v: f32) -> i32 {
 }
 
 /// The casts of models' input and output ends (integers to float32, float32 to uint8, int8
-/// and int16) over typed slices: the same per-element conversions as [`cast`]'s, in loops
-/// that vectorize, split across the kernel pool. False (nothing written) for other pairs, or
+/// and int16) and between the integer types, over typed slices: the same per-element
+/// conversions as [`cast`]'s, in loops that vectorize, split across the kernel pool. False (nothing written) for other pairs, or
 /// where the bytes are not aligned for their type.
 fn cast_fast(from: DType, input: &[u8], to: DType, out: &mut [u8]) -> bool {
     fn go<I: bytemuck::Pod + Sync, O: bytemuck::Pod + Send>(input: &[u8], out: &mut [u8], f: impl Fn(I) -> O + Sync) -> bool {
@@ -229,6 +229,13 @@ fn cast_fast(from: DType, input: &[u8], to: DType, out: &mut [u8]) -> bool {
         (DType::F32, DType::I32) => go(input, out, f32_to_i32),
         // Integer to integer: sign-extended, or the low bits kept (`Num::to_i32` ignores the
         // float clamp for integers).
+        (DType::U8, DType::I8) => go(input, out, |v: u8| v as i8),
+        (DType::I8, DType::U8) => go(input, out, |v: i8| v as u8),
+        (DType::U8, DType::I16) => go(input, out, |v: u8| i16::from(v)),
+        (DType::I8, DType::I16) => go(input, out, |v: i8| i16::from(v)),
+        (DType::I16, DType::U8) => go(input, out, |v: i16| v as u8),
+        (DType::I16, DType::I8) => go(input, out, |v: i16| v as i8),
+        (DType::U8, DType::I32) => go(input, out, |v: u8| i32::from(v)),
         (DType::I8, DType::I32) => go(input, out, |v: i8| i32::from(v)),
         (DType::I16, DType::I32) => go(input, out, |v: i16| i32::from(v)),
         (DType::I32, DType::I8) => go(input, out, |v: i32| v as i8),

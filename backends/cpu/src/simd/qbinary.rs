@@ -12,10 +12,22 @@
 //! 2ʳ⌋`, and `⌊(⌊a / b⌋ + c) / d⌋ = ⌊(a + c·b) / (b·d)⌋` for integers moves the `2ʳ⁻¹` into the
 //! 64-bit sum. With `m ≥ 2³⁰`, `y·m < −2³⁰` is `y < 0` (or `y < −1` when `m = 2³⁰`), read from
 //! `y` itself. A step whose multiplier is exactly ½ with no right shift (the larger input of an
-//! add: `y·2³⁰ / 2³¹` of an even `y`) is a plain left shift. [`QLanes::new`] builds the lanes
-//! only where every intermediate value stays in the range this needs (the caller falls back to
-//! its portable paths otherwise, and on CPUs without AVX-512); the tests compare them with
-//! `apply` over every pair of input bytes.
+//! add: `y·2³⁰ / 2³¹` of an even `y`) is a plain left shift.
+//!
+//! A step on a small value `x` shifted left by `pre` (add/sub's inputs: a byte less its zero
+//! point, `pre = 20`) needs no 64-bit product ([`Split`]): with `K = 31 − pre` and `m = mh·2ᴷ +
+//! ml`, `⌊(x·2^pre·m + c) / 2³¹⌋ = x·mh + ⌊(x·ml + c / 2^pre) / 2ᴷ⌋`, two 32-bit multiplies
+//! (`vpmulld`, `vpmaddwd`). Where both inputs' steps are plain shifts (equal input scales) the
+//! sum is taken without their common power of two and the output step is split the same way.
+//! [`QLanes::new`] builds the lanes only where every intermediate value stays in the range
+//! this needs (the caller falls back to its portable paths otherwise, and on CPUs without
+//! AVX-512); the tests compare them with `apply` over every pair of input bytes.
+//!
+//! The loop is compiled once per second operand's mode (contiguous, a tiled row, a value per
+//! row, a scalar): whole blocks of 64 values with plain loads and stores, then one masked
+//! block. (Looking the input steps up in 256-entry tables with `vpermi2b` on byte planes was
+//! tried: on Zen 4 the eight two-source byte permutes per input and block cost more than the
+//! arithmetic.)
 #![deny(unsafe_op_in_unsafe_fn)]
 
 #[cfg(target_arch = "x86_64")]
@@ -45,6 +57,20 @@ struct Step {
     /// Added to `y = x << pre` before its sign is taken as `[q < 0]`: 0, 1 where `m = 2³⁰`,
     /// `2³⁰` where the correction must not apply (`r = 0` or `m = 0`).
     u: i32,
+    /// The step as 32-bit multiplies, where exact for the lane values ([`Split`]).
+    split: Option<Split>,
+}
+
+/// An input step in 32-bit lanes (see the module's notes): with `K = 31 − pre`, `m = mh·2ᴷ +
+/// ml`, `q = x·mh + ⌊(x·ml + bias) / 2ᴷ⌋` and the step `⌊(q − n) / 2ʳ⌋`, `n = [x < 0]` where
+/// the sign correction applies (`neg`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Split {
+    mh: i32,
+    ml: i32,
+    bias: i32,
+    k: u32,
+    neg: bool,
 }
 
 impl Step {
@@ -71,7 +97,8 @@ impl Step {
         } else {
             0
         };
-        Some(Step { pre, shift_only, m: mult, r, c, u })
+        let split = if shift_only.is_none() && mult != 0 && pre >= 1 { Split::new(mult, pre, r, u, lo.abs().max(hi.abs())) } else { None };
+        Some(Step { pre, shift_only, m: mult, r, c, u, split })
     }
 
     /// The step on one value, as the lanes compute it (for bounds at build time).
@@ -80,9 +107,36 @@ impl Step {
         if let Some(k) = self.shift_only {
             return x << k;
         }
+        if let Some(s) = self.split {
+            let q = x * i64::from(s.mh) + ((x * i64::from(s.ml) + i64::from(s.bias)) >> s.k);
+            let n = if s.neg && x < 0 { 1 } else { 0 };
+            return (q - n) >> self.r;
+        }
         let q = (y * i64::from(self.m) + self.c) >> 31;
         let n = if y + i64::from(self.u) < 0 { 1 } else { 0 };
         (q - n) >> self.r
+    }
+}
+
+impl Split {
+    /// The split of a step with multiplier `m` (in `[2³⁰, 2³¹)`), left shift `pre` (1..=30),
+    /// right shift `r` and sign offset `u` ([`Step`]) for values of magnitude at most `vmax`;
+    /// `None` where a 32-bit lane would overflow. `y·m + c = 2^pre·(x·m + c / 2^pre)` and
+    /// `c / 2^pre = 2ᴷ⁻¹ + [r ≥ 1]·2ᴷ⁻¹⁺ʳ` is an integer, so `⌊(y·m + c) / 2³¹⌋ = ⌊(x·m + c /
+    /// 2^pre) / 2ᴷ⌋ = x·mh + ⌊(x·ml + c / 2^pre) / 2ᴷ⌋` (`x·mh·2ᴷ` is a whole multiple); and
+    /// `y + u < 0` is `x < 0` for `u` of 0 or 1 (`y` is even) and never for `u = 2³⁰` (`y ≥
+    /// −2³⁰`).
+    fn new(m: i32, pre: u32, r: u32, u: i32, vmax: i64) -> Option<Split> {
+        let k = 31 - pre;
+        let (mh, ml) = (i64::from(m) >> k, i64::from(m) & ((1i64 << k) - 1));
+        let bias = (1i64 << (k - 1)) + if r >= 1 { 1i64 << (k - 1 + r) } else { 0 };
+        let lim = i64::from(i32::MAX);
+        let low = vmax * ml + bias;
+        // `x·ml` in `vpmaddwd` (16-bit signed factors), the sums in int32.
+        if ml >= 1 << 15 || vmax >= 1 << 15 || low > lim || vmax * mh + (low >> k) + 1 > lim {
+            return None;
+        }
+        Some(Split { mh: mh as i32, ml: ml as i32, bias: bias as i32, k, neg: u != 1 << 30 })
     }
 }
 
@@ -107,6 +161,9 @@ pub(crate) struct QLanes {
     /// The two inputs' steps (add/sub).
     input: [Step; 2],
     out: Step,
+    /// The output step runs split ([`in_step`]): both input steps are shifts and the sum is
+    /// taken without their common power of two.
+    out_split: bool,
     out_zp: i32,
     lo: i32,
     hi: i32,
@@ -151,20 +208,39 @@ impl QLanes {
         if lo > hi || out_zp.unsigned_abs() > 1024 {
             return None;
         }
-        let dummy = Step { pre: 0, shift_only: Some(0), m: 0, r: 0, c: 0, u: 0 };
+        let dummy = Step { pre: 0, shift_only: Some(0), m: 0, r: 0, c: 0, u: 0, split: None };
         let (kind, input, (slo, shi)) = if mul {
             let ends = [ra.0 * rb.0, ra.0 * rb.1, ra.1 * rb.0, ra.1 * rb.1];
             (Kind::Mul, [dummy; 2], (*ends.iter().min()?, *ends.iter().max()?))
         } else {
             let sa = Step::new(a.mult.0, a.mult.1, left_shift, ra.0, ra.1)?;
             let sb = Step::new(b.mult.0, b.mult.1, left_shift, rb.0, rb.1)?;
+            // The input steps run as a shift or split ([`in_step`]).
+            if [sa, sb].iter().any(|s| s.shift_only.is_none() && s.split.is_none()) {
+                return None;
+            }
             // Each step is monotonic: its range is that of the ends of its input's.
-            let (ta, tb) = ((sa.one(ra.0), sa.one(ra.1)), (sb.one(rb.0), sb.one(rb.1)));
-            let s = if sub { (ta.0 - tb.1, ta.1 - tb.0) } else { (ta.0 + tb.0, ta.1 + tb.1) };
-            (Kind::AddSub { neg1: false, neg2: sub }, [sa, sb], s)
+            let sum = |sa: &Step, sb: &Step| {
+                let (ta, tb) = ((sa.one(ra.0), sa.one(ra.1)), (sb.one(rb.0), sb.one(rb.1)));
+                if sub { (ta.0 - tb.1, ta.1 - tb.0) } else { (ta.0 + tb.0, ta.1 + tb.1) }
+            };
+            let kind = Kind::AddSub { neg1: false, neg2: sub };
+            // Two plain shifts (`k1`, `k2`): the sum is `2^g` times that of the inputs shifted
+            // by `k1 − g` and `k2 − g` (`g` the smaller), and the output step of `s·2^g` is
+            // that step with `g` more of left shift, which splits ([`Split`]) for such small
+            // sums.
+            if let (Some(k1), Some(k2)) = (sa.shift_only, sb.shift_only) {
+                let g = k1.min(k2);
+                let (na, nb) = (Step { shift_only: Some(k1 - g), ..sa }, Step { shift_only: Some(k2 - g), ..sb });
+                let (slo, shi) = sum(&na, &nb);
+                if let Some(out) = Step::new(out_mult.0, out_mult.1, g, slo, shi).filter(|o| o.split.is_some()) {
+                    return Some(QLanes { token, kind, signed, z: [a.zp, b.zp], input: [na, nb], out, out_split: true, out_zp, lo, hi });
+                }
+            }
+            (kind, [sa, sb], sum(&sa, &sb))
         };
         let out = Step::new(out_mult.0, out_mult.1, 0, slo, shi)?;
-        Some(QLanes { token, kind, signed, z: [a.zp, b.zp], input, out, out_zp, lo, hi })
+        Some(QLanes { token, kind, signed, z: [a.zp, b.zp], input, out, out_split: false, out_zp, lo, hi })
     }
 
     /// The same op with its operands swapped: `run(y, x)` computes what `run(x, y)` did.
@@ -213,6 +289,8 @@ struct StepV {
     r: __m512i,
     c: __m512i,
     u: __m512i,
+    /// [`Split`]'s `mh`, `ml`, `bias`, `k` and the mask of `n` (all ones where `neg`).
+    split: [__m512i; 5],
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -225,31 +303,51 @@ fn step_v(s: &Step) -> StepV {
         r: _mm512_set1_epi32(s.r as i32),
         c: _mm512_set1_epi64(s.c),
         u: _mm512_set1_epi32(s.u),
+        split: match s.split {
+            Some(p) => [p.mh, p.ml, p.bias, p.k as i32, if p.neg { -1 } else { 0 }].map(|v| _mm512_set1_epi32(v)),
+            None => [_mm512_setzero_si512(); 5],
+        },
     }
 }
 
-/// The step on 16 lanes (see the module's notes); `SHIFT`: the step is its plain shift.
+/// The step on 16 lanes with 64-bit products (see the module's notes).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn step<const SHIFT: bool>(x: __m512i, s: &StepV, idx: __m512i) -> __m512i {
-    if SHIFT {
-        return _mm512_sllv_epi32(x, s.shift_only.unwrap_or(s.pre));
-    }
+fn step(x: __m512i, s: &StepV) -> __m512i {
     let y = _mm512_sllv_epi32(x, s.pre);
     let pe = _mm512_mul_epi32(y, s.m);
     let po = _mm512_mul_epi32(_mm512_srli_epi64::<32>(y), s.m);
-    let qe = _mm512_srai_epi64::<31>(_mm512_add_epi64(pe, s.c));
-    let qo = _mm512_srai_epi64::<31>(_mm512_add_epi64(po, s.c));
-    let q = _mm512_permutex2var_epi32(qe, idx, qo);
+    // Bits 31..63 of each 64-bit sum: the even lanes' shifted down into their low dword, the
+    // odd lanes' shifted up by one into their high dword, then one blend.
+    let qe = _mm512_srli_epi64::<31>(_mm512_add_epi64(pe, s.c));
+    let qo = _mm512_slli_epi64::<1>(_mm512_add_epi64(po, s.c));
+    let q = _mm512_mask_blend_epi32(0xAAAA, qe, qo);
     let n = _mm512_srai_epi32::<31>(_mm512_add_epi32(y, s.u));
     _mm512_srav_epi32(_mm512_add_epi32(q, n), s.r)
+}
+
+/// An input step on 16 lanes: its plain shift (`SHIFT`) or its [`Split`] (the other input
+/// steps make no lanes).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn in_step<const SHIFT: bool>(x: __m512i, s: &StepV) -> __m512i {
+    if SHIFT {
+        return _mm512_sllv_epi32(x, s.shift_only.unwrap_or(s.pre));
+    }
+    let [mh, ml, bias, k, neg] = s.split;
+    let hi = _mm512_mullo_epi32(x, mh);
+    // |x| < 2¹⁵ and 0 <= ml < 2¹⁵: the low 16-bit halves' product is x·ml, the high halves'
+    // (x's sign, ml's zero) nothing.
+    let lo = _mm512_srav_epi32(_mm512_add_epi32(_mm512_madd_epi16(x, ml), bias), k);
+    let n = _mm512_and_si512(_mm512_srai_epi32::<31>(x), neg);
+    _mm512_srav_epi32(_mm512_add_epi32(_mm512_add_epi32(hi, lo), n), s.r)
 }
 
 /// The constants of one run of the kernel.
 #[cfg(target_arch = "x86_64")]
 struct Consts {
-    idx: __m512i,
     neg1: bool,
     neg2: bool,
     z1: __m512i,
@@ -270,23 +368,23 @@ fn widen<const SIGNED: bool>(b: __m128i) -> __m512i {
 /// mul's offset value.
 #[cfg(target_arch = "x86_64")]
 #[inline]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,avx512bw")]
 fn side2<const MUL: bool, const SH2: bool>(c: &Consts, x2: __m512i) -> __m512i {
     let v = _mm512_sub_epi32(x2, c.z2);
-    if MUL { v } else { step::<SH2>(v, &c.s2, c.idx) }
+    if MUL { v } else { in_step::<SH2>(v, &c.s2) }
 }
 
 /// 16 raw outputs (before the zero point) from the first operand's widened bytes and the
 /// second's contribution.
 #[cfg(target_arch = "x86_64")]
 #[inline]
-#[target_feature(enable = "avx512f")]
-fn finish<const MUL: bool, const SH1: bool>(c: &Consts, x1: __m512i, t2: __m512i) -> __m512i {
+#[target_feature(enable = "avx512f,avx512bw")]
+fn finish<const MUL: bool, const SH1: bool, const OS: bool>(c: &Consts, x1: __m512i, t2: __m512i) -> __m512i {
     let v1 = _mm512_sub_epi32(x1, c.z1);
     let s = if MUL {
         _mm512_mullo_epi32(v1, t2)
     } else {
-        let t1 = step::<SH1>(v1, &c.s1, c.idx);
+        let t1 = in_step::<SH1>(v1, &c.s1);
         if c.neg2 {
             _mm512_sub_epi32(t1, t2)
         } else if c.neg1 {
@@ -295,10 +393,18 @@ fn finish<const MUL: bool, const SH1: bool>(c: &Consts, x1: __m512i, t2: __m512i
             _mm512_add_epi32(t1, t2)
         }
     };
-    step::<false>(s, &c.so, c.idx)
+    if OS { in_step::<false>(s, &c.so) } else { step(s, &c.so) }
 }
 
-/// The loop of [`QLanes::run`] for this op's kind, signedness and plain-shift steps.
+/// The second operand's mode as a `const` parameter of [`kernel_g`] (one loop per mode, no
+/// match per vector).
+const CONTIG: u8 = 0;
+const TILED: u8 = 1;
+const PER_ROW: u8 = 2;
+const SPLAT: u8 = 3;
+
+/// The loop of [`QLanes::run`] for this op's kind, signedness, plain-shift steps and second
+/// operand's mode.
 ///
 /// # Safety
 /// `first` and `out` valid for `n` bytes; the second operand as [`QLanes::run`] checks.
@@ -307,42 +413,68 @@ fn finish<const MUL: bool, const SH1: bool>(c: &Consts, x1: __m512i, t2: __m512i
 unsafe fn kernel(k: &QLanes, first: *const u8, second: Second<'_>, start: usize, out: *mut u8, n: usize) {
     let mul = k.kind == Kind::Mul;
     let (sh1, sh2) = (!mul && k.input[0].shift_only.is_some(), !mul && k.input[1].shift_only.is_some());
-    macro_rules! go {
-        ($mul:literal, $signed:literal) => {
+    macro_rules! by_mode {
+        ($mul:literal, $signed:literal, $sh1:literal, $sh2:literal, $os:literal) => {
             // SAFETY: the caller's guarantees, passed on.
             unsafe {
-                match (sh1, sh2) {
-                    (false, false) => kernel_g::<$mul, $signed, false, false>(k, first, second, start, out, n),
-                    (true, false) => kernel_g::<$mul, $signed, true, false>(k, first, second, start, out, n),
-                    (false, true) => kernel_g::<$mul, $signed, false, true>(k, first, second, start, out, n),
-                    (true, true) => kernel_g::<$mul, $signed, true, true>(k, first, second, start, out, n),
+                match second {
+                    Second::Contig(_) => kernel_g::<$mul, $signed, $sh1, $sh2, $os, CONTIG>(k, first, second, start, out, n),
+                    Second::Tiled(..) => kernel_g::<$mul, $signed, $sh1, $sh2, $os, TILED>(k, first, second, start, out, n),
+                    Second::PerRow(..) => kernel_g::<$mul, $signed, $sh1, $sh2, $os, PER_ROW>(k, first, second, start, out, n),
+                    Second::Splat(_) => kernel_g::<$mul, $signed, $sh1, $sh2, $os, SPLAT>(k, first, second, start, out, n),
                 }
             }
         };
     }
+    macro_rules! go {
+        ($signed:literal) => {
+            match (sh1, sh2) {
+                (false, false) => by_mode!(false, $signed, false, false, false),
+                (true, false) => by_mode!(false, $signed, true, false, false),
+                (false, true) => by_mode!(false, $signed, false, true, false),
+                (true, true) if k.out_split => by_mode!(false, $signed, true, true, true),
+                (true, true) => by_mode!(false, $signed, true, true, false),
+            }
+        };
+    }
     match (mul, k.signed) {
-        (true, true) => unsafe { kernel_g::<true, true, false, false>(k, first, second, start, out, n) },
-        (true, false) => unsafe { kernel_g::<true, false, false, false>(k, first, second, start, out, n) },
-        (false, true) => go!(false, true),
-        (false, false) => go!(false, false),
+        (true, true) => by_mode!(true, true, false, false, false),
+        (true, false) => by_mode!(true, false, false, false, false),
+        (false, true) => go!(true),
+        (false, false) => go!(false),
     }
 }
 
-/// [`kernel`] for one op kind, signedness and pair of plain-shift input steps, 16 values per
-/// step.
+/// Four vectors of 16 raw outputs to 64 bytes: int16 with saturation (a raw value beyond
+/// int16 stays beyond the 8-bit range after the zero point), the zero point added saturating,
+/// bytes with saturation, then the activation range (inside the type's).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn pack<const SIGNED: bool>(r: [__m512i; 4], order: __m512i, ozp: __m512i, lo8: __m512i, hi8: __m512i) -> __m512i {
+    let w01 = _mm512_adds_epi16(_mm512_packs_epi32(r[0], r[1]), ozp);
+    let w23 = _mm512_adds_epi16(_mm512_packs_epi32(r[2], r[3]), ozp);
+    if SIGNED {
+        _mm512_min_epi8(_mm512_max_epi8(_mm512_permutexvar_epi32(order, _mm512_packs_epi16(w01, w23)), lo8), hi8)
+    } else {
+        _mm512_min_epu8(_mm512_max_epu8(_mm512_permutexvar_epi32(order, _mm512_packus_epi16(w01, w23)), lo8), hi8)
+    }
+}
+
+/// [`kernel`] for one op kind, signedness, pair of plain-shift input steps, output step
+/// (`OS`: split) and second operand's mode (`MODE`, which must be `second`'s): whole blocks of 64 values with plain
+/// loads and stores, then one masked block for the tail.
 ///
 /// # Safety
 /// As [`kernel`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const SH2: bool>(k: &QLanes, first: *const u8, second: Second<'_>, start: usize, out: *mut u8, n: usize) {
+unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const SH2: bool, const OS: bool, const MODE: u8>(k: &QLanes, first: *const u8, second: Second<'_>, start: usize, out: *mut u8, n: usize) {
     let (neg1, neg2) = match k.kind {
         Kind::AddSub { neg1, neg2 } => (neg1, neg2),
         Kind::Mul => (false, false),
     };
     let c = Consts {
-        // Lane 2j takes dword 2j of the even products, lane 2j + 1 dword 2j of the odd ones.
-        idx: _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30),
         neg1,
         neg2,
         z1: _mm512_set1_epi32(k.z[0]),
@@ -351,11 +483,19 @@ unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const S
         s2: step_v(&k.input[1]),
         so: step_v(&k.out),
     };
+    // The second operand's bytes (contiguous, a tiled row, one per row) and the period of a
+    // tiled row or the length of a row.
+    let (sp, period) = match second {
+        Second::Contig(s) => (s.as_ptr(), 0),
+        Second::Tiled(s, period) => (s.as_ptr(), period),
+        Second::PerRow(s, p) => (s.as_ptr(), p),
+        Second::Splat(_) => (std::ptr::null(), 0),
+    };
     let splat = match second {
         Second::Splat(b) => side2::<MUL, SH2>(&c, widen::<SIGNED>(_mm_set1_epi8(b as i8))),
         _ => _mm512_setzero_si512(),
     };
-    // A tiled row's contributions, worked out once.
+    // A tiled row's contributions, worked out once; a per-row operand's, by byte.
     let mut tiled = [0i32; MAX_TILE + 16];
     if let Second::Tiled(s, _) = second {
         for (q, t) in tiled[..s.len()].chunks_mut(16).enumerate() {
@@ -367,85 +507,106 @@ unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const S
             }
         }
     }
-    // The per-row operand's contribution for the current row.
+    if MODE == PER_ROW {
+        let bytes: [u8; 256] = std::array::from_fn(|i| i as u8);
+        for (q, t) in tiled[..256].chunks_exact_mut(16).enumerate() {
+            // SAFETY: bytes 16q .. 16q + 16 of `bytes`, and 16 values of `t`.
+            unsafe {
+                let v = side2::<MUL, SH2>(&c, widen::<SIGNED>(_mm_loadu_si128(bytes.as_ptr().add(16 * q).cast())));
+                _mm512_storeu_si512(t.as_mut_ptr().cast(), v);
+            }
+        }
+    }
+    // The tiled row's offset of position `start + j` (kept below its period), or its offset
+    // in its row.
+    let mut phase = if MODE == TILED || MODE == PER_ROW { start % period } else { 0 };
+    // The per-row operand's row at position `start + j`, and its contribution.
+    let mut row = if MODE == PER_ROW { start / period } else { 0 };
     let mut row_t = _mm512_setzero_si512();
-    // The tiled row's offset of position `start + j`, kept below its period.
-    let mut phase = match second {
-        Second::Tiled(_, period) => start % period,
-        Second::PerRow(_, p) => start % p,
-        _ => 0,
-    };
-    // The per-row operand's row at position `start + j`.
-    let mut row = match second {
-        Second::PerRow(_, p) => start / p,
-        _ => 0,
-    };
+    if MODE == PER_ROW && phase != 0 {
+        // SAFETY: n > 0 (checked by `run`) and `(start + n).div_ceil(p)` rows, so row
+        // `start / p` is one.
+        row_t = _mm512_set1_epi32(tiled[usize::from(unsafe { *sp.add(row) })]);
+    }
+    // The second operand's contribution at `at .. at + 16` (of which `mask` are output
+    // positions), positions taken in order.
+    macro_rules! second16 {
+        ($at:expr, $mask:expr) => {
+            match MODE {
+                // SAFETY: lanes at .. at + 16 (masked) of the contiguous operand, as `first`.
+                CONTIG => side2::<MUL, SH2>(&c, widen::<SIGNED>(unsafe { _mm_maskz_loadu_epi8($mask, sp.add($at).cast()) })),
+                TILED => {
+                    // SAFETY: `tiled` holds `period + 16` values and `phase < period`.
+                    let v = unsafe { _mm512_loadu_si512(tiled.as_ptr().add(phase).cast()) };
+                    phase += 16;
+                    if phase >= period {
+                        phase -= period;
+                    }
+                    v
+                }
+                PER_ROW => {
+                    if phase == 0 {
+                        // SAFETY: position `start + at` (an output position: the tail asks
+                        // only for those) lies in row `row` < `(start + n).div_ceil(p)`; the
+                        // 16 positions from a multiple of 16 lie in one row (p is a multiple
+                        // of 16).
+                        row_t = _mm512_set1_epi32(tiled[usize::from(unsafe { *sp.add(row) })]);
+                    }
+                    phase += 16;
+                    if phase == period {
+                        phase = 0;
+                        row += 1;
+                    }
+                    row_t
+                }
+                _ => splat,
+            }
+        };
+    }
     // Bytes `k` of the packed vector (in-lane packs of four vectors) come from vector
     // `k / 4 % 4`, lane `4 · (k / 16) + k % 4`: dword `d` of the result is dword `4 · (d % 4)
     // + d / 4` of the packs.
     let order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     let (ozp, lo8, hi8) = (_mm512_set1_epi16(k.out_zp.clamp(-32768, 32767) as i16), _mm512_set1_epi8(k.lo as i8), _mm512_set1_epi8(k.hi as i8));
+    let whole = n - n % 64;
     let mut j = 0;
-    while j < n {
+    while j < whole {
         let mut r = [_mm512_setzero_si512(); 4];
         for (q, r) in r.iter_mut().enumerate() {
             let at = j + 16 * q;
-            let len = n.saturating_sub(at).min(16);
-            let mask: __mmask16 = if len == 16 { 0xffff } else { (1u16 << len) - 1 };
-            // SAFETY: lanes at .. at + len <= n of `first` and a `Contig` second operand
-            // (masked loads read nothing past them); a tiled row holds `period + 16` bytes, so
-            // 16 from any offset below its period; a per-row operand has `(start + n) / p`
-            // rows (rounded up), and the 16 positions from a multiple of 16 lie in one row (p
-            // is a multiple of 16); once past `n` its row is not read.
-            unsafe {
-                let x1 = widen::<SIGNED>(_mm_maskz_loadu_epi8(mask, first.add(at).cast()));
-                let t2 = match second {
-                    Second::Contig(s) => side2::<MUL, SH2>(&c, widen::<SIGNED>(_mm_maskz_loadu_epi8(mask, s.as_ptr().add(at).cast()))),
-                    Second::Tiled(_, period) => {
-                        let v = _mm512_loadu_si512(tiled.as_ptr().add(phase).cast());
-                        phase += 16;
-                        if phase >= period {
-                            phase -= period;
-                        }
-                        v
-                    }
-                    Second::PerRow(s, p) => {
-                        if (phase == 0 || j + 16 * q == 0) && len > 0 {
-                            row_t = side2::<MUL, SH2>(&c, widen::<SIGNED>(_mm_set1_epi8(*s.as_ptr().add(row) as i8)));
-                        }
-                        phase += 16;
-                        if phase == p {
-                            phase = 0;
-                            row += 1;
-                        }
-                        row_t
-                    }
-                    Second::Splat(_) => splat,
-                };
-                *r = finish::<MUL, SH1>(&c, x1, t2);
-            }
+            // SAFETY: bytes at .. at + 16 <= n of `first`.
+            let x1 = widen::<SIGNED>(unsafe { _mm_loadu_si128(first.add(at).cast()) });
+            let t2 = second16!(at, 0xffff);
+            *r = finish::<MUL, SH1, OS>(&c, x1, t2);
         }
-        // To bytes: int16 with saturation (a raw value beyond int16 stays beyond the 8-bit
-        // range after the zero point), the zero point added saturating, bytes with saturation,
-        // then the activation range (inside the type's).
-        let w01 = _mm512_adds_epi16(_mm512_packs_epi32(r[0], r[1]), ozp);
-        let w23 = _mm512_adds_epi16(_mm512_packs_epi32(r[2], r[3]), ozp);
-        let b = if SIGNED {
-            _mm512_min_epi8(_mm512_max_epi8(_mm512_permutexvar_epi32(order, _mm512_packs_epi16(w01, w23)), lo8), hi8)
-        } else {
-            _mm512_min_epu8(_mm512_max_epu8(_mm512_permutexvar_epi32(order, _mm512_packus_epi16(w01, w23)), lo8), hi8)
-        };
-        let len = (n - j).min(64);
-        let mask: __mmask64 = if len == 64 { u64::MAX } else { (1u64 << len) - 1 };
-        // SAFETY: bytes j .. j + len <= n of `out`.
-        unsafe { _mm512_mask_storeu_epi8(out.add(j).cast(), mask, b) };
+        // SAFETY: bytes j .. j + 64 <= n of `out`.
+        unsafe { _mm512_storeu_si512(out.add(j).cast(), pack::<SIGNED>(r, order, ozp, lo8, hi8)) };
         j += 64;
+    }
+    if j < n {
+        let mut r = [_mm512_setzero_si512(); 4];
+        for (q, r) in r.iter_mut().enumerate() {
+            let at = j + 16 * q;
+            if at >= n {
+                break;
+            }
+            let len = (n - at).min(16);
+            let mask: __mmask16 = if len == 16 { 0xffff } else { (1u16 << len) - 1 };
+            // SAFETY: bytes at .. at + len <= n of `first` (a masked load reads no others).
+            let x1 = widen::<SIGNED>(unsafe { _mm_maskz_loadu_epi8(mask, first.add(at).cast()) });
+            let t2 = second16!(at, mask);
+            *r = finish::<MUL, SH1, OS>(&c, x1, t2);
+        }
+        let len = n - j;
+        let mask: __mmask64 = (1u64 << len) - 1;
+        // SAFETY: bytes j .. j + len <= n of `out` (len < 64).
+        unsafe { _mm512_mask_storeu_epi8(out.add(j).cast(), mask, pack::<SIGNED>(r, order, ozp, lo8, hi8)) };
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Step;
+    use super::{QLanes, SideParams, Step};
 
     /// `Step::one` (the lanes' arithmetic) is TFLite's `MultiplyByQuantizedMultiplier` for
     /// every multiplier class and shift over the values it admits.
@@ -453,11 +614,19 @@ mod tests {
     fn step_is_the_reference_requant() {
         use crate::quant::fixedpoint::mbqm_smaller_than_one;
         let mults = [0, 1 << 30, (1 << 30) + 1, 1_500_000_000, i32::MAX];
+        let mut splits = 0;
         for &m in &mults {
             for shift in -30..=3 {
-                for pre0 in [0u32, 20] {
-                    let (lo, hi) = if pre0 == 20 { (-255i64, 255) } else { (-(1i64 << 26), 1 << 26) };
+                // 20: add/sub's input steps; 18, 19: output steps of a sum of two shifted
+                // inputs without their common power of two (both split where they can).
+                for pre0 in [0u32, 18, 19, 20] {
+                    let (lo, hi) = match pre0 {
+                        0 => (-(1i64 << 26), 1 << 26),
+                        20 => (-255i64, 255),
+                        _ => (-1020, 1020),
+                    };
                     let Some(s) = Step::new(m, shift, pre0, lo, hi) else { continue };
+                    splits += usize::from(s.split.is_some());
                     let xs = (lo..=hi).step_by(((hi - lo) / 4000).max(1) as usize).chain([lo, hi, -1, 0, 1, -2, 2]);
                     for x in xs {
                         let want = mbqm_smaller_than_one((x as i32).wrapping_mul(1 << pre0), m, shift);
@@ -466,5 +635,21 @@ mod tests {
                 }
             }
         }
+        assert!(splits > 100, "only {splits} steps split");
+    }
+
+    /// Equal input scales (both steps the shift by 19 of TFLite's ½ after `<< 20`) take the
+    /// split output step on the sum without its `2¹⁹`; the pair tests in `quant::tests` check
+    /// the lanes' values.
+    #[test]
+    fn equal_scales_split_the_output_step() {
+        use crate::quant::fixedpoint::quantize_multiplier_smaller_than_one;
+        let half = SideParams { zp: 3, mult: (1 << 30, 0) };
+        // 2·0.05 / (2²⁰·0.08), as TFLite's add prepares it.
+        let out = quantize_multiplier_smaller_than_one(2.0 * 0.05 / (1048576.0 * 0.08));
+        let Some(l) = QLanes::new(true, false, false, 20, half, half, out, -2, (-128, 127)) else { return };
+        assert!(l.out_split);
+        assert_eq!([l.input[0].shift_only, l.input[1].shift_only], [Some(0), Some(0)]);
+        assert!(l.swapped().out_split);
     }
 }

@@ -2,8 +2,8 @@
 //! (`quant::misc::quantize_seq`: `round(x / scale)` half away from zero, `+ zero_point` in int32
 //! (wrapping), saturated), without a division per element.
 //!
-//! Each value is multiplied by two reciprocals of the scale, `inv_lo < (1/scale)(1 − 2⁻²⁰)` and
-//! `inv_hi > (1/scale)(1 + 2⁻²⁰)`, and each exact product rounded to an integer in one fused
+//! Each value is multiplied by two reciprocals of the scale, `inv_lo < (1/scale)(1 − 2⁻²³)` and
+//! `inv_hi > (1/scale)(1 + 2⁻²³)`, and each exact product rounded to an integer in one fused
 //! multiply-add with `M = 1.5·2²³ + zero_point`: where the sum lies in `(2²³, 2²⁴ − 1)`, floats
 //! are the integers there, so `fma(x, inv, M) − M` is an integer `k` within ½ of the product
 //! (ties go to the even sum). `x / scale` is within half an ulp (relative 2⁻²⁴) of the real
@@ -12,7 +12,7 @@
 //! `x / scale` lies strictly inside it and rounds (half away from zero) to `k` as well (below the
 //! normal range everything rounds to 0). The sum's bits less those of `1.5·2²³` are then
 //! `k + zero_point`, which the packs saturate. A vector with a lane where the two differ (the
-//! quotient is within about `|t|·2⁻¹⁹` of a half), or a sum outside `(2²³, 2²⁴ − 1)` (NaN,
+//! quotient is within about `|t|·2⁻²¹` of a half), or a sum outside `(2²³, 2²⁴ − 1)` (NaN,
 //! infinities, `|x / scale|` near 2²² or beyond, where the reference's int32 saturates and wraps),
 //! runs the reference loop instead, so every input gets the reference's result.
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -24,9 +24,13 @@ use super::{isa, Avx2Token, Isa, WideToken};
 use crate::quant::misc::quantize_seq;
 use crate::quant::{QInt, QParams};
 
-/// The relative distance of the two reciprocals from `1 / scale` (2⁻¹⁹, rounded to float from
-/// there: over 2⁻²⁰, sixteen times the half ulp the proof needs).
-const SPREAD: f64 = 1.0 / 524_288.0;
+/// The relative distance `S` of the two reciprocals from `1 / scale` before they are rounded to
+/// float: 2⁻²². `inv_lo = (1/scale)(1 − S)(1 + ε)` with `|ε| ≤ 2⁻²⁴` (the rounding; `1/scale`
+/// and the product in f64 add under 2⁻⁵⁰), and `(1 − 2⁻²²)(1 + 2⁻²⁴) < 1 − 2⁻²³`; likewise
+/// `(1 + 2⁻²²)(1 − 2⁻²⁴) > 1 + 2⁻²³` for `inv_hi`. The bound the proof needs is 2⁻²⁴ (the
+/// quotient's half ulp); the smaller `S`, the fewer quotients fall between the two products
+/// (about `|t|·2⁻²¹` wide) and take the reference loop.
+const SPREAD: f64 = 1.0 / 4_194_304.0;
 /// `1.5·2²³`: added to a product of magnitude below 2²², it leaves the product rounded to an
 /// integer in the low mantissa bits.
 const MAGIC: f32 = 12_582_912.0;
@@ -150,8 +154,21 @@ unsafe fn avx512_of<TO: QInt, const OUT: u8>(p: &QuantizeF32, x: &[f32], out: &m
     let n = x.len();
     let mut i = 0;
     while i + 4 * W <= n {
-        let ((r0, m0), (r1, m1), (r2, m2), (r3, m3)) = (convert(i), convert(i + W), convert(i + 2 * W), convert(i + 3 * W));
-        if m0 & m1 & m2 & m3 == 0xFFFF {
+        // Four vectors checked together (mask compares are the slow part on some cores): the
+        // two sums equal where their bits are (a NaN's differ or fall outside the range), and
+        // the range checked on the least and greatest `k + zero_point`.
+        // SAFETY: `i + 4·W <= n`.
+        let v: [__m512; 4] = std::array::from_fn(|q| unsafe { _mm512_loadu_ps(x.as_ptr().add(i + q * W)) });
+        let y = v.map(|v| _mm512_fmadd_ps(v, lo, magic));
+        let mut diff = _mm512_setzero_si512();
+        for (&v, &y) in v.iter().zip(&y) {
+            // diff | (y ^ y_hi)
+            diff = _mm512_ternarylogic_epi32::<0xF6>(diff, _mm512_castps_si512(y), _mm512_castps_si512(_mm512_fmadd_ps(v, hi, magic)));
+        }
+        let [r0, r1, r2, r3] = y.map(|y| _mm512_sub_epi32(_mm512_castps_si512(y), magic_bits));
+        let (least, most) = (_mm512_min_epi32(_mm512_min_epi32(r0, r1), _mm512_min_epi32(r2, r3)), _mm512_max_epi32(_mm512_max_epi32(r0, r1), _mm512_max_epi32(r2, r3)));
+        let ok = _mm512_mask_cmplt_epi32_mask(_mm512_mask_cmpgt_epi32_mask(_mm512_testn_epi32_mask(diff, diff), least, below), most, above);
+        if ok == 0xFFFF {
             // SAFETY: `4·W` outputs at `i` are in bounds; `TO` is one or two bytes as `OUT` says.
             unsafe {
                 let o = out.as_mut_ptr().add(i);
