@@ -158,12 +158,14 @@ fn load(bytes: &[u8], t: DType, v: &mut Vec<i64>) -> Result<(), String> {
     Ok(())
 }
 
-fn store(v: &[i64], t: DType, bytes: &mut [u8]) -> Result<(), String> {
+/// Stores lanes (the run's slot, or a table's entries looked up per element) as type `t`.
+#[inline(always)]
+fn store(v: impl IntoIterator<Item = i64>, t: DType, bytes: &mut [u8]) -> Result<(), String> {
     match t {
-        DType::I8 => cast_mut::<i8>(bytes)?.iter_mut().zip(v).for_each(|(o, &x)| *o = x as i8),
-        DType::I16 => cast_mut::<i16>(bytes)?.iter_mut().zip(v).for_each(|(o, &x)| *o = x as i16),
-        DType::I32 => cast_mut::<i32>(bytes)?.iter_mut().zip(v).for_each(|(o, &x)| *o = x as i32),
-        DType::F32 => cast_mut::<f32>(bytes)?.iter_mut().zip(v).for_each(|(o, &x)| *o = f(x)),
+        DType::I8 => cast_mut::<i8>(bytes)?.iter_mut().zip(v).for_each(|(o, x)| *o = x as i8),
+        DType::I16 => cast_mut::<i16>(bytes)?.iter_mut().zip(v).for_each(|(o, x)| *o = x as i16),
+        DType::I32 => cast_mut::<i32>(bytes)?.iter_mut().zip(v).for_each(|(o, x)| *o = x as i32),
+        DType::F32 => cast_mut::<f32>(bytes)?.iter_mut().zip(v).for_each(|(o, x)| *o = f(x)),
         other => return Err(format!("an int chain does not store {other}")),
     }
     Ok(())
@@ -540,13 +542,7 @@ impl Kernel for Tabled {
                     crate::simd::lut::lut8(table, input(k)?, out);
                 }
                 (&Key::One(k), Table::Wide(table)) => {
-                    let x = input(k)?;
-                    match t {
-                        DType::I16 => cast_mut::<i16>(o.bytes)?.iter_mut().zip(x).for_each(|(o, &b)| *o = table[usize::from(b)] as i16),
-                        DType::I32 => cast_mut::<i32>(o.bytes)?.iter_mut().zip(x).for_each(|(o, &b)| *o = table[usize::from(b)] as i32),
-                        DType::F32 => cast_mut::<f32>(o.bytes)?.iter_mut().zip(x).for_each(|(o, &b)| *o = f(table[usize::from(b)])),
-                        other => return Err(format!("an int chain table does not store {other}")),
-                    }
+                    store(input(k)?.iter().map(|&b| table[usize::from(b)]), *t, o.bytes)?;
                 }
                 (&Key::Two(a, b), Table::Pair(table)) => {
                     let (x, y) = (input(a)?, input(b)?);
@@ -749,7 +745,7 @@ impl Kernel for Run {
         }
         self.wide.run(&mut Steps { steps: &self.steps, slots: &mut self.slots });
         for (t, &(s, dtype)) in outs.iter_mut().zip(&self.stores) {
-            store(&self.slots[s], dtype, t.bytes)?;
+            store(self.slots[s].iter().copied(), dtype, t.bytes)?;
         }
         Ok(())
     }
@@ -765,7 +761,7 @@ mod tests {
 
     fn bytes_of(t: DType, v: &[i64]) -> Vec<u8> {
         let mut b = vec![0u8; v.len() * t.size()];
-        super::store(v, t, &mut b).expect("stores");
+        super::store(v.iter().copied(), t, &mut b).expect("stores");
         b
     }
 
