@@ -3,7 +3,12 @@
 
 use std::ops::Range;
 
-use crate::{CompileError, DType, OpId, OperandId, RunError};
+use crate::{CompileError, DType, OpId, OperandId, RunError, Seq};
+
+/// The input views a step's kernel gets: up to 8 in place.
+pub type InputViews<'a> = Seq<TensorRef<'a>, 8>;
+/// The output views a step's kernel gets: up to 4 in place.
+pub type OutputViews<'a> = Seq<TensorMut<'a>, 4>;
 
 /// A read-only view of a tensor.
 #[derive(Clone, Copy, Debug)]
@@ -25,6 +30,20 @@ pub struct TensorMut<'a> {
     pub dims: &'a [usize],
     /// The bytes.
     pub bytes: &'a mut [u8],
+}
+
+/// An empty float32 view: what an unused place of [`InputViews`] holds.
+impl Default for TensorRef<'_> {
+    fn default() -> Self {
+        TensorRef { dtype: DType::F32, dims: &[], bytes: &[] }
+    }
+}
+
+/// An empty float32 view: what an unused place of [`OutputViews`] holds.
+impl Default for TensorMut<'_> {
+    fn default() -> Self {
+        TensorMut { dtype: DType::F32, dims: &[], bytes: &mut [] }
+    }
 }
 
 /// Reinterprets bytes as elements; fails (not panics) if size or alignment do not fit.
@@ -231,10 +250,10 @@ impl TensorArena {
     }
 
     /// [`TensorArena::split`] for the common step: one output and no dynamic tensors in the
-    /// arena, with the inputs given as sources (constants viewed where they are). Two
-    /// allocations (the returned vectors) where `split` and `OpIo::views` make about eight:
-    /// on graphs of many tiny ops (TOSA's integer softmax) those were a third of the run.
-    fn split_one<'a>(&'a mut self, op: OpId, inputs: &'a [InputSource], out: OperandId) -> Result<(Vec<TensorRef<'a>>, Vec<TensorMut<'a>>), RunError> {
+    /// arena, with the inputs given as sources (constants viewed where they are). No allocation
+    /// (the views are in place) where `split` makes about six: on graphs of many tiny ops
+    /// (TOSA's integer softmax) those were a third of the run.
+    fn split_one<'a>(&'a mut self, op: OpId, inputs: &'a [InputSource], out: OperandId, ins: &mut InputViews<'a>, outs: &mut OutputViews<'a>) -> Result<(), RunError> {
         let fail = |reason: String| RunError::Kernel { op, kind: "arena".into(), reason };
         let TensorArena { buf, slots, dims, dtypes, .. } = self;
         let range = |id: OperandId| slots.get(id.index()).cloned().flatten().ok_or_else(|| fail(format!("operand {id} has no arena slot")));
@@ -247,7 +266,6 @@ impl TensorArena {
         let (head, rest) = bytes.split_at_mut(r.start);
         let (o, tail) = rest.split_at_mut(r.end - r.start);
         let (head, tail): (&[u8], &[u8]) = (head, tail);
-        let mut ins = Vec::with_capacity(inputs.len());
         for s in inputs {
             match s {
                 InputSource::Arena(id) => {
@@ -266,12 +284,13 @@ impl TensorArena {
             }
         }
         let (dtype, dims) = meta(out)?;
-        Ok((ins, vec![TensorMut { dtype, dims, bytes: o }]))
+        outs.push(TensorMut { dtype, dims, bytes: o });
+        Ok(())
     }
 
     /// Borrows `inputs` shared and `outputs` exclusively at once, for the kernel of op `op`.
     /// Fails if an output overlaps an input or another output (the planner never does that).
-    pub fn split(&mut self, op: OpId, inputs: &[OperandId], outputs: &[OperandId]) -> Result<(Vec<TensorRef<'_>>, Vec<TensorMut<'_>>), RunError> {
+    pub fn split(&mut self, op: OpId, inputs: &[OperandId], outputs: &[OperandId]) -> Result<(InputViews<'_>, OutputViews<'_>), RunError> {
         let fail = |reason: String| RunError::Kernel { op, kind: "arena".into(), reason };
         let TensorArena { buf, slots, dims, dtypes, dyn_index, owned, .. } = self;
         let has_dynamic = !owned.is_empty();
@@ -282,21 +301,21 @@ impl TensorArena {
             dyn_index.get(id.index()).filter(|&&d| d != NOT_DYNAMIC).map(|&d| d as usize)
         };
         let range = |id: OperandId| slots.get(id.index()).cloned().flatten().ok_or_else(|| fail(format!("operand {id} has no arena slot")));
-        let mut outs: Vec<(usize, Range<usize>)> = Vec::with_capacity(outputs.len());
+        let mut outs: Seq<(usize, Range<usize>), 4> = Seq::new();
         for (k, &o) in outputs.iter().enumerate() {
             if dynamic(o).is_none() {
                 outs.push((k, range(o)?));
             }
         }
-        let in_ranges: Vec<Option<Range<usize>>> =
+        let in_ranges: Seq<Option<Range<usize>>, 8> =
             inputs.iter().map(|&i| if dynamic(i).is_some() { Ok(None) } else { range(i).map(Some) }).collect::<Result<_, _>>()?;
         outs.sort_by_key(|(_, r)| r.start);
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(buf);
-        let mut gaps: Vec<(usize, &[u8])> = Vec::with_capacity(outs.len() + 1);
-        let mut out_slices: Vec<Option<&mut [u8]>> = (0..outputs.len()).map(|_| None).collect();
+        let mut gaps: Seq<(usize, &[u8]), 5> = Seq::new();
+        let mut out_slices: Seq<Option<&mut [u8]>, 4> = (0..outputs.len()).map(|_| None).collect();
         let mut rest = bytes;
         let mut cursor = 0;
-        for (k, r) in outs {
+        for (k, r) in outs.iter().cloned() {
             if r.start < cursor {
                 return Err(fail(format!("outputs overlap at byte {}", r.start)));
             }
@@ -348,8 +367,8 @@ impl TensorArena {
                 }
             }
         }
-        let mut ins = Vec::with_capacity(inputs.len());
-        for (j, (&id, r)) in inputs.iter().zip(in_ranges).enumerate() {
+        let mut ins = InputViews::new();
+        for (j, (&id, r)) in inputs.iter().zip(in_ranges.iter().cloned()).enumerate() {
             let bytes = match (r, in_slices.get(j).copied().flatten()) {
                 (_, Some(b)) => b,
                 (Some(r), None) => {
@@ -365,8 +384,8 @@ impl TensorArena {
         }
         let outs = outputs
             .iter()
-            .zip(out_slices)
-            .map(|(&id, s)| TensorMut { dtype: dtypes[id.index()], dims: &dims[id.index()], bytes: s.unwrap_or_default() })
+            .zip(out_slices.iter_mut())
+            .map(|(&id, s)| TensorMut { dtype: dtypes[id.index()], dims: &dims[id.index()], bytes: s.take().unwrap_or_default() })
             .collect();
         Ok((ins, outs))
     }
@@ -491,8 +510,16 @@ impl OpIo {
     }
 
     /// Views of the inputs (arena tensors and constants, in order) and the outputs.
-    pub fn views<'a>(&'a self, arena: &'a mut TensorArena) -> Result<(Vec<TensorRef<'a>>, Vec<TensorMut<'a>>), RunError> {
-        let (mut ins, mut outs) = self.split(arena)?;
+    pub fn views<'a>(&'a self, arena: &'a mut TensorArena) -> Result<(InputViews<'a>, OutputViews<'a>), RunError> {
+        let (mut ins, mut outs) = (InputViews::new(), OutputViews::new());
+        self.views_into(arena, &mut ins, &mut outs)?;
+        Ok((ins, outs))
+    }
+
+    /// [`OpIo::views`] appended to the caller's (empty) lists: what a step does on every run,
+    /// where returning the lists by value cost a copy of them per call level.
+    pub fn views_into<'a>(&'a self, arena: &'a mut TensorArena, ins: &mut InputViews<'a>, outs: &mut OutputViews<'a>) -> Result<(), RunError> {
+        self.split(arena, ins, outs)?;
         for (k, d) in &self.in_dims {
             if let Some(t) = ins.get_mut(*k) {
                 t.dims = d;
@@ -503,23 +530,27 @@ impl OpIo {
                 t.dims = d;
             }
         }
-        Ok((ins, outs))
+        Ok(())
     }
 
-    fn split<'a>(&'a self, arena: &'a mut TensorArena) -> Result<(Vec<TensorRef<'a>>, Vec<TensorMut<'a>>), RunError> {
+    fn split<'a>(&'a self, arena: &'a mut TensorArena, ins: &mut InputViews<'a>, outs: &mut OutputViews<'a>) -> Result<(), RunError> {
         if let ([out], true) = (self.outputs.as_slice(), arena.owned.is_empty()) {
-            return arena.split_one(self.op, &self.inputs, *out);
+            return arena.split_one(self.op, &self.inputs, *out, ins, outs);
         }
-        let (from_arena, outs) = arena.split(self.op, &self.arena_inputs, &self.outputs)?;
-        let mut from_arena = from_arena.into_iter();
-        let mut ins = Vec::with_capacity(self.inputs.len());
+        let (from_arena, mut written) = arena.split(self.op, &self.arena_inputs, &self.outputs)?;
+        let mut from_arena = from_arena.iter();
         for s in &self.inputs {
             match s {
-                InputSource::Arena(_) => ins.extend(from_arena.next()),
+                InputSource::Arena(_) => {
+                    if let Some(&t) = from_arena.next() {
+                        ins.push(t);
+                    }
+                }
                 InputSource::Const(c) => ins.push(c.view()),
             }
         }
-        Ok((ins, outs))
+        written.iter_mut().for_each(|t| outs.push(std::mem::take(t)));
+        Ok(())
     }
 }
 

@@ -37,11 +37,13 @@ mod plan;
 mod prepared;
 mod quant;
 mod registry;
+mod seq;
 pub mod shape;
 mod validate;
 
 pub use cancel::CancelToken;
-pub use arena::{cast, cast_mut, AlignedConst, InputSource, OpIo, TensorArena, TensorMut, TensorRef};
+pub use arena::{cast, cast_mut, AlignedConst, InputSource, InputViews, OpIo, OutputViews, TensorArena, TensorMut, TensorRef};
+pub use seq::Seq;
 pub use backend::{Backend, CompileCtx, Executable, PlanHints, Support};
 pub use config::{default_memory_limit, parse_bytes, parse_threads, Config, MAX_THREADS};
 pub use dtype::DType;

@@ -280,7 +280,8 @@ impl Executable for CustomExecutable {
                     continue;
                 }
             };
-            let (ins, mut outs) = s.io.views(arena)?;
+            let (mut ins, mut outs) = (nnrt_core::InputViews::new(), nnrt_core::OutputViews::new());
+            s.io.views_into(arena, &mut ins, &mut outs)?;
             let result = match &s.kernel {
                 Kernel::Rust { eval, .. } => eval(&ins, &mut outs, &s.options),
                 Kernel::Plugin(p) => p.eval(&ins, &s.in_quant, &mut outs, &s.out_quant, &s.options),

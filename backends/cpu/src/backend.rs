@@ -134,7 +134,8 @@ impl Step {
 
     /// Runs the step over `arena`.
     pub(crate) fn run(&mut self, arena: &mut TensorArena) -> Result<(), RunError> {
-        let (ins, mut outs) = self.io.views(arena)?;
+        let (mut ins, mut outs) = (nnrt_core::InputViews::new(), nnrt_core::OutputViews::new());
+        self.io.views_into(arena, &mut ins, &mut outs)?;
         self.kernel.run(&ins, &mut outs).map_err(|reason| RunError::Kernel { op: self.io.op, kind: self.kind.clone(), reason })
     }
 
