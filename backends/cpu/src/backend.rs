@@ -173,7 +173,13 @@ fn int_chain_step(c: ops::IntChain) -> Step {
         None => (OpId::new(0), Vec::new()),
     };
     let late = c.inputs.iter().filter_map(|s| if let InputSource::Arena(i) = s { Some(*i) } else { None }).collect();
-    let kind = format!("IntChain({} ops{})", c.ops.len(), if c.tabled { ", tables" } else { "" });
+    let form = match c.form {
+        ops::IntChainForm::Lanes => "",
+        ops::IntChainForm::Narrow => ", narrow",
+        ops::IntChainForm::Quantize => ", lowered QUANTIZE",
+        ops::IntChainForm::Tables => ", tables",
+    };
+    let kind = format!("IntChain({} ops{form})", c.ops.len());
     Step { kind, kernel: c.kernel, io: OpIo::new(last, c.inputs, c.outputs), fused: Some(Fused { first, late, mid: c.elided }) }
 }
 

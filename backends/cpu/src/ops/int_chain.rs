@@ -22,11 +22,16 @@ use crate::kernels::binary::op_f32;
 use crate::kernels::cast::{f32_to_i16, f32_to_i32, f32_to_i8};
 use crate::simd::rescale::LaneRescale;
 use crate::simd::{Wide, WideBody};
+use lowered_quantize::LoweredQuantize;
 use crate::quant::tosa::{apply_scale_16, apply_scale_32, apply_scale_32_i32, left_shift, right_shift, Rescale};
+
+mod lowered_quantize;
 
 /// Values larger than this run through the ops' own (vectorized) kernels.
 const MAX_ELEMENTS: usize = 1024;
-/// Fewer ops than this gain too little from one step.
+/// Fewer ops than this gain too little from one step, unless they become one table lookup
+/// (two RESCALEs of an int8 value: TOSA's requantization of a graph's uint8 output is an int8
+/// RESCALE then the unsigned one, 0.3 us each on 192 values, one lookup pass as a table).
 const MIN_OPS: usize = 3;
 
 /// A fused run: its kernel, what it reads and writes, and which ops and tensors it covers.
@@ -41,8 +46,22 @@ pub(crate) struct IntChain {
     pub ops: Vec<OpId>,
     /// The values only the run reads: never written.
     pub elided: Vec<OperandId>,
-    /// Whether the run looks its results up in tables built at compile ([`Tabled`]).
-    pub tabled: bool,
+    /// How the kernel computes the run.
+    pub form: Form,
+}
+
+/// The forms of a run's kernel.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Form {
+    /// Each op one loop over the run's values ([`Run`]).
+    Lanes,
+    /// Each op one pass over 8 lanes or one value ([`Narrow`]): runs of at most [`NARROW`]
+    /// elements.
+    Narrow,
+    /// TOSA's lowering of a float32 QUANTIZE as one loop ([`LoweredQuantize`]).
+    Quantize,
+    /// The results looked up in tables built at compile ([`Tabled`]).
+    Tables,
 }
 
 /// What one op computes, lane by lane.
@@ -87,6 +106,9 @@ struct Step {
     dst: usize,
     out: DType,
 }
+
+/// Lanes per value in the [`Narrow`] form: one 512-bit vector.
+const NARROW: usize = 8;
 
 /// The kernel of a run.
 struct Run {
@@ -257,16 +279,17 @@ fn lane_of(ctx: &CompileCtx, id: OpId) -> Option<(Lane, Vec<OperandId>)> {
     plain.then_some((lane, ins))
 }
 
-/// The longest run of ops from `ids[0]` (consecutive in the graph, at least [`MIN_OPS`]) that
+/// The longest run of ops from `ids[0]` (consecutive in the graph, at least [`MIN_OPS`], or two
+/// that become a table) that
 /// has a lane form, whose values hold one element or the run's count (at most
 /// [`MAX_ELEMENTS`]), each op's inputs either its output's count or one element.
 pub(crate) fn fuse_int_chain(ctx: &CompileCtx, ids: &[OpId]) -> Option<IntChain> {
-    fuse(ctx, ids, true)
+    fuse(ctx, ids, Form::Tables)
 }
 
-/// [`fuse_int_chain`], the run kept as steps over lanes when `tables` is false (for tests;
-/// `NNRT_CHAIN_TABLES=0` does the same at run time).
-fn fuse(ctx: &CompileCtx, ids: &[OpId], tables: bool) -> Option<IntChain> {
+/// [`fuse_int_chain`] in at most the form `best` (tables; then the lowered QUANTIZE's loop or
+/// narrow lanes; then lanes: the tests run each; `NNRT_CHAIN_TABLES=0` and `NNRT_CHAIN_NARROW=0` leave those out at run time).
+fn fuse(ctx: &CompileCtx, ids: &[OpId], best: Form) -> Option<IntChain> {
     if std::env::var_os("NNRT_NOFUSE").is_some() {
         return None;
     }
@@ -293,7 +316,7 @@ fn fuse(ctx: &CompileCtx, ids: &[OpId], tables: bool) -> Option<IntChain> {
         }
         found.push((id, lane, ins));
     }
-    if found.len() < MIN_OPS {
+    if found.len() < 2 {
         return None;
     }
     let ops: Vec<OpId> = found.iter().map(|f| f.0).collect();
@@ -349,15 +372,21 @@ fn fuse(ctx: &CompileCtx, ids: &[OpId], tables: bool) -> Option<IntChain> {
         }
     }
     let run = Run { loads, steps, stores, slots, wide: Wide::detect() };
-    let tabled = match tables && std::env::var_os("NNRT_CHAIN_TABLES").is_none_or(|v| v != "0") {
-        true => Tabled::of(&run),
-        false => None,
+    let tables = best == Form::Tables && std::env::var_os("NNRT_CHAIN_TABLES").is_none_or(|v| v != "0");
+    let table = tables.then(|| Tabled::of(&run)).flatten();
+    if table.is_none() && ops.len() < MIN_OPS {
+        return None;
+    }
+    let (kernel, form): (Box<dyn Kernel>, Form) = match (table, best != Form::Lanes) {
+        (Some(t), _) => (Box::new(t), Form::Tables),
+        (None, true) => match (LoweredQuantize::of(&run), std::env::var_os("NNRT_CHAIN_NARROW").is_none_or(|v| v != "0").then(|| Narrow::of(&run)).flatten()) {
+            (Some(q), _) => (Box::new(q), Form::Quantize),
+            (None, Some(k)) => (Box::new(k), Form::Narrow),
+            (None, None) => (Box::new(run), Form::Lanes),
+        },
+        (None, false) => (Box::new(run), Form::Lanes),
     };
-    let (kernel, tabled): (Box<dyn Kernel>, bool) = match tabled {
-        Some(t) => (Box::new(t), true),
-        None => (Box::new(run), false),
-    };
-    Some(IntChain { kernel, inputs, outputs, ops, elided, tabled })
+    Some(IntChain { kernel, inputs, outputs, ops, elided, form })
 }
 
 /// Most two-input tables (64 KiB each) one run may build.
@@ -751,9 +780,111 @@ impl Kernel for Run {
     }
 }
 
+/// The kernel of a run of at most [`NARROW`] elements: every value is one array of 8 lanes (a
+/// one-element value repeated, a shorter one padded with copies of its first element), and each
+/// op is one pass over the 8 lanes, or over lane 0 alone when its result is one element (then
+/// repeated), compiled for that length: no slices of run-time length, loops or remainders per
+/// op. TOSA's int8 SOFTMAX is ~40 such ops on 5 elements and on 1; as [`Run`]'s loops each cost
+/// 10-20 ns.
+struct Narrow {
+    /// `(slot, dtype, elements)` loaded from input `k`.
+    loads: Vec<(usize, DType, usize)>,
+    /// The steps, each with whether its result is one element.
+    steps: Vec<(Step, bool)>,
+    /// `(slot, dtype, elements)` stored to output `k`.
+    stores: Vec<(usize, DType, usize)>,
+    slots: Vec<[i64; NARROW]>,
+    wide: Wide,
+}
+
+impl Narrow {
+    /// The narrow form of `run`: none when a value has more than [`NARROW`] elements. A
+    /// per-channel op gives lane `i` channel `i` modulo the channels, padding lanes too: their
+    /// values are never stored, and each op's result stays in its type's range as a real
+    /// lane's does (no table is indexed out of range).
+    fn of(run: &Run) -> Option<Narrow> {
+        if run.slots.iter().any(|v| v.len() > NARROW || v.is_empty()) || run.steps.iter().any(|s| s.dst >= run.slots.len() || s.a.max(s.b.unwrap_or(0)) >= s.dst) {
+            return None;
+        }
+        let pad = |v: &[i64]| {
+            let mut a = [v[0]; NARROW];
+            a[..v.len()].copy_from_slice(v);
+            a
+        };
+        Some(Narrow {
+            loads: run.loads.iter().map(|&(s, t)| (s, t, run.slots[s].len())).collect(),
+            steps: run.steps.iter().map(|st| (st.clone(), run.slots[st.dst].len() == 1)).collect(),
+            stores: run.stores.iter().map(|&(s, t)| (s, t, run.slots[s].len())).collect(),
+            slots: run.slots.iter().map(|v| pad(v)).collect(),
+            wide: run.wide,
+        })
+    }
+}
+
+/// The steps over 8-lane slots, compiled once per [`Wide`] form.
+struct NarrowSteps<'a> {
+    steps: &'a [(Step, bool)],
+    slots: &'a mut [[i64; NARROW]],
+}
+
+impl WideBody for NarrowSteps<'_> {
+    #[inline(always)]
+    fn body(&mut self) {
+        for (step, one) in self.steps {
+            // Every op writes a slot after the ones it reads (`Narrow::of`). A one-input op
+            // reads `a` as `b` too (unread): both have the constant length.
+            let (before, from) = self.slots.split_at_mut(step.dst);
+            let (a, b) = (&before[step.a], &before[step.b.unwrap_or(step.a)]);
+            if *one {
+                // Its inputs are one element too, repeated in every lane.
+                let mut v = [0i64; 1];
+                step.eval(&a[..1], &b[..1], &mut v);
+                from[0] = [v[0]; NARROW];
+            } else {
+                step.eval(a, b, &mut from[0]);
+            }
+        }
+    }
+}
+
+impl Kernel for Narrow {
+    fn run(&mut self, ins: &[nnrt_core::TensorRef<'_>], outs: &mut [nnrt_core::TensorMut<'_>]) -> Result<(), String> {
+        for (t, &(s, dtype, n)) in ins.iter().zip(&self.loads) {
+            let slot = &mut self.slots[s];
+            let got = match dtype {
+                DType::I8 => fill(slot, cast::<i8>(t.bytes)?, n, |&x| i64::from(x)),
+                DType::I16 => fill(slot, cast::<i16>(t.bytes)?, n, |&x| i64::from(x)),
+                DType::I32 => fill(slot, cast::<i32>(t.bytes)?, n, |&x| i64::from(x)),
+                DType::F32 => fill(slot, cast::<f32>(t.bytes)?, n, |&x| lane(x)),
+                other => return Err(format!("an int chain does not load {other}")),
+            };
+            if got != n {
+                return Err(format!("an input of the int chain has {got} elements; {n} expected"));
+            }
+        }
+        self.wide.run(&mut NarrowSteps { steps: &self.steps, slots: &mut self.slots });
+        for (t, &(s, dtype, n)) in outs.iter_mut().zip(&self.stores) {
+            store(self.slots[s][..n].iter().copied(), dtype, t.bytes)?;
+        }
+        Ok(())
+    }
+}
+
+/// Lanes `..n` of `slot` from `v` (when it has `n` values) and the rest copies of the first;
+/// returns how many values `v` has.
+fn fill<T>(slot: &mut [i64; NARROW], v: &[T], n: usize, lane: impl Fn(&T) -> i64) -> usize {
+    if v.len() == n && n > 0 {
+        slot.iter_mut().zip(v).for_each(|(o, x)| *o = lane(x));
+        let first = slot[0];
+        slot[n..].iter_mut().for_each(|o| *o = first);
+    }
+    v.len()
+}
+
 #[cfg(test)]
 mod tests {
     use nnrt_core::{Activation, BinaryOp, CompileCtx, ConstData, Config, DType, InputSource, IntBitsOp, OpId, OpKind, Operand, OperandId, Operation, Rescale, Subgraph, TensorMut, TensorRef};
+    use super::Form;
 
     use crate::testdata::xorshift;
 
@@ -834,11 +965,39 @@ mod tests {
         TensorRef { dtype: g.operand(id).dtype, dims: &dims[id.index()], bytes: b }
     }
 
+    /// Time per run of the test graph's 15-op run on 6 elements in each form (ignored: a
+    /// timing, run with `--ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn form_speed() {
+        let (g, ops, _, ins) = graph(3);
+        let shapes: Vec<Vec<usize>> = g.operands.iter().map(|o| o.shape.concrete().unwrap_or_default()).collect();
+        let (config, origin) = (Config::default(), ops.clone());
+        let ctx = CompileCtx { graph: &g, shapes: &shapes, threads: 1, config: &config, origin: &origin };
+        for best in [Form::Narrow, Form::Lanes] {
+            let mut chain = super::fuse(&ctx, &ops, best).expect("the run fuses");
+            let srcs: Vec<Vec<u8>> = ins.iter().map(|i| vec![1u8; shapes[i.index()].iter().product::<usize>() * 4]).collect();
+            let refs: Vec<TensorRef> = ins.iter().zip(&srcs).map(|(i, b)| view(&g, &shapes, *i, b)).collect();
+            let mut got: Vec<Vec<u8>> = chain.outputs.iter().map(|o| vec![0u8; shapes[o.index()].iter().product::<usize>() * g.operand(*o).dtype.size()]).collect();
+            let outs = chain.outputs.clone();
+            let mut best_ns = f64::MAX;
+            for _ in 0..20 {
+                let mut views: Vec<TensorMut> = got.iter_mut().zip(&outs).map(|(b, o)| TensorMut { dtype: g.operand(*o).dtype, dims: &shapes[o.index()], bytes: b }).collect();
+                let t = std::time::Instant::now();
+                for _ in 0..10_000 {
+                    chain.kernel.run(&refs, &mut views).expect("runs");
+                }
+                best_ns = best_ns.min(t.elapsed().as_nanos() as f64 / 10_000.0);
+            }
+            println!("{:?}: {} ops, {best_ns:.0} ns a run", chain.form, chain.ops.len());
+        }
+    }
+
     #[test]
     fn a_run_computes_the_ops_integers() {
         for seed in 1..40u64 {
             let (g, ops, outs, ins) = graph(seed);
-            check(seed, &g, &ops, &outs, &ins, ops.len() - 3, false);
+            check(seed, &g, &ops, &outs, &ins, ops.len() - 3, Form::Narrow);
         }
     }
 
@@ -857,7 +1016,7 @@ mod tests {
             g.outputs.push(m);
             ops.extend([OpId::new(g.ops.len() - 2), OpId::new(g.ops.len() - 1)]);
             let outs = [outs[0], outs[1], outs[2], m];
-            check(seed, &g, &ops, &outs, &ins, ops.len() - 4, false);
+            check(seed, &g, &ops, &outs, &ins, ops.len() - 4, Form::Narrow);
         }
     }
 
@@ -887,13 +1046,17 @@ mod tests {
             let o8 = op(&mut g, rescale, vec![flat, m, sh, z32, z8], DType::I8, &[N]);
             g.outputs = vec![o8];
             let ops: Vec<OpId> = (0..g.ops.len()).map(OpId::new).collect();
-            check(seed, &g, &ops, &[o8], &[x, s], ops.len() - 1, false);
+            check(seed, &g, &ops, &[o8], &[x, s], ops.len() - 1, Form::Narrow);
         }
     }
 
     /// Runs `ops` one by one and as one step (as tables, when `tabled` says the run is built as
     /// tables, and over lanes), and compares the values read after the run.
-    fn check(seed: u64, g: &Subgraph, ops: &[OpId], outs: &[OperandId], ins: &[OperandId], elided: usize, tabled: bool) {
+    /// `form` is the kernel's form when every form may be chosen.
+    fn check(seed: u64, g: &Subgraph, ops: &[OpId], outs: &[OperandId], ins: &[OperandId], elided: usize, form: Form) {
+        // Narrow when every value has at most 8 elements (a lane operand has its op's count or
+        // one; tables and multipliers are not values).
+        let narrow = ops.iter().all(|&id| g.op(id).outputs.iter().all(|&v| g.operand(v).shape.concrete().is_some_and(|d| d.iter().product::<usize>() <= super::NARROW)));
         let g = g.clone();
         let ops = ops.to_vec();
         {
@@ -946,9 +1109,20 @@ mod tests {
             }
 
             // The run as one step, as tables where it can be and over lanes.
-            for tables in [true, false] {
-            let mut chain = super::fuse(&ctx, &ops, tables).expect("the run fuses");
-            assert_eq!(chain.tabled, tables && tabled, "seed {seed}: built as tables");
+            for best in [Form::Tables, Form::Narrow, Form::Lanes] {
+            let want_form = match best {
+                Form::Lanes => Form::Lanes,
+                Form::Tables => form,
+                _ if form != Form::Tables => form,
+                _ if narrow => Form::Narrow,
+                _ => Form::Lanes,
+            };
+            if want_form != Form::Tables && ops.len() < super::MIN_OPS {
+                assert!(super::fuse(&ctx, &ops, best).is_none(), "seed {seed}: two ops fuse only as tables");
+                continue;
+            }
+            let mut chain = super::fuse(&ctx, &ops, best).expect("the run fuses");
+            assert_eq!(chain.form, want_form, "seed {seed}: the kernel's form");
             assert_eq!(chain.ops, ops);
             assert_eq!(chain.outputs, outs.to_vec(), "the values read after the run are stored");
             assert_eq!(chain.elided.len(), elided);
@@ -962,7 +1136,7 @@ mod tests {
             chain.kernel.run(&refs, &mut views).expect("runs");
             drop(views);
             for (o, b) in outs.iter().zip(&got) {
-                assert_eq!(Some(b), want[o.index()].as_ref(), "seed {seed}, value {o}, tables {tables}");
+                assert_eq!(Some(b), want[o.index()].as_ref(), "seed {seed}, value {o}, form {best:?}");
             }
             }
         }
@@ -975,10 +1149,10 @@ mod tests {
     /// ops' own bits, NaNs, infinities, halves and out-of-range values included.
     #[test]
     fn float_ops_and_casts_join_a_run() {
-        const M: usize = 700;
-        for seed in 1..8u64 {
+        // 700 elements run as lanes, 7 as narrow lanes.
+        for (seed, len) in (1..8u64).flat_map(|s| [(s, 700usize), (s, 7)]) {
             let mut g = Subgraph::default();
-            let row = [1, M];
+            let row = [1, len];
             let x = g.add_operand(Operand::new("x", DType::F32, &row));
             g.inputs = vec![x];
             let op = |g: &mut Subgraph, kind: OpKind, ins: Vec<OperandId>, t: DType| {
@@ -999,7 +1173,7 @@ mod tests {
             let mx = op(&mut g, bin(BinaryOp::Maximum), vec![r, lo], DType::F32);
             let mn = op(&mut g, bin(BinaryOp::Minimum), vec![mx, hi], DType::F32);
             let q2 = op(&mut g, OpKind::Cast, vec![mn], DType::I8);
-            let per: Vec<i64> = (0..M).map(|j| super::lane((j as f32 - 350.0) * 0.37 * seed as f32)).collect();
+            let per: Vec<i64> = (0..len).map(|j| super::lane((j as f32 - 350.0) * 0.37 * seed as f32)).collect();
             let pk = constant(&mut g, DType::F32, &row, &per);
             let d = op(&mut g, bin(BinaryOp::Div), vec![pk, x], DType::F32);
             let s = op(&mut g, bin(BinaryOp::Sub), vec![d, pk], DType::F32);
@@ -1012,7 +1186,36 @@ mod tests {
             let sum = op(&mut g, bin(BinaryOp::Add), vec![back, ab], DType::F32);
             g.outputs = vec![q, q2, sum];
             let ops: Vec<OpId> = (0..g.ops.len()).map(OpId::new).collect();
-            check(seed, &g, &ops, &[q, q2, sum], &[x], ops.len() - 3, false);
+            check(seed, &g, &ops, &[q, q2, sum], &[x], ops.len() - 3, if len <= super::NARROW { Form::Narrow } else { Form::Lanes });
+        }
+    }
+
+    /// TOSA's lowering of QUANTIZE alone (MUL by the reciprocal scale, ROUND, CAST to int32, ADD
+    /// of the zero point, CAST to int8 or int16), either operand order, is one loop: the ops'
+    /// bits over the float edges (NaNs, infinities, halves, 2^31) and random bits.
+    #[test]
+    fn a_lowered_quantize_is_one_loop() {
+        for (seed, len, to) in (1..6u64).flat_map(|s| [(s, 700usize, DType::I8), (s, 5, DType::I8), (s, 300, DType::I16)]) {
+            let mut g = Subgraph::default();
+            let row = [1, len];
+            let x = g.add_operand(Operand::new("x", DType::F32, &row));
+            g.inputs = vec![x];
+            let op = |g: &mut Subgraph, kind: OpKind, ins: Vec<OperandId>, t: DType| {
+                let v = g.add_operand(Operand::new("v", t, &row));
+                g.add_op(Operation { kind, inputs: ins.into_iter().map(Some).collect(), outputs: vec![v] });
+                v
+            };
+            let bin = |op| OpKind::Binary { op, act: Activation::None };
+            let inv = constant(&mut g, DType::F32, &[1, 1], &[super::lane(1.0 / (0.0071 * seed as f32))]);
+            let m = op(&mut g, bin(BinaryOp::Mul), if seed % 2 == 0 { vec![x, inv] } else { vec![inv, x] }, DType::F32);
+            let r = op(&mut g, OpKind::Unary(nnrt_core::UnaryOp::Round), vec![m], DType::F32);
+            let c32 = op(&mut g, OpKind::Cast, vec![r], DType::I32);
+            let zp = constant(&mut g, DType::I32, &[1, 1], &[seed as i64 * 23 - 60]);
+            let a = op(&mut g, bin(BinaryOp::Add), if seed % 3 == 0 { vec![zp, c32] } else { vec![c32, zp] }, DType::I32);
+            let q = op(&mut g, OpKind::Cast, vec![a], to);
+            g.outputs = vec![q];
+            let ops: Vec<OpId> = (0..g.ops.len()).map(OpId::new).collect();
+            check(seed, &g, &ops, &[q], &[x], 4, Form::Quantize);
         }
     }
 
@@ -1042,7 +1245,32 @@ mod tests {
             let y = op(&mut g, OpKind::Binary { op: BinaryOp::Mul, act: Activation::None }, vec![s, sc], DType::F32);
             g.outputs = vec![y];
             let ops: Vec<OpId> = (0..g.ops.len()).map(OpId::new).collect();
-            check(seed, &g, &ops, &[y], &[x], ops.len() - 1, true);
+            check(seed, &g, &ops, &[y], &[x], ops.len() - 1, Form::Tables);
+        }
+    }
+
+    /// Two RESCALEs of an int8 value (TOSA's requantization of a uint8 graph output: to int8,
+    /// then to unsigned) are one table; as lanes two ops stay apart.
+    #[test]
+    fn two_rescales_run_as_a_table() {
+        for seed in 1..8u64 {
+            let mut g = Subgraph::default();
+            let row = [1, 192];
+            let x = g.add_operand(Operand::new("x", DType::I8, &row));
+            g.inputs = vec![x];
+            let op = |g: &mut Subgraph, kind: OpKind, ins: Vec<OperandId>| {
+                let v = g.add_operand(Operand::new("v", DType::I8, &row));
+                g.add_op(Operation { kind, inputs: ins.into_iter().map(Some).collect(), outputs: vec![v] });
+                v
+            };
+            let rescale = |output_unsigned| OpKind::Rescale(Rescale { scale32: true, double_round: seed % 2 == 0, per_channel: false, input_unsigned: false, output_unsigned });
+            let (mk, sk) = (constant(&mut g, DType::I32, &[1], &[(1 << 30) + seed as i64 * 98_765]), constant(&mut g, DType::I8, &[1], &[30]));
+            let (zi, zo) = (constant(&mut g, DType::I8, &[1], &[seed as i64 * 11 - 40]), constant(&mut g, DType::I8, &[1], &[seed as i64 * 7 - 20]));
+            let r = op(&mut g, rescale(false), vec![x, mk, sk, zi, zo]);
+            let u = op(&mut g, rescale(true), vec![r, mk, sk, zo, zi]);
+            g.outputs = vec![u];
+            let ops: Vec<OpId> = (0..g.ops.len()).map(OpId::new).collect();
+            check(seed, &g, &ops, &[u], &[x], 1, Form::Tables);
         }
     }
 
@@ -1102,7 +1330,7 @@ mod tests {
             let u = op(&mut g, rescale(true), vec![x, m, s, zi, zo], DType::I8);
             g.outputs = vec![p8, tv, u, xa];
             let ops: Vec<OpId> = (0..g.ops.len()).map(OpId::new).collect();
-            check(seed, &g, &ops, &[xa, p8, tv, u], &[x, y], ops.len() - 4, true);
+            check(seed, &g, &ops, &[xa, p8, tv, u], &[x, y], ops.len() - 4, Form::Tables);
         }
     }
 }

@@ -62,7 +62,7 @@ use crate::kernel::Built;
 
 pub(crate) use fuse::fuse_pair;
 pub(crate) use fuse_act::fuse_conv_act;
-pub(crate) use int_chain::{fuse_int_chain, IntChain};
+pub(crate) use int_chain::{fuse_int_chain, Form as IntChainForm, IntChain};
 pub(crate) use tosa_fuse::fuse_rescale_chain;
 pub(crate) use mediapipe::{is_builtin_custom, output_dims as custom_output_dims};
 
