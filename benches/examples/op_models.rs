@@ -266,9 +266,16 @@ fn write_binary(dir: &std::path::Path, op: BuiltinOperator, elem: Elem, out: Ele
         elem.tensor(&mut b, "k", &k_dims, true)
     } else {
         let k = b.constant_bytes("k", elem.tensor_type(), &dims_i32(&k_dims), &k_bytes);
-        if let Elem::I8(_, z) | Elem::U8(_, z) = elem {
+        match elem {
             // The constant's own scale (as a converter gives each tensor one).
-            b.quantization(k, &[0.0173], &[z / 2], 0);
+            Elem::I8(_, z) | Elem::U8(_, z) => {
+                b.quantization(k, &[0.0173], &[z / 2], 0);
+            }
+            // int16 (16×8 quantization) has zero points of 0.
+            Elem::I16(..) => {
+                b.quantization(k, &[0.00071], &[0], 0);
+            }
+            _ => {}
         }
         k
     };
@@ -364,10 +371,18 @@ fn write_elementwise(dir: &std::path::Path, rng: &mut XorShift) -> std::io::Resu
         }
     }
     let q_ops = [BuiltinOperator::ADD, BuiltinOperator::SUB, BuiltinOperator::MUL];
-    let q_types = [(Elem::I8(0.05, 3), Elem::I8(0.08, -2), Elem::I8(0.12, 1)), (Elem::U8(0.05, 131), Elem::U8(0.08, 125), Elem::U8(0.12, 128))];
+    // 16×8 quantization's int16 activations (symmetric, zero points of 0) draw from their own
+    // generator, so the other models keep their values.
+    let mut rng16 = XorShift::new(16);
+    let q_types = [
+        (Elem::I8(0.05, 3), Elem::I8(0.08, -2), Elem::I8(0.12, 1)),
+        (Elem::U8(0.05, 131), Elem::U8(0.08, 125), Elem::U8(0.12, 128)),
+        (Elem::I16(0.0005, 0), Elem::I16(0.0008, 0), Elem::I16(0.004, 0)),
+    ];
     for (elem, sum_out, mul_out) in q_types {
         for op in q_ops {
             let out = if op == BuiltinOperator::MUL { mul_out } else { sum_out };
+            let rng = if matches!(elem, Elem::I16(..)) { &mut rng16 } else { &mut *rng };
             for bc in BROADCASTS {
                 write_binary(dir, op, elem, out, &[1, 112, 112, 32], bc, rng)?;
                 count += 1;

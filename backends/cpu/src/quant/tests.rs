@@ -711,12 +711,14 @@ fn quantize_edges_match_reference() {
     }
     // Each edge alone in a block of 64 ordinary values, at every position: the vector path
     // checks four vectors together, and one lane must send the whole block to the reference.
-    let edges = [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 2_147_483_648.0, -2_147_483_904.0, 8_388_607.5, -8_388_607.5, 16_777_216.0, 2.5, -2.5];
+    let edges = [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -f32::NAN, f32::MAX, -f32::MAX, 2_147_483_648.0, -2_147_483_904.0, 2_146_435_072.0, -2_146_435_072.0, 8_388_607.5, -8_388_607.5, 12_582_912.0, -12_582_912.0, 16_777_216.0, 4_194_303.5, -4_194_304.5, 2.5, -2.5];
     for &e in &edges {
         for at in 0..64 {
             let mut x: Vec<f32> = (0..64).map(|i| (i as f32 - 31.7) * 0.37).collect();
             x[at] = e;
-            for (scale, zp) in [(1.0f32, 0), (0.5, -3), (1e-6, 0)] {
+            // Zero points of both signs (the reference's int32 wraps one way or the other at the
+            // limits), the largest the vector path takes.
+            for (scale, zp) in [(1.0f32, 0), (0.5, -3), (1e-6, 0), (1.0, 5), (1e-6, -100), (1.0, 1 << 20), (2e-3, -(1 << 20))] {
                 let q = QParams { scale, zero_point: zp };
                 let (mut got, mut want) = (vec![0i8; 64], vec![0i8; 64]);
                 misc::quantize(&x, q, &mut got);

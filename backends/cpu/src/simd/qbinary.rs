@@ -447,17 +447,20 @@ unsafe fn kernel(k: &QLanes, first: *const u8, second: Second<'_>, start: usize,
 
 /// Four vectors of 16 raw outputs to 64 bytes: int16 with saturation (a raw value beyond
 /// int16 stays beyond the 8-bit range after the zero point), the zero point added saturating,
-/// bytes with saturation, then the activation range (inside the type's).
+/// bytes with saturation, then the activation range (inside the type's) where `CLAMP` (without
+/// it, the range must be the whole type's, which the byte packs' saturation already gives).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
-fn pack<const SIGNED: bool>(r: [__m512i; 4], order: __m512i, ozp: __m512i, lo8: __m512i, hi8: __m512i) -> __m512i {
+fn pack<const SIGNED: bool, const CLAMP: bool>(r: [__m512i; 4], order: __m512i, ozp: __m512i, lo8: __m512i, hi8: __m512i) -> __m512i {
     let w01 = _mm512_adds_epi16(_mm512_packs_epi32(r[0], r[1]), ozp);
     let w23 = _mm512_adds_epi16(_mm512_packs_epi32(r[2], r[3]), ozp);
     if SIGNED {
-        _mm512_min_epi8(_mm512_max_epi8(_mm512_permutexvar_epi32(order, _mm512_packs_epi16(w01, w23)), lo8), hi8)
+        let b = _mm512_permutexvar_epi32(order, _mm512_packs_epi16(w01, w23));
+        if CLAMP { _mm512_min_epi8(_mm512_max_epi8(b, lo8), hi8) } else { b }
     } else {
-        _mm512_min_epu8(_mm512_max_epu8(_mm512_permutexvar_epi32(order, _mm512_packus_epi16(w01, w23)), lo8), hi8)
+        let b = _mm512_permutexvar_epi32(order, _mm512_packus_epi16(w01, w23));
+        if CLAMP { _mm512_min_epu8(_mm512_max_epu8(b, lo8), hi8) } else { b }
     }
 }
 
@@ -570,18 +573,30 @@ unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const S
     let (ozp, lo8, hi8) = (_mm512_set1_epi16(k.out_zp.clamp(-32768, 32767) as i16), _mm512_set1_epi8(k.lo as i8), _mm512_set1_epi8(k.hi as i8));
     let whole = n - n % 64;
     let mut j = 0;
-    while j < whole {
-        let mut r = [_mm512_setzero_si512(); 4];
-        for (q, r) in r.iter_mut().enumerate() {
-            let at = j + 16 * q;
-            // SAFETY: bytes at .. at + 16 <= n of `first`.
-            let x1 = widen::<SIGNED>(unsafe { _mm_loadu_si128(first.add(at).cast()) });
-            let t2 = second16!(at, 0xffff);
-            *r = finish::<MUL, SH1, OS>(&c, x1, t2);
-        }
-        // SAFETY: bytes j .. j + 64 <= n of `out`.
-        unsafe { _mm512_storeu_si512(out.add(j).cast(), pack::<SIGNED>(r, order, ozp, lo8, hi8)) };
-        j += 64;
+    // The whole blocks, with the activation's clamp only where its range is narrower than the
+    // type's (one loop each).
+    macro_rules! blocks {
+        ($clamp:literal) => {
+            while j < whole {
+                let mut r = [_mm512_setzero_si512(); 4];
+                for (q, r) in r.iter_mut().enumerate() {
+                    let at = j + 16 * q;
+                    // SAFETY: bytes at .. at + 16 <= n of `first`.
+                    let x1 = widen::<SIGNED>(unsafe { _mm_loadu_si128(first.add(at).cast()) });
+                    let t2 = second16!(at, 0xffff);
+                    *r = finish::<MUL, SH1, OS>(&c, x1, t2);
+                }
+                // SAFETY: bytes j .. j + 64 <= n of `out`.
+                unsafe { _mm512_storeu_si512(out.add(j).cast(), pack::<SIGNED, $clamp>(r, order, ozp, lo8, hi8)) };
+                j += 64;
+            }
+        };
+    }
+    let (type_lo, type_hi) = if SIGNED { (-128, 127) } else { (0, 255) };
+    if k.lo <= type_lo && k.hi >= type_hi {
+        blocks!(false);
+    } else {
+        blocks!(true);
     }
     if j < n {
         let mut r = [_mm512_setzero_si512(); 4];
@@ -600,7 +615,7 @@ unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const S
         let len = n - j;
         let mask: __mmask64 = (1u64 << len) - 1;
         // SAFETY: bytes j .. j + len <= n of `out` (len < 64).
-        unsafe { _mm512_mask_storeu_epi8(out.add(j).cast(), mask, pack::<SIGNED>(r, order, ozp, lo8, hi8)) };
+        unsafe { _mm512_mask_storeu_epi8(out.add(j).cast(), mask, pack::<SIGNED, true>(r, order, ozp, lo8, hi8)) };
     }
 }
 
