@@ -156,7 +156,7 @@ fn step_kernel(ctx: &CompileCtx, ids: &[OpId]) -> Result<(crate::kernel::Built, 
     let id = ids[0];
     let fused = ops::fuse_rescale_chain(ctx, ids)
         .or_else(|| ops::fuse_conv_act(ctx, ids))
-        .or_else(|| ids.get(1).and_then(|&next| ops::fuse_pair(ctx, id, next, ids.get(2).copied())).map(|b| (b, 2)));
+        .or_else(|| ids.get(1).and_then(|&next| ops::fuse_pair(ctx, id, next)).map(|b| (b, 2)));
     if let Some(f) = fused {
         return Ok(f);
     }

@@ -14,9 +14,8 @@ use crate::kernels::Act;
 
 /// One step for ops `a` then `b` when the backend has a fused kernel for the pair (see
 /// `build_expand_depthwise`, `build_depthwise_project` and `build_conv_add`),
-/// `None` otherwise. `after` is the op after `b`, if any: a pair that would take `b` from a
-/// larger saving with `after` is left alone.
-pub(crate) fn fuse_pair(ctx: &CompileCtx, a: OpId, b: OpId, after: Option<OpId>) -> Option<Built> {
+/// `None` otherwise.
+pub(crate) fn fuse_pair(ctx: &CompileCtx, a: OpId, b: OpId) -> Option<Built> {
     if std::env::var_os("NNRT_NOFUSE").is_some() {
         return None;
     }
@@ -26,17 +25,17 @@ pub(crate) fn fuse_pair(ctx: &CompileCtx, a: OpId, b: OpId, after: Option<OpId>)
     // depthwise + projection pair only on one thread: there it saves 3.4 % of MobileNetV2
     // (less memory traffic, and a plan with fewer tensors); on two, its row bands ran each pair
     // 0–6 % slower than the two ops split across threads, and it took the projections from
-    // the residual fusion (+3 %).
+    // the residual fusion (+3 %). MobileNetV1's pointwise convolutions sit between two
+    // depthwise ones; on one thread the first pair (depthwise + projection) is taken: per-op
+    // minima of its first blocks, 1 thread, dw1+conv2 0.69 ms (0.83 apart) and dw5+conv6 1.00
+    // (1.02), where expansion + depthwise measured conv2+dw3 0.67 (0.58 apart) and conv6+dw7
+    // 0.95 (0.94); the whole model 1.8 % faster.
     if let Some(silu) = build_silu(ctx, a, b) {
         return Some(silu);
     }
     build_expand_depthwise(ctx, a, b).or_else(|| {
         if ctx.threads >= 2 {
             build_conv_add(ctx, a, b)
-        } else if after.is_some_and(|c| expand_depthwise_applies(ctx, b, c)) {
-            // MobileNetV1's pointwise convolution sits between two depthwise ones: its pair with
-            // the next depthwise (the large expanded tensor never written) saves more.
-            None
         } else {
             build_depthwise_project(ctx, a, b)
         }
