@@ -765,6 +765,21 @@ mod tests {
         (g, ops, [a, tv, out2], vec![x, s])
     }
 
+    /// A graph whose one input `x` has type `t` and dims `dims`.
+    fn one_input(t: DType, dims: &[usize]) -> (Subgraph, OperandId) {
+        let mut g = Subgraph::default();
+        let x = g.add_operand(Operand::new("x", t, dims));
+        g.inputs = vec![x];
+        (g, x)
+    }
+
+    /// Adds an op of `kind` reading `ins`, writing a new value of type `t` and dims `dims`.
+    fn add_op(g: &mut Subgraph, kind: OpKind, ins: Vec<OperandId>, t: DType, dims: &[usize]) -> OperandId {
+        let v = g.add_operand(Operand::new("v", t, dims));
+        g.add_op(Operation { kind, inputs: ins.into_iter().map(Some).collect(), outputs: vec![v] });
+        v
+    }
+
     fn view<'a>(g: &Subgraph, dims: &'a [Vec<usize>], id: OperandId, b: &'a [u8]) -> TensorRef<'a> {
         TensorRef { dtype: g.operand(id).dtype, dims: &dims[id.index()], bytes: b }
     }
@@ -955,15 +970,9 @@ mod tests {
     fn float_ops_and_casts_join_a_run() {
         // 700 elements run as lanes, 7 as narrow lanes.
         for (seed, len) in (1..8u64).flat_map(|s| [(s, 700usize), (s, 7)]) {
-            let mut g = Subgraph::default();
             let row = [1, len];
-            let x = g.add_operand(Operand::new("x", DType::F32, &row));
-            g.inputs = vec![x];
-            let op = |g: &mut Subgraph, kind: OpKind, ins: Vec<OperandId>, t: DType| {
-                let v = g.add_operand(Operand::new("v", t, &row));
-                g.add_op(Operation { kind, inputs: ins.into_iter().map(Some).collect(), outputs: vec![v] });
-                v
-            };
+            let (mut g, x) = one_input(DType::F32, &row);
+            let op = |g: &mut Subgraph, kind: OpKind, ins: Vec<OperandId>, t: DType| add_op(g, kind, ins, t, &row);
             let fk = |g: &mut Subgraph, v: f32| constant(g, DType::F32, &[1, 1], &[super::lane(v)]);
             let bin = |op| OpKind::Binary { op, act: Activation::None };
             let inv_scale = fk(&mut g, 1.0 / (0.013 * seed as f32));
@@ -1000,15 +1009,9 @@ mod tests {
     #[test]
     fn a_lowered_quantize_is_one_loop() {
         for (seed, len, to) in (1..6u64).flat_map(|s| [(s, 700usize, DType::I8), (s, 5, DType::I8), (s, 300, DType::I16)]) {
-            let mut g = Subgraph::default();
             let row = [1, len];
-            let x = g.add_operand(Operand::new("x", DType::F32, &row));
-            g.inputs = vec![x];
-            let op = |g: &mut Subgraph, kind: OpKind, ins: Vec<OperandId>, t: DType| {
-                let v = g.add_operand(Operand::new("v", t, &row));
-                g.add_op(Operation { kind, inputs: ins.into_iter().map(Some).collect(), outputs: vec![v] });
-                v
-            };
+            let (mut g, x) = one_input(DType::F32, &row);
+            let op = |g: &mut Subgraph, kind: OpKind, ins: Vec<OperandId>, t: DType| add_op(g, kind, ins, t, &row);
             let bin = |op| OpKind::Binary { op, act: Activation::None };
             let inv = constant(&mut g, DType::F32, &[1, 1], &[super::lane(1.0 / (0.0071 * seed as f32))]);
             let m = op(&mut g, bin(BinaryOp::Mul), if seed % 2 == 0 { vec![x, inv] } else { vec![inv, x] }, DType::F32);
