@@ -1,10 +1,11 @@
 //! A list kept in place (no allocation) up to a fixed length.
 
 /// Up to `N` values in place, more on the heap: the views [`crate::OpIo::views`] hands a kernel
-/// on every run of every step. A step's inputs and outputs are a handful, so a run of a graph
-/// of tiny ops (TOSA's integer softmax: dozens of steps on a few elements) allocates nothing
-/// for them; two `Vec`s per step had been ~4 % of such a run.
-#[derive(Debug)]
+/// on every run of every step (a step's inputs and outputs are a handful, so a run of a graph
+/// of tiny ops — TOSA's integer softmax: dozens of steps on a few elements — allocates nothing
+/// for them; two `Vec`s per step had been ~4 % of such a run), and the coalesced dims, strides
+/// and counters a kernel makes on every run (a reduction's layout, a broadcast's plan).
+#[derive(Clone, Debug)]
 pub struct Seq<T, const N: usize> {
     len: usize,
     inline: [T; N],
@@ -15,6 +16,32 @@ impl<T: Default, const N: usize> Seq<T, N> {
     /// An empty list.
     pub fn new() -> Self {
         Seq { len: 0, inline: std::array::from_fn(|_| T::default()), heap: Vec::new() }
+    }
+
+    /// `n` copies of `v`.
+    pub fn filled(n: usize, v: T) -> Self
+    where
+        T: Clone,
+    {
+        let mut s = Seq::new();
+        (0..n).for_each(|_| s.push(v.clone()));
+        s
+    }
+
+    /// Removes and returns the last value; back to `N` values, the list moves back in place.
+    pub fn pop(&mut self) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
+        self.len -= 1;
+        if self.len < N {
+            return Some(std::mem::take(&mut self.inline[self.len]));
+        }
+        let v = self.heap.pop();
+        if self.len == N {
+            self.inline.iter_mut().zip(self.heap.drain(..)).for_each(|(i, h)| *i = h);
+        }
+        v
     }
 
     /// Appends `v`; past `N` values the list moves to the heap.
@@ -100,5 +127,29 @@ mod tests {
         }
         let c: Seq<u8, 2> = (1..=5).collect();
         assert_eq!(&c[..], &[1, 2, 3, 4, 5]);
+    }
+
+    /// Pushes and pops across the inline capacity keep every value in order.
+    #[test]
+    fn values_spill_to_the_heap_and_back() {
+        let mut s: Seq<usize, 6> = Seq::new();
+        for n in 0..20 {
+            assert_eq!(&s[..], (0..n).collect::<Vec<_>>().as_slice());
+            s.push(n);
+        }
+        s[3] = 99;
+        for n in (0..20).rev() {
+            let want = if n == 3 { 99 } else { n };
+            assert_eq!(s.pop(), Some(want));
+            let mut rest: Vec<usize> = (0..n).collect();
+            if n > 3 {
+                rest[3] = 99;
+            }
+            assert_eq!(&s[..], rest.as_slice());
+        }
+        assert_eq!(s.pop(), None);
+        s.push(7);
+        assert_eq!(&s[..], &[7]);
+        assert_eq!(&Seq::<u8, 6>::filled(10, 2)[..], &[2; 10]);
     }
 }
