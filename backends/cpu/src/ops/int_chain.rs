@@ -165,21 +165,28 @@ fn wrap(v: i64, t: DType) -> i64 {
 /// A constant operand's values, sign-extended.
 fn const_lanes(ctx: &CompileCtx, id: OperandId) -> Option<Vec<i64>> {
     let o = ctx.graph.operand(id);
-    let mut v = Vec::new();
-    load(o.data.as_ref()?.bytes(), o.dtype, &mut v).ok()?;
-    Some(v)
+    let bytes = o.data.as_ref()?.bytes();
+    let mut v = vec![0; bytes.len() / o.dtype.size().max(1)];
+    (load(bytes, o.dtype, &mut v).ok()? == v.len()).then_some(v)
 }
 
-fn load(bytes: &[u8], t: DType, v: &mut Vec<i64>) -> Result<(), String> {
-    v.clear();
-    match t {
-        DType::I8 => v.extend(cast::<i8>(bytes)?.iter().map(|&x| i64::from(x))),
-        DType::I16 => v.extend(cast::<i16>(bytes)?.iter().map(|&x| i64::from(x))),
-        DType::I32 => v.extend(cast::<i32>(bytes)?.iter().map(|&x| i64::from(x))),
-        DType::F32 => v.extend(cast::<f32>(bytes)?.iter().map(|&x| lane(x))),
-        other => return Err(format!("an int chain does not load {other}")),
+/// `bytes` of type `t` as lanes into `out`, written only when they are `out.len()` values;
+/// returns how many values `bytes` holds.
+fn load(bytes: &[u8], t: DType, out: &mut [i64]) -> Result<usize, String> {
+    fn put<T: bytemuck::Pod>(bytes: &[u8], out: &mut [i64], lane: impl Fn(T) -> i64) -> Result<usize, String> {
+        let v = cast::<T>(bytes)?;
+        if v.len() == out.len() {
+            out.iter_mut().zip(v).for_each(|(o, &x)| *o = lane(x));
+        }
+        Ok(v.len())
     }
-    Ok(())
+    match t {
+        DType::I8 => put(bytes, out, |x: i8| i64::from(x)),
+        DType::I16 => put(bytes, out, |x: i16| i64::from(x)),
+        DType::I32 => put(bytes, out, |x: i32| i64::from(x)),
+        DType::F32 => put(bytes, out, lane),
+        other => Err(format!("an int chain does not load {other}")),
+    }
 }
 
 /// Stores lanes (the run's slot, or a table's entries looked up per element) as type `t`.
@@ -570,10 +577,9 @@ impl WideBody for Steps<'_> {
 impl Kernel for Run {
     fn run(&mut self, ins: &[nnrt_core::TensorRef<'_>], outs: &mut [nnrt_core::TensorMut<'_>]) -> Result<(), String> {
         for (t, &(s, dtype)) in ins.iter().zip(&self.loads) {
-            let want = self.slots[s].len();
-            load(t.bytes, dtype, &mut self.slots[s])?;
-            if self.slots[s].len() != want {
-                return Err(format!("an input of the int chain has {} elements; {want} expected", self.slots[s].len()));
+            let (got, want) = (load(t.bytes, dtype, &mut self.slots[s])?, self.slots[s].len());
+            if got != want {
+                return Err(format!("an input of the int chain has {got} elements; {want} expected"));
             }
         }
         self.wide.run(&mut Steps { steps: &self.steps, slots: &mut self.slots });
@@ -654,17 +660,14 @@ impl WideBody for NarrowSteps<'_> {
 impl Kernel for Narrow {
     fn run(&mut self, ins: &[nnrt_core::TensorRef<'_>], outs: &mut [nnrt_core::TensorMut<'_>]) -> Result<(), String> {
         for (t, &(s, dtype, n)) in ins.iter().zip(&self.loads) {
+            // Lanes `..n` from the input, the rest copies of the first.
             let slot = &mut self.slots[s];
-            let got = match dtype {
-                DType::I8 => fill(slot, cast::<i8>(t.bytes)?, n, |&x| i64::from(x)),
-                DType::I16 => fill(slot, cast::<i16>(t.bytes)?, n, |&x| i64::from(x)),
-                DType::I32 => fill(slot, cast::<i32>(t.bytes)?, n, |&x| i64::from(x)),
-                DType::F32 => fill(slot, cast::<f32>(t.bytes)?, n, |&x| lane(x)),
-                other => return Err(format!("an int chain does not load {other}")),
-            };
+            let got = load(t.bytes, dtype, &mut slot[..n])?;
             if got != n {
                 return Err(format!("an input of the int chain has {got} elements; {n} expected"));
             }
+            let first = slot[0];
+            slot[n..].iter_mut().for_each(|o| *o = first);
         }
         self.wide.run(&mut NarrowSteps { steps: &self.steps, slots: &mut self.slots });
         for (t, &(s, dtype, n)) in outs.iter_mut().zip(&self.stores) {
@@ -672,17 +675,6 @@ impl Kernel for Narrow {
         }
         Ok(())
     }
-}
-
-/// Lanes `..n` of `slot` from `v` (when it has `n` values) and the rest copies of the first;
-/// returns how many values `v` has.
-fn fill<T>(slot: &mut [i64; NARROW], v: &[T], n: usize, lane: impl Fn(&T) -> i64) -> usize {
-    if v.len() == n && n > 0 {
-        slot.iter_mut().zip(v).for_each(|(o, x)| *o = lane(x));
-        let first = slot[0];
-        slot[n..].iter_mut().for_each(|o| *o = first);
-    }
-    v.len()
 }
 
 #[cfg(test)]
@@ -809,6 +801,33 @@ mod tests {
                 best_ns = best_ns.min(t.elapsed().as_nanos() as f64 / 10_000.0);
             }
             println!("{:?}: {} ops, {best_ns:.0} ns a run", chain.form, chain.ops.len());
+        }
+    }
+
+    /// An input of the wrong length is an error in every form, and leaves the run's values as
+    /// they were: the next run of the right length computes the same as before.
+    #[test]
+    fn a_wrong_input_length_is_an_error_and_changes_nothing() {
+        let (g, ops, _, ins) = graph(5);
+        let shapes: Vec<Vec<usize>> = g.operands.iter().map(|o| o.shape.concrete().unwrap_or_default()).collect();
+        let (config, origin) = (Config::default(), ops.clone());
+        let ctx = CompileCtx { graph: &g, shapes: &shapes, threads: 1, config: &config, origin: &origin };
+        for best in [Form::Narrow, Form::Lanes] {
+            let mut chain = super::fuse(&ctx, &ops, best).expect("the run fuses");
+            let good: Vec<Vec<u8>> = ins.iter().map(|i| (0..shapes[i.index()].iter().product::<usize>() * 4).map(|b| b as u8).collect()).collect();
+            let mut run = |srcs: &[Vec<u8>]| {
+                let refs: Vec<TensorRef> = ins.iter().zip(srcs).map(|(i, b)| view(&g, &shapes, *i, b)).collect();
+                let mut got: Vec<Vec<u8>> = chain.outputs.iter().map(|o| vec![0u8; shapes[o.index()].iter().product::<usize>() * g.operand(*o).dtype.size()]).collect();
+                let mut views: Vec<TensorMut> = got.iter_mut().zip(&chain.outputs).map(|(b, o)| TensorMut { dtype: g.operand(*o).dtype, dims: &shapes[o.index()], bytes: b }).collect();
+                let r = chain.kernel.run(&refs, &mut views);
+                drop(views);
+                r.map(|_| got)
+            };
+            let before = run(&good).expect("runs");
+            let mut short = good.clone();
+            short[0].truncate(4);
+            assert!(run(&short).is_err(), "{best:?}: a short input is refused");
+            assert_eq!(run(&good).expect("runs"), before, "{best:?}: the next run is as before");
         }
     }
 
