@@ -163,6 +163,33 @@ pub struct Conv2d {
     /// One group, no horizontal dilation: tiles read each filter row's taps in place
     /// ([`gemm_segmented`]), gathering only where a tile reaches the left or right padding.
     implicit: bool,
+    /// The sizes every run needs, computed once (a run of a small convolution, a TOSA
+    /// FULLY_CONNECTED as a 1×1 CONV2D over [N,1,1,C], is a few hundred instructions; the two
+    /// divisions and the products of the geometry were ~100 of them).
+    sizes: RunSizes,
+}
+
+/// [`Conv2d`]'s per-run sizes, from its geometry.
+#[derive(Debug, Clone, Copy)]
+struct RunSizes {
+    /// Output pixels: the GEMM's `M`.
+    m: usize,
+    input_len: usize,
+    output_len: usize,
+    cin_g: usize,
+    cout_g: usize,
+}
+
+impl RunSizes {
+    fn of(g: &ConvGeom) -> RunSizes {
+        RunSizes {
+            m: g.batch * g.out_h * g.out_w,
+            input_len: g.input_len(),
+            output_len: g.output_len(),
+            cin_g: g.group_in_c(),
+            cout_g: g.group_out_c(),
+        }
+    }
 }
 
 impl Conv2d {
@@ -190,7 +217,7 @@ impl Conv2d {
             .collect();
         let direct = g.is_direct();
         let implicit = !direct && g.groups == 1 && g.dil_w == 1;
-        Conv2d { geom, packed, bias: bias.map(|b| b[..g.out_c].to_vec()), act, direct, implicit }
+        Conv2d { geom, packed, bias: bias.map(|b| b[..g.out_c].to_vec()), act, direct, implicit, sizes: RunSizes::of(g) }
     }
 
     /// Switches in-place (implicit GEMM) reading off or back on, where the geometry allows it
@@ -212,26 +239,38 @@ impl Conv2d {
     /// # Panics
     /// If `input` or `output` are shorter than the geometry needs.
     pub fn run(&mut self, input: &[f32], output: &mut [f32]) {
-        let g = self.geom;
-        assert!(input.len() >= g.input_len(), "conv input holds {} values, needs {}", input.len(), g.input_len());
-        assert!(output.len() >= g.output_len(), "conv output holds {} values, needs {}", output.len(), g.output_len());
-        let m = g.batch * g.out_h * g.out_w;
-        if m == 0 || g.out_c == 0 {
+        let RunSizes { m, input_len, output_len, cin_g, cout_g } = self.sizes;
+        assert!(input.len() >= input_len, "conv input holds {} values, needs {input_len}", input.len());
+        assert!(output.len() >= output_len, "conv output holds {} values, needs {output_len}", output.len());
+        let (in_c, out_c) = (self.geom.in_c, self.geom.out_c);
+        if m == 0 || out_c == 0 {
             return;
         }
-        let (cin_g, cout_g) = (g.group_in_c(), g.group_out_c());
+        if let [packed] = &self.packed[..] {
+            // One group (nearly every convolution): no per-group offsets.
+            let (bias, out) = (self.bias.as_deref(), &mut output[..output_len]);
+            if self.direct {
+                return gemm(m, &input[..input_len], in_c, packed, bias, self.act, out, out_c);
+            }
+            let src = Im2col { g: &self.geom, input: &input[..input_len], c0: 0 };
+            return if self.implicit {
+                gemm_segmented(m, &src, packed, bias, self.act, out, out_c)
+            } else {
+                gemm_with(m, &src, packed, bias, self.act, out, out_c)
+            };
+        }
         for (grp, packed) in self.packed.iter().enumerate() {
             let bias = self.bias.as_deref().map(|b| &b[grp * cout_g..]);
-            let out = &mut output[grp * cout_g..g.output_len()];
+            let out = &mut output[grp * cout_g..output_len];
             if self.direct {
-                let a = &input[grp * cin_g..g.input_len()];
-                gemm(m, a, g.in_c, packed, bias, self.act, out, g.out_c);
+                let a = &input[grp * cin_g..input_len];
+                gemm(m, a, in_c, packed, bias, self.act, out, out_c);
             } else {
-                let src = Im2col { g: &g, input: &input[..g.input_len()], c0: grp * cin_g };
+                let src = Im2col { g: &self.geom, input: &input[..input_len], c0: grp * cin_g };
                 if self.implicit {
-                    gemm_segmented(m, &src, packed, bias, self.act, out, g.out_c);
+                    gemm_segmented(m, &src, packed, bias, self.act, out, out_c);
                 } else {
-                    gemm_with(m, &src, packed, bias, self.act, out, g.out_c);
+                    gemm_with(m, &src, packed, bias, self.act, out, out_c);
                 }
             }
         }
@@ -244,22 +283,21 @@ impl Conv2d {
     /// # Panics
     /// As [`Conv2d::run`], or if the convolution has several groups.
     pub fn run_post(&mut self, input: &[f32], post: PostAct, output: &mut [f32]) {
-        let g = self.geom;
-        assert!(g.groups == 1, "a fused output activation needs one group");
-        assert!(input.len() >= g.input_len(), "conv input holds {} values, needs {}", input.len(), g.input_len());
-        assert!(output.len() >= g.output_len(), "conv output holds {} values, needs {}", output.len(), g.output_len());
-        let m = g.batch * g.out_h * g.out_w;
-        if m == 0 || g.out_c == 0 {
+        let RunSizes { m, input_len, output_len, .. } = self.sizes;
+        assert!(self.geom.groups == 1, "a fused output activation needs one group");
+        assert!(input.len() >= input_len, "conv input holds {} values, needs {input_len}", input.len());
+        assert!(output.len() >= output_len, "conv output holds {} values, needs {output_len}", output.len());
+        let n = self.geom.out_c;
+        if m == 0 || n == 0 {
             return;
         }
-        let (packed, bias, out) = (&self.packed[0], self.bias.as_deref(), &mut output[..g.output_len()]);
+        let (packed, bias, out) = (&self.packed[0], self.bias.as_deref(), &mut output[..output_len]);
         // One group: rows are dense (`ldc == out_c`), so a band is one run of values.
-        let n = g.out_c;
         let then = move |r0: usize, r1: usize, cc: &mut [f32]| post.apply(&mut cc[..(r1 - r0) * n]);
         if self.direct {
-            return gemm_then(m, &input[..g.input_len()], g.in_c, packed, bias, self.act, &then, out, n);
+            return gemm_then(m, &input[..input_len], self.geom.in_c, packed, bias, self.act, &then, out, n);
         }
-        let src = Im2col { g: &g, input: &input[..g.input_len()], c0: 0 };
+        let src = Im2col { g: &self.geom, input: &input[..input_len], c0: 0 };
         if self.implicit {
             gemm_segmented_then(m, &src, packed, bias, self.act, out, n, Some(&then));
         } else {
@@ -275,24 +313,24 @@ impl Conv2d {
     /// As [`Conv2d::run`], if the convolution has several groups, or `x` is shorter than the
     /// output.
     pub fn run_add(&mut self, input: &[f32], x: &[f32], add_act: Act, output: &mut [f32]) {
-        let g = self.geom;
-        assert!(g.groups == 1, "a fused residual needs one group");
-        assert!(input.len() >= g.input_len(), "conv input holds {} values, needs {}", input.len(), g.input_len());
-        assert!(output.len() >= g.output_len() && x.len() >= g.output_len(), "conv output or residual shorter than {}", g.output_len());
-        let m = g.batch * g.out_h * g.out_w;
-        if m == 0 || g.out_c == 0 {
+        let RunSizes { m, input_len, output_len, .. } = self.sizes;
+        assert!(self.geom.groups == 1, "a fused residual needs one group");
+        assert!(input.len() >= input_len, "conv input holds {} values, needs {input_len}", input.len());
+        assert!(output.len() >= output_len && x.len() >= output_len, "conv output or residual shorter than {output_len}");
+        let n = self.geom.out_c;
+        if m == 0 || n == 0 {
             return;
         }
-        let (packed, bias, out) = (&self.packed[0], self.bias.as_deref(), &mut output[..g.output_len()]);
+        let (packed, bias, out) = (&self.packed[0], self.bias.as_deref(), &mut output[..output_len]);
         if self.direct {
-            return gemm_add(m, &input[..g.input_len()], g.in_c, packed, bias, self.act, x, add_act, out, g.out_c);
+            return gemm_add(m, &input[..input_len], self.geom.in_c, packed, bias, self.act, x, add_act, out, n);
         }
-        let then = residual_adder(x, add_act, g.out_c, g.out_c);
-        let src = Im2col { g: &g, input: &input[..g.input_len()], c0: 0 };
+        let then = residual_adder(x, add_act, n, n);
+        let src = Im2col { g: &self.geom, input: &input[..input_len], c0: 0 };
         if self.implicit {
-            gemm_segmented_then(m, &src, packed, bias, self.act, out, g.out_c, Some(&then));
+            gemm_segmented_then(m, &src, packed, bias, self.act, out, n, Some(&then));
         } else {
-            gemm_with_then(m, &src, packed, bias, self.act, out, g.out_c, Some(&then));
+            gemm_with_then(m, &src, packed, bias, self.act, out, n, Some(&then));
         }
     }
 }
