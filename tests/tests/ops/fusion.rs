@@ -1,6 +1,8 @@
 //! Fusions against the unfused ops, bit for bit on the cpu: PAD folded into the convolution after
 //! it (`passes::fold_pads`), LOGISTIC + MUL run as one SiLU pass (the cpu's `fuse_pair`), and SiLU
-//! or HARD_SWISH in a float convolution's epilogue (the cpu's `fuse_conv_act`). Each reference is
+//! or HARD_SWISH in a float convolution's epilogue (the cpu's `fuse_conv_act`), a corner SLICE
+//! read in place by the CONV_2D after it (`fuse_pair`, TOSA's cut before a strided
+//! convolution). Each reference is
 //! the same model with a RESHAPE to the same dims between the two ops, which keeps them apart.
 
 use nnrt_core::{Activation, BinaryOp, Conv2D, DType, DepthwiseConv2D, OpKind, OperandId, Padding, Quantization, UnaryOp};
@@ -8,7 +10,7 @@ use nnrt_tests::{f, Case, Graph, Tol, XorShift, V};
 
 use crate::{GPU_MATH, GPU_SUMS};
 
-nnrt_tests::replay_on_every_target!(pad_conv_cases, silu_cases, conv_act_cases);
+nnrt_tests::replay_on_every_target!(pad_conv_cases, silu_cases, conv_act_cases, crop_conv_cases);
 
 /// An op between `t` and its reader in the reference: RESHAPE to the same dims.
 fn keep_apart(g: &mut Graph, t: OperandId, dtype: DType, dims: &[usize], quant: &Quantization) -> OperandId {
@@ -267,6 +269,68 @@ fn conv_act_cases() -> Vec<Case> {
         .map(|(k, c)| {
             let seed = 970 + 10 * k as u64;
             Case::new(c.name, &conv_act_graph(c, false, seed)).same_as_cpu_of(&conv_act_graph(c, true, seed), Tol::EXACT).gpu_tol(GPU_MATH)
+        })
+        .collect()
+}
+
+struct CropConv<'a> {
+    name: &'a str,
+    input: [usize; 4],
+    /// SLICE's begin and size.
+    begin: [usize; 4],
+    size: [usize; 4],
+    kernel: usize,
+    stride: usize,
+    padding: Padding,
+    out_c: usize,
+}
+
+/// x → SLICE → CONV_2D (bias, RELU) → y; with `apart`, a RESHAPE between the SLICE and the
+/// convolution.
+fn crop_conv_graph(c: &CropConv, apart: bool, seed: u64) -> Graph {
+    let mut g = Graph::new();
+    let x = g.input(&c.input, f(&XorShift::new(seed).fill(c.input.iter().product(), -2.0, 2.0)));
+    let begin = g.konst(&[4], V::I32(c.begin.iter().map(|&v| v as i32).collect()));
+    let size = g.konst(&[4], V::I32(c.size.iter().map(|&v| v as i32).collect()));
+    let t = g.tensor(DType::F32, &c.size);
+    g.op(OpKind::Slice, &[Some(x), Some(begin), Some(size)], &[t]);
+    let conv_in = if apart { keep_apart(&mut g, t, DType::F32, &c.size, &Quantization::None) } else { t };
+    let [n, h, w, ch] = c.size;
+    let k = c.kernel;
+    let weights = g.konst(&[c.out_c, k, k, ch], f(&XorShift::new(seed + 1).fill(c.out_c * k * k * ch, -0.5, 0.5)));
+    let bias = g.konst(&[c.out_c], f(&XorShift::new(seed + 2).fill(c.out_c, -1.0, 1.0)));
+    let out_dim = |len: usize| match c.padding {
+        Padding::Same => len.div_ceil(c.stride),
+        _ => (len - k) / c.stride + 1,
+    };
+    let y = g.out(DType::F32, &[n, out_dim(h), out_dim(w), c.out_c]);
+    let conv = Conv2D { padding: c.padding, stride: [c.stride; 2], dilation: [1, 1], act: Activation::Relu };
+    g.op(OpKind::Conv2D(conv), &[Some(conv_in), Some(weights), Some(bias)], &[y]);
+    g
+}
+
+fn crop_conv_cases() -> Vec<Case> {
+    let (same, valid) = (Padding::Same, Padding::Valid);
+    let rows = [
+        // keras small ResNet's shortcut as TOSA writes it: 32×32 cut to 31×31, 1×1 stride 2.
+        CropConv { name: "SLICE 32->31 + CONV_2D 1x1 stride 2", input: [1, 32, 32, 16], begin: [0; 4], size: [1, 31, 31, 16], kernel: 1, stride: 2, padding: valid, out_c: 24 },
+        CropConv { name: "SLICE + CONV_2D 3x3 stride 2 VALID (batch 2)", input: [2, 18, 17, 5], begin: [0; 4], size: [2, 15, 15, 5], kernel: 3, stride: 2, padding: valid, out_c: 7 },
+        // SAME pads after the cut (3×3 stride 2 over 16: (0, 1); stride 1 over 11: (1, 1)), where
+        // the uncut tensor has values: not fused, so the values must still match.
+        CropConv { name: "SLICE + CONV_2D 3x3 stride 2 SAME reading past the cut", input: [1, 17, 17, 3], begin: [0; 4], size: [1, 16, 16, 3], kernel: 3, stride: 2, padding: same, out_c: 5 },
+        CropConv { name: "SLICE + CONV_2D 3x3 stride 1 SAME (pads both sides)", input: [1, 12, 12, 4], begin: [0; 4], size: [1, 11, 10, 4], kernel: 3, stride: 1, padding: same, out_c: 6 },
+        // A cut that does not start at the corner, and one of channels: not fused.
+        CropConv { name: "SLICE from (1, 1) + CONV_2D 1x1 stride 2", input: [1, 9, 9, 4], begin: [0, 1, 1, 0], size: [1, 8, 8, 4], kernel: 1, stride: 2, padding: valid, out_c: 3 },
+        CropConv { name: "SLICE of channels + CONV_2D 1x1", input: [1, 6, 6, 8], begin: [0; 4], size: [1, 6, 6, 5], kernel: 1, stride: 1, padding: valid, out_c: 3 },
+    ];
+    rows.iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let seed = 1100 + 10 * k as u64;
+            Case::new(c.name, &crop_conv_graph(c, false, seed))
+                .same_as_cpu_of(&crop_conv_graph(c, true, seed), Tol::EXACT)
+                .gpu_tol(GPU_SUMS)
+                .no_gpu("SLICE has no gpu kernel (gpu;cpu runs it on the cpu)")
         })
         .collect()
 }
