@@ -37,6 +37,7 @@ const KC_MAX: usize = 512;
 const B_BLOCK_BYTES: usize = 512 * 1024;
 /// Below this many multiply-adds a GEMM runs on the calling thread.
 const PAR_MIN_MACS: usize = 1 << 16;
+
 /// On one thread, a GEMM with a `then` (an epilogue over its output) runs in bands of rows whose
 /// C holds about this many bytes, each band's `then` run while it is still in L2.
 const THEN_BAND_BYTES: usize = 128 * 1024;
@@ -82,11 +83,12 @@ impl PackedB {
         let facts = [isa as u64, n as u64, k as u64, nr as u64];
         // Every 32-float row of a panel is one or two whole cache lines.
         let data = prepack::lines(prepack::tag::F32_PANELS, facts, len, |data: &mut [f32]| {
-            for (j, wrow) in w.chunks_exact(k.max(1)).take(n).enumerate() {
-                let base = (j / nr) * panel + j % nr;
-                for (kk, &v) in wrow.iter().enumerate().take(k) {
-                    data[base + kk * nr] = v;
-                }
+            if panel == 0 {
+                return;
+            }
+            for (p, dst) in data.chunks_exact_mut(panel).enumerate() {
+                let j0 = p * nr;
+                simd::pack::pack_panel(w, k, j0, nr.min(n - j0), nr, dst);
             }
         });
         PackedB { n, k, nr, isa, data }

@@ -31,6 +31,7 @@ macro_rules! cpu_token {
 pub(crate) mod depthwise;
 pub(crate) mod elementwise;
 pub(crate) mod gemm;
+pub(crate) mod pack;
 pub(crate) mod lut;
 pub(crate) mod qdepthwise;
 pub(crate) mod qbinary;
