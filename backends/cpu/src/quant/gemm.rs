@@ -127,7 +127,20 @@ impl QPackedB {
             QLayout::Quad => {
                 let kp = k.div_ceil(4) * 4;
                 let len = n.div_ceil(NR) * kp * NR;
-                let bytes = prepack::lines(prepack::tag::Q_QUADS, facts(1), len, |dst: &mut [i8]| panels::<TW, i8, 4>(dst, rows().enumerate(), kp, NR, |v| (v.get() + aw) as i8));
+                let bytes = prepack::lines(prepack::tag::Q_QUADS, facts(1), len, |dst: &mut [i8]| {
+                    if std::mem::size_of::<TW>() == 1 && k % 4 == 0 && k > 0 {
+                        // Whole quads: a transpose of 4-byte words (`simd::pack`); `+ aw` on a
+                        // byte is `^ 0x80` for uint8 weights (-128) and nothing for int8 (0).
+                        let xor = if aw == 0 { 0 } else { 0x8080_8080 };
+                        let src: &[u8] = bytemuck::cast_slice(&w[..n * k]);
+                        for (p, panel) in bytemuck::cast_slice_mut::<i8, u8>(dst).chunks_exact_mut(kp * NR).enumerate() {
+                            let j0 = p * NR;
+                            crate::simd::pack::pack_words(src, k, k / 4, j0, NR.min(n - j0), NR, xor, panel);
+                        }
+                    } else {
+                        panels::<TW, i8, 4>(dst, rows().enumerate(), kp, NR, |v| (v.get() + aw) as i8)
+                    }
+                });
                 (kp, bytes, Lines::default())
             }
             QLayout::Pair => {
