@@ -104,9 +104,17 @@ impl SparseRows {
         // Padding rows write the rows past the output channels.
         let mut perm: Vec<u32> = (0..n_groups * ROWS).map(|i| i as u32).collect();
         let mut start_of = vec![0f32; n_groups * ROWS];
+        // One list of (channel, weight) per row of a group, reused: collecting each row's
+        // nonzeros into a new, growing vector was most of a sparse model's prepare.
+        let mut nz: Vec<Vec<(usize, f32)>> = (0..ROWS).map(|_| Vec::with_capacity(in_c)).collect();
         for (g, rows) in order.chunks(ROWS).enumerate() {
             let len = counts[rows[0]];
-            let nz: Vec<Vec<(usize, f32)>> = rows.iter().map(|&o| row(o).iter().copied().enumerate().filter(|&(_, v)| v != 0.0).collect()).collect();
+            for (r, list) in nz.iter_mut().enumerate() {
+                list.clear();
+                if let Some(&o) = rows.get(r) {
+                    list.extend(row(o).iter().copied().enumerate().filter(|&(_, v)| v != 0.0));
+                }
+            }
             for e in 0..len {
                 for r in 0..ROWS {
                     // A shorter row (or a padding row) repeats a zero weight at channel 0: it
