@@ -93,7 +93,7 @@ pub(crate) fn densify(s: &Sparsity, shape: &[usize], elem: usize, values: &[u8])
     }
     let total: usize = shape.iter().product();
     let mut out = vec![0u8; total.checked_mul(elem).ok_or("tensor too large")?];
-    let mut st = Walk { s, shape, elem, values, block_size, next: 0, out: &mut out, idx: vec![0; n_levels] };
+    let mut st = Walk { s, shape, elem, values, block_size, next: 0, out: &mut out, idx: vec![0; n_levels], orig: vec![0; rank] };
     st.level(0, 0)?;
     if st.next * elem != values.len() {
         return Err(format!("the metadata addresses {} values but the buffer holds {}", st.next, values.len() / elem.max(1)));
@@ -110,6 +110,9 @@ struct Walk<'a> {
     next: usize,
     out: &'a mut Vec<u8>,
     idx: Vec<usize>,
+    /// The stored value's index in the original dims: scratch, reused for every value (a new
+    /// vector per value was three quarters of a sparse MobileNetV2's load).
+    orig: Vec<usize>,
 }
 
 impl Walk<'_> {
@@ -140,7 +143,8 @@ impl Walk<'_> {
 
     fn store(&mut self) -> Result<(), String> {
         let rank = self.shape.len();
-        let mut orig = vec![0usize; rank];
+        let orig = &mut self.orig;
+        orig.fill(0);
         for (i, &o) in self.s.traversal_order.iter().enumerate().take(rank) {
             if o >= rank {
                 return Err("the traversal order puts a block dim before an original dim".into());
