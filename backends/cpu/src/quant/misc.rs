@@ -38,7 +38,7 @@ pub fn quantize_seq<TO: QInt>(input: &[f32], out_q: QParams, out: &mut [TO]) {
 /// (the compiler turns a float-to-int `as` into one scalar conversion per lane): `r + 1.5·2^52`
 /// in double keeps `r`'s two's complement in the low 32 bits of the mantissa for |r| < 2^31.
 #[inline(always)]
-fn round_to_i32(r: f32) -> i32 {
+pub(crate) fn round_to_i32(r: f32) -> i32 {
     let i = ((r as f64 + 6_755_399_441_055_744.0).to_bits() as i64) as i32;
     if r >= 2_147_483_648.0 {
         i32::MAX
