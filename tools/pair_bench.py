@@ -21,7 +21,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 LIB = C.CDLL(os.path.join(ROOT, 'target', 'release', 'libnnfw.so'))
 CORPUS = os.path.join(ROOT, '..', 'shared', 'corpus', 'tflite')
 # NNFW_TYPE of numpy dtypes (nnfw.h).
-NNFW = {np.dtype('float32'): 0, np.dtype('int32'): 1, np.dtype('uint8'): 2, np.dtype('int64'): 5, np.dtype('int8'): 6}
+NNFW = {np.dtype('float32'): 0, np.dtype('int32'): 1, np.dtype('uint8'): 2, np.dtype('bool'): 3, np.dtype('int64'): 5, np.dtype('int8'): 6, np.dtype('int16'): 7}
 
 
 def bench_pair(model, threads, rounds=15, per=10):
