@@ -37,7 +37,6 @@ const KC_MAX: usize = 512;
 const B_BLOCK_BYTES: usize = 512 * 1024;
 /// Below this many multiply-adds a GEMM runs on the calling thread.
 const PAR_MIN_MACS: usize = 1 << 16;
-
 /// On one thread, a GEMM with a `then` (an epilogue over its output) runs in bands of rows whose
 /// C holds about this many bytes, each band's `then` run while it is still in L2.
 const THEN_BAND_BYTES: usize = 128 * 1024;
