@@ -17,7 +17,7 @@ use crate::kernels::conv3d::{Conv3d, Conv3dGeom};
 use crate::kernels::depthwise::{depthwise_conv2d, DepthwiseGeom};
 use crate::kernels::gemm::{gemm, PackedB};
 use crate::kernels::sparse_conv::SparseConv1x1;
-use crate::quant::conv::{QConv, QFullyConnected};
+use crate::quant::conv::{HybridConv, QConv, QFullyConnected};
 use crate::quant::depthwise::QDepthwise;
 use crate::quant::hybrid::{self, FloatClamp};
 use crate::quant::reference::ConvQuant;
@@ -412,17 +412,30 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let channel_scale: Vec<f32> = (0..g.out_c).map(|c| w_scales[c.min(w_scales.len() - 1)]).collect();
             let clamp = clamp_of(p.act);
             let asym = per_channel || g.groups != 1;
-            let conv = QConv::new::<i8, i8>(ConvGeom { batch: 1, ..g }, ConvQuant::raw(g.out_c), &weights);
-            let finish = Finish { channel_scale, bias, clamp, scales_first: false };
-            Ok(hybrid_conv(source(ctx, x), g.batch, asym, finish, move |x, zp, acc| conv.run_raw(x, zp, acc)))
+            let one = ConvGeom { batch: 1, ..g };
+            if let Some(conv) = HybridConv::new(one, &weights, &channel_scale, bias.as_deref(), (clamp.0, clamp.1)) {
+                return Ok(hybrid_conv(source(ctx, x), g.batch, asym, true, move |xq, zx, s, out| conv.run(xq, zx, s, out)));
+            }
+            // Grouped: the reference loops into int32, then the float epilogue.
+            let conv = QConv::new::<i8, i8>(one, ConvQuant::raw(g.out_c), &weights);
+            let f = Finish { channel_scale, bias, clamp, scales_first: false };
+            Ok(hybrid_conv(source(ctx, x), g.batch, asym, false, move |xq, zx, s, out| {
+                let mut acc = vec![0i32; out.len()];
+                conv.run_raw(bytemuck::cast_slice(xq), zx, &mut acc);
+                hybrid::finish(&acc, &f.channel_scale, s, f.bias.as_deref(), f.clamp, f.scales_first, out);
+            }))
         }
         OpKind::DepthwiseConv2D(p) => {
             let g = depthwise_geom(&xd, &wd, &od, p)?;
             let channel_scale: Vec<f32> = (0..g.out_c()).map(|c| w_scales[c.min(w_scales.len() - 1)]).collect();
             let clamp = clamp_of(p.act);
             let dw = QDepthwise::new::<i8, i8>(DepthwiseGeom { batch: 1, ..g }, ConvQuant::raw(g.out_c()), &weights);
-            let finish = Finish { channel_scale, bias, clamp, scales_first: true };
-            Ok(hybrid_conv(source(ctx, x), g.batch, true, finish, move |x, zp, acc| dw.run_raw(x, zp, acc)))
+            let f = Finish { channel_scale, bias, clamp, scales_first: true };
+            Ok(hybrid_conv(source(ctx, x), g.batch, true, false, move |xq, zx, s, out| {
+                let mut acc = vec![0i32; out.len()];
+                dw.run_raw(bytemuck::cast_slice(xq), zx, &mut acc);
+                hybrid::finish(&acc, &f.channel_scale, s, f.bias.as_deref(), f.clamp, f.scales_first, out);
+            }))
         }
         OpKind::FullyConnected(p) => {
             let k = *wd.last().ok_or("weights have no dims")?;
@@ -486,19 +499,26 @@ fn quantize_rows(input: &[f32], rows: usize, len: usize, asym: bool) -> (Vec<i8>
 }
 
 /// The kernel of a hybrid CONV_2D or DEPTHWISE_CONV_2D: quantizes each of the `batch` images
-/// of the float input on its own ([`quantize_rows`]), runs `raw` (the integer convolution of one image into raw int32
-/// accumulators, given the image's offset) and scales those back to float.
-fn hybrid_conv(input: InputSource, batch: usize, asym: bool, f: Finish, raw: impl Fn(&[i8], i32, &mut [i32]) + Send + 'static) -> Built {
+/// of the float input on its own (as TFLite does; asymmetric when `asym`, else symmetric), to
+/// int8 bytes or, when `unsigned`, to the unsigned bytes `q + 128` the integer GEMM reads, and
+/// runs `run(image bytes, zero point in that domain, scale, output image)`.
+fn hybrid_conv(input: InputSource, batch: usize, asym: bool, unsigned: bool, run: impl Fn(&[u8], i32, f32, &mut [f32]) + Send + 'static) -> Built {
     built(vec![input], move |ins, outs| {
         let input = cast::<f32>(ins[0].bytes)?;
-        let per_batch = input.len() / batch.max(1);
-        let (xq, scales, offsets) = quantize_rows(input, batch, per_batch, asym);
         let out = cast_mut::<f32>(outs[0].bytes)?;
-        let per_out = out.len() / batch.max(1);
-        let mut acc = vec![0i32; per_out];
-        for b in 0..batch {
-            raw(&xq[b * per_batch..(b + 1) * per_batch], offsets[b], &mut acc);
-            hybrid::finish(&acc, &f.channel_scale, scales[b], f.bias.as_deref(), f.clamp, f.scales_first, &mut out[b * per_out..(b + 1) * per_out]);
+        let (per_in, per_out) = (input.len() / batch.max(1), out.len() / batch.max(1));
+        let mut xq = vec![0u8; per_in];
+        for (x, o) in input.chunks_exact(per_in.max(1)).zip(out.chunks_exact_mut(per_out.max(1))).take(batch) {
+            let (scale, zx) = match (asym, unsigned) {
+                (true, true) => {
+                    let (s, z) = hybrid::asymmetric_quantize_unsigned(x, &mut xq);
+                    (s, z + 128)
+                }
+                (false, true) => (hybrid::symmetric_quantize_unsigned(x, &mut xq), 128),
+                (true, false) => hybrid::asymmetric_quantize(x, bytemuck::cast_slice_mut(&mut xq)),
+                (false, false) => (hybrid::symmetric_quantize(x, bytemuck::cast_slice_mut(&mut xq)), 0),
+            };
+            run(&xq, zx, scale, o);
         }
         Ok(())
     })

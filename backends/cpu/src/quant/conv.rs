@@ -3,7 +3,7 @@
 //! reading the input zero point so they contribute nothing), the integer GEMM, and the
 //! requantizing epilogue. Grouped convolutions and 16-bit activations run the reference loops.
 
-use super::gemm::{best_layout, input_shift, qgemm, QASource, QEpilogue, QLayout, QPackedB, RowsSource};
+use super::gemm::{best_layout, input_shift, qgemm, qgemm_f32, QASource, QEpilogue, QLayout, QPackedB, RowsSource};
 use super::reference::{self, ConvQuant};
 use super::QInt;
 use crate::kernels::conv::ConvGeom;
@@ -236,6 +236,55 @@ impl QConv {
                 qgemm(m, &Im2col { g, input, pad: (in_zp + 128) as u8 }, b, &ep, out, g.out_c, 0);
             }
             None => reference::conv::<i8, i16, i32>(&g, &q, input, &self.weights, out),
+        }
+    }
+}
+
+/// A prepared dynamic-range ("hybrid") CONV_2D of one image: the float input quantized at run
+/// time (by the caller) to bytes in the unsigned domain (`x + 128`), int8 symmetric weights
+/// packed once, and the float epilogue inside the GEMM's tiles (`simd::quant::FloatLanes`):
+/// `clamp((Σ w·(x − zx)) · scale[c] · input_scale + bias[c])` as TFLite's
+/// `HybridConvPerChannel` computes it, without the int32 accumulators going through memory.
+/// 1×1 convolutions whose channels are a multiple of 4 read the quantized input in place.
+pub struct HybridConv {
+    g: ConvGeom,
+    b: QPackedB,
+    /// Column sums, scales and biases padded to whole 32-column panels.
+    col_sum: Vec<i32>,
+    scale: Vec<f32>,
+    bias: Option<Vec<f32>>,
+    clamp: (f32, f32),
+}
+
+impl HybridConv {
+    /// Packs `filter` (OHWI int8, scale `scale[c]` per output channel) of an ungrouped
+    /// convolution of one image (`g.batch` is 1); `None` for a grouped one.
+    pub fn new(g: ConvGeom, filter: &[i8], scale: &[f32], bias: Option<&[f32]>, clamp: (f32, f32)) -> Option<HybridConv> {
+        Self::with_layout(g, filter, scale, bias, clamp, best_layout())
+    }
+
+    /// Like [`HybridConv::new`] with an explicit packing (tests compare layouts).
+    pub fn with_layout(g: ConvGeom, filter: &[i8], scale: &[f32], bias: Option<&[f32]>, clamp: (f32, f32), layout: QLayout) -> Option<HybridConv> {
+        if g.groups != 1 || g.batch != 1 || scale.len() < g.out_c || bias.is_some_and(|b| b.len() < g.out_c) {
+            return None;
+        }
+        let b = QPackedB::pack(layout, g.out_c, g.taps(), filter, &vec![0; g.out_c]);
+        let lanes = g.out_c.div_ceil(super::gemm::NR) * super::gemm::NR;
+        let pad = |v: &[f32]| -> Vec<f32> { v[..g.out_c].iter().copied().chain(std::iter::repeat(0.0)).take(lanes).collect() };
+        let col_sum = b.col_sums().iter().copied().chain(std::iter::repeat(0)).take(lanes).collect();
+        Some(HybridConv { g, col_sum, scale: pad(scale), bias: bias.map(pad), clamp, b })
+    }
+
+    /// Runs on one image `xq` (NHWC, unsigned-domain bytes with zero point `zx`, scale
+    /// `input_scale`) into `out` (NHWC floats) on the current run's kernel pool.
+    pub fn run(&self, xq: &[u8], zx: i32, input_scale: f32, out: &mut [f32]) {
+        let g = self.g;
+        let f = crate::simd::quant::FloatLanes { col_sum: &self.col_sum, scale: &self.scale, bias: self.bias.as_deref(), zx, input_scale, clamp: self.clamp };
+        let m = g.out_h * g.out_w;
+        if g.is_direct() {
+            qgemm_f32(m, &RowsSource { data: xq, k: g.in_c }, &self.b, &f, out, g.out_c);
+        } else {
+            qgemm_f32(m, &Im2col { g, input: xq, pad: zx as u8 }, &self.b, &f, out, g.out_c);
         }
     }
 }

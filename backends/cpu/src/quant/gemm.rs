@@ -163,6 +163,11 @@ impl QPackedB {
         self.k
     }
 
+    /// `Σ_k w'` of each column.
+    pub fn col_sums(&self) -> &[i32] {
+        &self.col_sum
+    }
+
     /// Row length of the `A` blocks this packing reads (`k` rounded up to the kernel's step).
     pub fn kp(&self) -> usize {
         self.kp
@@ -349,6 +354,22 @@ const MR: usize = sq::MR_QUAD;
 /// `j < n`, parallel over row blocks on the current run's kernel pool.
 #[allow(clippy::too_many_arguments)]
 pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue, out: &mut [TO], ldc: usize, col0: usize) {
+    for_blocks(m, b, out, ldc, |bm, (blk, chunk)| sq::with_avx512(&Task { a, b, ep, row0: blk * bm, ldc, col0 }, chunk));
+}
+
+/// The dynamic-range GEMM: `out[i * ldc + j] = clamp((Σ_k a'[i][k] w'[j][k] − zx'·Σw'[j]) ·
+/// scale[j] · input_scale + bias[j])` for `i < m`, `j < n` (see `simd::quant::FloatLanes`;
+/// `f`'s lanes padded to whole 32-column panels), parallel over row blocks on the current
+/// run's kernel pool. Weights must have zero points 0 (hybrid weights are symmetric).
+pub(crate) fn qgemm_f32(m: usize, a: &dyn QASource, b: &QPackedB, f: &sq::FloatLanes, out: &mut [f32], ldc: usize) {
+    debug_assert!(b.zw.iter().all(|&z| z == 0));
+    for_blocks(m, b, out, ldc, |bm, (blk, chunk)| sq::with_avx512(&FloatTask { a, b, f, row0: blk * bm, ldc }, chunk));
+}
+
+/// Runs `task(bm, (block, chunk))` on the blocks of `bm` rows of an `m`-row GEMM against `b`
+/// (`chunk`: the block's rows of `out`, `ldc` apart), parallel over blocks on the current
+/// run's kernel pool when the work is worth it.
+fn for_blocks<T: Send>(m: usize, b: &QPackedB, out: &mut [T], ldc: usize, task: impl Fn(usize, (usize, &mut [T])) + Sync) {
     if m == 0 || b.n == 0 {
         return;
     }
@@ -357,7 +378,7 @@ pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue,
     // about eight per thread: 14x14 and 7x7 layers (196 and 49 rows) otherwise split 3:2 or
     // not at all.
     let bm = if threads > 1 { (m.div_ceil(8 * threads).div_ceil(MR) * MR).clamp(MR, ROWS_PER_TASK) } else { ROWS_PER_TASK };
-    let task = |(blk, chunk): (usize, &mut [TO])| sq::with_avx512(&Task { a, b, ep, row0: blk * bm, ldc, col0 }, chunk);
+    let task = |bc: (usize, &mut [T])| task(bm, bc);
     let chunk_len = bm * ldc;
     let total = m * ldc;
     // A block costs its multiply-adds plus about one im2col/epilogue pass per output value;
@@ -389,6 +410,64 @@ impl<TO: QInt> sq::Avx512Body<TO> for Task<'_> {
     #[inline(always)]
     fn run(&self, chunk: &mut [TO]) {
         task_body(self.a, self.b, self.ep, self.row0, chunk, self.ldc, self.col0)
+    }
+}
+
+/// One task of [`qgemm_f32`] (rows from `row0`, into its chunk of the output).
+struct FloatTask<'a> {
+    a: &'a dyn QASource,
+    b: &'a QPackedB,
+    f: &'a sq::FloatLanes<'a>,
+    row0: usize,
+    ldc: usize,
+}
+
+impl sq::Avx512Body<f32> for FloatTask<'_> {
+    #[inline(always)]
+    fn run(&self, chunk: &mut [f32]) {
+        let (a, b, f, ldc) = (self.a, self.b, self.f, self.ldc);
+        let rows = chunk.len() / ldc;
+        let kp = b.kp;
+        let padded = rows.div_ceil(MR) * MR;
+        let mut scratch = A_SCRATCH.with(|s| s.take());
+        let direct = a.direct(self.row0, kp, padded * kp);
+        if direct.is_none() {
+            if scratch.0.len() < padded * kp {
+                scratch.0.resize(padded * kp, 0);
+            }
+            a.fill(self.row0, rows, kp, &mut scratch.0[..padded * kp]);
+        }
+        let ablock = match direct {
+            Some(d) => d,
+            None => &scratch.0[..padded * kp],
+        };
+        match (b.layout, sq::VnniToken::new()) {
+            (QLayout::Quad, Some(tok)) => sq::block_quad_f32(tok, kp, ablock, rows, &b.bytes, b.n, f, chunk, ldc),
+            _ => {
+                let nr = b.nr();
+                let mut acc = [0i32; MR * NR];
+                for p in 0..b.n.div_ceil(nr) {
+                    let cols = (b.n - p * nr).min(nr);
+                    for r0 in (0..rows).step_by(MR) {
+                        let a_tile = &ablock[r0 * kp..(r0 + MR) * kp];
+                        match b.layout {
+                            QLayout::Quad => sq::tile_quad(kp, a_tile, &b.bytes[p * kp * NR..(p + 1) * kp * NR], &mut acc),
+                            QLayout::Pair => sq::tile_pair(kp, a_tile, &b.pairs[p * kp * NR_PAIR..(p + 1) * kp * NR_PAIR], &mut acc),
+                        }
+                        for r in 0..(rows - r0).min(MR) {
+                            let at = (r0 + r) * ldc + p * nr;
+                            for (j, o) in chunk[at..at + cols].iter_mut().enumerate() {
+                                let c = p * nr + j;
+                                let x = acc[r * nr + j].wrapping_sub(f.zx.wrapping_mul(f.col_sum[c]));
+                                let v = x as f32 * f.scale[c] * f.input_scale;
+                                *o = f.bias.map_or(v, |b| v + b[c]).max(f.clamp.0).min(f.clamp.1);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        A_SCRATCH.with(|s| s.set(scratch));
     }
 }
 

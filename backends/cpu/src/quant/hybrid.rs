@@ -26,10 +26,21 @@ fn vector_part(n: usize) -> usize {
 /// values, their scale and zero point ("offset"). The offset is added after rounding the scaled
 /// value, and `rmax - rmin` is taken in float.
 pub fn asymmetric_quantize(values: &[f32], out: &mut [i8]) -> (f32, i32) {
+    asymmetric_quantize_flip(values, out, 0)
+}
+
+/// [`asymmetric_quantize`] with each int8 value `q` stored as the unsigned byte `q + 128` (what
+/// the integer GEMM reads; the offset stays in the int8 domain).
+pub fn asymmetric_quantize_unsigned(values: &[f32], out: &mut [u8]) -> (f32, i32) {
+    asymmetric_quantize_flip(values, bytemuck::cast_slice_mut(out), 0x80)
+}
+
+/// [`asymmetric_quantize`] with every stored byte xor `flip`.
+fn asymmetric_quantize_flip(values: &[f32], out: &mut [i8], flip: u8) -> (f32, i32) {
     let (qmin, qmax) = (-128.0f64, 127.0f64);
     let (lo, hi) = min_max(values, (0.0, 0.0));
     if lo == hi {
-        out.fill(0);
+        out.fill(flip as i8);
         return (1.0, 0);
     }
     let (rmin, rmax) = (lo as f64, hi as f64);
@@ -48,21 +59,31 @@ pub fn asymmetric_quantize(values: &[f32], out: &mut [i8]) -> (f32, i32) {
     };
     let sf = scale as f32;
     let inv = if sf == 0.0 { 0.0 } else { (1.0 / sf as f64) as f32 };
-    quantize_with(values, out, inv, offset, -128);
+    quantize_with(values, out, inv, offset, -128, flip);
     (sf, offset)
 }
 
 /// TFLite's `SymmetricQuantizeFloats` (NEON version): int8 values in `[-127, 127]` and their
 /// scale.
 pub fn symmetric_quantize(values: &[f32], out: &mut [i8]) -> f32 {
+    symmetric_quantize_flip(values, out, 0)
+}
+
+/// [`symmetric_quantize`] with each int8 value `q` stored as the unsigned byte `q + 128`.
+pub fn symmetric_quantize_unsigned(values: &[f32], out: &mut [u8]) -> f32 {
+    symmetric_quantize_flip(values, bytemuck::cast_slice_mut(out), 0x80)
+}
+
+/// [`symmetric_quantize`] with every stored byte xor `flip`.
+fn symmetric_quantize_flip(values: &[f32], out: &mut [i8], flip: u8) -> f32 {
     let (lo, hi) = min_max(values, (f32::INFINITY, f32::NEG_INFINITY));
     let range = lo.abs().max(hi.abs());
     if range == 0.0 || values.is_empty() {
-        out.fill(0);
+        out.fill(flip as i8);
         return 1.0;
     }
     let inv = 127.0f32 / range;
-    quantize_with(values, out, inv, 0, -127);
+    quantize_with(values, out, inv, 0, -127, flip);
     range / 127.0
 }
 
@@ -109,36 +130,36 @@ fn min_max(values: &[f32], start: (f32, f32)) -> (f32, f32) {
 /// Split across the current run's kernel pool in chunks of whole 8-value groups, so that every
 /// chunk but the last is all vector part and the last holds the tail where the whole slice does
 /// (one thread had quantized for both: the dynamic-range MobileNetV2 ran 1.74x LiteRT at 2 threads).
-fn quantize_with(values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32) {
+fn quantize_with(values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32, flip: u8) {
     let n = values.len().min(out.len());
     match crate::kernels::binary::par_chunk(n.div_ceil(8), 8) {
-        None => quantize_block(values, out, inv, offset, low),
+        None => quantize_block(values, out, inv, offset, low, flip),
         Some(groups) => {
             let c = groups * 8;
-            nnrt_threads::par_chunks_mut(&mut out[..n], c, |i, o| quantize_block(&values[i * c..i * c + o.len()], o, inv, offset, low));
+            nnrt_threads::par_chunks_mut(&mut out[..n], c, |i, o| quantize_block(&values[i * c..i * c + o.len()], o, inv, offset, low, flip));
         }
     }
 }
 
-/// [`quantize_with`] on one thread.
-fn quantize_block(values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32) {
-    struct Body<'a>(&'a [f32], &'a mut [i8], f32, i32, i32);
+/// [`quantize_with`] on one thread (each stored byte xor `flip`).
+fn quantize_block(values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32, flip: u8) {
+    struct Body<'a>(&'a [f32], &'a mut [i8], f32, i32, i32, i8);
     impl WideBody for Body<'_> {
         #[inline(always)]
         fn body(&mut self) {
-            let (inv, offset, low) = (self.2, self.3, self.4);
+            let (inv, offset, low, flip) = (self.2, self.3, self.4, self.5);
             let split = vector_part(self.0.len()).min(self.1.len());
             let (head, tail) = self.1.split_at_mut(split);
             // The sum wraps as the release build's `+` did (a value scaled past int32 saturates).
             for (o, &v) in head.iter_mut().zip(&self.0[..split]) {
-                *o = offset.wrapping_add(round_neon(v * inv)).clamp(low, 127) as i8;
+                *o = offset.wrapping_add(round_neon(v * inv)).clamp(low, 127) as i8 ^ flip;
             }
             for (o, &v) in tail.iter_mut().zip(&self.0[split..]) {
-                *o = offset.wrapping_add((inv * v).round() as i32).clamp(low, 127) as i8;
+                *o = offset.wrapping_add((inv * v).round() as i32).clamp(low, 127) as i8 ^ flip;
             }
         }
     }
-    Wide::detect().run(&mut Body(values, out, inv, offset, low));
+    Wide::detect().run(&mut Body(values, out, inv, offset, low, flip as i8));
 }
 
 /// Float clamp of a fused activation.

@@ -144,6 +144,53 @@ fn stem_convs_match_reference() {
     }
 }
 
+/// Dynamic-range MobileNet layers (the 3-channel stem, 1×1 expansions and projections with
+/// channel counts that are and are not multiples of 4 and 32) through `HybridConv` against
+/// TFLite's loops, on one and two threads: large enough that the GEMM splits across the pool.
+#[test]
+fn hybrid_conv_layers_match_reference() {
+    use super::hybrid::{conv_per_channel, FloatClamp};
+    for (i, &(hw, cin, cout, k, stride)) in [(33, 3, 32, 3, 2), (28, 32, 144, 1, 1), (14, 96, 24, 1, 1), (14, 18, 40, 1, 1), (9, 160, 960, 1, 1)].iter().enumerate() {
+        let out = (hw + 2 * (k / 2) - k) / stride + 1;
+        let g = ConvGeom {
+            batch: 1,
+            in_h: hw,
+            in_w: hw,
+            in_c: cin,
+            out_h: out,
+            out_w: out,
+            out_c: cout,
+            k_h: k,
+            k_w: k,
+            stride_h: stride,
+            stride_w: stride,
+            dil_h: 1,
+            dil_w: 1,
+            pad_top: k / 2,
+            pad_left: k / 2,
+            groups: 1,
+        };
+        let seed = 77 + i as u64;
+        let x: Vec<i8> = cast(&fill(seed, g.input_len(), -128, 127));
+        let xu: Vec<u8> = x.iter().map(|&v| v as u8 ^ 0x80).collect();
+        let offset = fill(seed ^ 1, 1, -128, 127)[0];
+        let w: Vec<i8> = cast(&fill(seed ^ 2, g.out_c * g.taps(), -127, 127));
+        let scales: Vec<f32> = fill(seed ^ 3, g.out_c, 1, 1000).into_iter().map(|v| v as f32 * 1e-5).collect();
+        let bias: Vec<f32> = fill(seed ^ 4, g.out_c, -100, 100).into_iter().map(|v| v as f32 * 0.01).collect();
+        let clamp = FloatClamp(0.0, 6.0);
+        let mut want = vec![0f32; g.output_len()];
+        conv_per_channel(&g, &x, &[offset], &[0.013], &w, &scales, Some(&bias), clamp, &mut want);
+        for layout in [QLayout::Quad, QLayout::Pair] {
+            let hc = super::conv::HybridConv::with_layout(g, &w, &scales, Some(&bias), (clamp.0, clamp.1), layout).expect("ungrouped");
+            for threads in [1, 2] {
+                let mut got = vec![0f32; g.output_len()];
+                nnrt_threads::KernelPool::new(threads).expect("pool").install(|| hc.run(&xu, offset + 128, 0.013, &mut got));
+                assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "{g:?} {layout:?} {threads} threads");
+            }
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -247,7 +294,21 @@ proptest! {
         QConv::new::<i8, i8>(g, identity(g.out_c), &w).run_raw(&x, offset, &mut acc);
         let mut got = vec![0f32; g.output_len()];
         finish(&acc, &scales, 0.02, Some(&bias), clamp, false, &mut got);
-        prop_assert_eq!(got, want);
+        prop_assert_eq!(&got, &want);
+
+        // The packed GEMM with the float epilogue in its tiles, on the unsigned bytes, with
+        // both packings, with and without bias and clamp, on one and two threads.
+        let xu: Vec<u8> = x.iter().map(|&v| v as u8 ^ 0x80).collect();
+        let open = FloatClamp(f32::NEG_INFINITY, f32::INFINITY);
+        for (i, (layout, b, c)) in [(QLayout::Quad, Some(&bias[..]), clamp), (QLayout::Pair, Some(&bias[..]), clamp), (QLayout::Quad, None, open), (QLayout::Pair, None, clamp)].into_iter().enumerate() {
+            let mut want = vec![0f32; g.output_len()];
+            conv_per_channel(&g, &x, &[offset], &[0.02], &w, &scales, b, c, &mut want);
+            let hc = super::conv::HybridConv::with_layout(g, &w, &scales, b, (c.0, c.1), layout).expect("ungrouped");
+            let mut got = vec![0f32; g.output_len()];
+            let pool = nnrt_threads::KernelPool::new(1 + i % 2).expect("pool");
+            pool.install(|| hc.run(&xu, offset + 128, 0.02, &mut got));
+            prop_assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "{:?} {:?}", layout, g);
+        }
 
         let d = DepthwiseGeom { batch: 1, ..DepthwiseGeom::from_conv(&g, 1) };
         let wd: Vec<i8> = cast(&fill(seed ^ 5, d.filter_len(), -127, 127));

@@ -316,19 +316,8 @@ unsafe fn tile_vnni_out<const NV: usize, const NEG: bool, const SAT: bool>(
     out: *mut u8,
     ldc: usize,
 ) {
-    let mut c = [[_mm512_setzero_si512(); NV]; MR_QUAD];
-    for q in 0..kp / 4 {
-        // SAFETY: as in `quad_vnni`.
-        let bv: [__m512i; NV] = std::array::from_fn(|h| unsafe { _mm512_loadu_si512(b.add(q * 4 * NR_QUAD + 64 * h) as *const _) });
-        for (r, cr) in c.iter_mut().enumerate() {
-            // SAFETY: as in `quad_vnni`.
-            let v = unsafe { (a.add(r * kp + 4 * q) as *const i32).read_unaligned() };
-            let av = _mm512_set1_epi32(v);
-            for h in 0..NV {
-                cr[h] = _mm512_dpbusd_epi32(cr[h], av, bv[h]);
-            }
-        }
-    }
+    // SAFETY: the caller's contract is `tile_acc`'s.
+    let c = unsafe { tile_acc::<NV>(kp, a, b) };
     for (r, cr) in c.iter().enumerate().take(rows) {
         for h in 0..NV {
             if masks[h] == 0 {
@@ -350,6 +339,147 @@ unsafe fn tile_vnni_out<const NV: usize, const NEG: bool, const SAT: bool>(
             // (`vpmovdb` to a register, then a byte-masked store: the memory form of `vpmovdb`
             // is several times slower.)
             unsafe { _mm_mask_storeu_epi8(out.add(r * ldc + 16 * h) as *mut _, masks[h], narrow_q::<SAT>(q, out_q)) };
+        }
+    }
+}
+
+/// The raw dot products of one `MR_QUAD × 16·NV` tile: `MR_QUAD` rows of `kp` bytes at `a`
+/// against the quad-packed panel at `b` (its first `16·NV` columns).
+///
+/// # Safety
+/// `a` holds `MR_QUAD` rows of `kp` bytes and `b` a panel of `kp · 32` bytes; `kp % 4 == 0`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+#[inline]
+unsafe fn tile_acc<const NV: usize>(kp: usize, a: *const u8, b: *const i8) -> [[__m512i; NV]; MR_QUAD] {
+    let mut c = [[_mm512_setzero_si512(); NV]; MR_QUAD];
+    for q in 0..kp / 4 {
+        // SAFETY: as in `quad_vnni`.
+        let bv: [__m512i; NV] = std::array::from_fn(|h| unsafe { _mm512_loadu_si512(b.add(q * 4 * NR_QUAD + 64 * h) as *const _) });
+        for (r, cr) in c.iter_mut().enumerate() {
+            // SAFETY: as in `quad_vnni`.
+            let v = unsafe { (a.add(r * kp + 4 * q) as *const i32).read_unaligned() };
+            let av = _mm512_set1_epi32(v);
+            for h in 0..NV {
+                cr[h] = _mm512_dpbusd_epi32(cr[h], av, bv[h]);
+            }
+        }
+    }
+    c
+}
+
+/// The float epilogue of a dynamic-range ("hybrid") GEMM, per column `j`:
+/// `clamp((acc − zx'·Σw'[j]) · scale[j] · input_scale + bias[j])`, the float operations in that
+/// order (`quant::hybrid::finish`, convolution order), NaN-free clamps as `f32::max` / `min`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FloatLanes<'a> {
+    /// `Σ_k w'` per column, padded to whole panels.
+    pub col_sum: &'a [i32],
+    /// Weight scale per column, padded to whole panels.
+    pub scale: &'a [f32],
+    /// Bias per column, padded to whole panels (none: nothing is added).
+    pub bias: Option<&'a [f32]>,
+    /// The input zero point in the unsigned-byte domain.
+    pub zx: i32,
+    /// The input's scale.
+    pub input_scale: f32,
+    /// Clamp of the fused activation.
+    pub clamp: (f32, f32),
+}
+
+/// [`block_quad_out`] with the float epilogue of [`FloatLanes`]: `rows` rows of `a` against all
+/// panels of `bytes`, stored as floats at `out[r * ldc + j]` (`j < n`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn block_quad_f32(t: VnniToken, kp: usize, a: &[u8], rows: usize, bytes: &[i8], n: usize, f: &FloatLanes, out: &mut [f32], ldc: usize) {
+    let _ = t;
+    if rows == 0 || n == 0 {
+        return;
+    }
+    let panels = n.div_ceil(NR_QUAD);
+    assert!(kp.is_multiple_of(4) && a.len() >= rows.div_ceil(MR_QUAD) * MR_QUAD * kp && bytes.len() >= panels * kp * NR_QUAD);
+    assert!(ldc >= n && out.len() >= (rows - 1) * ldc + n);
+    assert!(f.col_sum.len() >= panels * NR_QUAD && f.scale.len() >= panels * NR_QUAD && f.bias.is_none_or(|b| b.len() >= panels * NR_QUAD));
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the token proves AVX-512 F/BW/VNNI; the asserts bound every tile's A rows (whole
+    // tiles of `kp` bytes), every panel, the lanes of every panel and the `n` floats of each of
+    // the `rows` output rows.
+    unsafe {
+        block_vnni_f32(kp, a.as_ptr(), rows, bytes.as_ptr(), n, f, out.as_mut_ptr(), ldc);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+unsafe fn block_vnni_f32(kp: usize, a: *const u8, rows: usize, b: *const i8, n: usize, f: &FloatLanes, out: *mut f32, ldc: usize) {
+    let (nzx, ins) = (_mm512_set1_epi32(f.zx.wrapping_neg()), _mm512_set1_ps(f.input_scale));
+    let (lo, hi) = (_mm512_set1_ps(f.clamp.0), _mm512_set1_ps(f.clamp.1));
+    for p in 0..n.div_ceil(NR_QUAD) {
+        let c0 = p * NR_QUAD;
+        let cols = (n - c0).min(NR_QUAD);
+        // Per half panel: the column correction `−zx'·Σw'`, the scales and the biases.
+        // SAFETY: panel p's lanes c0 .. c0 + 32 exist (checked by the caller).
+        let params: [(__m512i, __m512, __m512); 2] = std::array::from_fn(|h| unsafe {
+            let at = c0 + 16 * h;
+            let corr = _mm512_mullo_epi32(_mm512_loadu_si512(f.col_sum.as_ptr().add(at) as *const _), nzx);
+            let bias = f.bias.map_or(_mm512_setzero_ps(), |v| _mm512_loadu_ps(v.as_ptr().add(at)));
+            (corr, _mm512_loadu_ps(f.scale.as_ptr().add(at)), bias)
+        });
+        let masks: [__mmask16; 2] = [((1u32 << cols.min(16)) - 1) as u16, ((1u32 << cols.saturating_sub(16)) - 1) as u16];
+        // SAFETY: panel p lies inside the checked panels.
+        let bp = unsafe { b.add(p * kp * NR_QUAD) };
+        for r0 in (0..rows).step_by(MR_QUAD) {
+            let tile_rows = (rows - r0).min(MR_QUAD);
+            // SAFETY: rows r0.. of A (a whole tile) and output rows r0.. at columns c0.. are
+            // inside the checked regions.
+            unsafe {
+                let (ap, op) = (a.add(r0 * kp), out.add(r0 * ldc + c0));
+                if cols <= 16 {
+                    tile_vnni_f32::<1>(kp, ap, bp, tile_rows, &params, &masks, f.bias.is_some(), (lo, hi), ins, op, ldc)
+                } else {
+                    tile_vnni_f32::<2>(kp, ap, bp, tile_rows, &params, &masks, f.bias.is_some(), (lo, hi), ins, op, ldc)
+                }
+            }
+        }
+    }
+}
+
+/// One `MR_QUAD × 16·NV` tile of [`block_vnni_f32`].
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+#[inline]
+unsafe fn tile_vnni_f32<const NV: usize>(
+    kp: usize,
+    a: *const u8,
+    b: *const i8,
+    rows: usize,
+    params: &[(__m512i, __m512, __m512); 2],
+    masks: &[__mmask16; 2],
+    has_bias: bool,
+    (lo, hi): (__m512, __m512),
+    ins: __m512,
+    out: *mut f32,
+    ldc: usize,
+) {
+    // SAFETY: the caller's contract is `tile_acc`'s.
+    let c = unsafe { tile_acc::<NV>(kp, a, b) };
+    for (r, cr) in c.iter().enumerate().take(rows) {
+        for h in 0..NV {
+            if masks[h] == 0 {
+                continue;
+            }
+            let (corr, scale, bias) = params[h];
+            let mut v = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(cr[h], corr)), scale), ins);
+            if has_bias {
+                v = _mm512_add_ps(v, bias);
+            }
+            // `vmaxps(v, lo)` is `v > lo ? v : lo`: `f32::max(v, lo)`, which also gives `lo`
+            // for a NaN `v` (zero times an infinite input scale).
+            let v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+            // SAFETY: row r < rows, lanes 16h .. 16h + popcount(mask) < cols of that row are
+            // inside `out` (checked by the caller).
+            unsafe { _mm512_mask_storeu_ps(out.add(r * ldc + 16 * h), masks[h], v) };
         }
     }
 }
