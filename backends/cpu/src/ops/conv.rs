@@ -18,7 +18,7 @@ use crate::kernels::depthwise::{depthwise_conv2d, DepthwiseGeom};
 use crate::kernels::gemm::{gemm, PackedB};
 use crate::kernels::sparse_conv::SparseConv1x1;
 use crate::quant::conv::{HybridConv, QConv, QFullyConnected};
-use crate::quant::depthwise::QDepthwise;
+use crate::quant::depthwise::{HybridDepthwise, QDepthwise};
 use crate::quant::hybrid::{self, FloatClamp};
 use crate::quant::reference::ConvQuant;
 use crate::quant::{activation_range, QInt, Requant};
@@ -429,7 +429,12 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let g = depthwise_geom(&xd, &wd, &od, p)?;
             let channel_scale: Vec<f32> = (0..g.out_c()).map(|c| w_scales[c.min(w_scales.len() - 1)]).collect();
             let clamp = clamp_of(p.act);
-            let dw = QDepthwise::new::<i8, i8>(DepthwiseGeom { batch: 1, ..g }, ConvQuant::raw(g.out_c()), &weights);
+            let one = DepthwiseGeom { batch: 1, ..g };
+            if let Some(dw) = HybridDepthwise::new(one, &weights, &channel_scale, bias.as_deref(), (clamp.0, clamp.1)) {
+                return Ok(hybrid_conv(source(ctx, x), g.batch, true, true, move |xq, zx, s, out| dw.run(xq, zx, s, out)));
+            }
+            // No VNNI kernel: the integer loops into int32, then the float epilogue.
+            let dw = QDepthwise::new::<i8, i8>(one, ConvQuant::raw(g.out_c()), &weights);
             let f = Finish { channel_scale, bias, clamp, scales_first: true };
             Ok(hybrid_conv(source(ctx, x), g.batch, true, false, move |xq, zx, s, out| {
                 let mut acc = vec![0i32; out.len()];

@@ -208,6 +208,60 @@ impl QDepthwise {
     }
 }
 
+/// The channel held by register slot `s` (vector `s / 16`, lane `s % 16`, 128-bit part
+/// `s % 16 / 4`) of block `blk` of a `c`-channel layer (at or past `c`: a padding slot).
+fn slot_channel(c: usize, blk: usize, s: usize) -> usize {
+    let lp = 4 / sdw::pixels((c - blk * BLOCK).min(BLOCK));
+    blk * BLOCK + 16 * ((s % 16) / 4 % lp) + 4 * (s / 16) + s % 4
+}
+
+/// A prepared dynamic-range ("hybrid") DEPTHWISE_CONV_2D of one image on the VNNI kernel:
+/// the float input quantized at run time (by the caller) to unsigned bytes (`x + 128`), int8
+/// symmetric weights, and the float epilogue on the accumulators in registers
+/// (`simd::qdepthwise::DwFloat`), as TFLite's `DepthwiseConvHybridPerChannel` computes it.
+pub struct HybridDepthwise {
+    g: DepthwiseGeom,
+    t: VnniToken,
+    p: DwVnni,
+    /// Weight scale and bias per register slot.
+    scale: Vec<f32>,
+    bias: Option<Vec<f32>>,
+    clamp: (f32, f32),
+}
+
+impl HybridDepthwise {
+    /// Packs `filter` (`[1, k_h, k_w, c]` int8, scale `scale[c]` per channel) of a depthwise
+    /// convolution of one image; `None` where the VNNI kernel does not apply (no AVX-512
+    /// VNNI, a depth multiplier, more than 64 taps).
+    pub fn new(g: DepthwiseGeom, filter: &[i8], scale: &[f32], bias: Option<&[f32]>, clamp: (f32, f32)) -> Option<HybridDepthwise> {
+        let c = g.in_c;
+        let t = VnniToken::new()?;
+        if g.batch != 1 || g.multiplier != 1 || !(1..=sdw::MAX_TAPS).contains(&(g.k_h * g.k_w)) || scale.len() < c || bias.is_some_and(|b| b.len() < c) || filter.len() < g.k_h * g.k_w * c {
+            return None;
+        }
+        let q = ConvQuant::raw(c);
+        let fixed: Vec<sq::LaneConst> = q.requant.iter().map(|&r| sq::LaneConst::of(r, 0)).collect::<Option<_>>()?;
+        let p = pack_vnni::<u8, i8>(&g, &q, &fixed, filter);
+        let slots = c.div_ceil(BLOCK) * BLOCK;
+        let by_slot = |v: &[f32]| -> Vec<f32> {
+            (0..slots).map(|i| slot_channel(c, i / BLOCK, i % BLOCK)).map(|ch| if ch < c { v[ch] } else { 0.0 }).collect()
+        };
+        Some(HybridDepthwise { g, t, scale: by_slot(scale), bias: bias.map(by_slot), clamp, p })
+    }
+
+    /// Runs on one image `xq` (NHWC unsigned bytes with zero point `zx`, scale `input_scale`)
+    /// into `out` (NHWC floats) on the current run's kernel pool.
+    pub fn run(&self, xq: &[u8], zx: i32, input_scale: f32, out: &mut [f32]) {
+        let g = self.g;
+        let f = sdw::DwFloat { scale: &self.scale, bias: self.bias.as_deref(), zx, input_scale, clamp: self.clamp };
+        // Taps outside the image read the zero point.
+        let pad = vec![zx as u8; self.scale.len()];
+        let row_len = g.out_w * g.out_c();
+        let (rows, row_macs) = (g.out_h, row_len * g.k_h * g.k_w);
+        for_rows(out, rows, row_len, row_macs, |(r, orow)| sdw::row_f32(self.t, &self.p, &f, &g, xq, &pad, r, orow));
+    }
+}
+
 /// Packs weights and per-channel parameters for the VNNI kernel (layout at [`DwVnni`]).
 ///
 /// Each channel's weights shift by `aw = −zw` when every `w − zw` of the channel is a signed
@@ -227,12 +281,7 @@ fn pack_vnni<TI: QInt, TW: QInt>(g: &DepthwiseGeom, q: &ConvQuant, fixed: &[sq::
         })
         .collect();
     let zx = q.in_zp + input_shift::<TI>();
-    // Channel held by register slot `s` (vector `s / 16`, lane `s % 16`, 128-bit part
-    // `s % 16 / 4`) of block `blk`.
-    let chan = |blk: usize, s: usize| {
-        let lp = 4 / sdw::pixels((c - blk * BLOCK).min(BLOCK));
-        blk * BLOCK + 16 * ((s % 16) / 4 % lp) + 4 * (s / 16) + s % 4
-    };
+    let chan = |blk: usize, s: usize| slot_channel(c, blk, s);
     let wp = |ch: usize, t: usize| if ch < c && t < taps { filter[t * c + ch].get() + aw[ch] } else { 0 };
     // The layout depends on the channels, the taps and the weights' type (beside the weights).
     let facts = [1, c as u64, taps as u64, type_shift as u64 & 0xff];
@@ -251,6 +300,7 @@ fn pack_vnni<TI: QInt, TW: QInt>(g: &DepthwiseGeom, q: &ConvQuant, fixed: &[sq::
     });
     let slots = blocks * BLOCK;
     let (mut bias, mut zw, mut mult, mut left) = (vec![0; slots], vec![0; slots], vec![0; slots], vec![0; slots]);
+    let mut sums = vec![0; slots];
     let mut consts = vec![sq::LaneConst::fixed(0, 0); slots];
     for i in 0..slots {
         let ch = chan(i / BLOCK, i % BLOCK);
@@ -260,6 +310,7 @@ fn pack_vnni<TI: QInt, TW: QInt>(g: &DepthwiseGeom, q: &ConvQuant, fixed: &[sq::
         let zwp = q.w_zp[ch] + aw[ch];
         let sum_w = (0..taps).fold(0i32, |a, t| a.wrapping_add(wp(ch, t)));
         let b = q.bias.as_ref().map_or(0, |b| b[ch] as i32);
+        sums[i] = sum_w;
         bias[i] = b.wrapping_sub(zx.wrapping_mul(sum_w)).wrapping_add((taps as i32).wrapping_mul(zx).wrapping_mul(zwp));
         zw[i] = zwp;
         let lc = fixed[ch];
@@ -280,6 +331,7 @@ fn pack_vnni<TI: QInt, TW: QInt>(g: &DepthwiseGeom, q: &ConvQuant, fixed: &[sq::
         taps,
         w,
         bias,
+        sum_w: sums,
         zw,
         zw_blocks,
         mult,
@@ -394,6 +446,71 @@ mod tests {
         let (got, want): (Vec<i32>, Vec<i32>) = (got.iter().map(|v| v.get()).collect(), want.iter().map(|v| v.get()).collect());
         prop_assert_eq!(got, want, "{:?} {:?}", sh, sc);
         Ok(())
+    }
+
+    /// The dynamic-range kernel against TFLite's `DepthwiseConvHybridPerChannel` loops, bit for
+    /// bit, on one and (`threads`) two threads, with and without bias.
+    fn hybrid_case(sh: Shape, seed: u64, with_bias: bool, threads: usize) -> Result<(), TestCaseError> {
+        use crate::quant::hybrid::{depthwise_per_channel, FloatClamp};
+        let Shape { c, hw, k, s, d, pad } = sh;
+        let (ek_h, ek_w) = ((k.0 - 1) * d.0 + 1, (k.1 - 1) * d.1 + 1);
+        let (in_h, in_w) = (hw.0.max(ek_h), hw.1.max(ek_w));
+        let g = DepthwiseGeom {
+            batch: 1,
+            in_h,
+            in_w,
+            in_c: c,
+            multiplier: 1,
+            out_h: (in_h + pad[0] + pad[2] - ek_h) / s.0 + 1,
+            out_w: (in_w + pad[1] + pad[3] - ek_w) / s.1 + 1,
+            k_h: k.0,
+            k_w: k.1,
+            stride_h: s.0,
+            stride_w: s.1,
+            dil_h: d.0,
+            dil_w: d.1,
+            pad_top: pad[0],
+            pad_left: pad[1],
+        };
+        let x: Vec<i8> = ints(seed, g.input_len(), -128, 127).into_iter().map(|v| v as i8).collect();
+        let xu: Vec<u8> = x.iter().map(|&v| v as u8 ^ 0x80).collect();
+        let offset = ints(seed ^ 1, 1, -128, 127)[0];
+        let w: Vec<i8> = ints(seed ^ 2, g.filter_len(), -127, 127).into_iter().map(|v| v as i8).collect();
+        let scale: Vec<f32> = ints(seed ^ 3, c, 1, 1000).into_iter().map(|v| v as f32 * 1e-5).collect();
+        let bias: Vec<f32> = ints(seed ^ 4, c, -100, 100).into_iter().map(|v| v as f32 * 0.01).collect();
+        let bias = with_bias.then_some(&bias[..]);
+        let clamp = if seed % 2 == 0 { FloatClamp(0.0, 6.0) } else { FloatClamp(f32::NEG_INFINITY, f32::INFINITY) };
+        let mut want = vec![0f32; g.output_len()];
+        depthwise_per_channel(&g, &x, &[offset], &[0.021], &w, &scale, bias, clamp, &mut want);
+        let Some(dw) = HybridDepthwise::new(g, &w, &scale, bias, (clamp.0, clamp.1)) else {
+            return Ok(()); // no VNNI, or more than 64 taps: the integer loops run instead
+        };
+        let mut got = vec![f32::NAN; g.output_len()];
+        nnrt_threads::KernelPool::new(threads).expect("pool").install(|| dw.run(&xu, offset + 128, 0.021, &mut got));
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        prop_assert_eq!(bits(&got), bits(&want), "{:?}", sh);
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Every channel count (whole 64-channel blocks, tails of 1..=16, 17..=32 and more),
+        /// filters up to 8×8, strides, dilations, asymmetric padding.
+        #[test]
+        fn hybrid_depthwise_matches_reference(sh in shapes(), seed in any::<u64>(), with_bias in any::<bool>()) {
+            hybrid_case(sh, seed, with_bias, 1)?;
+        }
+    }
+
+    /// MobileNet layers large enough to split across two threads.
+    #[test]
+    fn hybrid_depthwise_layers_match_reference() {
+        for (i, &(hw, c, s)) in [(56, 144, 2), (28, 192, 1), (14, 576, 1), (7, 960, 1), (30, 24, 1), (20, 40, 2), (9, 200, 1)].iter().enumerate() {
+            let sh = Shape { c, hw: (hw, hw), k: (3, 3), s: (s, s), d: (1, 1), pad: [1, 1, if s == 1 { 1 } else { 0 }, if s == 1 { 1 } else { 0 }] };
+            for threads in [1, 2] {
+                hybrid_case(sh, 500 + i as u64, i % 2 == 0, threads).unwrap();
+            }
+        }
     }
 
     fn shapes() -> impl Strategy<Value = Shape> {

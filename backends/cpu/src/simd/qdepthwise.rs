@@ -66,6 +66,8 @@ pub(crate) struct DwVnni {
     pub w: crate::lines::Lines<i8>,
     /// Bias with `−zx'·Σw' + T·zx'·zw'` folded in.
     pub bias: Vec<i32>,
+    /// `Σw'` per slot (what a zero point known only at run time multiplies).
+    pub sum_w: Vec<i32>,
     /// `zw'` per slot, or empty when every `zw'` is 0.
     pub zw: Vec<i32>,
     /// Per channel block, whether some `zw'` of the block is not 0 (then the block sums its
@@ -114,12 +116,33 @@ pub(crate) fn row(t: VnniToken, p: &DwVnni, g: &DepthwiseGeom, input: &[u8], r: 
     #[cfg(target_arch = "x86_64")]
     unsafe {
         let n = Narrow::of(p.out, signed);
+        let (o, pad) = (out.as_mut_ptr(), &p.pad[..]);
         match (n.neg, signed) {
-            (true, true) => row_vnni::<true, false>(p, g, input, r, out),
-            (true, false) => row_vnni::<true, true>(p, g, input, r, out),
-            (false, true) => row_vnni::<false, false>(p, g, input, r, out),
-            (false, false) => row_vnni::<false, true>(p, g, input, r, out),
+            (true, true) => row_vnni(p, g, input, pad, r, &Requantize::<true, false>, o),
+            (true, false) => row_vnni(p, g, input, pad, r, &Requantize::<true, true>, o),
+            (false, true) => row_vnni(p, g, input, pad, r, &Requantize::<false, false>, o),
+            (false, false) => row_vnni(p, g, input, pad, r, &Requantize::<false, true>, o),
         }
+    }
+}
+
+/// Output row `r` of a dynamic-range depthwise convolution: `input` holds the unsigned input
+/// bytes of one image (NHWC, zero point `f.zx`; `p` packed for unsigned input), `pad` the
+/// zero point byte in at least every slot (what taps outside the image read), `out` the
+/// `out_w · c` floats of the row.
+pub(crate) fn row_f32(t: VnniToken, p: &DwVnni, f: &DwFloat, g: &DepthwiseGeom, input: &[u8], pad: &[u8], r: usize, out: &mut [f32]) {
+    let _ = t;
+    assert!(g.multiplier == 1 && g.in_c == p.c && p.taps == g.k_h * g.k_w && (1..=MAX_TAPS).contains(&p.taps) && !p.signed && p.zw.is_empty());
+    let blocks = p.c.div_ceil(BLOCK);
+    let slots = blocks * BLOCK;
+    assert!(out.len() >= g.out_w * p.c && r < g.batch * g.out_h && pad.len() >= slots);
+    assert!(p.w.len() >= blocks * p.taps.div_ceil(4) * 4 * BLOCK);
+    assert!(p.sum_w.len() >= slots && f.scale.len() >= slots && f.bias.is_none_or(|b| b.len() >= slots));
+    // SAFETY: the token proves AVX-512 F/BW/VL/VNNI; the asserts above bound the parameter
+    // reads and the output row; `row_vnni` checks each input tap against `input.len()`.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        row_vnni(p, g, input, pad, r, f, out.as_mut_ptr())
     }
 }
 
@@ -181,31 +204,31 @@ fn list_taps(g: &DepthwiseGeom, c: usize, input: &[u8], pad: *const u8, r: usize
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
-unsafe fn row_vnni<const NEG: bool, const UNS: bool>(p: &DwVnni, g: &DepthwiseGeom, input: &[u8], r: usize, out: &mut [u8]) {
+unsafe fn row_vnni<E: Epilogue>(p: &DwVnni, g: &DepthwiseGeom, input: &[u8], pad: &[u8], r: usize, e: &E, out: *mut E::Out) {
     let (c, taps) = (p.c, p.taps);
     let chunk = TABLE / taps / 4 * 4;
-    let mut tab = [p.pad.as_ptr(); TABLE];
+    let mut tab = [pad.as_ptr(); TABLE];
     // Raw pointers taken once: nothing in the loops below calls out (a call would spill the
     // vector registers).
     let w = p.w.as_ptr();
     let group = taps.div_ceil(4) * 4 * BLOCK;
     for x0 in (0..g.out_w).step_by(chunk) {
         let xn = (g.out_w - x0).min(chunk);
-        list_taps(g, c, input, p.pad.as_ptr(), r, x0, xn, &mut tab);
+        list_taps(g, c, input, pad.as_ptr(), r, x0, xn, &mut tab);
         for blk in 0..c.div_ceil(BLOCK) {
             let c0 = blk * BLOCK;
             let n = (c - c0).min(BLOCK);
             // SAFETY: every listed tap has `c` readable bytes and the chunk lists `xn` pixels
             // rounded up to 4; block `blk`'s weights lie within `blocks · group` (asserted by
-            // `row`), its slots within the parameter arrays; pixels `x0 .. x0 + xn` of the
-            // output row are inside `out` (asserted by `row`).
+            // the caller), its slots within the parameter arrays; pixels `x0 .. x0 + xn` of the
+            // output row are inside `out` (asserted by the caller).
             unsafe {
                 let has_zw = !p.zw.is_empty() && p.zw_blocks[blk];
-                let b = Block { c, taps, c0, n, w: w.add(blk * group), s0: c0, has_zw, xn, out: out.as_mut_ptr().add(x0 * c) };
+                let b = Block { c, taps, c0, n, w: w.add(blk * group), s0: c0, has_zw, xn, out: out.add(x0 * c) };
                 match pixels(n) {
-                    1 => block::<1, NEG, UNS>(p, &tab, &b),
-                    2 => block::<2, NEG, UNS>(p, &tab, &b),
-                    _ => block::<4, NEG, UNS>(p, &tab, &b),
+                    1 => block::<1, E>(p, &tab, &b, e),
+                    2 => block::<2, E>(p, &tab, &b, e),
+                    _ => block::<4, E>(p, &tab, &b, e),
                 }
             }
         }
@@ -213,7 +236,7 @@ unsafe fn row_vnni<const NEG: bool, const UNS: bool>(p: &DwVnni, g: &DepthwiseGe
 }
 
 /// One channel block over a chunk of pixels.
-struct Block {
+struct Block<T> {
     /// Channels of the layer (the stride of pixels in the input and the output).
     c: usize,
     taps: usize,
@@ -229,7 +252,103 @@ struct Block {
     /// Pixels of the chunk.
     xn: usize,
     /// The chunk's first output pixel.
-    out: *mut u8,
+    out: *mut T,
+}
+
+/// What a block does with its accumulators: where they start (the folded bias) and how the
+/// results of `PX` pixels are stored.
+#[cfg(target_arch = "x86_64")]
+trait Epilogue {
+    /// The output's element type.
+    type Out;
+    /// The accumulators' start for the block's 4 vectors (slots `s0 ..`).
+    ///
+    /// # Safety
+    /// Slots `s0 .. s0 + BLOCK` exist in the parameter arrays.
+    unsafe fn init(&self, p: &DwVnni, s0: usize) -> [__m512i; 4];
+    /// Stores pixels `i .. i + PX` (those below `b.xn`) of the block from the accumulators
+    /// `acc` (and the input sums `sum` where `b.has_zw`). `lane` is the lanes per pixel,
+    /// `masks` the block's channels of each pixel's lanes.
+    ///
+    /// # Safety
+    /// As [`block`]'s.
+    unsafe fn store<const PX: usize>(&self, p: &DwVnni, b: &Block<Self::Out>, i: usize, acc: [__m512i; 4], sum: [__m512i; 4], masks: &[u64; PX], lane: usize);
+}
+
+/// The requantizing epilogue of the 8-bit kernel: bytes, int8 unless `UNS`, without the
+/// correction of negative products unless `NEG` (see `quant::requant64`).
+struct Requantize<const NEG: bool, const UNS: bool>;
+
+#[cfg(target_arch = "x86_64")]
+impl<const NEG: bool, const UNS: bool> Epilogue for Requantize<NEG, UNS> {
+    type Out = u8;
+
+    #[inline(always)]
+    unsafe fn init(&self, p: &DwVnni, s0: usize) -> [__m512i; 4] {
+        // SAFETY: slots `s0 + 16j .. + 16 <= s0 + BLOCK` exist (caller); `row_vnni` runs only
+        // on CPUs with AVX-512 F.
+        std::array::from_fn(|j| unsafe { _mm512_loadu_si512(p.bias.as_ptr().add(s0 + 16 * j) as *const _) })
+    }
+
+    #[inline(always)]
+    unsafe fn store<const PX: usize>(&self, p: &DwVnni, b: &Block<u8>, i: usize, acc: [__m512i; 4], sum: [__m512i; 4], masks: &[u64; PX], lane: usize) {
+        // SAFETY: the trait method's contract.
+        unsafe { requant_store::<PX, NEG, UNS>(p, b, i, acc, sum, masks, lane) }
+    }
+}
+
+/// [`Requantize`]'s `store`.
+///
+/// # Safety
+/// As [`Epilogue::store`]'s.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+#[inline]
+#[allow(clippy::too_many_arguments)]
+unsafe fn requant_store<const PX: usize, const NEG: bool, const UNS: bool>(p: &DwVnni, b: &Block<u8>, i: usize, acc: [__m512i; 4], sum: [__m512i; 4], masks: &[u64; PX], lane: usize) {
+    let s0 = b.s0;
+    // SAFETY (all parameter loads): slots `s0 + 16j .. + 16 <= s0 + BLOCK` exist (caller).
+    let ld32 = |v: &Vec<i32>, j: usize| unsafe { _mm512_loadu_si512(v.as_ptr().add(s0 + 16 * j) as *const _) };
+    let ld64 = |v: &Vec<i64>, j: usize, parity: usize| unsafe { _mm512_loadu_si512(v.as_ptr().add(s0 + 16 * j + 8 * parity) as *const _) };
+    let perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    let (zp, lo, hi) = p.out;
+    let (vzp, vlo) = (_mm512_set1_epi32(zp), _mm512_set1_epi32(lo));
+    let (lo8, hi8) = (_mm512_set1_epi8(lo.clamp(-128, 255) as u8 as i8), _mm512_set1_epi8(hi.clamp(-128, 255) as u8 as i8));
+    let mut bytes = [_mm_setzero_si128(); 4];
+    for (j, out) in bytes.iter_mut().enumerate() {
+        let mut x = acc[j];
+        if b.has_zw {
+            x = _mm512_sub_epi32(x, _mm512_mullo_epi32(ld32(&p.zw, j), sum[j]));
+        }
+        if p.any_left {
+            x = _mm512_sllv_epi32(x, ld32(&p.left, j));
+        }
+        let q = super::quant::requant64_split::<NEG>(
+            x,
+            ld32(&p.mult, j),
+            ld32(&p.mult_odd, j),
+            [ld64(&p.k, j, 0), ld64(&p.k, j, 1)],
+            [ld64(&p.corr, j, 0), ld64(&p.corr, j, 1)],
+            [ld64(&p.sh, j, 0), ld64(&p.sh, j, 1)],
+        );
+        let v = _mm512_add_epi32(q, vzp);
+        // Narrowed with saturation, then clamped as bytes: the same as clamping the
+        // 32-bit values, since the clamp lies inside the byte type's range.
+        *out = if UNS { _mm512_cvtusepi32_epi8(_mm512_max_epi32(v, vlo)) } else { _mm512_cvtsepi32_epi8(v) };
+    }
+    let z = _mm512_inserti32x4::<3>(
+        _mm512_inserti32x4::<2>(_mm512_inserti32x4::<1>(_mm512_castsi128_si512(bytes[0]), bytes[1]), bytes[2]),
+        bytes[3],
+    );
+    let z = _mm512_permutexvar_epi32(perm, z);
+    let z = if UNS { _mm512_min_epu8(z, hi8) } else { _mm512_min_epi8(_mm512_max_epi8(z, lo8), hi8) };
+    for (px, &m) in masks.iter().enumerate() {
+        if i + px < b.xn {
+            // SAFETY: pixel `i + px < xn` has bytes `c0 .. c0 + n` in `out` (caller); the
+            // mask writes exactly those (lanes `px · lane ..`, see `block`).
+            unsafe { _mm512_mask_storeu_epi8(b.out.add((i + px) * b.c + b.c0).wrapping_sub(px * lane) as *mut i8, m, z) };
+        }
+    }
 }
 
 /// The 4 vectors whose 32-bit lanes hold the bytes of `x0`, `x1`, `x2`, `x3` at the same lane
@@ -254,27 +373,21 @@ fn interleave(x0: __m512i, x1: __m512i, x2: __m512i, x3: __m512i) -> [__m512i; 4
 /// `tab` lists `b.taps` addresses for each of `b.xn` pixels rounded up to 4, each with the
 /// block's bytes `c0 .. c0 + n` readable; `b.w` holds the block's `taps.div_ceil(4) · 4 · BLOCK`
 /// weight bytes; slots `s0 .. s0 + BLOCK` exist in every parameter array; `b.out` has `b.xn`
-/// pixels of `b.c` bytes.
+/// pixels of `b.c` values.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
 #[inline]
-unsafe fn block<const PX: usize, const NEG: bool, const UNS: bool>(p: &DwVnni, tab: &[*const u8], b: &Block) {
+unsafe fn block<const PX: usize, E: Epilogue>(p: &DwVnni, tab: &[*const u8], b: &Block<E::Out>, e: &E) {
     let lane = BLOCK / PX;
     let m1: u64 = if b.n >= 64 { !0 } else { (1u64 << b.n) - 1 };
     let masks: [u64; PX] = std::array::from_fn(|i| m1 << (lane * i));
     let flip = _mm512_set1_epi8(if p.signed { -128 } else { 0 });
     let zero = _mm512_setzero_si512();
     let ones = _mm512_set1_epi8(1);
-    let perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    let (zp, lo, hi) = p.out;
-    let (vzp, vlo) = (_mm512_set1_epi32(zp), _mm512_set1_epi32(lo));
-    let (lo8, hi8) = (_mm512_set1_epi8(lo.clamp(-128, 255) as u8 as i8), _mm512_set1_epi8(hi.clamp(-128, 255) as u8 as i8));
     let has_zw = b.has_zw;
     let (full, rest) = (b.taps / 4, b.taps % 4);
-    let s0 = b.s0;
-    // SAFETY (all parameter loads): slots `s0 + 16j .. + 16 <= s0 + BLOCK` exist (caller).
-    let ld32 = |v: &Vec<i32>, j: usize| unsafe { _mm512_loadu_si512(v.as_ptr().add(s0 + 16 * j) as *const _) };
-    let ld64 = |v: &Vec<i64>, j: usize, parity: usize| unsafe { _mm512_loadu_si512(v.as_ptr().add(s0 + 16 * j + 8 * parity) as *const _) };
+    // SAFETY: slots `s0 .. s0 + BLOCK` exist (caller).
+    let init = unsafe { e.init(p, b.s0) };
     for i in (0..b.xn).step_by(PX) {
         // SAFETY: pixel `i + PX - 1 < xn` rounded up to 4 is listed (caller).
         let tp = unsafe { tab.as_ptr().add(i * b.taps) };
@@ -292,7 +405,7 @@ unsafe fn block<const PX: usize, const NEG: bool, const UNS: bool>(p: &DwVnni, t
                 _mm512_xor_si512(v, flip)
             }
         };
-        let mut acc: [__m512i; 4] = std::array::from_fn(|j| ld32(&p.bias, j));
+        let mut acc = init;
         let mut sum = [zero; 4];
         let mut wq = b.w;
         let mut dot = |v: [__m512i; 4], wq: *const i8| {
@@ -317,40 +430,96 @@ unsafe fn block<const PX: usize, const NEG: bool, const UNS: bool>(p: &DwVnni, t
             3 => dot(interleave(ld(t), ld(t + 1), ld(t + 2), zero), wq),
             _ => {}
         }
-        let mut bytes = [_mm_setzero_si128(); 4];
-        for (j, out) in bytes.iter_mut().enumerate() {
-            let mut x = acc[j];
-            if has_zw {
-                x = _mm512_sub_epi32(x, _mm512_mullo_epi32(ld32(&p.zw, j), sum[j]));
-            }
-            if p.any_left {
-                x = _mm512_sllv_epi32(x, ld32(&p.left, j));
-            }
-            let q = super::quant::requant64_split::<NEG>(
-                x,
-                ld32(&p.mult, j),
-                ld32(&p.mult_odd, j),
-                [ld64(&p.k, j, 0), ld64(&p.k, j, 1)],
-                [ld64(&p.corr, j, 0), ld64(&p.corr, j, 1)],
-                [ld64(&p.sh, j, 0), ld64(&p.sh, j, 1)],
-            );
-            let v = _mm512_add_epi32(q, vzp);
-            // Narrowed with saturation, then clamped as bytes: the same as clamping the
-            // 32-bit values, since the clamp lies inside the byte type's range.
-            *out = if UNS { _mm512_cvtusepi32_epi8(_mm512_max_epi32(v, vlo)) } else { _mm512_cvtsepi32_epi8(v) };
+        // SAFETY: as this function's.
+        unsafe { e.store::<PX>(p, b, i, acc, sum, &masks, lane) };
+    }
+}
+
+/// The float epilogue of a dynamic-range ("hybrid") depthwise convolution, per channel `c`:
+/// `clamp((acc − zx'·Σw'[c]) · (scale[c] · input_scale) + bias[c])`, the float operations in
+/// TFLite's order (`DepthwiseConvHybridPerChannel`, `quant::hybrid::finish` with
+/// `scales_first`). Slot-ordered arrays as [`DwVnni`]'s.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DwFloat<'a> {
+    /// Weight scale per slot.
+    pub scale: &'a [f32],
+    /// Bias per slot (none: nothing is added).
+    pub bias: Option<&'a [f32]>,
+    /// The input zero point in the unsigned-byte domain.
+    pub zx: i32,
+    /// The input's scale.
+    pub input_scale: f32,
+    /// Clamp of the fused activation.
+    pub clamp: (f32, f32),
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Epilogue for DwFloat<'_> {
+    type Out = f32;
+
+    #[inline(always)]
+    unsafe fn init(&self, p: &DwVnni, s0: usize) -> [__m512i; 4] {
+        // SAFETY: the trait method's contract.
+        unsafe { float_init(self, p, s0) }
+    }
+
+    #[inline(always)]
+    unsafe fn store<const PX: usize>(&self, _p: &DwVnni, b: &Block<f32>, i: usize, acc: [__m512i; 4], _sum: [__m512i; 4], _masks: &[u64; PX], _lane: usize) {
+        // SAFETY: the trait method's contract.
+        unsafe { float_store::<PX>(self, b, i, acc) }
+    }
+}
+
+/// [`DwFloat`]'s `init`: `−zx'·Σw'` per slot.
+///
+/// # Safety
+/// As [`Epilogue::init`]'s.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn float_init(f: &DwFloat, p: &DwVnni, s0: usize) -> [__m512i; 4] {
+    let nzx = _mm512_set1_epi32(f.zx.wrapping_neg());
+    // SAFETY: slots `s0 + 16j .. + 16 <= s0 + BLOCK` exist (caller).
+    std::array::from_fn(|j| unsafe { _mm512_mullo_epi32(_mm512_loadu_si512(p.sum_w.as_ptr().add(s0 + 16 * j) as *const _), nzx) })
+}
+
+/// [`DwFloat`]'s `store`.
+///
+/// # Safety
+/// As [`Epilogue::store`]'s.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn float_store<const PX: usize>(f: &DwFloat, b: &Block<f32>, i: usize, acc: [__m512i; 4]) {
+    let s0 = b.s0;
+    let ins = _mm512_set1_ps(f.input_scale);
+    let (lo, hi) = (_mm512_set1_ps(f.clamp.0), _mm512_set1_ps(f.clamp.1));
+    let v: [__m512; 4] = std::array::from_fn(|j| {
+        // SAFETY: slots `s0 + 16j .. + 16 <= s0 + BLOCK` exist (caller).
+        let (scale, bias) = unsafe { (_mm512_loadu_ps(f.scale.as_ptr().add(s0 + 16 * j)), f.bias.map(|v| _mm512_loadu_ps(v.as_ptr().add(s0 + 16 * j)))) };
+        let mut x = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[j]), _mm512_mul_ps(scale, ins));
+        if let Some(bias) = bias {
+            x = _mm512_add_ps(x, bias);
         }
-        let z = _mm512_inserti32x4::<3>(
-            _mm512_inserti32x4::<2>(_mm512_inserti32x4::<1>(_mm512_castsi128_si512(bytes[0]), bytes[1]), bytes[2]),
-            bytes[3],
-        );
-        let z = _mm512_permutexvar_epi32(perm, z);
-        let z = if UNS { _mm512_min_epu8(z, hi8) } else { _mm512_min_epi8(_mm512_max_epi8(z, lo8), hi8) };
-        for (px, &m) in masks.iter().enumerate() {
-            if i + px < b.xn {
-                // SAFETY: pixel `i + px < xn` has bytes `c0 .. c0 + n` in `out` (caller); the
-                // mask writes exactly those (lanes `px · lane ..`, see `ld`).
-                unsafe { _mm512_mask_storeu_epi8(b.out.add((i + px) * b.c + b.c0).wrapping_sub(px * lane) as *mut i8, m, z) };
-            }
+        // `vmaxps(x, lo)` gives `lo` for a NaN `x`, as `f32::max` does.
+        _mm512_min_ps(_mm512_max_ps(x, lo), hi)
+    });
+    // Slot `16j + 4l + k` is channel `16·(l % lp) + 4j + k` of pixel `l / lp` (`lp = 4 /
+    // PX`): the 128-bit part `l` of the four vectors, side by side, is 16 consecutive
+    // channels of one pixel. A 4×4 transpose of 128-bit parts puts them together.
+    let t0 = _mm512_shuffle_f32x4::<0x44>(v[0], v[1]);
+    let t1 = _mm512_shuffle_f32x4::<0xEE>(v[0], v[1]);
+    let t2 = _mm512_shuffle_f32x4::<0x44>(v[2], v[3]);
+    let t3 = _mm512_shuffle_f32x4::<0xEE>(v[2], v[3]);
+    let o = [_mm512_shuffle_f32x4::<0x88>(t0, t2), _mm512_shuffle_f32x4::<0xDD>(t0, t2), _mm512_shuffle_f32x4::<0x88>(t1, t3), _mm512_shuffle_f32x4::<0xDD>(t1, t3)];
+    let lp = 4 / PX;
+    for (l, &ol) in o.iter().enumerate() {
+        let (px, part) = (l / lp, l % lp);
+        let cols = b.n.saturating_sub(16 * part).min(16);
+        if i + px < b.xn && cols > 0 {
+            // SAFETY: pixel `i + px < xn` has floats `c0 .. c0 + n` in `out` (caller);
+            // the mask writes `cols` of them from `c0 + 16·part`.
+            unsafe { _mm512_mask_storeu_ps(b.out.add((i + px) * b.c + b.c0 + 16 * part), ((1u32 << cols) - 1) as u16, ol) };
         }
     }
 }
