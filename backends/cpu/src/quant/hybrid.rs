@@ -141,8 +141,43 @@ fn quantize_with(values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32
     }
 }
 
-/// [`quantize_with`] on one thread (each stored byte xor `flip`).
+/// [`quantize_with`] on one thread (each stored byte xor `flip`): the vector part's whole
+/// 16-value groups with AVX-512 intrinsics where the CPU has them
+/// (`simd::qmisc::quantize_neon_f32`; compiled from the loop below, the saturating conversion
+/// went through doubles at half the width), the rest by the loops below.
 fn quantize_block(values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32, flip: u8) {
+    let done = match crate::simd::WideToken::new() {
+        Some(t) => {
+            let head = vector_part(values.len()).min(out.len());
+            crate::simd::qmisc::quantize_neon_f32(t, &values[..head], &mut out[..head], inv, offset, low, flip as i8)
+        }
+        None => 0,
+    };
+    if done > 0 {
+        // The rest: what the vector loop left of the 8-wide part (8 values at most), then the
+        // tail, each by its own rounding.
+        let head = vector_part(values.len()).min(out.len());
+        let (v, o) = (&values[done..], &mut out[done..]);
+        quantize_scalar(&v[..head - done], o, &v[head - done..], inv, offset, low, flip);
+        return;
+    }
+    quantize_loops(values, out, inv, offset, low, flip);
+}
+
+/// The element loops of [`quantize_block`] on `head` (the 8-wide part: [`round_neon`]) and then
+/// `tail` (`std::round`), written to `out` in that order.
+fn quantize_scalar(head: &[f32], out: &mut [i8], tail: &[f32], inv: f32, offset: i32, low: i32, flip: u8) {
+    let (oh, ot) = out.split_at_mut(head.len());
+    for (o, &v) in oh.iter_mut().zip(head) {
+        *o = offset.wrapping_add(round_neon(v * inv)).clamp(low, 127) as i8 ^ flip as i8;
+    }
+    for (o, &v) in ot.iter_mut().zip(tail) {
+        *o = offset.wrapping_add((inv * v).round() as i32).clamp(low, 127) as i8 ^ flip as i8;
+    }
+}
+
+/// [`quantize_block`]'s loops compiled for this CPU's vectors.
+fn quantize_loops(values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32, flip: u8) {
     struct Body<'a>(&'a [f32], &'a mut [i8], f32, i32, i32, i8);
     impl WideBody for Body<'_> {
         #[inline(always)]
@@ -440,6 +475,25 @@ mod tests {
                     b.map_or(v, |b| v + b[c]).max(clamp.0).min(clamp.1)
                 }).collect();
                 assert_eq!(got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "case {case}");
+            }
+        }
+    }
+
+    #[test]
+    fn quantize_block_matches_the_element_loops_at_the_extremes() {
+        // Saturation of the conversion (at and past ±2³¹), NaN, infinities, halves, and the
+        // wrapping sum with the offset, at every length's split between the parts.
+        let special = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 2_147_483_648.0, -2_147_483_648.0, 2_147_483_520.0, 3e9, -3e9, 0.5, -0.5, 1.5, -2.5, 126.5, -127.5, 0.0, -0.0, 1e-30];
+        let mut rng = xorshift(5);
+        for n in [0usize, 7, 8, 15, 16, 17, 24, 31, 33, 64, 71, 200] {
+            let v: Vec<f32> = (0..n).map(|i| if i % 3 == 0 { special[i / 3 % special.len()] } else { (rng.next().unwrap_or(1) % 4001) as f32 / 8.0 - 250.0 }).collect();
+            for (inv, offset, low, flip) in [(1.0f32, 0, -128, 0u8), (1.0, 5, -128, 0x80), (0.37, -7, -127, 0), (3.0, 127, -128, 0x80)] {
+                let mut got = vec![0i8; n];
+                quantize_block(&v, &mut got, inv, offset, low, flip);
+                let mut want = vec![0i8; n];
+                let head = vector_part(n);
+                quantize_scalar(&v[..head], &mut want, &v[head..], inv, offset, low, flip);
+                assert_eq!(got, want, "{n} values, inv {inv}, offset {offset}");
             }
         }
     }

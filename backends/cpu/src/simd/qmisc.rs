@@ -151,3 +151,43 @@ fn min_max_avx512(values: &[f32], start: (f32, f32)) -> (f32, f32) {
     }
     out
 }
+
+/// The vector part of a dynamic-range activation quantization (`quant::hybrid`'s NEON loop
+/// as LiteRT's x86 packages run it), 16 values at a time: `out[i] = clamp(offset +
+/// trunc(t + copysign(½, t)), low, 127) ^ flip` with `t = values[i] · inv`, where the
+/// truncation saturates as Rust's `as i32` does (`vcvttps2dq` gives `i32::MIN` for every
+/// value out of range: fixed to `i32::MAX` at or above 2³¹ and to 0 for NaN) and the sum with
+/// the offset wraps. Returns how many values it did (a multiple of 16); the caller does the
+/// rest.
+pub(crate) fn quantize_neon_f32(t: super::WideToken, values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32, flip: i8) -> usize {
+    let _ = t;
+    let n = values.len().min(out.len()) / 16 * 16;
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the token proves AVX-512 F/BW/DQ/VL; `n` values are read and `n` bytes written.
+    unsafe {
+        quantize_neon_avx512(values.as_ptr(), out.as_mut_ptr(), n, inv, offset, low, flip);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    return 0;
+    n
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl")]
+unsafe fn quantize_neon_avx512(x: *const f32, out: *mut i8, n: usize, inv: f32, offset: i32, low: i32, flip: i8) {
+    let (vinv, sign, half) = (_mm512_set1_ps(inv), _mm512_set1_ps(-0.0), _mm512_set1_ps(0.5));
+    let (big, max) = (_mm512_set1_ps(2_147_483_648.0), _mm512_set1_epi32(i32::MAX));
+    let (voff, vlow, v127) = (_mm512_set1_epi32(offset), _mm512_set1_epi32(low), _mm512_set1_epi32(127));
+    let vflip = _mm_set1_epi8(flip);
+    for i in (0..n).step_by(16) {
+        // SAFETY: i + 16 <= n values and bytes (caller).
+        let t = _mm512_mul_ps(unsafe { _mm512_loadu_ps(x.add(i)) }, vinv);
+        let u = _mm512_add_ps(t, _mm512_or_ps(_mm512_and_ps(t, sign), half));
+        let mut q = _mm512_cvttps_epi32(u);
+        q = _mm512_mask_mov_epi32(q, _mm512_cmp_ps_mask::<_CMP_GE_OQ>(u, big), max);
+        q = _mm512_mask_mov_epi32(q, _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(u, u), _mm512_setzero_si512());
+        let q = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(q, voff), vlow), v127);
+        // SAFETY: as above.
+        unsafe { _mm_storeu_si128(out.add(i) as *mut __m128i, _mm_xor_si128(_mm512_cvtepi32_epi8(q), vflip)) };
+    }
+}
