@@ -38,7 +38,7 @@ pub fn asymmetric_quantize_unsigned(values: &[f32], out: &mut [u8]) -> (f32, i32
 /// [`asymmetric_quantize`] with every stored byte xor `flip`.
 fn asymmetric_quantize_flip(values: &[f32], out: &mut [i8], flip: u8) -> (f32, i32) {
     let (qmin, qmax) = (-128.0f64, 127.0f64);
-    let (lo, hi) = min_max(values, (0.0, 0.0));
+    let (lo, hi, nan) = min_max(values, (0.0, 0.0));
     if lo == hi {
         out.fill(flip as i8);
         return (1.0, 0);
@@ -59,7 +59,7 @@ fn asymmetric_quantize_flip(values: &[f32], out: &mut [i8], flip: u8) -> (f32, i
     };
     let sf = scale as f32;
     let inv = if sf == 0.0 { 0.0 } else { (1.0 / sf as f64) as f32 };
-    quantize_with(values, out, inv, offset, -128, flip);
+    quantize_with(values, out, inv, offset, -128, flip, small(lo, hi, nan, inv));
     (sf, offset)
 }
 
@@ -76,22 +76,28 @@ pub fn symmetric_quantize_unsigned(values: &[f32], out: &mut [u8]) -> f32 {
 
 /// [`symmetric_quantize`] with every stored byte xor `flip`.
 fn symmetric_quantize_flip(values: &[f32], out: &mut [i8], flip: u8) -> f32 {
-    let (lo, hi) = min_max(values, (f32::INFINITY, f32::NEG_INFINITY));
+    let (lo, hi, nan) = min_max(values, (f32::INFINITY, f32::NEG_INFINITY));
     let range = lo.abs().max(hi.abs());
     if range == 0.0 || values.is_empty() {
         out.fill(flip as i8);
         return 1.0;
     }
     let inv = 127.0f32 / range;
-    quantize_with(values, out, inv, 0, -127, flip);
+    quantize_with(values, out, inv, 0, -127, flip, small(lo, hi, nan, inv));
     range / 127.0
 }
 
+/// Whether every `|v · inv|` of values in `[lo, hi]` (no NaN among them) lies below 2²⁴, so the
+/// quantization's conversion cannot saturate nor its sum with the offset wrap.
+fn small(lo: f32, hi: f32, nan: bool, inv: f32) -> bool {
+    !nan && (lo.abs().max(hi.abs()) as f64) * (inv.abs() as f64) < 8_388_608.0
+}
+
 /// The smallest and largest of `start` and `values` (NaNs skipped, as `f32::min` / `max` skip
-/// them): AVX-512 intrinsics where the CPU has them (`simd::qmisc::min_max_f32`), else 16 lanes
+/// them), and whether some value is NaN (always "maybe" without AVX-512): AVX-512 intrinsics where the CPU has them (`simd::qmisc::min_max_f32`), else 16 lanes
 /// compiled for this CPU's vectors. Min and max are exact, so the order of the comparisons does
 /// not change the result (a scalar fold had been ~20 % of a dynamic-range MobileNetV2's run).
-fn min_max(values: &[f32], start: (f32, f32)) -> (f32, f32) {
+fn min_max(values: &[f32], start: (f32, f32)) -> (f32, f32, bool) {
     if let Some(t) = crate::simd::WideToken::new() {
         return crate::simd::qmisc::min_max_f32(t, values, start);
     }
@@ -121,7 +127,7 @@ fn min_max(values: &[f32], start: (f32, f32)) -> (f32, f32) {
     }
     let mut b = Body(values, start);
     Wide::detect().run(&mut b);
-    b.1
+    (b.1 .0, b.1 .1, true)
 }
 
 /// `out = clamp(offset + round(v · inv), low, 127)` as TFLite's NEON loop computes it: the
@@ -130,13 +136,15 @@ fn min_max(values: &[f32], start: (f32, f32)) -> (f32, f32) {
 /// Split across the current run's kernel pool in chunks of whole 8-value groups, so that every
 /// chunk but the last is all vector part and the last holds the tail where the whole slice does
 /// (one thread had quantized for both: the dynamic-range MobileNetV2 ran 1.74x LiteRT at 2 threads).
-fn quantize_with(values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32, flip: u8) {
+/// `small`: see [`small`].
+#[allow(clippy::too_many_arguments)]
+fn quantize_with(values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32, flip: u8, small: bool) {
     let n = values.len().min(out.len());
     match crate::kernels::binary::par_chunk(n.div_ceil(8), 8) {
-        None => quantize_block(values, out, inv, offset, low, flip),
+        None => quantize_block(values, out, inv, offset, low, flip, small),
         Some(groups) => {
             let c = groups * 8;
-            nnrt_threads::par_chunks_mut(&mut out[..n], c, |i, o| quantize_block(&values[i * c..i * c + o.len()], o, inv, offset, low, flip));
+            nnrt_threads::par_chunks_mut(&mut out[..n], c, |i, o| quantize_block(&values[i * c..i * c + o.len()], o, inv, offset, low, flip, small));
         }
     }
 }
@@ -145,11 +153,12 @@ fn quantize_with(values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32
 /// 16-value groups with AVX-512 intrinsics where the CPU has them
 /// (`simd::qmisc::quantize_neon_f32`; compiled from the loop below, the saturating conversion
 /// went through doubles at half the width), the rest by the loops below.
-fn quantize_block(values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32, flip: u8) {
+#[allow(clippy::too_many_arguments)]
+fn quantize_block(values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32, flip: u8, small: bool) {
     let done = match crate::simd::WideToken::new() {
         Some(t) => {
             let head = vector_part(values.len()).min(out.len());
-            crate::simd::qmisc::quantize_neon_f32(t, &values[..head], &mut out[..head], inv, offset, low, flip as i8)
+            crate::simd::qmisc::quantize_neon_f32(t, &values[..head], &mut out[..head], inv, offset, low, flip as i8, small)
         }
         None => 0,
     };
@@ -489,7 +498,7 @@ mod tests {
             let v: Vec<f32> = (0..n).map(|i| if i % 3 == 0 { special[i / 3 % special.len()] } else { (rng.next().unwrap_or(1) % 4001) as f32 / 8.0 - 250.0 }).collect();
             for (inv, offset, low, flip) in [(1.0f32, 0, -128, 0u8), (1.0, 5, -128, 0x80), (0.37, -7, -127, 0), (3.0, 127, -128, 0x80)] {
                 let mut got = vec![0i8; n];
-                quantize_block(&v, &mut got, inv, offset, low, flip);
+                quantize_block(&v, &mut got, inv, offset, low, flip, false);
                 let mut want = vec![0i8; n];
                 let head = vector_part(n);
                 quantize_scalar(&v[..head], &mut want, &v[head..], inv, offset, low, flip);
@@ -510,6 +519,7 @@ mod tests {
                 let want = v.iter().fold(start, |(lo, hi), &x| (lo.min(x), hi.max(x)));
                 let got = min_max(&v, start);
                 assert_eq!((got.0.to_bits(), got.1.to_bits()), (want.0.to_bits(), want.1.to_bits()), "{n} values from {start:?}");
+                assert!(got.2 || !v.iter().any(|x| x.is_nan()), "{n} values: a NaN not reported");
             }
         }
     }

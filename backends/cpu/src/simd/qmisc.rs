@@ -99,8 +99,8 @@ unsafe fn arg_rows_avx512<O>(input: *const u8, n: usize, flip: u8, out: &mut [O]
 /// accumulators hide the instructions' latency. Min and max are exact, so the order does not
 /// change the result. (The compare-and-select loop of `quant::hybrid`, compiled for AVX-512,
 /// came out as one 32-lane vector of both accumulators, permuted and masked every 16 values:
-/// 14 % of a dynamic-range MobileNetV2's run.)
-pub(crate) fn min_max_f32(t: super::WideToken, values: &[f32], start: (f32, f32)) -> (f32, f32) {
+/// 14 % of a dynamic-range MobileNetV2's run.) Also says whether some value is NaN.
+pub(crate) fn min_max_f32(t: super::WideToken, values: &[f32], start: (f32, f32)) -> (f32, f32, bool) {
     let _ = t;
     #[cfg(target_arch = "x86_64")]
     // SAFETY: the token proves AVX-512 F; the function reads `values` only.
@@ -108,14 +108,18 @@ pub(crate) fn min_max_f32(t: super::WideToken, values: &[f32], start: (f32, f32)
         min_max_avx512(values, start)
     }
     #[cfg(not(target_arch = "x86_64"))]
-    values.iter().fold(start, |(lo, hi), &v| (lo.min(v), hi.max(v)))
+    {
+        let (lo, hi) = values.iter().fold(start, |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        (lo, hi, values.iter().any(|v| v.is_nan()))
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn min_max_avx512(values: &[f32], start: (f32, f32)) -> (f32, f32) {
+fn min_max_avx512(values: &[f32], start: (f32, f32)) -> (f32, f32, bool) {
     let mut lo = [_mm512_set1_ps(start.0); 4];
     let mut hi = [_mm512_set1_ps(start.1); 4];
+    let mut nan: __mmask16 = 0;
     let blocks = values.chunks_exact(64);
     let rest = blocks.remainder();
     for b in blocks {
@@ -124,6 +128,7 @@ fn min_max_avx512(values: &[f32], start: (f32, f32)) -> (f32, f32) {
             let c = unsafe { _mm512_loadu_ps(b.as_ptr().add(16 * j)) };
             lo[j] = _mm512_min_ps(c, lo[j]);
             hi[j] = _mm512_max_ps(c, hi[j]);
+            nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(c, c);
         }
     }
     let vecs = rest.chunks_exact(16);
@@ -133,6 +138,7 @@ fn min_max_avx512(values: &[f32], start: (f32, f32)) -> (f32, f32) {
         let c = unsafe { _mm512_loadu_ps(c.as_ptr()) };
         lo[0] = _mm512_min_ps(c, lo[0]);
         hi[0] = _mm512_max_ps(c, hi[0]);
+        nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(c, c);
     }
     let l = _mm512_min_ps(_mm512_min_ps(lo[0], lo[1]), _mm512_min_ps(lo[2], lo[3]));
     let h = _mm512_max_ps(_mm512_max_ps(hi[0], hi[1]), _mm512_max_ps(hi[2], hi[3]));
@@ -149,7 +155,7 @@ fn min_max_avx512(values: &[f32], start: (f32, f32)) -> (f32, f32) {
     for &v in tail {
         out = (out.0.min(v), out.1.max(v));
     }
-    out
+    (out.0, out.1, nan != 0 || tail.iter().any(|v| v.is_nan()))
 }
 
 /// The vector part of a dynamic-range activation quantization (`quant::hybrid`'s NEON loop
@@ -157,15 +163,20 @@ fn min_max_avx512(values: &[f32], start: (f32, f32)) -> (f32, f32) {
 /// trunc(t + copysign(½, t)), low, 127) ^ flip` with `t = values[i] · inv`, where the
 /// truncation saturates as Rust's `as i32` does (`vcvttps2dq` gives `i32::MIN` for every
 /// value out of range: fixed to `i32::MAX` at or above 2³¹ and to 0 for NaN) and the sum with
-/// the offset wraps. Returns how many values it did (a multiple of 16); the caller does the
-/// rest.
-pub(crate) fn quantize_neon_f32(t: super::WideToken, values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32, flip: i8) -> usize {
+/// the offset wraps. `small` promises every `|t|` below 2²⁴ (no NaN; the caller knows the
+/// range): then no lane needs the fixes and the sum cannot wrap. Returns how many values it did
+/// (a multiple of 16); the caller does the rest.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn quantize_neon_f32(t: super::WideToken, values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32, flip: i8, small: bool) -> usize {
     let _ = t;
     let n = values.len().min(out.len()) / 16 * 16;
     #[cfg(target_arch = "x86_64")]
     // SAFETY: the token proves AVX-512 F/BW/DQ/VL; `n` values are read and `n` bytes written.
     unsafe {
-        quantize_neon_avx512(values.as_ptr(), out.as_mut_ptr(), n, inv, offset, low, flip);
+        match small {
+            true => quantize_neon_avx512::<true>(values.as_ptr(), out.as_mut_ptr(), n, inv, offset, low, flip),
+            false => quantize_neon_avx512::<false>(values.as_ptr(), out.as_mut_ptr(), n, inv, offset, low, flip),
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     return 0;
@@ -174,20 +185,23 @@ pub(crate) fn quantize_neon_f32(t: super::WideToken, values: &[f32], out: &mut [
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl")]
-unsafe fn quantize_neon_avx512(x: *const f32, out: *mut i8, n: usize, inv: f32, offset: i32, low: i32, flip: i8) {
+unsafe fn quantize_neon_avx512<const SMALL: bool>(x: *const f32, out: *mut i8, n: usize, inv: f32, offset: i32, low: i32, flip: i8) {
     let (vinv, sign, half) = (_mm512_set1_ps(inv), _mm512_set1_ps(-0.0), _mm512_set1_ps(0.5));
     let (big, max) = (_mm512_set1_ps(2_147_483_648.0), _mm512_set1_epi32(i32::MAX));
-    let (voff, vlow, v127) = (_mm512_set1_epi32(offset), _mm512_set1_epi32(low), _mm512_set1_epi32(127));
+    let (voff, vlow) = (_mm512_set1_epi32(offset), _mm512_set1_epi32(low));
     let vflip = _mm_set1_epi8(flip);
     for i in (0..n).step_by(16) {
         // SAFETY: i + 16 <= n values and bytes (caller).
         let t = _mm512_mul_ps(unsafe { _mm512_loadu_ps(x.add(i)) }, vinv);
         let u = _mm512_add_ps(t, _mm512_or_ps(_mm512_and_ps(t, sign), half));
         let mut q = _mm512_cvttps_epi32(u);
-        q = _mm512_mask_mov_epi32(q, _mm512_cmp_ps_mask::<_CMP_GE_OQ>(u, big), max);
-        q = _mm512_mask_mov_epi32(q, _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(u, u), _mm512_setzero_si512());
-        let q = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(q, voff), vlow), v127);
+        if !SMALL {
+            q = _mm512_mask_mov_epi32(q, _mm512_cmp_ps_mask::<_CMP_GE_OQ>(u, big), max);
+            q = _mm512_mask_mov_epi32(q, _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(u, u), _mm512_setzero_si512());
+        }
+        // The clamp's upper bound (127) is the saturating narrow's.
+        let q = _mm512_max_epi32(_mm512_add_epi32(q, voff), vlow);
         // SAFETY: as above.
-        unsafe { _mm_storeu_si128(out.add(i) as *mut __m128i, _mm_xor_si128(_mm512_cvtepi32_epi8(q), vflip)) };
+        unsafe { _mm_storeu_si128(out.add(i) as *mut __m128i, _mm_xor_si128(_mm512_cvtsepi32_epi8(q), vflip)) };
     }
 }
