@@ -17,7 +17,7 @@ use crate::kernels::conv3d::{Conv3d, Conv3dGeom};
 use crate::kernels::depthwise::{depthwise_conv2d, DepthwiseGeom};
 use crate::kernels::gemm::{gemm, PackedB};
 use crate::kernels::sparse_conv::SparseConv1x1;
-use crate::quant::conv::{HybridConv, QConv, QFullyConnected};
+use crate::quant::conv::{HybridConv, HybridFullyConnected, QConv, QFullyConnected};
 use crate::quant::depthwise::{HybridDepthwise, QDepthwise};
 use crate::quant::hybrid::{self, FloatClamp};
 use crate::quant::reference::ConvQuant;
@@ -450,6 +450,33 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let clamp = clamp_of(act);
             let per_channel = matches!(wo.quant, Quantization::PerAxis { .. });
             let channel_scale = w_scales.clone();
+            let scale_of = if per_channel { &channel_scale[..] } else { &channel_scale[..1] };
+            if let Some(fc) = HybridFullyConnected::new(n, k, &weights, scale_of, bias.as_deref(), (clamp.0, clamp.1)) {
+                return Ok(built(vec![source(ctx, x)], move |ins, outs| {
+                    let input = cast::<f32>(ins[0].bytes)?;
+                    let m = input.len() / k.max(1);
+                    let out = cast_mut::<f32>(outs[0].bytes)?;
+                    if input.iter().all(|&v| v == 0.0) {
+                        // TFLite skips the product for an all-zero input: bias, then activation.
+                        for (r, o) in out.iter_mut().enumerate() {
+                            *o = bias.as_ref().map_or(0.0, |b| b[r % n]).max(clamp.0).min(clamp.1);
+                        }
+                        return Ok(());
+                    }
+                    let mut xq = vec![0u8; m * k];
+                    let (mut zx, mut scales) = (vec![128i32; m], vec![1f32; m]);
+                    for (r, (x, q)) in input.chunks_exact(k.max(1)).zip(xq.chunks_exact_mut(k.max(1))).take(m).enumerate() {
+                        if asym {
+                            let (s, z) = hybrid::asymmetric_quantize_unsigned(x, q);
+                            (scales[r], zx[r]) = (s, z + 128);
+                        } else {
+                            scales[r] = hybrid::symmetric_quantize_unsigned(x, q);
+                        }
+                    }
+                    fc.run(&xq, &zx, &scales, out);
+                    Ok(())
+                }));
+            }
             Ok(built(vec![source(ctx, x)], move |ins, outs| {
                 let input = cast::<f32>(ins[0].bytes)?;
                 let m = input.len() / k.max(1);

@@ -279,13 +279,72 @@ impl HybridConv {
     /// `input_scale`) into `out` (NHWC floats) on the current run's kernel pool.
     pub fn run(&self, xq: &[u8], zx: i32, input_scale: f32, out: &mut [f32]) {
         let g = self.g;
-        let f = crate::simd::quant::FloatLanes { col_sum: &self.col_sum, scale: &self.scale, bias: self.bias.as_deref(), zx, input_scale, clamp: self.clamp };
+        let (zx, input_scale) = ([zx], [input_scale]);
+        let f = crate::simd::quant::FloatLanes { col_sum: &self.col_sum, scale: &self.scale, bias: self.bias.as_deref(), zx: &zx, input_scale: &input_scale, scales_first: false, clamp: self.clamp };
         let m = g.out_h * g.out_w;
         if g.is_direct() {
             qgemm_f32(m, &RowsSource { data: xq, k: g.in_c }, &self.b, &f, out, g.out_c);
         } else {
-            qgemm_f32(m, &Im2col { g, input: xq, pad: zx as u8 }, &self.b, &f, out, g.out_c);
+            qgemm_f32(m, &Im2col { g, input: xq, pad: zx[0] as u8 }, &self.b, &f, out, g.out_c);
         }
+    }
+}
+
+/// A prepared dynamic-range ("hybrid") FULLY_CONNECTED: each input row quantized at run time
+/// (by the caller) to unsigned bytes with its own zero point and scale, int8 symmetric weights
+/// packed once, and TFLite's float epilogue in the GEMM's tiles: `bias[c] + (Σ w·(x − zxᵢ)) ·
+/// (input_scaleᵢ · scale[c])`, then the clamp (`MatrixBatchVectorMultiplyAccumulate` with
+/// per-row offsets; a missing bias adds 0.0, as TFLite's zeroed output does).
+pub struct HybridFullyConnected {
+    n: usize,
+    k: usize,
+    b: QPackedB,
+    col_sum: Vec<i32>,
+    scale: Vec<f32>,
+    bias: Vec<f32>,
+    clamp: (f32, f32),
+}
+
+impl HybridFullyConnected {
+    /// Packs `weights` (`n × k` int8) with one scale per output channel, or one for all
+    /// (`scale.len() == 1`).
+    pub fn new(n: usize, k: usize, weights: &[i8], scale: &[f32], bias: Option<&[f32]>, clamp: (f32, f32)) -> Option<HybridFullyConnected> {
+        Self::with_layout(n, k, weights, scale, bias, clamp, best_layout())
+    }
+
+    /// Like [`HybridFullyConnected::new`] with an explicit packing (tests compare layouts).
+    pub fn with_layout(n: usize, k: usize, weights: &[i8], scale: &[f32], bias: Option<&[f32]>, clamp: (f32, f32), layout: QLayout) -> Option<HybridFullyConnected> {
+        if weights.len() < n * k || scale.is_empty() || (scale.len() != 1 && scale.len() < n) || bias.is_some_and(|b| b.len() < n) {
+            return None;
+        }
+        let b = QPackedB::pack(layout, n, k, &weights[..n * k], &vec![0; n]);
+        let lanes = n.div_ceil(super::gemm::NR) * super::gemm::NR;
+        let col_sum = b.col_sums().iter().copied().chain(std::iter::repeat(0)).take(lanes).collect();
+        let scale = (0..lanes).map(|c| if c < n { scale[if scale.len() == 1 { 0 } else { c }] } else { 0.0 }).collect();
+        let bias = (0..lanes).map(|c| if c < n { bias.map_or(0.0, |b| b[c]) } else { 0.0 }).collect();
+        Some(HybridFullyConnected { n, k, b, col_sum, scale, bias, clamp })
+    }
+
+    /// Runs on `xq` (`m × k` unsigned bytes; row `i` with zero point `zx[i]` in that domain and
+    /// scale `input_scale[i]`) into `out` (`m × n` floats) on the current run's kernel pool.
+    pub fn run(&self, xq: &[u8], zx: &[i32], input_scale: &[f32], out: &mut [f32]) {
+        let m = zx.len().min(input_scale.len()).min(xq.len() / self.k.max(1)).min(out.len() / self.n.max(1));
+        let f = crate::simd::quant::FloatLanes {
+            col_sum: &self.col_sum,
+            scale: &self.scale,
+            bias: Some(&self.bias),
+            zx: &zx[..m],
+            input_scale: &input_scale[..m],
+            scales_first: true,
+            clamp: self.clamp,
+        };
+        if m == 1 {
+            // One row: the per-row form would read the same pair.
+            let f = crate::simd::quant::FloatLanes { zx: &zx[..1], input_scale: &input_scale[..1], ..f };
+            qgemm_f32(1, &RowsSource { data: xq, k: self.k }, &self.b, &f, out, self.n);
+            return;
+        }
+        qgemm_f32(m, &RowsSource { data: xq, k: self.k }, &self.b, &f, out, self.n);
     }
 }
 

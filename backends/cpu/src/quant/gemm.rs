@@ -357,12 +357,14 @@ pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue,
     for_blocks(m, b, out, ldc, |bm, (blk, chunk)| sq::with_avx512(&Task { a, b, ep, row0: blk * bm, ldc, col0 }, chunk));
 }
 
-/// The dynamic-range GEMM: `out[i * ldc + j] = clamp((Σ_k a'[i][k] w'[j][k] − zx'·Σw'[j]) ·
-/// scale[j] · input_scale + bias[j])` for `i < m`, `j < n` (see `simd::quant::FloatLanes`;
-/// `f`'s lanes padded to whole 32-column panels), parallel over row blocks on the current
-/// run's kernel pool. Weights must have zero points 0 (hybrid weights are symmetric).
+/// The dynamic-range GEMM: `out[i * ldc + j] = clamp((Σ_k a'[i][k] w'[j][k] − zx'ᵢ·Σw'[j]) ·
+/// scale[j] · input_scaleᵢ + bias[j])` for `i < m`, `j < n` (see `simd::quant::FloatLanes`;
+/// `f`'s lanes padded to whole 32-column panels, its row parameters one or `m`), parallel
+/// over row blocks on the current run's kernel pool. Weights must have zero points 0 (hybrid
+/// weights are symmetric).
 pub(crate) fn qgemm_f32(m: usize, a: &dyn QASource, b: &QPackedB, f: &sq::FloatLanes, out: &mut [f32], ldc: usize) {
     debug_assert!(b.zw.iter().all(|&z| z == 0));
+    assert!(f.zx.len() == f.input_scale.len() && (f.zx.len() == 1 || f.zx.len() >= m));
     for_blocks(m, b, out, ldc, |bm, (blk, chunk)| sq::with_avx512(&FloatTask { a, b, f, row0: blk * bm, ldc }, chunk));
 }
 
@@ -442,7 +444,7 @@ impl sq::Avx512Body<f32> for FloatTask<'_> {
             None => &scratch.0[..padded * kp],
         };
         match (b.layout, sq::VnniToken::new()) {
-            (QLayout::Quad, Some(tok)) => sq::block_quad_f32(tok, kp, ablock, rows, &b.bytes, b.n, f, chunk, ldc),
+            (QLayout::Quad, Some(tok)) => sq::block_quad_f32(tok, kp, ablock, rows, self.row0, &b.bytes, b.n, f, chunk, ldc),
             _ => {
                 let nr = b.nr();
                 let mut acc = [0i32; MR * NR];
@@ -456,11 +458,9 @@ impl sq::Avx512Body<f32> for FloatTask<'_> {
                         }
                         for r in 0..(rows - r0).min(MR) {
                             let at = (r0 + r) * ldc + p * nr;
+                            let (zx, s) = f.row(self.row0 + r0 + r);
                             for (j, o) in chunk[at..at + cols].iter_mut().enumerate() {
-                                let c = p * nr + j;
-                                let x = acc[r * nr + j].wrapping_sub(f.zx.wrapping_mul(f.col_sum[c]));
-                                let v = x as f32 * f.scale[c] * f.input_scale;
-                                *o = f.bias.map_or(v, |b| v + b[c]).max(f.clamp.0).min(f.clamp.1);
+                                *o = f.finish(acc[r * nr + j], p * nr + j, zx, s);
                             }
                         }
                     }

@@ -144,6 +144,46 @@ fn stem_convs_match_reference() {
     }
 }
 
+/// A dynamic-range FULLY_CONNECTED through the packed GEMM against TFLite's loops
+/// (`hybrid::fully_connected`, then the clamp), with a zero point and scale per row.
+fn hybrid_fc_case(m: usize, k: usize, n: usize, seed: u64, per_channel: bool, with_bias: bool, layout: QLayout, threads: usize) -> Result<(), TestCaseError> {
+    use super::hybrid::fully_connected;
+    let x: Vec<i8> = cast(&fill(seed, m * k, -128, 127));
+    let xu: Vec<u8> = x.iter().map(|&v| v as u8 ^ 0x80).collect();
+    let offsets = fill(seed ^ 1, m, -128, 127);
+    let scales: Vec<f32> = fill(seed ^ 2, m, 1, 1000).into_iter().map(|v| v as f32 * 1e-3).collect();
+    let w: Vec<i8> = cast(&fill(seed ^ 3, n * k, -127, 127));
+    let cs: Vec<f32> = fill(seed ^ 4, if per_channel { n } else { 1 }, 1, 1000).into_iter().map(|v| v as f32 * 1e-5).collect();
+    let bias: Vec<f32> = fill(seed ^ 5, n, -100, 100).into_iter().map(|v| v as f32 * 0.01).collect();
+    let bias = with_bias.then_some(&bias[..]);
+    let clamp = if seed % 3 == 0 { (f32::NEG_INFINITY, f32::INFINITY) } else { (-0.75, 0.5) };
+    // TFLite folds a per-tensor weight scale into the row scales first.
+    let folded: Vec<f32> = scales.iter().map(|&s| if per_channel { s } else { s * cs[0] }).collect();
+    let mut want = vec![0f32; m * n];
+    fully_connected(m, k, n, &x, &offsets, &folded, &w, &cs, per_channel, bias, &mut want);
+    want.iter_mut().for_each(|v| *v = v.max(clamp.0).min(clamp.1));
+    let fc = super::conv::HybridFullyConnected::with_layout(n, k, &w, &cs, bias, clamp, layout).expect("shapes");
+    let zx: Vec<i32> = offsets.iter().map(|&o| o + 128).collect();
+    let mut got = vec![f32::NAN; m * n];
+    nnrt_threads::KernelPool::new(threads).expect("pool").install(|| fc.run(&xu, &zx, &scales, &mut got));
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    prop_assert_eq!(bits(&got), bits(&want), "m {} k {} n {} {:?}", m, k, n, layout);
+    Ok(())
+}
+
+/// Larger dynamic-range FULLY_CONNECTED layers (a batch that splits across the pool, a wide
+/// matrix-vector product) against TFLite's loops.
+#[test]
+fn hybrid_fully_connected_layers_match_reference() {
+    for (i, &(m, k, n)) in [(1, 1280, 1000), (64, 256, 96), (37, 100, 33), (2, 7, 5)].iter().enumerate() {
+        for layout in [QLayout::Quad, QLayout::Pair] {
+            for threads in [1, 2] {
+                hybrid_fc_case(m, k, n, 900 + i as u64, i % 2 == 0, i != 2, layout, threads).unwrap();
+            }
+        }
+    }
+}
+
 /// Dynamic-range MobileNet layers (the 3-channel stem, 1×1 expansions and projections with
 /// channel counts that are and are not multiples of 4 and 32) through `HybridConv` against
 /// TFLite's loops, on one and two threads: large enough that the GEMM splits across the pool.
@@ -274,6 +314,11 @@ proptest! {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn hybrid_fully_connected_matches_reference(m in 1usize..20, k in 1usize..70, n in 1usize..50, seed in any::<u64>(), per_channel in any::<bool>(), with_bias in any::<bool>(), pair in any::<bool>()) {
+        hybrid_fc_case(m, k, n, seed, per_channel, with_bias, if pair { QLayout::Pair } else { QLayout::Quad }, 1 + (seed % 2) as usize)?;
+    }
 
     /// Dynamic-range convolutions run the packed GEMM / optimized depthwise with a zero point
     /// known only at run time; they must match TFLite's `HybridConvPerChannel` loops.

@@ -368,9 +368,11 @@ unsafe fn tile_acc<const NV: usize>(kp: usize, a: *const u8, b: *const i8) -> [[
     c
 }
 
-/// The float epilogue of a dynamic-range ("hybrid") GEMM, per column `j`:
-/// `clamp((acc − zx'·Σw'[j]) · scale[j] · input_scale + bias[j])`, the float operations in that
-/// order (`quant::hybrid::finish`, convolution order), NaN-free clamps as `f32::max` / `min`.
+/// The float epilogue of a dynamic-range ("hybrid") GEMM, per row `i` and column `j`:
+/// `clamp((acc − zx'ᵢ·Σw'[j]) · scale[j] · input_scaleᵢ + bias[j])`, the float operations in
+/// TFLite's order: `(acc · scale) · input_scale` for convolutions (`HybridConvPerChannel`),
+/// `acc · (input_scale · scale)` when `scales_first` (the fully connected kernels); NaN-free
+/// clamps as `f32::max` / `min`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FloatLanes<'a> {
     /// `Σ_k w'` per column, padded to whole panels.
@@ -379,18 +381,42 @@ pub(crate) struct FloatLanes<'a> {
     pub scale: &'a [f32],
     /// Bias per column, padded to whole panels (none: nothing is added).
     pub bias: Option<&'a [f32]>,
-    /// The input zero point in the unsigned-byte domain.
-    pub zx: i32,
-    /// The input's scale.
-    pub input_scale: f32,
+    /// The input zero point in the unsigned-byte domain and the input's scale: one of each for
+    /// every row, or one per row of the whole GEMM.
+    pub zx: &'a [i32],
+    pub input_scale: &'a [f32],
+    /// Multiply the two scales first (see above).
+    pub scales_first: bool,
     /// Clamp of the fused activation.
     pub clamp: (f32, f32),
 }
 
-/// [`block_quad_out`] with the float epilogue of [`FloatLanes`]: `rows` rows of `a` against all
-/// panels of `bytes`, stored as floats at `out[r * ldc + j]` (`j < n`).
+impl FloatLanes<'_> {
+    /// Zero point and scale of GEMM row `r`.
+    #[inline(always)]
+    pub(crate) fn row(&self, r: usize) -> (i32, f32) {
+        if self.zx.len() == 1 {
+            (self.zx[0], self.input_scale[0])
+        } else {
+            (self.zx[r], self.input_scale[r])
+        }
+    }
+
+    /// The value of column `c` for a raw dot product `acc` of a row with zero point `zx` and
+    /// scale `s` (the element form of the vector epilogue).
+    #[inline(always)]
+    pub(crate) fn finish(&self, acc: i32, c: usize, zx: i32, s: f32) -> f32 {
+        let x = acc.wrapping_sub(zx.wrapping_mul(self.col_sum[c])) as f32;
+        let v = if self.scales_first { x * (self.scale[c] * s) } else { x * self.scale[c] * s };
+        self.bias.map_or(v, |b| v + b[c]).max(self.clamp.0).min(self.clamp.1)
+    }
+}
+
+/// [`block_quad_out`] with the float epilogue of [`FloatLanes`]: `rows` rows of `a` (rows
+/// `row0 ..` of the whole GEMM) against all panels of `bytes`, stored as floats at
+/// `out[r * ldc + j]` (`j < n`).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn block_quad_f32(t: VnniToken, kp: usize, a: &[u8], rows: usize, bytes: &[i8], n: usize, f: &FloatLanes, out: &mut [f32], ldc: usize) {
+pub(crate) fn block_quad_f32(t: VnniToken, kp: usize, a: &[u8], rows: usize, row0: usize, bytes: &[i8], n: usize, f: &FloatLanes, out: &mut [f32], ldc: usize) {
     let _ = t;
     if rows == 0 || n == 0 {
         return;
@@ -399,87 +425,123 @@ pub(crate) fn block_quad_f32(t: VnniToken, kp: usize, a: &[u8], rows: usize, byt
     assert!(kp.is_multiple_of(4) && a.len() >= rows.div_ceil(MR_QUAD) * MR_QUAD * kp && bytes.len() >= panels * kp * NR_QUAD);
     assert!(ldc >= n && out.len() >= (rows - 1) * ldc + n);
     assert!(f.col_sum.len() >= panels * NR_QUAD && f.scale.len() >= panels * NR_QUAD && f.bias.is_none_or(|b| b.len() >= panels * NR_QUAD));
+    let per_row = f.zx.len() != 1;
+    assert!(f.zx.len() == f.input_scale.len() && (!per_row || f.zx.len() >= row0 + rows));
     #[cfg(target_arch = "x86_64")]
     // SAFETY: the token proves AVX-512 F/BW/VNNI; the asserts bound every tile's A rows (whole
-    // tiles of `kp` bytes), every panel, the lanes of every panel and the `n` floats of each of
-    // the `rows` output rows.
+    // tiles of `kp` bytes), every panel, the lanes of every panel, the row parameters and the
+    // `n` floats of each of the `rows` output rows.
     unsafe {
-        block_vnni_f32(kp, a.as_ptr(), rows, bytes.as_ptr(), n, f, out.as_mut_ptr(), ldc);
+        match (per_row, f.scales_first) {
+            (false, false) => block_vnni_f32::<false, false>(kp, a.as_ptr(), rows, row0, bytes.as_ptr(), n, f, out.as_mut_ptr(), ldc),
+            (false, true) => block_vnni_f32::<false, true>(kp, a.as_ptr(), rows, row0, bytes.as_ptr(), n, f, out.as_mut_ptr(), ldc),
+            (true, false) => block_vnni_f32::<true, false>(kp, a.as_ptr(), rows, row0, bytes.as_ptr(), n, f, out.as_mut_ptr(), ldc),
+            (true, true) => block_vnni_f32::<true, true>(kp, a.as_ptr(), rows, row0, bytes.as_ptr(), n, f, out.as_mut_ptr(), ldc),
+        }
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
-unsafe fn block_vnni_f32(kp: usize, a: *const u8, rows: usize, b: *const i8, n: usize, f: &FloatLanes, out: *mut f32, ldc: usize) {
-    let (nzx, ins) = (_mm512_set1_epi32(f.zx.wrapping_neg()), _mm512_set1_ps(f.input_scale));
+unsafe fn block_vnni_f32<const PER_ROW: bool, const FIRST: bool>(kp: usize, a: *const u8, rows: usize, row0: usize, b: *const i8, n: usize, f: &FloatLanes, out: *mut f32, ldc: usize) {
     let (lo, hi) = (_mm512_set1_ps(f.clamp.0), _mm512_set1_ps(f.clamp.1));
+    let (zx0, s0) = f.row(0);
     for p in 0..n.div_ceil(NR_QUAD) {
         let c0 = p * NR_QUAD;
         let cols = (n - c0).min(NR_QUAD);
-        // Per half panel: the column correction `−zx'·Σw'`, the scales and the biases.
+        // Per half panel: the column sums, scales and biases, and for one zero point and
+        // scale for all rows the correction `−zx'·Σw'` and the product of the scales.
         // SAFETY: panel p's lanes c0 .. c0 + 32 exist (checked by the caller).
-        let params: [(__m512i, __m512, __m512); 2] = std::array::from_fn(|h| unsafe {
+        let params: [ColParams; 2] = std::array::from_fn(|h| unsafe {
             let at = c0 + 16 * h;
-            let corr = _mm512_mullo_epi32(_mm512_loadu_si512(f.col_sum.as_ptr().add(at) as *const _), nzx);
-            let bias = f.bias.map_or(_mm512_setzero_ps(), |v| _mm512_loadu_ps(v.as_ptr().add(at)));
-            (corr, _mm512_loadu_ps(f.scale.as_ptr().add(at)), bias)
+            let col_sum = _mm512_loadu_si512(f.col_sum.as_ptr().add(at) as *const _);
+            let scale = _mm512_loadu_ps(f.scale.as_ptr().add(at));
+            ColParams {
+                col_sum,
+                corr: _mm512_mullo_epi32(col_sum, _mm512_set1_epi32(zx0.wrapping_neg())),
+                scale,
+                both: _mm512_mul_ps(scale, _mm512_set1_ps(s0)),
+                bias: f.bias.map_or(_mm512_setzero_ps(), |v| _mm512_loadu_ps(v.as_ptr().add(at))),
+            }
         });
         let masks: [__mmask16; 2] = [((1u32 << cols.min(16)) - 1) as u16, ((1u32 << cols.saturating_sub(16)) - 1) as u16];
         // SAFETY: panel p lies inside the checked panels.
         let bp = unsafe { b.add(p * kp * NR_QUAD) };
         for r0 in (0..rows).step_by(MR_QUAD) {
             let tile_rows = (rows - r0).min(MR_QUAD);
+            let rp: [(i32, f32); MR_QUAD] = std::array::from_fn(|r| if PER_ROW && r < tile_rows { f.row(row0 + r0 + r) } else { (zx0, s0) });
             // SAFETY: rows r0.. of A (a whole tile) and output rows r0.. at columns c0.. are
             // inside the checked regions.
             unsafe {
                 let (ap, op) = (a.add(r0 * kp), out.add(r0 * ldc + c0));
+                let e = TileF32 { params: &params, masks: &masks, has_bias: f.bias.is_some(), clamp: (lo, hi), rows: &rp };
                 if cols <= 16 {
-                    tile_vnni_f32::<1>(kp, ap, bp, tile_rows, &params, &masks, f.bias.is_some(), (lo, hi), ins, op, ldc)
+                    tile_vnni_f32::<1, PER_ROW, FIRST>(kp, ap, bp, tile_rows, &e, op, ldc)
                 } else {
-                    tile_vnni_f32::<2>(kp, ap, bp, tile_rows, &params, &masks, f.bias.is_some(), (lo, hi), ins, op, ldc)
+                    tile_vnni_f32::<2, PER_ROW, FIRST>(kp, ap, bp, tile_rows, &e, op, ldc)
                 }
             }
         }
     }
 }
 
+/// Column parameters of half a panel (16 columns) for [`tile_vnni_f32`].
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct ColParams {
+    col_sum: __m512i,
+    /// `−zx'·Σw'` for the first row's zero point (all rows', unless per row).
+    corr: __m512i,
+    scale: __m512,
+    /// `scale · input_scale` for the first row's scale.
+    both: __m512,
+    bias: __m512,
+}
+
+/// What [`tile_vnni_f32`] needs beside the operands.
+#[cfg(target_arch = "x86_64")]
+struct TileF32<'a> {
+    params: &'a [ColParams; 2],
+    masks: &'a [__mmask16; 2],
+    has_bias: bool,
+    clamp: (__m512, __m512),
+    /// Zero point and scale of each row of the tile.
+    rows: &'a [(i32, f32); MR_QUAD],
+}
+
 /// One `MR_QUAD × 16·NV` tile of [`block_vnni_f32`].
 #[cfg(target_arch = "x86_64")]
-#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
 #[inline]
-unsafe fn tile_vnni_f32<const NV: usize>(
-    kp: usize,
-    a: *const u8,
-    b: *const i8,
-    rows: usize,
-    params: &[(__m512i, __m512, __m512); 2],
-    masks: &[__mmask16; 2],
-    has_bias: bool,
-    (lo, hi): (__m512, __m512),
-    ins: __m512,
-    out: *mut f32,
-    ldc: usize,
-) {
+unsafe fn tile_vnni_f32<const NV: usize, const PER_ROW: bool, const FIRST: bool>(kp: usize, a: *const u8, b: *const i8, rows: usize, e: &TileF32, out: *mut f32, ldc: usize) {
     // SAFETY: the caller's contract is `tile_acc`'s.
     let c = unsafe { tile_acc::<NV>(kp, a, b) };
+    let (lo, hi) = e.clamp;
     for (r, cr) in c.iter().enumerate().take(rows) {
+        let (zx, s) = e.rows[r];
+        let ins = _mm512_set1_ps(s);
         for h in 0..NV {
-            if masks[h] == 0 {
+            if e.masks[h] == 0 {
                 continue;
             }
-            let (corr, scale, bias) = params[h];
-            let mut v = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(cr[h], corr)), scale), ins);
-            if has_bias {
-                v = _mm512_add_ps(v, bias);
+            let p = &e.params[h];
+            let corr = if PER_ROW { _mm512_mullo_epi32(p.col_sum, _mm512_set1_epi32(zx.wrapping_neg())) } else { p.corr };
+            let x = _mm512_cvtepi32_ps(_mm512_add_epi32(cr[h], corr));
+            let mut v = match (FIRST, PER_ROW) {
+                (true, false) => _mm512_mul_ps(x, p.both),
+                (true, true) => _mm512_mul_ps(x, _mm512_mul_ps(p.scale, ins)),
+                (false, _) => _mm512_mul_ps(_mm512_mul_ps(x, p.scale), ins),
+            };
+            if e.has_bias {
+                v = _mm512_add_ps(v, p.bias);
             }
             // `vmaxps(v, lo)` is `v > lo ? v : lo`: `f32::max(v, lo)`, which also gives `lo`
             // for a NaN `v` (zero times an infinite input scale).
             let v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
             // SAFETY: row r < rows, lanes 16h .. 16h + popcount(mask) < cols of that row are
             // inside `out` (checked by the caller).
-            unsafe { _mm512_mask_storeu_ps(out.add(r * ldc + 16 * h), masks[h], v) };
+            unsafe { _mm512_mask_storeu_ps(out.add(r * ldc + 16 * h), e.masks[h], v) };
         }
     }
 }
