@@ -22,6 +22,12 @@ Models (the patterns issue 26's table names):
   keras_mobilenet_v2_224_pruned90_dense MobileNetV2 whose 1x1 conv kernels (all 35) are pruned to 90% zeros, each
                                         weight on its own (unstructured, as MediaPipe's "sparse" models), converted
                                         without the sparsifier: the zeros are stored densely
+  keras_efficientnet_lite0_224_dynamic_range  the Lite0 above, dynamic-range quantized (Optimize.DEFAULT without a
+                                        representative dataset: int8 weights, float activations quantized per image
+                                        at run time; 5x5 depthwise convolutions)
+  keras_mlp_b4_dynamic_range           Dense 784-1024-1024-10 (ReLU) on a batch of 4 seeded normal rows,
+                                        dynamic-range quantized: hybrid FULLY_CONNECTED with one input scale and zero
+                                        point per row
 
 Every random number comes from fixed seeds: the same TF/Keras version gives the same files. The input of each model
 is the cat photo of examples/models/mobilenet_v1_0.25_128_quant resized to 224x224.  The references are LiteRT's
@@ -230,6 +236,8 @@ def convert(model, quant=None, rep=None):
         conv.inference_output_type = tf.int8
     elif quant == "sparse":
         conv.optimizations = [tf.lite.Optimize.EXPERIMENTAL_SPARSITY]
+    elif quant == "dynamic":
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
     return conv.convert()
 
 
@@ -351,6 +359,17 @@ def main():
         "keras_mobilenet_v2_224_sparse_1x1": lambda n: float_model(sparse_mobilenet_v2, n, float_in, "image cat.bmp resized to 224x224, float normalised minus1_1", quant="sparse", needs_rng=True),
         "keras_mobilenet_v2_224_pruned90_dense": lambda n: float_model(pruned_mobilenet_v2, n, float_in, "image cat.bmp resized to 224x224, float normalised minus1_1", needs_rng=True),
     }
+
+    def mlp(name):
+        keras.utils.set_random_seed(SEED)
+        inp = keras.Input((784,), batch_size=4)
+        x = keras.layers.Dense(1024, activation="relu")(inp)
+        x = keras.layers.Dense(1024, activation="relu")(x)
+        model = keras.Model(inp, keras.layers.Dense(10)(x), name="mlp")
+        x = np.random.default_rng(SEED).standard_normal((4, 784)).astype(np.float32)
+        write_folder(args.out, name, convert(model, "dynamic"), [x], "Dense 784-1024-1024-10 (ReLU), batch 4, dynamic-range quantized", "4 seeded standard normal rows")
+    todo["keras_mlp_b4_dynamic_range"] = mlp
+    todo["keras_efficientnet_lite0_224_dynamic_range"] = lambda n: float_model(efficientnet_lite0, n, float_in, "image cat.bmp resized to 224x224, float normalised minus1_1", quant="dynamic")
 
     def int8_model(name):
         keras.utils.set_random_seed(SEED)

@@ -365,7 +365,31 @@ pub fn qgemm<TO: QInt>(m: usize, a: &dyn QASource, b: &QPackedB, ep: &QEpilogue,
 pub(crate) fn qgemm_f32(m: usize, a: &dyn QASource, b: &QPackedB, f: &sq::FloatLanes, out: &mut [f32], ldc: usize) {
     debug_assert!(b.zw.iter().all(|&z| z == 0));
     assert!(f.zx.len() == f.input_scale.len() && (f.zx.len() == 1 || f.zx.len() >= m));
-    for_blocks(m, b, out, ldc, |bm, (blk, chunk)| sq::with_avx512(&FloatTask { a, b, f, row0: blk * bm, ldc }, chunk));
+    let (nr, panels) = (b.nr(), b.n.div_ceil(b.nr()));
+    let threads = nnrt_threads::kernel_threads();
+    if m == 0 || b.n == 0 {
+        return;
+    }
+    if threads > 1 && m <= MR && panels > 1 && m * b.n * (b.k + 16) >= PAR_MIN_WORK {
+        // One row tile (a fully connected layer's few rows): each thread takes a band of
+        // output channels (its share of the weights) into a buffer with the band's own row
+        // stride, copied into the output's rows.
+        let grid = nnrt_threads::Grid { rows: m, cols: b.n, row_unit: MR, col_unit: NR.max(nr), row_blocks: 1, col_blocks: threads };
+        nnrt_threads::par_blocks_mut(out, ldc, grid, |_, mut block| {
+            let (c0, w) = (block.col0(), block.cols());
+            let mut band = F32_BAND.with(|t| t.take());
+            band.clear();
+            band.resize(m * w, 0.0);
+            let task = FloatTask { a, b, f, row0: 0, ldc: w, panels: (c0 / nr, (c0 + w).div_ceil(nr)) };
+            sq::with_avx512(&task, &mut band);
+            for (r, row) in band.chunks_exact(w).enumerate() {
+                block.row_mut(r).copy_from_slice(row);
+            }
+            F32_BAND.with(|t| t.set(band));
+        });
+        return;
+    }
+    for_blocks(m, b, out, ldc, |bm, (blk, chunk)| sq::with_avx512(&FloatTask { a, b, f, row0: blk * bm, ldc, panels: (0, panels) }, chunk));
 }
 
 /// Runs `task(bm, (block, chunk))` on the blocks of `bm` rows of an `m`-row GEMM against `b`
@@ -415,20 +439,22 @@ impl<TO: QInt> sq::Avx512Body<TO> for Task<'_> {
     }
 }
 
-/// One task of [`qgemm_f32`] (rows from `row0`, into its chunk of the output).
+/// One task of [`qgemm_f32`]: rows from `row0` into its chunk of the output, columns of
+/// panels `p0 .. p1` (the chunk's column 0 is the first of panel `p0`).
 struct FloatTask<'a> {
     a: &'a dyn QASource,
     b: &'a QPackedB,
     f: &'a sq::FloatLanes<'a>,
     row0: usize,
     ldc: usize,
+    panels: (usize, usize),
 }
 
 impl sq::Avx512Body<f32> for FloatTask<'_> {
     #[inline(always)]
     fn run(&self, chunk: &mut [f32]) {
-        let (a, b, f, ldc) = (self.a, self.b, self.f, self.ldc);
-        let rows = chunk.len() / ldc;
+        let (a, b, ldc) = (self.a, self.b, self.ldc);
+        let rows = chunk.len().div_ceil(ldc);
         let kp = b.kp;
         let padded = rows.div_ceil(MR) * MR;
         let mut scratch = A_SCRATCH.with(|s| s.take());
@@ -443,18 +469,23 @@ impl sq::Avx512Body<f32> for FloatTask<'_> {
             Some(d) => d,
             None => &scratch.0[..padded * kp],
         };
+        let nr = b.nr();
+        let (p0, p1) = self.panels;
+        let (c0, n) = (p0 * nr, (p1 * nr).min(b.n) - p0 * nr);
+        // The lanes from column c0 on (c0 is a multiple of every panel width, and of 32 where
+        // the VNNI kernel reads whole 32-lane panels).
+        let f = sq::FloatLanes { col_sum: &self.f.col_sum[c0..], scale: &self.f.scale[c0..], bias: self.f.bias.map(|v| &v[c0..]), ..*self.f };
         match (b.layout, sq::VnniToken::new()) {
-            (QLayout::Quad, Some(tok)) => sq::block_quad_f32(tok, kp, ablock, rows, self.row0, &b.bytes, b.n, f, chunk, ldc),
+            (QLayout::Quad, Some(tok)) => sq::block_quad_f32(tok, kp, ablock, rows, self.row0, &b.bytes[c0 * kp..], n, &f, chunk, ldc),
             _ => {
-                let nr = b.nr();
                 let mut acc = [0i32; MR * NR];
-                for p in 0..b.n.div_ceil(nr) {
-                    let cols = (b.n - p * nr).min(nr);
+                for p in 0..p1 - p0 {
+                    let cols = (n - p * nr).min(nr);
                     for r0 in (0..rows).step_by(MR) {
                         let a_tile = &ablock[r0 * kp..(r0 + MR) * kp];
                         match b.layout {
-                            QLayout::Quad => sq::tile_quad(kp, a_tile, &b.bytes[p * kp * NR..(p + 1) * kp * NR], &mut acc),
-                            QLayout::Pair => sq::tile_pair(kp, a_tile, &b.pairs[p * kp * NR_PAIR..(p + 1) * kp * NR_PAIR], &mut acc),
+                            QLayout::Quad => sq::tile_quad(kp, a_tile, &b.bytes[(p0 + p) * kp * NR..(p0 + p + 1) * kp * NR], &mut acc),
+                            QLayout::Pair => sq::tile_pair(kp, a_tile, &b.pairs[(p0 + p) * kp * NR_PAIR..(p0 + p + 1) * kp * NR_PAIR], &mut acc),
                         }
                         for r in 0..(rows - r0).min(MR) {
                             let at = (r0 + r) * ldc + p * nr;
@@ -469,6 +500,11 @@ impl sq::Avx512Body<f32> for FloatTask<'_> {
         }
         A_SCRATCH.with(|s| s.set(scratch));
     }
+}
+
+thread_local! {
+    /// Per-thread band of [`qgemm_f32`]'s column split, kept for the next task.
+    static F32_BAND: std::cell::Cell<Vec<f32>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 /// One task of [`qgemm`]: rows `row0 ..` into `chunk` (`rows × ldc` values, at most

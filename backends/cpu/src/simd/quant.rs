@@ -317,7 +317,7 @@ unsafe fn tile_vnni_out<const NV: usize, const NEG: bool, const SAT: bool>(
     ldc: usize,
 ) {
     // SAFETY: the caller's contract is `tile_acc`'s.
-    let c = unsafe { tile_acc::<NV>(kp, a, b) };
+    let c = unsafe { tile_acc::<NV, MR_QUAD>(kp, a, b) };
     for (r, cr) in c.iter().enumerate().take(rows) {
         for h in 0..NV {
             if masks[h] == 0 {
@@ -343,19 +343,23 @@ unsafe fn tile_vnni_out<const NV: usize, const NEG: bool, const SAT: bool>(
     }
 }
 
-/// The raw dot products of one `MR_QUAD × 16·NV` tile: `MR_QUAD` rows of `kp` bytes at `a`
-/// against the quad-packed panel at `b` (its first `16·NV` columns).
+/// The raw dot products of one `R × 16·NV` tile: `R` rows of `kp` bytes at `a` against the
+/// quad-packed panel at `b` (its first `16·NV` columns).
 ///
 /// # Safety
-/// `a` holds `MR_QUAD` rows of `kp` bytes and `b` a panel of `kp · 32` bytes; `kp % 4 == 0`.
+/// `a` holds `R` rows of `kp` bytes and `b` a panel of `kp · 32` bytes; `kp % 4 == 0`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
 #[inline]
-unsafe fn tile_acc<const NV: usize>(kp: usize, a: *const u8, b: *const i8) -> [[__m512i; NV]; MR_QUAD] {
-    let mut c = [[_mm512_setzero_si512(); NV]; MR_QUAD];
+unsafe fn tile_acc<const NV: usize, const R: usize>(kp: usize, a: *const u8, b: *const i8) -> [[__m512i; NV]; R] {
+    let mut c = [[_mm512_setzero_si512(); NV]; R];
     for q in 0..kp / 4 {
         // SAFETY: as in `quad_vnni`.
         let bv: [__m512i; NV] = std::array::from_fn(|h| unsafe { _mm512_loadu_si512(b.add(q * 4 * NR_QUAD + 64 * h) as *const _) });
+        if R < 8 {
+            // Few rows: the weights stream through once; ask for them ahead.
+            _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add(q * 4 * NR_QUAD + 1024));
+        }
         for (r, cr) in c.iter_mut().enumerate() {
             // SAFETY: as in `quad_vnni`.
             let v = unsafe { (a.add(r * kp + 4 * q) as *const i32).read_unaligned() };
@@ -447,6 +451,7 @@ pub(crate) fn block_quad_f32(t: VnniToken, kp: usize, a: &[u8], rows: usize, row
 unsafe fn block_vnni_f32<const PER_ROW: bool, const FIRST: bool>(kp: usize, a: *const u8, rows: usize, row0: usize, b: *const i8, n: usize, f: &FloatLanes, out: *mut f32, ldc: usize) {
     let (lo, hi) = (_mm512_set1_ps(f.clamp.0), _mm512_set1_ps(f.clamp.1));
     let (zx0, s0) = f.row(0);
+    let ins = _mm512_set1_ps(s0);
     for p in 0..n.div_ceil(NR_QUAD) {
         let c0 = p * NR_QUAD;
         let cols = (n - c0).min(NR_QUAD);
@@ -470,12 +475,12 @@ unsafe fn block_vnni_f32<const PER_ROW: bool, const FIRST: bool>(kp: usize, a: *
         let bp = unsafe { b.add(p * kp * NR_QUAD) };
         for r0 in (0..rows).step_by(MR_QUAD) {
             let tile_rows = (rows - r0).min(MR_QUAD);
-            let rp: [(i32, f32); MR_QUAD] = std::array::from_fn(|r| if PER_ROW && r < tile_rows { f.row(row0 + r0 + r) } else { (zx0, s0) });
+            let rp: [(i32, f32); MR_QUAD] = if PER_ROW { std::array::from_fn(|r| if r < tile_rows { f.row(row0 + r0 + r) } else { (zx0, s0) }) } else { [(zx0, s0); MR_QUAD] };
             // SAFETY: rows r0.. of A (a whole tile) and output rows r0.. at columns c0.. are
             // inside the checked regions.
             unsafe {
                 let (ap, op) = (a.add(r0 * kp), out.add(r0 * ldc + c0));
-                let e = TileF32 { params: &params, masks: &masks, has_bias: f.bias.is_some(), clamp: (lo, hi), rows: &rp };
+                let e = TileF32 { params: &params, masks: &masks, has_bias: f.bias.is_some(), clamp: (lo, hi), ins, rows: &rp };
                 if cols <= 16 {
                     tile_vnni_f32::<1, PER_ROW, FIRST>(kp, ap, bp, tile_rows, &e, op, ldc)
                 } else {
@@ -506,7 +511,9 @@ struct TileF32<'a> {
     masks: &'a [__mmask16; 2],
     has_bias: bool,
     clamp: (__m512, __m512),
-    /// Zero point and scale of each row of the tile.
+    /// The input scale of every row (unless per row).
+    ins: __m512,
+    /// Zero point and scale of each row of the tile (per row).
     rows: &'a [(i32, f32); MR_QUAD],
 }
 
@@ -515,12 +522,29 @@ struct TileF32<'a> {
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
 #[inline]
 unsafe fn tile_vnni_f32<const NV: usize, const PER_ROW: bool, const FIRST: bool>(kp: usize, a: *const u8, b: *const i8, rows: usize, e: &TileF32, out: *mut f32, ldc: usize) {
-    // SAFETY: the caller's contract is `tile_acc`'s.
-    let c = unsafe { tile_acc::<NV>(kp, a, b) };
+    // A part tile (the last rows of a GEMM, a fully connected layer's few rows) computes only
+    // its rows, rounded up to 1, 2, 4 or 8.
+    // SAFETY: the caller's contract (`rows ≤ MR_QUAD` rows of A) is `tile_acc`'s.
+    unsafe {
+        match rows {
+            0 => {}
+            1 => tile_rows_f32::<NV, 1, PER_ROW, FIRST>(tile_acc::<NV, 1>(kp, a, b), rows, e, out, ldc),
+            2 => tile_rows_f32::<NV, 2, PER_ROW, FIRST>(tile_acc::<NV, 2>(kp, a, b), rows, e, out, ldc),
+            3 | 4 => tile_rows_f32::<NV, 4, PER_ROW, FIRST>(tile_acc::<NV, 4>(kp, a, b), rows, e, out, ldc),
+            _ => tile_rows_f32::<NV, MR_QUAD, PER_ROW, FIRST>(tile_acc::<NV, MR_QUAD>(kp, a, b), rows, e, out, ldc),
+        }
+    }
+}
+
+/// The float epilogue of [`tile_vnni_f32`] on the accumulators `c` of `rows` rows.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+#[inline]
+unsafe fn tile_rows_f32<const NV: usize, const R: usize, const PER_ROW: bool, const FIRST: bool>(c: [[__m512i; NV]; R], rows: usize, e: &TileF32, out: *mut f32, ldc: usize) {
     let (lo, hi) = e.clamp;
     for (r, cr) in c.iter().enumerate().take(rows) {
         let (zx, s) = e.rows[r];
-        let ins = _mm512_set1_ps(s);
+        let ins = if PER_ROW { _mm512_set1_ps(s) } else { e.ins };
         for h in 0..NV {
             if e.masks[h] == 0 {
                 continue;
