@@ -463,17 +463,18 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                         }
                         return Ok(());
                     }
-                    let mut xq = vec![0u8; m * k];
                     let (mut zx, mut scales) = (vec![128i32; m], vec![1f32; m]);
-                    for (r, (x, q)) in input.chunks_exact(k.max(1)).zip(xq.chunks_exact_mut(k.max(1))).take(m).enumerate() {
-                        if asym {
-                            let (s, z) = hybrid::asymmetric_quantize_unsigned(x, q);
-                            (scales[r], zx[r]) = (s, z + 128);
-                        } else {
-                            scales[r] = hybrid::symmetric_quantize_unsigned(x, q);
+                    with_xq(m * k, |xq| {
+                        for (r, (x, q)) in input.chunks_exact(k.max(1)).zip(xq.chunks_exact_mut(k.max(1))).take(m).enumerate() {
+                            if asym {
+                                let (s, z) = hybrid::asymmetric_quantize_unsigned(x, q);
+                                (scales[r], zx[r]) = (s, z + 128);
+                            } else {
+                                scales[r] = hybrid::symmetric_quantize_unsigned(x, q);
+                            }
                         }
-                    }
-                    fc.run(&xq, &zx, &scales, out);
+                        fc.run(xq, &zx, &scales, out);
+                    });
                     Ok(())
                 }));
             }
@@ -539,21 +540,39 @@ fn hybrid_conv(input: InputSource, batch: usize, asym: bool, unsigned: bool, run
         let input = cast::<f32>(ins[0].bytes)?;
         let out = cast_mut::<f32>(outs[0].bytes)?;
         let (per_in, per_out) = (input.len() / batch.max(1), out.len() / batch.max(1));
-        let mut xq = vec![0u8; per_in];
-        for (x, o) in input.chunks_exact(per_in.max(1)).zip(out.chunks_exact_mut(per_out.max(1))).take(batch) {
-            let (scale, zx) = match (asym, unsigned) {
-                (true, true) => {
-                    let (s, z) = hybrid::asymmetric_quantize_unsigned(x, &mut xq);
-                    (s, z + 128)
-                }
-                (false, true) => (hybrid::symmetric_quantize_unsigned(x, &mut xq), 128),
-                (true, false) => hybrid::asymmetric_quantize(x, bytemuck::cast_slice_mut(&mut xq)),
-                (false, false) => (hybrid::symmetric_quantize(x, bytemuck::cast_slice_mut(&mut xq)), 0),
-            };
-            run(&xq, zx, scale, o);
-        }
+        with_xq(per_in, |xq| {
+            for (x, o) in input.chunks_exact(per_in.max(1)).zip(out.chunks_exact_mut(per_out.max(1))).take(batch) {
+                let (scale, zx) = match (asym, unsigned) {
+                    (true, true) => {
+                        let (s, z) = hybrid::asymmetric_quantize_unsigned(x, xq);
+                        (s, z + 128)
+                    }
+                    (false, true) => (hybrid::symmetric_quantize_unsigned(x, xq), 128),
+                    (true, false) => hybrid::asymmetric_quantize(x, bytemuck::cast_slice_mut(xq)),
+                    (false, false) => (hybrid::symmetric_quantize(x, bytemuck::cast_slice_mut(xq)), 0),
+                };
+                run(xq, zx, scale, o);
+            }
+        });
         Ok(())
     })
+}
+
+thread_local! {
+    /// The quantized input of this thread's last hybrid op, kept for the next one (every byte
+    /// is written before it is read: no allocation or zeroing per run).
+    static XQ: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Runs `f` on `n` bytes of this thread's hybrid scratch ([`XQ`]).
+fn with_xq<R>(n: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
+    let mut v = XQ.with(|c| c.take());
+    if v.len() < n {
+        v.resize(n, 0);
+    }
+    let r = f(&mut v[..n]);
+    XQ.with(|c| c.set(v));
+    r
 }
 
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
