@@ -406,6 +406,9 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
         Quantization::PerTensor { scale, .. } => (vec![*scale], false),
         Quantization::None => return Err("hybrid weights have no scale".into()),
     };
+    if w_scales.is_empty() {
+        return Err("hybrid weights have an empty list of scales".into());
+    }
     match &op.kind {
         OpKind::Conv2D(p) => {
             let g = conv_geom(&xd, &wd, &od, p)?;
@@ -450,34 +453,9 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let clamp = clamp_of(act);
             let per_channel = matches!(wo.quant, Quantization::PerAxis { .. });
             let channel_scale = w_scales.clone();
-            let scale_of = if per_channel { &channel_scale[..] } else { &channel_scale[..1] };
-            if let Some(fc) = HybridFullyConnected::new(n, k, &weights, scale_of, bias.as_deref(), (clamp.0, clamp.1)) {
-                return Ok(built(vec![source(ctx, x)], move |ins, outs| {
-                    let input = cast::<f32>(ins[0].bytes)?;
-                    let m = input.len() / k.max(1);
-                    let out = cast_mut::<f32>(outs[0].bytes)?;
-                    if input.iter().all(|&v| v == 0.0) {
-                        // TFLite skips the product for an all-zero input: bias, then activation.
-                        for (r, o) in out.iter_mut().enumerate() {
-                            *o = bias.as_ref().map_or(0.0, |b| b[r % n]).max(clamp.0).min(clamp.1);
-                        }
-                        return Ok(());
-                    }
-                    let (mut zx, mut scales) = (vec![128i32; m], vec![1f32; m]);
-                    with_xq(m * k, |xq| {
-                        for (r, (x, q)) in input.chunks_exact(k.max(1)).zip(xq.chunks_exact_mut(k.max(1))).take(m).enumerate() {
-                            if asym {
-                                let (s, z) = hybrid::asymmetric_quantize_unsigned(x, q);
-                                (scales[r], zx[r]) = (s, z + 128);
-                            } else {
-                                scales[r] = hybrid::symmetric_quantize_unsigned(x, q);
-                            }
-                        }
-                        fc.run(xq, &zx, &scales, out);
-                    });
-                    Ok(())
-                }));
-            }
+            let scale_of = if per_channel { &channel_scale[..] } else { channel_scale.get(..1).unwrap_or(&[]) };
+            let fc = HybridFullyConnected::new(n, k, &weights, scale_of, bias.as_deref(), (clamp.0, clamp.1))
+                .ok_or_else(|| format!("{} weight scales and {} bias values for {n} output channels", scale_of.len(), bias.as_ref().map_or(n, |b| b.len())))?;
             Ok(built(vec![source(ctx, x)], move |ins, outs| {
                 let input = cast::<f32>(ins[0].bytes)?;
                 let m = input.len() / k.max(1);
@@ -489,14 +467,18 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                     }
                     return Ok(());
                 }
-                let (xq, mut scales, offsets) = quantize_rows(input, m, k, asym);
-                if !per_channel {
-                    scales.iter_mut().for_each(|s| *s *= channel_scale[0]);
-                }
-                hybrid::fully_connected(m, k, n, &xq, &offsets, &scales, &weights, &channel_scale, per_channel, bias.as_deref(), out);
-                for o in out.iter_mut() {
-                    *o = o.max(clamp.0).min(clamp.1);
-                }
+                let (mut zx, mut scales) = (vec![128i32; m], vec![1f32; m]);
+                with_xq(m * k, |xq| {
+                    for (r, (x, q)) in input.chunks_exact(k.max(1)).zip(xq.chunks_exact_mut(k.max(1))).take(m).enumerate() {
+                        if asym {
+                            let (s, z) = hybrid::asymmetric_quantize_unsigned(x, q);
+                            (scales[r], zx[r]) = (s, z + 128);
+                        } else {
+                            scales[r] = hybrid::symmetric_quantize_unsigned(x, q);
+                        }
+                    }
+                    fc.run(xq, &zx, &scales, out);
+                });
                 Ok(())
             }))
         }
@@ -511,24 +493,6 @@ struct Finish {
     bias: Option<Vec<f32>>,
     clamp: FloatClamp,
     scales_first: bool,
-}
-
-/// Quantizes each of the `rows` runs of `len` values of `input` on its own, as TFLite's hybrid
-/// kernels do (asymmetric when `asym`, else symmetric with offset 0): the int8 values, and per
-/// run the scale and the offset.
-fn quantize_rows(input: &[f32], rows: usize, len: usize, asym: bool) -> (Vec<i8>, Vec<f32>, Vec<i32>) {
-    let mut xq = vec![0i8; input.len()];
-    let mut scales = vec![0f32; rows];
-    let mut offsets = vec![0i32; rows];
-    for b in 0..rows {
-        let r = b * len..(b + 1) * len;
-        if asym {
-            (scales[b], offsets[b]) = hybrid::asymmetric_quantize(&input[r.clone()], &mut xq[r]);
-        } else {
-            scales[b] = hybrid::symmetric_quantize(&input[r.clone()], &mut xq[r]);
-        }
-    }
-    (xq, scales, offsets)
 }
 
 /// The kernel of a hybrid CONV_2D or DEPTHWISE_CONV_2D: quantizes each of the `batch` images

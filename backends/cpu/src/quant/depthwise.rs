@@ -375,6 +375,33 @@ mod tests {
         pad: [usize; 4],
     }
 
+    impl Shape {
+        /// The geometry of `batch` images of this shape (inputs at least as large as the
+        /// dilated filter).
+        fn geom(self, batch: usize) -> DepthwiseGeom {
+            let Shape { c, hw, k, s, d, pad } = self;
+            let (ek_h, ek_w) = ((k.0 - 1) * d.0 + 1, (k.1 - 1) * d.1 + 1);
+            let (in_h, in_w) = (hw.0.max(ek_h), hw.1.max(ek_w));
+            DepthwiseGeom {
+                batch,
+                in_h,
+                in_w,
+                in_c: c,
+                multiplier: 1,
+                out_h: (in_h + pad[0] + pad[2] - ek_h) / s.0 + 1,
+                out_w: (in_w + pad[1] + pad[3] - ek_w) / s.1 + 1,
+                k_h: k.0,
+                k_w: k.1,
+                stride_h: s.0,
+                stride_w: s.1,
+                dil_h: d.0,
+                dil_w: d.1,
+                pad_top: pad[0],
+                pad_left: pad[1],
+            }
+        }
+    }
+
     /// How a case is quantized.
     #[derive(Clone, Copy, Debug)]
     struct Scheme {
@@ -391,26 +418,8 @@ mod tests {
     /// The optimized kernel (the VNNI one where the CPU has it) against the reference, bit for
     /// bit, with input, weight and output types `TI`, `TW`, `TO`.
     fn case<TI: QInt, TW: QInt, TO: QInt>(sh: Shape, sc: Scheme, seed: u64) -> Result<(), TestCaseError> {
-        let Shape { c, hw, k, s, d, pad } = sh;
-        let (ek_h, ek_w) = ((k.0 - 1) * d.0 + 1, (k.1 - 1) * d.1 + 1);
-        let (in_h, in_w) = (hw.0.max(ek_h), hw.1.max(ek_w));
-        let g = DepthwiseGeom {
-            batch: 1 + (seed % 2) as usize,
-            in_h,
-            in_w,
-            in_c: c,
-            multiplier: 1,
-            out_h: (in_h + pad[0] + pad[2] - ek_h) / s.0 + 1,
-            out_w: (in_w + pad[1] + pad[3] - ek_w) / s.1 + 1,
-            k_h: k.0,
-            k_w: k.1,
-            stride_h: s.0,
-            stride_w: s.1,
-            dil_h: d.0,
-            dil_w: d.1,
-            pad_top: pad[0],
-            pad_left: pad[1],
-        };
+        let c = sh.c;
+        let g = sh.geom(1 + (seed % 2) as usize);
         let x: Vec<TI> = ints(seed, g.input_len(), TI::MIN, TI::MAX).into_iter().map(TI::put).collect();
         let zp = ints(seed ^ 2, 3, TI::MIN, TI::MAX);
         let wz = ints(seed ^ 6, c, TW::MIN, TW::MAX);
@@ -452,26 +461,8 @@ mod tests {
     /// bit, on one and (`threads`) two threads, with and without bias.
     fn hybrid_case(sh: Shape, seed: u64, with_bias: bool, threads: usize) -> Result<(), TestCaseError> {
         use crate::quant::hybrid::{depthwise_per_channel, FloatClamp};
-        let Shape { c, hw, k, s, d, pad } = sh;
-        let (ek_h, ek_w) = ((k.0 - 1) * d.0 + 1, (k.1 - 1) * d.1 + 1);
-        let (in_h, in_w) = (hw.0.max(ek_h), hw.1.max(ek_w));
-        let g = DepthwiseGeom {
-            batch: 1,
-            in_h,
-            in_w,
-            in_c: c,
-            multiplier: 1,
-            out_h: (in_h + pad[0] + pad[2] - ek_h) / s.0 + 1,
-            out_w: (in_w + pad[1] + pad[3] - ek_w) / s.1 + 1,
-            k_h: k.0,
-            k_w: k.1,
-            stride_h: s.0,
-            stride_w: s.1,
-            dil_h: d.0,
-            dil_w: d.1,
-            pad_top: pad[0],
-            pad_left: pad[1],
-        };
+        let c = sh.c;
+        let g = sh.geom(1);
         let x: Vec<i8> = ints(seed, g.input_len(), -128, 127).into_iter().map(|v| v as i8).collect();
         let xu: Vec<u8> = x.iter().map(|&v| v as u8 ^ 0x80).collect();
         let offset = ints(seed ^ 1, 1, -128, 127)[0];
