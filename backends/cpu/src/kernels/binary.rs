@@ -497,6 +497,26 @@ pub fn binary(
     out_shape: &[usize],
     act: Act,
 ) {
+    // Small same-shape and scalar cases are one row: no plan (building one per call was
+    // ~12 % of a small recurrent model's run, whose gates are such ops of 64 values).
+    // (Below `PAR_MIN` values, the size `par_chunk` would split across threads.)
+    if out.len() < PAR_MIN {
+        let whole = |shape: &[usize], v: &[f32]| shape == out_shape && v.len() == out.len();
+        let one = |shape: &[usize], v: &[f32]| v.len() == 1 && shape.len() <= out_shape.len() && shape.iter().all(|&d| d == 1);
+        let rows = if whole(a_shape, a) && whole(b_shape, b) {
+            Some((Row::Slice(a), Row::Slice(b)))
+        } else if whole(a_shape, a) && one(b_shape, b) {
+            Some((Row::Slice(a), Row::Splat(b[0])))
+        } else if one(a_shape, a) && whole(b_shape, b) {
+            Some((Row::Splat(a[0]), Row::Slice(b)))
+        } else {
+            None
+        };
+        if let Some((ra, rb)) = rows {
+            row_f32(op, ra, rb, out, act);
+            return;
+        }
+    }
     // One plan for both paths (the walk declines same shapes, scalars and short rows).
     let p = Plan::new(a_shape, b_shape, out_shape);
     if vbin(op).is_some_and(|v| binary_rows(v, &p, a, a_shape, b, b_shape, out, act)) {
