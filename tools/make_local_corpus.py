@@ -28,6 +28,9 @@ Models (the patterns issue 26's table names):
   keras_mlp_b4_dynamic_range           Dense 784-1024-1024-10 (ReLU) on a batch of 4 seeded normal rows,
                                         dynamic-range quantized: hybrid FULLY_CONNECTED with one input scale and zero
                                         point per row
+  keras_lstm_b2_dynamic_range          LSTM(64) over 16 steps of 32 features, batch 2, then Dense(10), dynamic-range
+                                        quantized (a WHILE loop of small gate ops around hybrid FULLY_CONNECTED)
+  keras_gru_b2_dynamic_range           the same with GRU(64)
 
 Every random number comes from fixed seeds: the same TF/Keras version gives the same files. The input of each model
 is the cat photo of examples/models/mobilenet_v1_0.25_128_quant resized to 224x224.  The references are LiteRT's
@@ -369,6 +372,15 @@ def main():
         x = np.random.default_rng(SEED).standard_normal((4, 784)).astype(np.float32)
         write_folder(args.out, name, convert(model, "dynamic"), [x], "Dense 784-1024-1024-10 (ReLU), batch 4, dynamic-range quantized", "4 seeded standard normal rows")
     todo["keras_mlp_b4_dynamic_range"] = mlp
+
+    def recurrent(name, layer):
+        keras.utils.set_random_seed(SEED)
+        inp = keras.Input((16, 32), batch_size=2)
+        model = keras.Model(inp, keras.layers.Dense(10)(layer(64)(inp)), name=name)
+        x = np.random.default_rng(SEED).standard_normal((2, 16, 32)).astype(np.float32)
+        write_folder(args.out, name, convert(model, "dynamic"), [x], f"{layer.__name__}(64) over 16 steps of 32, batch 2, Dense(10), dynamic-range quantized", "2x16x32 seeded standard normal values")
+    todo["keras_lstm_b2_dynamic_range"] = lambda n: recurrent(n, keras.layers.LSTM)
+    todo["keras_gru_b2_dynamic_range"] = lambda n: recurrent(n, keras.layers.GRU)
     todo["keras_efficientnet_lite0_224_dynamic_range"] = lambda n: float_model(efficientnet_lite0, n, float_in, "image cat.bmp resized to 224x224, float normalised minus1_1", quant="dynamic")
 
     def int8_model(name):
