@@ -422,11 +422,7 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             // Grouped: the reference loops into int32, then the float epilogue.
             let conv = QConv::new::<i8, i8>(one, ConvQuant::raw(g.out_c), &weights);
             let f = Finish { channel_scale, bias, clamp, scales_first: false };
-            Ok(hybrid_conv(source(ctx, x), g.batch, asym, false, move |xq, zx, s, out| {
-                let mut acc = vec![0i32; out.len()];
-                conv.run_raw(bytemuck::cast_slice(xq), zx, &mut acc);
-                hybrid::finish(&acc, &f.channel_scale, s, f.bias.as_deref(), f.clamp, f.scales_first, out);
-            }))
+            Ok(hybrid_conv(source(ctx, x), g.batch, asym, false, f.after(move |xq, zx, acc| conv.run_raw(xq, zx, acc))))
         }
         OpKind::DepthwiseConv2D(p) => {
             let g = depthwise_geom(&xd, &wd, &od, p)?;
@@ -439,11 +435,7 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             // No VNNI kernel: the integer loops into int32, then the float epilogue.
             let dw = QDepthwise::new::<i8, i8>(one, ConvQuant::raw(g.out_c()), &weights);
             let f = Finish { channel_scale, bias, clamp, scales_first: true };
-            Ok(hybrid_conv(source(ctx, x), g.batch, true, false, move |xq, zx, s, out| {
-                let mut acc = vec![0i32; out.len()];
-                dw.run_raw(bytemuck::cast_slice(xq), zx, &mut acc);
-                hybrid::finish(&acc, &f.channel_scale, s, f.bias.as_deref(), f.clamp, f.scales_first, out);
-            }))
+            Ok(hybrid_conv(source(ctx, x), g.batch, true, false, f.after(move |xq, zx, acc| dw.run_raw(xq, zx, acc))))
         }
         OpKind::FullyConnected(p) => {
             let k = *wd.last().ok_or("weights have no dims")?;
@@ -493,6 +485,18 @@ struct Finish {
     bias: Option<Vec<f32>>,
     clamp: FloatClamp,
     scales_first: bool,
+}
+
+impl Finish {
+    /// The image kernel of [`hybrid_conv`] for int8 bytes: `raw` (the integer convolution of
+    /// one image into int32 accumulators, given its zero point), then this float epilogue.
+    fn after(self, raw: impl Fn(&[i8], i32, &mut [i32]) + Send + 'static) -> impl Fn(&[u8], i32, f32, &mut [f32]) + Send + 'static {
+        move |xq, zx, s, out| {
+            let mut acc = vec![0i32; out.len()];
+            raw(bytemuck::cast_slice(xq), zx, &mut acc);
+            hybrid::finish(&acc, &self.channel_scale, s, self.bias.as_deref(), self.clamp, self.scales_first, out);
+        }
+    }
 }
 
 /// The kernel of a hybrid CONV_2D or DEPTHWISE_CONV_2D: quantizes each of the `batch` images

@@ -3,7 +3,7 @@
 //! reading the input zero point so they contribute nothing), the integer GEMM, and the
 //! requantizing epilogue. Grouped convolutions and 16-bit activations run the reference loops.
 
-use super::gemm::{best_layout, input_shift, qgemm, qgemm_f32, QASource, QEpilogue, QLayout, QPackedB, RowsSource};
+use super::gemm::{best_layout, input_shift, lanes, qgemm, qgemm_f32, QASource, QEpilogue, QLayout, QPackedB, RowsSource};
 use super::reference::{self, ConvQuant};
 use super::QInt;
 use crate::kernels::conv::ConvGeom;
@@ -269,10 +269,8 @@ impl HybridConv {
             return None;
         }
         let b = QPackedB::pack(layout, g.out_c, g.taps(), filter, &vec![0; g.out_c]);
-        let lanes = g.out_c.div_ceil(super::gemm::NR) * super::gemm::NR;
-        let pad = |v: &[f32]| -> Vec<f32> { v[..g.out_c].iter().copied().chain(std::iter::repeat(0.0)).take(lanes).collect() };
-        let col_sum = b.col_sums().iter().copied().chain(std::iter::repeat(0)).take(lanes).collect();
-        Some(HybridConv { g, col_sum, scale: pad(scale), bias: bias.map(pad), clamp, b })
+        let pad = |v: &[f32]| lanes(g.out_c, |c| v[c]);
+        Some(HybridConv { g, col_sum: b.col_sum_lanes(), scale: pad(scale), bias: bias.map(pad), clamp, b })
     }
 
     /// Runs on one image `xq` (NHWC, unsigned-domain bytes with zero point `zx`, scale
@@ -318,11 +316,9 @@ impl HybridFullyConnected {
             return None;
         }
         let b = QPackedB::pack(layout, n, k, &weights[..n * k], &vec![0; n]);
-        let lanes = n.div_ceil(super::gemm::NR) * super::gemm::NR;
-        let col_sum = b.col_sums().iter().copied().chain(std::iter::repeat(0)).take(lanes).collect();
-        let scale = (0..lanes).map(|c| if c < n { scale[if scale.len() == 1 { 0 } else { c }] } else { 0.0 }).collect();
-        let bias = (0..lanes).map(|c| if c < n { bias.map_or(0.0, |b| b[c]) } else { 0.0 }).collect();
-        Some(HybridFullyConnected { n, k, b, col_sum, scale, bias, clamp })
+        let scale = lanes(n, |c| scale[if scale.len() == 1 { 0 } else { c }]);
+        let bias = lanes(n, |c| bias.map_or(0.0, |b| b[c]));
+        Some(HybridFullyConnected { n, k, col_sum: b.col_sum_lanes(), b, scale, bias, clamp })
     }
 
     /// Runs on `xq` (`m × k` unsigned bytes; row `i` with zero point `zx[i]` in that domain and
@@ -338,12 +334,6 @@ impl HybridFullyConnected {
             scales_first: true,
             clamp: self.clamp,
         };
-        if m == 1 {
-            // One row: the per-row form would read the same pair.
-            let f = crate::simd::quant::FloatLanes { zx: &zx[..1], input_scale: &input_scale[..1], ..f };
-            qgemm_f32(1, &RowsSource { data: xq, k: self.k }, &self.b, &f, out, self.n);
-            return;
-        }
         qgemm_f32(m, &RowsSource { data: xq, k: self.k }, &self.b, &f, out, self.n);
     }
 }

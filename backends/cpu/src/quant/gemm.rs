@@ -52,6 +52,11 @@ pub struct QPackedB {
     zw: Lines<i32>,
 }
 
+/// `value(j)` for the `n` columns, then zeros to a whole number of `NR`-column panels.
+pub fn lanes<T: Copy + Default>(n: usize, value: impl Fn(usize) -> T) -> Vec<T> {
+    (0..n.div_ceil(NR) * NR).map(|j| if j < n { value(j) } else { T::default() }).collect()
+}
+
 /// The layout the fastest available micro-kernel wants.
 pub fn best_layout() -> QLayout {
     if sq::VnniToken::new().is_some() {
@@ -163,9 +168,10 @@ impl QPackedB {
         self.k
     }
 
-    /// `Σ_k w'` of each column.
-    pub fn col_sums(&self) -> &[i32] {
-        &self.col_sum
+    /// `Σ_k w'` of each column, then zeros to a whole number of 32-column panels (the lanes
+    /// of `simd::quant::FloatLanes`).
+    pub fn col_sum_lanes(&self) -> Vec<i32> {
+        lanes(self.n, |j| self.col_sum[j])
     }
 
     /// Row length of the `A` blocks this packing reads (`k` rounded up to the kernel's step).
@@ -439,6 +445,22 @@ impl<TO: QInt> sq::Avx512Body<TO> for Task<'_> {
     }
 }
 
+/// Rows `row0 .. row0 + rows` of `a` as a block of whole tiles (`rows` rounded up to `MR` rows
+/// of `kp` bytes): in place where the source holds them so, else filled into `buf` (grown as
+/// needed; rows past `rows` are never stored, so whatever they hold is harmless).
+#[inline(always)]
+fn a_block<'s>(a: &'s dyn QASource, row0: usize, rows: usize, kp: usize, buf: &'s mut Vec<u8>) -> &'s [u8] {
+    let len = rows.div_ceil(MR) * MR * kp;
+    if let Some(d) = a.direct(row0, kp, len) {
+        return d;
+    }
+    if buf.len() < len {
+        buf.resize(len, 0);
+    }
+    a.fill(row0, rows, kp, &mut buf[..len]);
+    &buf[..len]
+}
+
 /// One task of [`qgemm_f32`]: rows from `row0` into its chunk of the output, columns of
 /// panels `p0 .. p1` (the chunk's column 0 is the first of panel `p0`).
 struct FloatTask<'a> {
@@ -453,22 +475,11 @@ struct FloatTask<'a> {
 impl sq::Avx512Body<f32> for FloatTask<'_> {
     #[inline(always)]
     fn run(&self, chunk: &mut [f32]) {
-        let (a, b, ldc) = (self.a, self.b, self.ldc);
-        let rows = chunk.len().div_ceil(ldc);
+        let (b, ldc) = (self.b, self.ldc);
+        let rows = chunk.len() / ldc;
         let kp = b.kp;
-        let padded = rows.div_ceil(MR) * MR;
         let mut scratch = A_SCRATCH.with(|s| s.take());
-        let direct = a.direct(self.row0, kp, padded * kp);
-        if direct.is_none() {
-            if scratch.0.len() < padded * kp {
-                scratch.0.resize(padded * kp, 0);
-            }
-            a.fill(self.row0, rows, kp, &mut scratch.0[..padded * kp]);
-        }
-        let ablock = match direct {
-            Some(d) => d,
-            None => &scratch.0[..padded * kp],
-        };
+        let ablock = a_block(self.a, self.row0, rows, kp, &mut scratch.0);
         let nr = b.nr();
         let (p0, p1) = self.panels;
         let (c0, n) = (p0 * nr, (p1 * nr).min(b.n) - p0 * nr);
@@ -514,21 +525,9 @@ thread_local! {
 pub(crate) fn task_body<TO: QInt>(a: &dyn QASource, b: &QPackedB, ep: &QEpilogue, row0: usize, chunk: &mut [TO], ldc: usize, col0: usize) {
     let rows = chunk.len() / ldc;
     let kp = b.kp;
-    let padded = rows.div_ceil(MR) * MR;
-    // The A block and row sums live in this thread's scratch (no allocation per task). Rows
-    // past `rows` are never stored, so whatever they hold is harmless.
+    // The A block and row sums live in this thread's scratch (no allocation per task).
     let mut scratch = A_SCRATCH.with(|s| s.take());
-    let direct = a.direct(row0, kp, padded * kp);
-    if direct.is_none() {
-        if scratch.0.len() < padded * kp {
-            scratch.0.resize(padded * kp, 0);
-        }
-        a.fill(row0, rows, kp, &mut scratch.0[..padded * kp]);
-    }
-    let ablock = match direct {
-        Some(d) => d,
-        None => &scratch.0[..padded * kp],
-    };
+    let ablock = a_block(a, row0, rows, kp, &mut scratch.0);
     let row_sums = &mut scratch.1;
     row_sums.clear();
     if ep.need_row_sums {

@@ -94,8 +94,9 @@ fn small(lo: f32, hi: f32, nan: bool, inv: f32) -> bool {
 }
 
 /// The smallest and largest of `start` and `values` (NaNs skipped, as `f32::min` / `max` skip
-/// them), and whether some value is NaN (always "maybe" without AVX-512): AVX-512 intrinsics where the CPU has them (`simd::qmisc::min_max_f32`), else 16 lanes
-/// compiled for this CPU's vectors. Min and max are exact, so the order of the comparisons does
+/// them), and whether some value is NaN (always "maybe" without AVX-512): AVX-512 intrinsics
+/// where the CPU has them (`simd::qmisc::min_max_f32`), else 16 lanes compiled for this CPU's
+/// vectors. Min and max are exact, so the order of the comparisons does
 /// not change the result (a scalar fold had been ~20 % of a dynamic-range MobileNetV2's run).
 fn min_max(values: &[f32], start: (f32, f32)) -> (f32, f32, bool) {
     if let Some(t) = crate::simd::WideToken::new() {
@@ -155,55 +156,38 @@ fn quantize_with(values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32
 /// went through doubles at half the width), the rest by the loops below.
 #[allow(clippy::too_many_arguments)]
 fn quantize_block(values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32, flip: u8, small: bool) {
-    let done = match crate::simd::WideToken::new() {
-        Some(t) => {
-            let head = vector_part(values.len()).min(out.len());
-            crate::simd::qmisc::quantize_neon_f32(t, &values[..head], &mut out[..head], inv, offset, low, flip as i8, small)
+    let head = vector_part(values.len()).min(out.len());
+    let done = crate::simd::WideToken::new().map_or(0, |t| crate::simd::qmisc::quantize_neon_f32(t, &values[..head], &mut out[..head], inv, offset, low, flip as i8, small));
+    if done == 0 {
+        // The element loops, compiled for this CPU's vectors.
+        struct Body<'a>(&'a [f32], &'a mut [i8], usize, f32, i32, i32, u8);
+        impl WideBody for Body<'_> {
+            #[inline(always)]
+            fn body(&mut self) {
+                let (v, head) = (self.0, self.2);
+                quantize_scalar(&v[..head], self.1, &v[head..], self.3, self.4, self.5, self.6);
+            }
         }
-        None => 0,
-    };
-    if done > 0 {
-        // The rest: what the vector loop left of the 8-wide part (8 values at most), then the
-        // tail, each by its own rounding.
-        let head = vector_part(values.len()).min(out.len());
-        let (v, o) = (&values[done..], &mut out[done..]);
-        quantize_scalar(&v[..head - done], o, &v[head - done..], inv, offset, low, flip);
+        Wide::detect().run(&mut Body(values, out, head, inv, offset, low, flip));
         return;
     }
-    quantize_loops(values, out, inv, offset, low, flip);
+    // What the vector loop left of the 8-wide part (8 values at most), then the tail.
+    let (v, o) = (&values[done..], &mut out[done..]);
+    quantize_scalar(&v[..head - done], o, &v[head - done..], inv, offset, low, flip);
 }
 
 /// The element loops of [`quantize_block`] on `head` (the 8-wide part: [`round_neon`]) and then
-/// `tail` (`std::round`), written to `out` in that order.
+/// `tail` (`std::round`), written to `out` in that order. The sum wraps as the release build's
+/// `+` did (a value scaled past int32 saturates).
+#[inline(always)]
 fn quantize_scalar(head: &[f32], out: &mut [i8], tail: &[f32], inv: f32, offset: i32, low: i32, flip: u8) {
-    let (oh, ot) = out.split_at_mut(head.len());
+    let (oh, ot) = out.split_at_mut(head.len().min(out.len()));
     for (o, &v) in oh.iter_mut().zip(head) {
         *o = offset.wrapping_add(round_neon(v * inv)).clamp(low, 127) as i8 ^ flip as i8;
     }
     for (o, &v) in ot.iter_mut().zip(tail) {
         *o = offset.wrapping_add((inv * v).round() as i32).clamp(low, 127) as i8 ^ flip as i8;
     }
-}
-
-/// [`quantize_block`]'s loops compiled for this CPU's vectors.
-fn quantize_loops(values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32, flip: u8) {
-    struct Body<'a>(&'a [f32], &'a mut [i8], f32, i32, i32, i8);
-    impl WideBody for Body<'_> {
-        #[inline(always)]
-        fn body(&mut self) {
-            let (inv, offset, low, flip) = (self.2, self.3, self.4, self.5);
-            let split = vector_part(self.0.len()).min(self.1.len());
-            let (head, tail) = self.1.split_at_mut(split);
-            // The sum wraps as the release build's `+` did (a value scaled past int32 saturates).
-            for (o, &v) in head.iter_mut().zip(&self.0[..split]) {
-                *o = offset.wrapping_add(round_neon(v * inv)).clamp(low, 127) as i8 ^ flip;
-            }
-            for (o, &v) in tail.iter_mut().zip(&self.0[split..]) {
-                *o = offset.wrapping_add((inv * v).round() as i32).clamp(low, 127) as i8 ^ flip;
-            }
-        }
-    }
-    Wide::detect().run(&mut Body(values, out, inv, offset, low, flip as i8));
 }
 
 /// Float clamp of a fused activation.

@@ -225,9 +225,7 @@ pub(crate) fn block_quad_out(t: VnniToken, kp: usize, a: &[u8], rows: usize, byt
     if rows == 0 || n == 0 {
         return;
     }
-    let panels = n.div_ceil(NR_QUAD);
-    assert!(kp.is_multiple_of(4) && a.len() >= rows.div_ceil(MR_QUAD) * MR_QUAD * kp && bytes.len() >= panels * kp * NR_QUAD);
-    assert!(ldc >= n && out.len() >= (rows - 1) * ldc + n);
+    let panels = check_block(kp, a, rows, bytes, n, out.len(), ldc);
     for v in [&lr.bias, &lr.zw, &lr.mult, &lr.left] {
         assert!(v.len() >= panels * NR_QUAD);
     }
@@ -239,6 +237,16 @@ pub(crate) fn block_quad_out(t: VnniToken, kp: usize, a: &[u8], rows: usize, byt
     unsafe {
         block_vnni(kp, a.as_ptr(), rows, bytes.as_ptr(), n, lr, row_sums.map(|s| s.as_ptr()), out.as_mut_ptr(), ldc, Narrow::of(lr.out, signed));
     }
+}
+
+/// The bounds every block of the fused VNNI GEMM relies on (`rows ≥ 1`): whole tiles of `kp`
+/// bytes of `a`, every panel of `bytes`, the `n` values of each of the `rows` output rows
+/// (`out_len` long, `ldc` apart). Returns the panels.
+fn check_block(kp: usize, a: &[u8], rows: usize, bytes: &[i8], n: usize, out_len: usize, ldc: usize) -> usize {
+    let panels = n.div_ceil(NR_QUAD);
+    assert!(kp.is_multiple_of(4) && a.len() >= rows.div_ceil(MR_QUAD) * MR_QUAD * kp && bytes.len() >= panels * kp * NR_QUAD);
+    assert!(ldc >= n && out_len >= (rows - 1) * ldc + n);
+    panels
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -425,9 +433,7 @@ pub(crate) fn block_quad_f32(t: VnniToken, kp: usize, a: &[u8], rows: usize, row
     if rows == 0 || n == 0 {
         return;
     }
-    let panels = n.div_ceil(NR_QUAD);
-    assert!(kp.is_multiple_of(4) && a.len() >= rows.div_ceil(MR_QUAD) * MR_QUAD * kp && bytes.len() >= panels * kp * NR_QUAD);
-    assert!(ldc >= n && out.len() >= (rows - 1) * ldc + n);
+    let panels = check_block(kp, a, rows, bytes, n, out.len(), ldc);
     assert!(f.col_sum.len() >= panels * NR_QUAD && f.scale.len() >= panels * NR_QUAD && f.bias.is_none_or(|b| b.len() >= panels * NR_QUAD));
     let per_row = f.zx.len() != 1;
     assert!(f.zx.len() == f.input_scale.len() && (!per_row || f.zx.len() >= row0 + rows));
