@@ -148,6 +148,11 @@ pub(crate) enum ControlStep {
         cond: Callee,
         body: Callee,
         state: Vec<Vec<u8>>,
+        /// Static loops: `cond_reads[k]`, the condition reads loop variable k (the others are not
+        /// copied into it); `through[k]`, the body passes variable k on unchanged (copied into
+        /// the body once per run, never back).
+        cond_reads: Vec<bool>,
+        through: Vec<bool>,
         /// `check[k]`: the body's output k is known only at run time and is checked against the
         /// carried shape after each iteration (loops whose carried shapes are static).
         check: Vec<bool>,
@@ -195,16 +200,21 @@ pub(crate) fn prepare_step(
             let by_shape = out_dynamic.iter().any(|&d| d);
             let d = in_dims(LOOP_VARS);
             let d = (!in_dynamic(LOOP_VARS)).then_some(d.as_slice());
-            let body = Callee::new(*body, d, by_shape, env, depth + 1)?;
-            let cond = Callee::new(*cond, d, by_shape, env, depth + 1)?;
+            let mut body = Callee::new(*body, d, by_shape, env, depth + 1)?;
+            let mut cond = Callee::new(*cond, d, by_shape, env, depth + 1)?;
             let check = (0..op.outputs.len()).map(|k| !by_shape && body.output_is_dynamic(k)).collect();
+            let n = op.outputs.len();
+            let (cond_reads, through) = match (by_shape, cond.fixed(id, "While"), body.fixed(id, "While")) {
+                (false, Ok(c), Ok(b)) => (c.inputs_read(), b.passes_through()),
+                _ => (vec![true; n], vec![false; n]),
+            };
             let limit = env.config.while_max_iterations().map_err(|reason| CompileError::Config {
                 key: "WHILE_MAX_ITERATIONS".into(),
                 value: env.config.get("WHILE_MAX_ITERATIONS").unwrap_or_default().into(),
                 reason,
             })?;
             let cancel = env.cancel.clone();
-            Ok(ControlStep::While { io, cond, body, state: Vec::new(), check, limit, cancel, by_shape, shapes: Vec::new() })
+            Ok(ControlStep::While { io, cond, body, state: Vec::new(), cond_reads, through, check, limit, cancel, by_shape, shapes: Vec::new() })
         }
         other => Err(CompileError::InvalidOp { op: id, kind: other.name().into(), reason: "not a control-flow op".into() }),
     }
@@ -212,13 +222,19 @@ pub(crate) fn prepare_step(
 
 fn call(callee: &mut crate::Prepared, args: &[&[u8]], op: OpId, kind: &str) -> Result<(), RunError> {
     for (i, a) in args.iter().enumerate() {
-        let dst = callee.input_mut(i)?;
-        if dst.len() != a.len() {
-            return Err(RunError::Kernel { op, kind: kind.into(), reason: format!("argument {i} has {} bytes, the subgraph expects {}", a.len(), dst.len()) });
-        }
-        dst.copy_from_slice(a);
+        set_input(callee, i, a, op, kind)?;
     }
     callee.run_here()
+}
+
+/// Copies `a` into input `i` of `callee` (called by op `op` of `kind`), which must have its size.
+fn set_input(callee: &mut crate::Prepared, i: usize, a: &[u8], op: OpId, kind: &str) -> Result<(), RunError> {
+    let dst = callee.input_mut(i)?;
+    if dst.len() != a.len() {
+        return Err(RunError::Kernel { op, kind: kind.into(), reason: format!("argument {i} has {} bytes, the subgraph expects {}", a.len(), dst.len()) });
+    }
+    dst.copy_from_slice(a);
+    Ok(())
 }
 
 impl ControlStep {
@@ -258,7 +274,7 @@ impl ControlStep {
                 }
                 Ok(())
             }
-            ControlStep::While { io, cond, body, state, check, limit, cancel, by_shape: false, .. } => {
+            ControlStep::While { io, cond, body, state, cond_reads, through, check, limit, cancel, by_shape: false, .. } => {
                 let (ins, mut outs) = io.views(arena)?;
                 let (cond, body) = (cond.fixed(io.op, "While")?, body.fixed(io.op, "While")?);
                 state.resize(ins.len(), Vec::new());
@@ -266,15 +282,30 @@ impl ControlStep {
                     s.clear();
                     s.extend_from_slice(t.bytes);
                 }
+                let reads = |k: usize| cond_reads.get(k).copied().unwrap_or(true);
+                let passed = |k: usize| through.get(k).copied().unwrap_or(false);
                 for n in 0.. {
                     next_iteration(io.op, n, *limit, cancel)?;
-                    let args: Vec<&[u8]> = state.iter().map(Vec::as_slice).collect();
-                    call(cond, &args, io.op, "While")?;
+                    for (k, s) in state.iter().enumerate() {
+                        if reads(k) {
+                            set_input(cond, k, s, io.op, "While")?;
+                        }
+                    }
+                    cond.run_here()?;
                     if cond.output(0)?.first().copied().unwrap_or(0) == 0 {
                         break;
                     }
-                    call(body, &args, io.op, "While")?;
+                    // Pass-through variables stay in the body's inputs after the first iteration.
+                    for (k, s) in state.iter().enumerate() {
+                        if n == 0 || !passed(k) {
+                            set_input(body, k, s, io.op, "While")?;
+                        }
+                    }
+                    body.run_here()?;
                     for (k, s) in state.iter_mut().enumerate() {
+                        if passed(k) {
+                            continue;
+                        }
                         let out = body.output(k)?;
                         if out.len() != s.len() || (check[k] && body.output_dims(k)? != ins[k].dims) {
                             return Err(RunError::Kernel {

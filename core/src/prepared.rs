@@ -292,6 +292,22 @@ impl Prepared {
         self.threads
     }
 
+    /// `read[i]`: graph input `i` is read by some op or is a graph output (a WHILE condition
+    /// typically reads only its counters: the other loop variables need not be copied in).
+    pub(crate) fn inputs_read(&self) -> Vec<bool> {
+        let g = &self.graph;
+        let read = |id: OperandId| g.outputs.contains(&id) || g.ops.iter().any(|o| o.inputs.iter().flatten().any(|&i| i == id));
+        g.inputs.iter().map(|&id| read(id)).collect()
+    }
+
+    /// `through[k]`: graph output `k` is graph input `k` itself (a loop variable a WHILE body
+    /// passes on unchanged). Such an input is live to the end of the run (it is an output), so
+    /// no op writes over it and its bytes stay in place between runs.
+    pub(crate) fn passes_through(&self) -> Vec<bool> {
+        let g = &self.graph;
+        (0..g.outputs.len()).map(|k| g.inputs.get(k).is_some_and(|&i| i == g.outputs[k])).collect()
+    }
+
     /// Bytes of graph input `i`, to be filled by the caller before [`Prepared::run`].
     pub fn input_mut(&mut self, i: usize) -> Result<&mut [u8], RunError> {
         let count = self.graph.inputs.len();

@@ -369,6 +369,59 @@ fn while_body_slicing_by_the_loop_counter() {
     }
 }
 
+/// A WHILE with static shapes whose condition reads only the counter and whose body passes one
+/// loop variable on unchanged (`xs`, Keras' input sequence) and swaps two others: `(i, xs, a, b)
+/// -> (i + 1, xs, b, a + xs)`. The loop copies the pass-through variable into the body once per
+/// run and nothing the condition does not read: each run must still see that run's inputs,
+/// including runs of zero iterations and runs after a longer one.
+#[test]
+fn while_passes_loop_invariants_through_and_swaps_others() {
+    let mut cond = G::default();
+    let ci = cond.input(DType::I32, &[]);
+    for _ in 0..3 {
+        cond.input(DType::F32, &[2, 3]);
+    }
+    let three = cond.konst(DType::I32, &[], i32_bytes(&[3]));
+    let go = cond.g.add_operand(Operand::new("go", DType::Bool, &[]));
+    cond.op(OpKind::Compare(CompareOp::Less), &[ci, three], &[go]);
+    cond.g.outputs.push(go);
+
+    let mut body = G::default();
+    let i = body.input(DType::I32, &[]);
+    let xs = body.input(DType::F32, &[2, 3]);
+    let a = body.input(DType::F32, &[2, 3]);
+    let b = body.input(DType::F32, &[2, 3]);
+    let one = body.konst(DType::I32, &[], i32_bytes(&[1]));
+    let next = body.g.add_operand(Operand::new("next", DType::I32, &[]));
+    body.op(OpKind::Binary { op: BinaryOp::Add, act: Activation::None }, &[i, one], &[next]);
+    let sum = body.g.add_operand(Operand::new("sum", DType::F32, &[2, 3]));
+    body.op(OpKind::Binary { op: BinaryOp::Add, act: Activation::None }, &[a, xs], &[sum]);
+    body.g.outputs.extend([next, xs, b, sum]);
+
+    let mut main = G::default();
+    let ins: Vec<OperandId> = [main.input(DType::I32, &[])].into_iter().chain((0..3).map(|_| main.input(DType::F32, &[2, 3]))).collect();
+    let outs: Vec<OperandId> = [main.g.add_operand(Operand::new("i", DType::I32, &[]))]
+        .into_iter()
+        .chain((0..3).map(|_| main.g.add_operand(Operand::new("v", DType::F32, &[2, 3]))))
+        .collect();
+    main.op(OpKind::While { cond: SubgraphId(1), body: SubgraphId(2) }, &ins, &outs);
+    main.g.outputs.extend(outs);
+    let mut s = session(vec![main.g, cond.g, body.g], 1);
+    for (start, seed) in [(0, 1.0f32), (3, 2.0), (1, 3.0), (0, -4.0), (2, 0.5)] {
+        let xs: Vec<f32> = (0..6).map(|k| seed * (k as f32 + 1.0)).collect();
+        let (mut a, mut b): (Vec<f32>, Vec<f32>) = ((0..6).map(|k| 10.0 * k as f32).collect(), vec![-1.0; 6]);
+        let inputs = [i32_bytes(&[start]), f32_bytes(&xs), f32_bytes(&a), f32_bytes(&b)];
+        for _ in start..3 {
+            let sum: Vec<f32> = a.iter().zip(&xs).map(|(a, x)| a + x).collect();
+            (a, b) = (b, sum);
+        }
+        assert_eq!(i32s(&run(&mut s, &inputs, 0).unwrap().1), vec![start.max(3)]);
+        assert_eq!(f32s(s.output(1).unwrap()), xs, "xs, loop from {start}");
+        assert_eq!(f32s(s.output(2).unwrap()), a, "a, loop from {start}");
+        assert_eq!(f32s(s.output(3).unwrap()), b, "b, loop from {start}");
+    }
+}
+
 /// Cond `i < 3`, body `(i + 1, concat(acc, [[7, 8]]))` growing the carried [?, 2] tensor, and IF
 /// branches `t + t` and `t + 0`: subgraphs 1 to 4 of the models below.
 fn growing_loop_subgraphs() -> Vec<Subgraph> {

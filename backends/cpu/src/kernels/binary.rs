@@ -195,6 +195,71 @@ impl Plan {
     }
 }
 
+/// A small broadcast that needs no [`Plan`]: building one per call cost ~10 % of a recurrent
+/// model's run, whose loop bodies are element-wise ops of a few hundred values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Quick {
+    /// Both operands have the output's shape (leading 1s aside).
+    Same,
+    /// `a` is one value, `b` the output's shape.
+    SplatA,
+    /// `b` is one value, `a` the output's shape.
+    SplatB,
+    /// `a` has the output's trailing dims (`n` values, repeated), `b` the output's shape.
+    RepeatA(usize),
+    /// `b` has the output's trailing dims (`n` values, repeated), `a` the output's shape.
+    RepeatB(usize),
+}
+
+/// Repeated rows shorter than this, or more of them than [`QUICK_MAX_ROWS`], take the plan's
+/// tiled path.
+const QUICK_MIN_ROW: usize = 16;
+const QUICK_MAX_ROWS: usize = 16;
+
+/// The [`Quick`] form of a broadcast of `a_len` values of `a_shape` and `b_len` of `b_shape` to
+/// `out_len` of `out_shape`, for fewer than [`PAR_MIN`] output values (one thread's work); `None`
+/// where the plan is needed (or the shapes or lengths are inconsistent: the plan reports those).
+fn quick(a_shape: &[usize], a_len: usize, b_shape: &[usize], b_len: usize, out_shape: &[usize], out_len: usize) -> Option<Quick> {
+    if out_len == 0 || out_len >= PAR_MIN || a_shape.len() > out_shape.len() || b_shape.len() > out_shape.len() {
+        return None;
+    }
+    fn lead(s: &[usize]) -> &[usize] {
+        &s[s.iter().position(|&d| d != 1).unwrap_or(s.len())..]
+    }
+    let (o, a, b) = (lead(out_shape), lead(a_shape), lead(b_shape));
+    let fits = |s: &[usize], len: usize| s.iter().product::<usize>() == len;
+    if !fits(o, out_len) || !fits(a, a_len) || !fits(b, b_len) {
+        return None;
+    }
+    let repeat = |s: &[usize], len: usize| !s.is_empty() && o.ends_with(s) && len >= QUICK_MIN_ROW && out_len / len <= QUICK_MAX_ROWS;
+    match (same_dims(a, o), same_dims(b, o)) {
+        (true, true) => Some(Quick::Same),
+        (true, false) if b.is_empty() => Some(Quick::SplatB),
+        (false, true) if a.is_empty() => Some(Quick::SplatA),
+        (true, false) if repeat(b, b_len) => Some(Quick::RepeatB(b_len)),
+        (false, true) if repeat(a, a_len) => Some(Quick::RepeatA(a_len)),
+        _ => None,
+    }
+}
+
+/// `a == b` without a `memcmp` call for empty shapes (scalars): glibc's AVX-512 `memcmp` does a
+/// masked load from the empty slice's dangling address, and the fault it suppresses costs
+/// hundreds of cycles (20 % of a recurrent model's run, whose counters are scalars).
+fn same_dims(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && (a.is_empty() || a == b)
+}
+
+/// Calls `f` over `out` in the [`Quick`] form `q` of `a` and `b`.
+fn quick_rows<A: Copy, B: Copy, O>(q: Quick, a: &[A], b: &[B], out: &mut [O], mut f: impl FnMut(Row<'_, A>, Row<'_, B>, &mut [O])) {
+    match q {
+        Quick::Same => f(Row::Slice(a), Row::Slice(b), out),
+        Quick::SplatA => f(Row::Splat(a[0]), Row::Slice(b), out),
+        Quick::SplatB => f(Row::Slice(a), Row::Splat(b[0]), out),
+        Quick::RepeatA(n) => out.chunks_mut(n).zip(b.chunks(n)).for_each(|(o, b)| f(Row::Slice(a), Row::Slice(b), o)),
+        Quick::RepeatB(n) => out.chunks_mut(n).zip(a.chunks(n)).for_each(|(o, a)| f(Row::Slice(a), Row::Slice(b), o)),
+    }
+}
+
 /// Calls `f(a_row, b_row, out_row)` for every row of the broadcast of `a` (`a_shape`) and `b`
 /// (`b_shape`) to `out_shape`, covering `out` in order. Dims are coalesced first, so
 /// `[N,H,W,C] op [C]` becomes rows of `C` with `b` contiguous, equal shapes become one row, and a
@@ -217,6 +282,9 @@ pub(crate) fn broadcast_rows<A, B, O, F>(
     O: Send,
     F: Fn(Row<'_, A>, Row<'_, B>, &mut [O]) + Sync,
 {
+    if let Some(q) = quick(a_shape, a.len(), b_shape, b.len(), out_shape, out.len()) {
+        return quick_rows(q, a, b, out, f);
+    }
     broadcast_plan(&Plan::new(a_shape, b_shape, out_shape), a, a_shape, b, b_shape, out, f)
 }
 
@@ -497,25 +565,9 @@ pub fn binary(
     out_shape: &[usize],
     act: Act,
 ) {
-    // Small same-shape and scalar cases are one row: no plan (building one per call was
-    // ~12 % of a small recurrent model's run, whose gates are such ops of 64 values).
-    // (Below `PAR_MIN` values, the size `par_chunk` would split across threads.)
-    if out.len() < PAR_MIN {
-        let whole = |shape: &[usize], v: &[f32]| shape == out_shape && v.len() == out.len();
-        let one = |shape: &[usize], v: &[f32]| v.len() == 1 && shape.len() <= out_shape.len() && shape.iter().all(|&d| d == 1);
-        let rows = if whole(a_shape, a) && whole(b_shape, b) {
-            Some((Row::Slice(a), Row::Slice(b)))
-        } else if whole(a_shape, a) && one(b_shape, b) {
-            Some((Row::Slice(a), Row::Splat(b[0])))
-        } else if one(a_shape, a) && whole(b_shape, b) {
-            Some((Row::Splat(a[0]), Row::Slice(b)))
-        } else {
-            None
-        };
-        if let Some((ra, rb)) = rows {
-            row_f32(op, ra, rb, out, act);
-            return;
-        }
+    // Small broadcasts need no plan (see [`Quick`]).
+    if let Some(q) = quick(a_shape, a.len(), b_shape, b.len(), out_shape, out.len()) {
+        return quick_rows(q, a, b, out, |ra, rb, o| row_f32(op, ra, rb, o, act));
     }
     // One plan for both paths (the walk declines same shapes, scalars and short rows).
     let p = Plan::new(a_shape, b_shape, out_shape);
@@ -768,6 +820,41 @@ pub fn binary_i64(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn small_broadcasts_skip_the_plan_with_the_plans_results() {
+        use Quick::*;
+        type Case<'a> = (&'a [usize], &'a [usize], &'a [usize], Option<Quick>);
+        let cases: &[Case] = &[
+            (&[2, 3], &[2, 3], &[2, 3], Some(Same)),
+            (&[], &[], &[], Some(Same)),
+            (&[1], &[], &[1, 1], Some(Same)),
+            (&[2, 64], &[], &[2, 64], Some(SplatB)),
+            (&[1, 1], &[1, 2, 64], &[1, 2, 64], Some(SplatA)),
+            (&[2, 256], &[256], &[2, 256], Some(RepeatB(256))),
+            (&[1, 256], &[2, 256], &[2, 256], Some(RepeatA(256))),
+            (&[3, 2, 16], &[2, 16], &[3, 2, 16], Some(RepeatB(32))),
+            (&[2, 8], &[8], &[2, 8], None),
+            (&[40, 20], &[20], &[40, 20], None),
+            (&[2, 3], &[2, 1], &[2, 3], None),
+            (&[3, 1], &[1, 3], &[3, 3], None),
+            (&[64, 64], &[64, 64], &[64, 64], None),
+            (&[0, 3], &[3], &[0, 3], None),
+        ];
+        for &(a_shape, b_shape, out_shape, want) in cases {
+            let (na, nb, no) = (a_shape.iter().product::<usize>(), b_shape.iter().product::<usize>(), out_shape.iter().product::<usize>());
+            assert_eq!(quick(a_shape, na, b_shape, nb, out_shape, no), want, "{a_shape:?} op {b_shape:?} -> {out_shape:?}");
+            let a: Vec<i32> = (0..na as i32).map(|v| v * 7 + 1).collect();
+            let b: Vec<i32> = (0..nb as i32).map(|v| 1000 * (v + 1)).collect();
+            let f = |ra: Row<'_, i32>, rb: Row<'_, i32>, o: &mut [i32]| map_row(ra, rb, o, |x: i32, y: i32| x * 3 + y);
+            let (mut got, mut plan) = (vec![0; no], vec![0; no]);
+            broadcast_rows(&a, a_shape, &b, b_shape, &mut got, out_shape, f);
+            broadcast_plan(&Plan::new(a_shape, b_shape, out_shape), &a, a_shape, &b, b_shape, &mut plan, f);
+            assert_eq!(got, plan, "{a_shape:?} op {b_shape:?}");
+            // Lengths that do not match the shapes never take the quick path.
+            assert_eq!(quick(a_shape, na + 1, b_shape, nb, out_shape, no), None);
+        }
+    }
 
     #[test]
     fn tile_repeats_the_row() {
