@@ -4,9 +4,11 @@
 //! allows (these ops are memory-bound and rarely hot).
 #![forbid(unsafe_code)]
 
+use super::small::Small;
+
 /// Row-major strides of `dims`.
-pub(crate) fn strides(dims: &[usize]) -> Vec<usize> {
-    let mut s = vec![1; dims.len()];
+pub(crate) fn strides(dims: &[usize]) -> Small<usize> {
+    let mut s = Small::filled(dims.len(), 1);
     for d in (0..dims.len().saturating_sub(1)).rev() {
         s[d] = s[d + 1] * dims[d + 1];
     }
@@ -33,7 +35,7 @@ pub fn strided_copy<T: Copy>(input: &[T], in_dims: &[usize], start: &[i64], stri
     let is = strides(in_dims);
     let last = k - 1;
     let n = count[last];
-    let mut idx = vec![0usize; last];
+    let mut idx = Small::filled(last, 0usize);
     for row in out.chunks_exact_mut(n) {
         let base: i64 = (0..last).map(|d| (start[d] + idx[d] as i64 * stride[d]) * is[d] as i64).sum::<i64>() + start[last];
         if stride[last] == 1 {

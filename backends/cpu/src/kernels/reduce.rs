@@ -313,6 +313,52 @@ pub fn reduce_ref(
     }
 }
 
+/// [`reduce_ref`]'s results, bit for bit (each output folds its inputs one at a time in memory
+/// order, as ExecuTorch's portable `sum` and `mean` kernels add), at vector speed where the
+/// reduced dims, size-1 dims aside, are one block: the input is `[outer, reduced, inner]` and the
+/// `inner` outputs of each outer index fold side by side, each in its own order still. (A
+/// MobileNetV2 program's global average pool, 7×7×1280 in NHWC, took 0.7 ms element by element.)
+/// Other axis sets take [`reduce_ref`].
+///
+/// # Panics
+/// As [`reduce`].
+pub fn reduce_in_order(op: ReduceOp, input: &[f32], in_shape: &[usize], axes: &[usize], out: &mut [f32]) {
+    check_lens(input.len(), in_shape, out.len(), axes);
+    let Some((red, inner)) = one_block(in_shape, axes).filter(|_| !input.is_empty()) else {
+        return reduce_ref(op, input, in_shape, axes, out);
+    };
+    fn fold(input: &[f32], red: usize, inner: usize, out: &mut [f32], init: f32, f: impl Fn(f32, f32) -> f32 + Copy) {
+        for (o, acc) in out.chunks_mut(inner).enumerate() {
+            acc.fill(init);
+            for x in input[o * red * inner..(o + 1) * red * inner].chunks_exact(inner) {
+                acc.iter_mut().zip(x).for_each(|(a, &v)| *a = f(*a, v));
+            }
+        }
+    }
+    let init = f32_init(op);
+    match op {
+        ReduceOp::Sum | ReduceOp::Mean => fold(input, red, inner, out, init, |a, x| a + x),
+        ReduceOp::Prod => fold(input, red, inner, out, init, |a, x| a * x),
+        _ => fold(input, red, inner, out, init, |a, x| f32_step(op, a, x)),
+    }
+    if op == ReduceOp::Mean {
+        let n = count(in_shape, axes) as f32;
+        out.iter_mut().for_each(|v| *v /= n);
+    }
+}
+
+/// `(reduced, inner)` element counts when the reduced dims of `in_shape`, size-1 dims aside,
+/// are consecutive: the input is then `[outer, reduced, inner]`.
+fn one_block(in_shape: &[usize], axes: &[usize]) -> Option<(usize, usize)> {
+    let big: Vec<(usize, bool)> = in_shape.iter().enumerate().filter(|&(_, &d)| d != 1).map(|(i, &d)| (d, axes.contains(&i))).collect();
+    let first = big.iter().position(|b| b.1).unwrap_or(big.len());
+    let end = first + big[first..].iter().take_while(|b| b.1).count();
+    if big[end..].iter().any(|b| b.1) {
+        return None;
+    }
+    Some((big[first..end].iter().map(|b| b.0).product(), big[end..].iter().map(|b| b.0).product()))
+}
+
 /// Folds every input element into the output element it reduces to.
 fn reduce_ref_walk<I: Copy, A: Copy>(
     input: &[I],
@@ -724,6 +770,18 @@ mod tests {
             for (a, b) in o1.iter().zip(&o2) {
                 prop_assert!((a - b).abs() <= tol * b.abs(), "{op:?} {shape:?} {axes:?}: {a} vs {b}");
             }
+        }
+
+        // The in-order fold is the reference's, bit for bit, whatever the axes.
+        #[test]
+        fn in_order_is_the_ref_bit_for_bit((shape, axes) in case(), seed in any::<u32>(), op_i in 0usize..5, neg in any::<bool>()) {
+            let op = OPS[op_i];
+            let input: Vec<f32> = data(shape.iter().product(), seed).iter().enumerate().map(|(i, v)| if neg && i % 3 == 0 { -v * 7.5 } else { *v }).collect();
+            let n = out_len(&shape, &axes);
+            let (mut o1, mut o2) = (vec![0.0f32; n], vec![0.0f32; n]);
+            reduce_in_order(op, &input, &shape, &axes, &mut o1);
+            reduce_ref(op, &input, &shape, &axes, &mut o2);
+            prop_assert_eq!(o1.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), o2.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "{:?} {:?} {:?}", op, shape, axes);
         }
 
         // Integer reductions are exact.

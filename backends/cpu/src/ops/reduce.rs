@@ -6,7 +6,7 @@ use nnrt_core::{cast, cast_mut, CompileCtx, DType, OpId, OpKind, ReduceOp};
 use super::util::{QuantIo, const_ints, first_input_quantized, input, qp, source};
 use super::Registry;
 use crate::kernel::{built, Built};
-use crate::kernels::reduce::{reduce, reduce_bool, reduce_i32, reduce_i64, reduce_ref, ReduceOp as R};
+use crate::kernels::reduce::{reduce, reduce_bool, reduce_i32, reduce_i64, reduce_in_order, ReduceOp as R};
 use crate::quant::misc;
 
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
@@ -77,7 +77,7 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     Ok(built(vec![source(ctx, x)], move |ins, outs| {
         let dims = ins[0].dims;
         match dtype {
-            DType::F32 if in_order => reduce_ref(k, cast::<f32>(ins[0].bytes)?, dims, &axes, cast_mut::<f32>(outs[0].bytes)?),
+            DType::F32 if in_order => reduce_in_order(k, cast::<f32>(ins[0].bytes)?, dims, &axes, cast_mut::<f32>(outs[0].bytes)?),
             DType::Bool => reduce_bool(k, ins[0].bytes, dims, &axes, outs[0].bytes),
             DType::I32 => reduce_i32(k, cast::<i32>(ins[0].bytes)?, dims, &axes, cast_mut::<i32>(outs[0].bytes)?),
             DType::I64 => reduce_i64(k, cast::<i64>(ins[0].bytes)?, dims, &axes, cast_mut::<i64>(outs[0].bytes)?),
