@@ -11,6 +11,7 @@ use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::data::{concat, transpose};
 use crate::kernels::movement::{batch_to_space, gather, gather_nd, reverse, space_to_batch, split, strided_copy, tile, BlockGeom};
+use crate::kernels::small::Small;
 
 /// Runs `$body` with `$t` the unsigned word type of `$dtype`'s size.
 macro_rules! by_size {
@@ -79,12 +80,13 @@ fn axis(a: i64, rank: usize) -> usize {
     }
 }
 
-/// Integer indices of a run-time tensor (int16, int32 or int64) as i64.
-fn index_values(t: &TensorRef<'_>) -> Result<Vec<i64>, String> {
+/// Integer indices of a run-time tensor (int16, int32 or int64) as i64; a few (a recurrent
+/// loop's GATHER of one time step) without a heap allocation.
+fn index_values(t: &TensorRef<'_>) -> Result<Small<i64>, String> {
     Ok(match t.dtype {
         DType::I16 => cast::<i16>(t.bytes)?.iter().map(|&v| v as i64).collect(),
         DType::I32 => cast::<i32>(t.bytes)?.iter().map(|&v| v as i64).collect(),
-        DType::I64 => cast::<i64>(t.bytes)?.to_vec(),
+        DType::I64 => cast::<i64>(t.bytes)?.iter().copied().collect(),
         other => return Err(format!("indices of type {other} are not supported")),
     })
 }
