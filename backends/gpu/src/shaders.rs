@@ -21,6 +21,8 @@ const SPATIAL: &str = include_str!("shaders/spatial.wgsl");
 const WINDOW: &str = include_str!("shaders/window.wgsl");
 /// Offsets of an element of a tensor of up to 6 dims under other strides.
 const DIMS6: &str = include_str!("shaders/dims6.wgsl");
+/// Offsets of the reductions' kept and reduced elements.
+const REDUCE_INDEX: &str = include_str!("shaders/reduce_index.wgsl");
 
 /// The families: name, the shared pieces they use (after the prelude), their own source.
 const FAMILIES: &[(&str, &[&str], &str)] = &[
@@ -30,7 +32,8 @@ const FAMILIES: &[(&str, &[&str], &str)] = &[
     ("conv", &[IO_WEIGHTS, ENTRY, SPATIAL, WINDOW], include_str!("shaders/conv.wgsl")),
     ("depthwise", &[IO_WEIGHTS, ENTRY, SPATIAL, WINDOW], include_str!("shaders/depthwise.wgsl")),
     ("pool", &[IO_F32, ENTRY, SPATIAL], include_str!("shaders/pool.wgsl")),
-    ("reduce", &[IO_F32, ENTRY], include_str!("shaders/reduce.wgsl")),
+    ("reduce", &[IO_F32, ENTRY, REDUCE_INDEX], include_str!("shaders/reduce.wgsl")),
+    ("reduce_wide", &[IO_F32, REDUCE_INDEX], include_str!("shaders/reduce_wide.wgsl")),
     ("softmax", &[IO_F32, ENTRY], include_str!("shaders/softmax.wgsl")),
     ("copy", &[IO_WORDS, ENTRY], include_str!("shaders/copy.wgsl")),
     ("pad", &[IO_WORDS, ENTRY], include_str!("shaders/pad.wgsl")),

@@ -61,5 +61,14 @@ fn gpu_cases() -> Vec<Case> {
         let tol = if kind == PoolKind::Max { Tol::EXACT } else { GPU_SUMS };
         cases.push(Case::new(format!("{kind:?} pool {k}"), &g).same_as_cpu(tol));
     }
+    // Pools over a whole large image: one workgroup per channel (`reduce_wide`).
+    for (k, (kind, x, act)) in [(PoolKind::Average, [2, 32, 24, 5], Activation::Relu6), (PoolKind::Max, [2, 32, 24, 5], Activation::None), (PoolKind::Average, [1, 17, 16, 70], Activation::None)].into_iter().enumerate() {
+        let mut g = Graph::new();
+        let xi = g.input(&x, noise(&x, 130 + k as u64));
+        let o = g.out(DType::F32, &[x[0], 1, 1, x[3]]);
+        g.op(OpKind::Pool2D(Pool2D { kind, padding: Padding::Valid, stride: [1, 1], filter: [x[1], x[2]], act }), &[Some(xi)], &[o]);
+        let tol = if kind == PoolKind::Max { Tol::EXACT } else { GPU_SUMS };
+        cases.push(Case::new(format!("global {kind:?} pool {k}"), &g).same_as_cpu(tol));
+    }
     cases
 }

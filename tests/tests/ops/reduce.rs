@@ -152,6 +152,17 @@ fn gpu_cases() -> Vec<Case> {
         let g = reduce_model(op, (&[2, 4, 5, 6], f(&XorShift::new(110).fill(240, 0.5, 1.5))), &axes, true, (DType::F32, &od));
         cases.push(Case::new(format!("gpu {op:?} over {axes:?}"), &g).same_as_cpu(tol));
     }
+    // Many elements per output: one workgroup per output (`reduce_wide`).
+    let wide = [
+        (ReduceOp::Mean, vec![1, 2], vec![2, 1, 1, 3], GPU_SUMS),
+        (ReduceOp::Sum, vec![0, 1, 2, 3], vec![1, 1, 1, 1], GPU_SUMS),
+        (ReduceOp::Max, vec![1, 2], vec![2, 1, 1, 3], Tol::EXACT),
+        (ReduceOp::Min, vec![0, 1], vec![1, 1, 16, 3], Tol::EXACT),
+    ];
+    for (op, axes, od, tol) in wide {
+        let g = reduce_model(op, (&[2, 20, 16, 3], f(&XorShift::new(111).fill(1920, -1.5, 1.5))), &axes, true, (DType::F32, &od));
+        cases.push(Case::new(format!("gpu {op:?} over {axes:?}, many per output"), &g).same_as_cpu(tol));
+    }
     let g = Graph::unary(OpKind::Softmax { beta: 0.5 }, &[3, 10], f(&XorShift::new(120).fill(30, -5.0, 5.0)), DType::F32);
     cases.push(Case::new("gpu softmax beta 0.5", &g).same_as_cpu(GPU_MATH));
     let g = Graph::unary(OpKind::LogSoftmax, &[2, 3, 7], f(&XorShift::new(121).fill(42, -5.0, 5.0)), DType::F32);
