@@ -350,13 +350,16 @@ pub fn reduce_in_order(op: ReduceOp, input: &[f32], in_shape: &[usize], axes: &[
 /// `(reduced, inner)` element counts when the reduced dims of `in_shape`, size-1 dims aside,
 /// are consecutive: the input is then `[outer, reduced, inner]`.
 fn one_block(in_shape: &[usize], axes: &[usize]) -> Option<(usize, usize)> {
-    let big: Vec<(usize, bool)> = in_shape.iter().enumerate().filter(|&(_, &d)| d != 1).map(|(i, &d)| (d, axes.contains(&i))).collect();
-    let first = big.iter().position(|b| b.1).unwrap_or(big.len());
-    let end = first + big[first..].iter().take_while(|b| b.1).count();
-    if big[end..].iter().any(|b| b.1) {
+    let big = || in_shape.iter().enumerate().filter(|&(_, &d)| d != 1).map(|(i, &d)| (d, axes.contains(&i)));
+    // Size-1 dims aside: kept dims, the reduced block, then kept dims only.
+    let block = || big().skip_while(|b| !b.1);
+    let red = block().take_while(|b| b.1).map(|b| b.0).product();
+    let after = block().skip_while(|b| b.1);
+    if after.clone().any(|b| b.1) {
         return None;
     }
-    Some((big[first..end].iter().map(|b| b.0).product(), big[end..].iter().map(|b| b.0).product()))
+    let inner = after.map(|b| b.0).product();
+    Some((red, inner))
 }
 
 /// Folds every input element into the output element it reduces to.

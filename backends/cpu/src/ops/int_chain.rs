@@ -288,11 +288,6 @@ fn lane_of(ctx: &CompileCtx, id: OpId) -> Option<(Lane, Vec<OperandId>)> {
     plain.then_some((lane, ins))
 }
 
-/// Whether every op of `ops` is a float op or a RESHAPE (lanes `FBin`, `FUnary`, `Copy`).
-fn steps_are_float(ops: &[OpId], ctx: &CompileCtx) -> bool {
-    ops.iter().all(|&id| matches!(lane_of(ctx, id), Some((Lane::FBin(_) | Lane::FUnary(_) | Lane::Copy, _))))
-}
-
 /// The longest run of ops from `ids[0]` (consecutive in the graph, at least [`MIN_OPS`], or two
 /// that become a table) that
 /// has a lane form, whose values hold one element or the run's count (at most
@@ -334,6 +329,7 @@ fn fuse(ctx: &CompileCtx, ids: &[OpId], best: Form) -> Option<IntChain> {
         return None;
     }
     let ops: Vec<OpId> = found.iter().map(|f| f.0).collect();
+    let float_only = found.iter().all(|f| matches!(f.1, Lane::FBin(_) | Lane::FUnary(_) | Lane::Copy));
     let mut slot_of: Vec<(OperandId, usize)> = Vec::new();
     let mut slots: Vec<Vec<i64>> = Vec::new();
     let (mut inputs, mut loads, mut steps) = (Vec::new(), Vec::new(), Vec::new());
@@ -403,7 +399,7 @@ fn fuse(ctx: &CompileCtx, ids: &[OpId], best: Form) -> Option<IntChain> {
     // A run of float ops alone (no integer op between them: a recurrent cell's gate
     // arithmetic) is slower in 64-bit lanes, one element at a time, than as the ops' own vector
     // kernels once it is longer than the narrow form (GRU: 0.22 us against 0.15 us a run).
-    if form == Form::Lanes && steps_are_float(&ops, ctx) {
+    if form == Form::Lanes && float_only {
         return None;
     }
     Some(IntChain { kernel, inputs, outputs, ops, elided, form })

@@ -26,9 +26,14 @@ fn pool(cx: &mut Cx, kind: &OpKind) -> R<Lowered> {
     // A pool over the whole image (a squeeze-and-excitation block's) is a reduction over H and
     // W, one workgroup per channel (`reduce_wide`) when the image is large.
     let whole = od[1] == 1 && od[2] == 1 && wh.pad_before == 0 && ww.pad_before == 0 && p.filter[0] >= xd[1] && p.filter[1] >= xd[2];
-    if whole && code != 2 && xd[1] * xd[2] >= super::reduce::WIDE_MIN {
+    // (`reduction`'s op codes: 0 mean, 2 max; L2 keeps the pool kernel.)
+    let reduce_op = match p.kind {
+        PoolKind::Average => Some(0),
+        PoolKind::Max => Some(2),
+        PoolKind::L2 => None,
+    };
+    if let (true, Some(op)) = (whole && xd[1] * xd[2] >= super::reduce::WIDE_MIN, reduce_op) {
         let d6 = [1, 1, xd[0], xd[1], xd[2], xd[3]];
-        let op = if code == 0 { 0 } else { 2 };
         return Ok(Lowered::Dispatches(vec![super::reduce::reduction(cx, (x, o), d6, [0, 0, 0, 1, 1, 0], op, act)?]));
     }
     let threads = numel(&od);
