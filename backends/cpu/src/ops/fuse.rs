@@ -49,6 +49,12 @@ pub(crate) fn fuse_pair(ctx: &CompileCtx, a: OpId, b: OpId) -> Option<Built> {
 /// fusing gains nothing there. (MobileNetV2: the 4.8 MB tensor at 112×112 gains at 1 and 2
 /// threads; the 1.8 MB ones at 56×56 gain 2–5 % of the pair at 1 thread, nothing at 2.)
 const FUSE_MIN_BYTES: usize = 1 << 20;
+/// Smallest expanded tensor a whole-block step ([`fuse_block`]) is used for on several threads
+/// (on one, every size). Kernel A/B (`benches/examples/block_ab.rs`, 2 threads, against the
+/// ops apart): MobileNetV2's blocks at 112 and 56 pixels (4.8 and 1.8 MB expanded) 0.77–0.86 of
+/// the time, at 28 (0.6 MB) 0.86–1.03, at 14 and 7 1.05–1.40 (each of the four bands recomputes
+/// two expanded rows); one thread 0.65–0.97 at every size.
+const BLOCK_MIN_BYTES: usize = 1 << 20;
 /// Smallest depthwise output a depthwise + projection step is used for.
 const PROJECT_MIN_BYTES: usize = 1 << 20;
 /// Least ratio of the depthwise output's bytes to the projection weights' for that step.
@@ -111,14 +117,14 @@ impl Producer {
 }
 
 /// The cheap part of [`build_expand_depthwise`]'s test (no weights copied): `conv` a CONV_2D
-/// whose output only `dw`, a DEPTHWISE_CONV_2D, reads, and that output large enough.
-fn expand_depthwise_applies(ctx: &CompileCtx, conv: OpId, dw: OpId) -> bool {
+/// whose output only `dw`, a DEPTHWISE_CONV_2D, reads, and that output at least `min_bytes`.
+fn expand_depthwise_applies(ctx: &CompileCtx, conv: OpId, dw: OpId, min_bytes: usize) -> bool {
     let (c, d) = (ctx.graph.op(conv), ctx.graph.op(dw));
     if !matches!(c.kind, OpKind::Conv2D(_)) || !matches!(d.kind, OpKind::DepthwiseConv2D(_)) || c.outputs.len() != 1 {
         return false;
     }
     let out = c.outputs[0];
-    d.input(0) == Some(out) && read_once_by(ctx, out, dw) && ctx.dims(out).iter().product::<usize>() * 4 >= FUSE_MIN_BYTES * ctx.threads.max(1)
+    d.input(0) == Some(out) && read_once_by(ctx, out, dw) && ctx.dims(out).iter().product::<usize>() * 4 >= min_bytes
 }
 
 /// The fused step for op `conv` followed by op `dw` ([`ExpandDepthwise`]), when `conv` is a
@@ -127,7 +133,17 @@ fn expand_depthwise_applies(ctx: &CompileCtx, conv: OpId, dw: OpId) -> bool {
 /// depthwise op's turn and never materializes the expanded tensor: the backend tells the memory
 /// planner both (`Executable::plan_hints`).
 fn build_expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId) -> Option<Built> {
-    if !expand_depthwise_applies(ctx, conv, dw) {
+    let (fusedk, x) = expand_depthwise(ctx, conv, dw, FUSE_MIN_BYTES * ctx.threads.max(1))?;
+    Some(built(vec![source(ctx, x)], move |ins, outs| {
+        fusedk.run(cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
+        Ok(())
+    }))
+}
+
+/// The kernel of [`build_expand_depthwise`] (expanded tensor at least `min_bytes`) and the block
+/// input it reads.
+fn expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId, min_bytes: usize) -> Option<(ExpandDepthwise, nnrt_core::OperandId)> {
+    if !expand_depthwise_applies(ctx, conv, dw, min_bytes) {
         return None;
     }
     let d = ctx.graph.op(dw);
@@ -150,11 +166,79 @@ fn build_expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId) -> Option<Buil
     }
     let w2 = const_f32(ctx, d.input(1)?)?;
     let b2 = const_bias(ctx, d.input(2))?;
-    let fusedk = ExpandDepthwise::new(pr.geom.in_c, &pr.weights, pr.bias.as_deref(), pr.act, dg, &w2, b2.as_deref(), act2);
-    Some(built(vec![source(ctx, pr.input)], move |ins, outs| {
-        fusedk.run(cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
-        Ok(())
-    }))
+    Some((ExpandDepthwise::new(pr.geom.in_c, &pr.weights, pr.bias.as_deref(), pr.act, dg, &w2, b2.as_deref(), act2), pr.input))
+}
+
+/// A whole inverted-residual block as one step ([`ExpandDepthwise::with_projection`]): `ids`
+/// starting with an expansion + depthwise pair that [`build_expand_depthwise`] takes, then a
+/// float 1×1 stride-1 CONV_2D (one group, no tanh, dense) that alone reads the depthwise
+/// output, and, when an ADD (no tanh) alone reads the projection and adds a tensor of the same
+/// shape, that ADD too (MobileNetV2's residual). Returns the step and how many ops it covers (3
+/// or 4). Neither the depthwise output nor the projection's is written; the results are the
+/// ops' bit for bit (kernel test).
+pub(crate) fn fuse_block(ctx: &CompileCtx, ids: &[OpId]) -> Option<(Built, usize)> {
+    if std::env::var_os("NNRT_NOFUSE").is_some() {
+        return None;
+    }
+    let [conv, dw, proj, rest @ ..] = ids else { return None };
+    let (d, c) = (ctx.graph.op(*dw), ctx.graph.op(*proj));
+    let OpKind::Conv2D(p3) = &c.kind else { return None };
+    let mid = *d.outputs.first()?;
+    // One thread runs the block in one band, and fusing gained at every MobileNetV2 size; with
+    // more, each band recomputes the expanded rows at its top edge, which the small maps feel.
+    let min_bytes = if ctx.threads > 1 { BLOCK_MIN_BYTES } else { 0 };
+    if d.outputs.len() != 1 || c.input(0)? != mid || c.outputs.len() != 1 || !read_once_by(ctx, mid, *proj) || !expand_depthwise_applies(ctx, *conv, *dw, min_bytes) {
+        return None;
+    }
+    all_f32(ctx, *proj).ok()?;
+    let (md, w3d, od) = (ctx.dims(mid), ctx.dims(c.input(1)?), ctx.dims(c.outputs[0]));
+    if md.len() != 4 || w3d.len() != 4 || od.len() != 4 {
+        return None;
+    }
+    let cg = conv_geom(md, w3d, od, p3).ok()?;
+    let one_by_one = cg.k_h == 1 && cg.k_w == 1 && cg.stride_h == 1 && cg.stride_w == 1 && cg.pad_top == 0 && cg.pad_left == 0;
+    let (act3, tanh3) = fused(p3.act);
+    if !one_by_one || cg.groups != 1 || tanh3 || cg.out_h != md[1] || cg.out_w != md[2] || cg.in_c != md[3] {
+        return None;
+    }
+    let w3 = const_f32(ctx, c.input(1)?)?;
+    let b3 = const_bias(ctx, c.input(2))?;
+    if w3.len() < cg.out_c * cg.in_c || b3.as_ref().is_some_and(|b| b.len() < cg.out_c) || SparseConv1x1::applies(&cg, &w3) {
+        return None;
+    }
+    // The residual ADD: its other input shaped like the projection's output.
+    let proj_out = c.outputs[0];
+    let residual = rest.first().and_then(|&add| {
+        let a = ctx.graph.op(add);
+        let OpKind::Binary { op: nnrt_core::BinaryOp::Add, act } = a.kind else { return None };
+        let (act, tanh) = fused(act);
+        all_f32(ctx, add).ok()?;
+        let other = match (a.input(0)?, a.input(1)?) {
+            (l, r) if l == proj_out && r != proj_out => r,
+            (l, r) if r == proj_out && l != proj_out => l,
+            _ => return None,
+        };
+        let ok = !tanh && a.inputs.len() == 2 && a.outputs.len() == 1 && read_once_by(ctx, proj_out, add) && ctx.dims(other) == od && ctx.dims(a.outputs[0]) == od;
+        ok.then_some((other, act))
+    });
+    let (k, x) = expand_depthwise(ctx, *conv, *dw, min_bytes)?;
+    let k = k.with_projection(cg.out_c, &w3, b3.as_deref(), act3, residual.map(|(_, act)| act));
+    Some(match residual {
+        Some((r, _)) => (
+            built(vec![source(ctx, x), source(ctx, r)], move |ins, outs| {
+                k.run_add(cast::<f32>(ins[0].bytes)?, cast::<f32>(ins[1].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
+                Ok(())
+            }),
+            4,
+        ),
+        None => (
+            built(vec![source(ctx, x)], move |ins, outs| {
+                k.run(cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
+                Ok(())
+            }),
+            3,
+        ),
+    })
 }
 
 /// The fused step for op `dw` followed by op `conv` ([`DepthwiseProject`]): `dw` a float
