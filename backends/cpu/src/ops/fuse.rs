@@ -49,12 +49,6 @@ pub(crate) fn fuse_pair(ctx: &CompileCtx, a: OpId, b: OpId) -> Option<Built> {
 /// fusing gains nothing there. (MobileNetV2: the 4.8 MB tensor at 112×112 gains at 1 and 2
 /// threads; the 1.8 MB ones at 56×56 gain 2–5 % of the pair at 1 thread, nothing at 2.)
 const FUSE_MIN_BYTES: usize = 1 << 20;
-/// Smallest expanded tensor a whole-block step ([`fuse_block`]) is used for on several threads
-/// (on one, every size). Kernel A/B (`benches/examples/block_ab.rs`, 2 threads, against the
-/// ops apart): MobileNetV2's blocks at 112 and 56 pixels (4.8 and 1.8 MB expanded) 0.77–0.86 of
-/// the time, at 28 (0.6 MB) 0.86–1.03, at 14 and 7 1.05–1.40 (each of the four bands recomputes
-/// two expanded rows); one thread 0.65–0.97 at every size.
-const BLOCK_MIN_BYTES: usize = 1 << 20;
 /// Smallest depthwise output a depthwise + projection step is used for.
 const PROJECT_MIN_BYTES: usize = 1 << 20;
 /// Least ratio of the depthwise output's bytes to the projection weights' for that step.
@@ -184,9 +178,13 @@ pub(crate) fn fuse_block(ctx: &CompileCtx, ids: &[OpId]) -> Option<(Built, usize
     let (d, c) = (ctx.graph.op(*dw), ctx.graph.op(*proj));
     let OpKind::Conv2D(p3) = &c.kind else { return None };
     let mid = *d.outputs.first()?;
-    // One thread runs the block in one band, and fusing gained at every MobileNetV2 size; with
-    // more, each band recomputes the expanded rows at its top edge, which the small maps feel.
-    let min_bytes = if ctx.threads > 1 { BLOCK_MIN_BYTES } else { 0 };
+    // One thread runs the block in one band, and fusing gained at every MobileNetV2 size (kernel
+    // A/B, `benches/examples/block_ab.rs`, against the ops apart: 0.65–0.97). With more, each band
+    // recomputes the expanded rows at its top edge, which the small maps feel (2 threads: 0.77–0.86
+    // at 112 and 56 pixels, 0.86–1.03 at 28, 1.05–1.40 at 14 and 7), and the whole model measured
+    // no faster with the blocks at 56 pixels fused: there the block is taken where the expansion
+    // + depthwise pair would be.
+    let min_bytes = if ctx.threads > 1 { FUSE_MIN_BYTES * ctx.threads } else { 0 };
     if d.outputs.len() != 1 || c.input(0)? != mid || c.outputs.len() != 1 || !read_once_by(ctx, mid, *proj) || !expand_depthwise_applies(ctx, *conv, *dw, min_bytes) {
         return None;
     }
