@@ -75,7 +75,7 @@ impl Backend for CpuBackend {
 pub(crate) fn compile_steps(ctx: &CompileCtx, ids: &[OpId]) -> Result<Vec<Step>, CompileError> {
     {
         let mut steps = Vec::with_capacity(ids.len());
-        let fuse = std::env::var_os("NNRT_NOFUSE").is_none();
+        let fuse = !ops::fusion_off("reshape");
         let mut k = 0;
         while k < ids.len() {
             if let Some(chain) = ops::fuse_int_chain(ctx, &ids[k..]) {

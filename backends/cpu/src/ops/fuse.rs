@@ -5,7 +5,7 @@
 use nnrt_core::{cast, cast_mut, CompileCtx, OpId, OpKind};
 
 use super::conv::{const_bias, conv_geom, depthwise_geom};
-use super::util::{all_f32, const_f32, float_kernel, fused, source};
+use super::util::{all_f32, const_f32, float_kernel, fused, fusion_off, source};
 use crate::kernel::{built, Built};
 use crate::kernels::conv::{Conv2d, ConvGeom};
 use crate::kernels::expand_dw::{DepthwiseProject, ExpandDepthwise};
@@ -16,7 +16,7 @@ use crate::kernels::Act;
 /// `build_expand_depthwise`, `build_depthwise_project` and `build_conv_add`),
 /// `None` otherwise.
 pub(crate) fn fuse_pair(ctx: &CompileCtx, a: OpId, b: OpId) -> Option<Built> {
-    if std::env::var_os("NNRT_NOFUSE").is_some() {
+    if fusion_off("pair") {
         return None;
     }
     // The convolution + residual pair only with several threads: on one, keeping the
@@ -171,7 +171,7 @@ fn expand_depthwise(ctx: &CompileCtx, conv: OpId, dw: OpId, min_bytes: usize) ->
 /// or 4). Neither the depthwise output nor the projection's is written; the results are the
 /// ops' bit for bit (kernel test).
 pub(crate) fn fuse_block(ctx: &CompileCtx, ids: &[OpId]) -> Option<(Built, usize)> {
-    if std::env::var_os("NNRT_NOFUSE").is_some() {
+    if fusion_off("block") {
         return None;
     }
     let [conv, dw, proj, rest @ ..] = ids else { return None };

@@ -20,7 +20,7 @@ use crate::kernels::unary::PostAct;
 /// such a run, when the convolution's output or the logistic is read by any other op (or is a
 /// graph output or a variable), or under `NNRT_NOFUSE`.
 pub(crate) fn fuse_conv_act(ctx: &CompileCtx, ids: &[OpId]) -> Option<(Built, usize)> {
-    if std::env::var_os("NNRT_NOFUSE").is_some() {
+    if super::util::fusion_off("act") {
         return None;
     }
     let (&conv, &next) = (ids.first()?, ids.get(1)?);
@@ -219,7 +219,7 @@ mod tests {
     /// values against the unfused ops: `tests/tests/ops/fusion.rs`, `conv_act_cases`.)
     #[test]
     fn fuses_only_private_activations() {
-        if std::env::var_os("NNRT_NOFUSE").is_some() {
+        if super::util::fusion_off("act") {
             eprintln!("skipped: NNRT_NOFUSE is set");
             return;
         }

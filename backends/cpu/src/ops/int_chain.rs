@@ -299,7 +299,7 @@ pub(crate) fn fuse_int_chain(ctx: &CompileCtx, ids: &[OpId]) -> Option<IntChain>
 /// [`fuse_int_chain`] in at most the form `best` (tables; then the lowered QUANTIZE's loop or
 /// narrow lanes; then lanes: the tests run each; `NNRT_CHAIN_TABLES=0` and `NNRT_CHAIN_NARROW=0` leave those out at run time).
 fn fuse(ctx: &CompileCtx, ids: &[OpId], best: Form) -> Option<IntChain> {
-    if std::env::var_os("NNRT_NOFUSE").is_some() {
+    if super::util::fusion_off("int") {
         return None;
     }
     let g = ctx.graph;

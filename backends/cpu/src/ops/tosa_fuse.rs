@@ -17,7 +17,7 @@ use crate::quant::{QInt, Requant};
 
 /// A fused chain starting at `ids[0]`: the step and how many ops of `ids` it covers.
 pub(crate) fn fuse_rescale_chain(ctx: &CompileCtx, ids: &[OpId]) -> Option<(Built, usize)> {
-    if std::env::var_os("NNRT_NOFUSE").is_some() {
+    if super::util::fusion_off("tosa") {
         return None;
     }
     let chain = Chain::find(ctx, ids)?;

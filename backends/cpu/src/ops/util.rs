@@ -7,6 +7,19 @@ use crate::kernel::{built, Built};
 use crate::kernels::Act;
 use crate::quant::QParams;
 
+/// Fusions that `NNRT_NOFUSE` can turn off one at a time (by naming it), for A/B.
+const NAMED_FUSIONS: [&str; 1] = ["block"];
+
+/// Whether `NNRT_NOFUSE` (read at prepare) turns off the fusion `name`: a value naming one of
+/// [`NAMED_FUSIONS`] turns off that one alone, any other value every fusion.
+pub(crate) fn fusion_off(name: &str) -> bool {
+    match std::env::var("NNRT_NOFUSE") {
+        Err(std::env::VarError::NotPresent) => false,
+        Ok(v) if NAMED_FUSIONS.contains(&v.as_str()) => v == name,
+        _ => true,
+    }
+}
+
 /// Requires every present input and output of `op` to be float32.
 pub(crate) fn all_f32(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     let op = ctx.graph.op(id);
