@@ -219,7 +219,7 @@ mod tests {
     /// values against the unfused ops: `tests/tests/ops/fusion.rs`, `conv_act_cases`.)
     #[test]
     fn fuses_only_private_activations() {
-        if super::util::fusion_off("act") {
+        if crate::ops::fusion_off("act") {
             eprintln!("skipped: NNRT_NOFUSE is set");
             return;
         }
