@@ -207,33 +207,39 @@ def test_two_sessions_on_two_threads_run_at_once():
 
 
 def test_the_gil_is_released_while_running():
-    """A heartbeat thread keeps ticking during one long run (MobileNetV2, one thread, ~20 ms).
+    """A heartbeat thread keeps ticking during one long run (MobileNetV2, one thread, ~10-20 ms).
     Were the GIL held, it could tick only before the call entered nnrt and after it returned:
-    none of its ticks could fall in the middle of the run."""
+    none of its ticks could fall in the middle of the run. The heartbeat needs the machine's
+    other core, which a busy virtual machine's host may take away for a few milliseconds, so a
+    run without a tick inside is tried again (up to five runs): a held GIL fails every one."""
     folder = corpus_or_skip("tflite/keras_mobilenet_v2_224_float")
     x = np.load(folder / "input_0.npy")
-    beats, stop = [], threading.Event()
-
-    def heartbeat():
-        while not stop.is_set():
-            beats.append(time.perf_counter())
-            time.sleep(0.0002)
-
+    spans = []
     with nnrt.Session(folder / "model.tflite", threads=1) as s:
         s.run([x])  # warm up
-        h = threading.Thread(target=heartbeat)
-        h.start()
-        try:
-            time.sleep(0.01)
-            t0 = time.perf_counter()
-            s.run([x])
-            t1 = time.perf_counter()
-        finally:
-            stop.set()
-            h.join()
-    span = t1 - t0
-    inside = [b for b in beats if t0 + 0.3 * span < b < t1 - 0.1 * span]
-    assert inside, f"no heartbeat in the middle of a {1e3 * span:.1f} ms run: the GIL was held"
+        for _ in range(5):
+            beats, stop = [], threading.Event()
+
+            def heartbeat():
+                while not stop.is_set():
+                    beats.append(time.perf_counter())
+                    time.sleep(0.0002)
+
+            h = threading.Thread(target=heartbeat)
+            h.start()
+            try:
+                time.sleep(0.01)
+                t0 = time.perf_counter()
+                s.run([x])
+                t1 = time.perf_counter()
+            finally:
+                stop.set()
+                h.join()
+            span = t1 - t0
+            spans.append(f"{1e3 * span:.1f}")
+            if any(t0 + 0.3 * span < b < t1 - 0.1 * span for b in beats):
+                return
+    raise AssertionError(f"no heartbeat in the middle of any of {len(spans)} runs ({', '.join(spans)} ms): the GIL was held")
 
 
 def test_one_session_shared_by_threads_takes_turns():
