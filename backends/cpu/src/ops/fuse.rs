@@ -175,9 +175,7 @@ pub(crate) fn fuse_block(ctx: &CompileCtx, ids: &[OpId]) -> Option<(Built, usize
         return None;
     }
     let [conv, dw, proj, rest @ ..] = ids else { return None };
-    let (d, c) = (ctx.graph.op(*dw), ctx.graph.op(*proj));
-    let OpKind::Conv2D(p3) = &c.kind else { return None };
-    let mid = *d.outputs.first()?;
+    let mid = *ctx.graph.op(*dw).outputs.first()?;
     // One thread runs the block in one band, and fusing gained at every MobileNetV2 size (kernel
     // A/B, `benches/examples/block_ab.rs`, against the ops apart: 0.65–0.97). With more, each band
     // recomputes the expanded rows at its top edge, which the small maps feel (2 threads: 0.77–0.86
@@ -185,42 +183,14 @@ pub(crate) fn fuse_block(ctx: &CompileCtx, ids: &[OpId]) -> Option<(Built, usize
     // no faster with the blocks at 56 pixels fused: there the block is taken where the expansion
     // + depthwise pair would be.
     let min_bytes = if ctx.threads > 1 { FUSE_MIN_BYTES * ctx.threads } else { 0 };
-    if d.outputs.len() != 1 || c.input(0)? != mid || c.outputs.len() != 1 || !read_once_by(ctx, mid, *proj) || !expand_depthwise_applies(ctx, *conv, *dw, min_bytes) {
+    if !expand_depthwise_applies(ctx, *conv, *dw, min_bytes) {
         return None;
     }
-    all_f32(ctx, *proj).ok()?;
-    let (md, w3d, od) = (ctx.dims(mid), ctx.dims(c.input(1)?), ctx.dims(c.outputs[0]));
-    if md.len() != 4 || w3d.len() != 4 || od.len() != 4 {
-        return None;
-    }
-    let cg = conv_geom(md, w3d, od, p3).ok()?;
-    let one_by_one = cg.k_h == 1 && cg.k_w == 1 && cg.stride_h == 1 && cg.stride_w == 1 && cg.pad_top == 0 && cg.pad_left == 0;
-    let (act3, tanh3) = fused(p3.act);
-    if !one_by_one || cg.groups != 1 || tanh3 || cg.out_h != md[1] || cg.out_w != md[2] || cg.in_c != md[3] {
-        return None;
-    }
-    let w3 = const_f32(ctx, c.input(1)?)?;
-    let b3 = const_bias(ctx, c.input(2))?;
-    if w3.len() < cg.out_c * cg.in_c || b3.as_ref().is_some_and(|b| b.len() < cg.out_c) || SparseConv1x1::applies(&cg, &w3) {
-        return None;
-    }
-    // The residual ADD: its other input shaped like the projection's output.
-    let proj_out = c.outputs[0];
-    let residual = rest.first().and_then(|&add| {
-        let a = ctx.graph.op(add);
-        let OpKind::Binary { op: nnrt_core::BinaryOp::Add, act } = a.kind else { return None };
-        let (act, tanh) = fused(act);
-        all_f32(ctx, add).ok()?;
-        let other = match (a.input(0)?, a.input(1)?) {
-            (l, r) if l == proj_out && r != proj_out => r,
-            (l, r) if r == proj_out && l != proj_out => l,
-            _ => return None,
-        };
-        let ok = !tanh && a.inputs.len() == 2 && a.outputs.len() == 1 && read_once_by(ctx, proj_out, add) && ctx.dims(other) == od && ctx.dims(a.outputs[0]) == od;
-        ok.then_some((other, act))
-    });
+    let pj = projection(ctx, mid, *proj)?;
+    let proj_out = *ctx.graph.op(*proj).outputs.first()?;
+    let residual = rest.first().and_then(|&add| residual_add(ctx, proj_out, add));
     let (k, x) = expand_depthwise(ctx, *conv, *dw, min_bytes)?;
-    let k = k.with_projection(cg.out_c, &w3, b3.as_deref(), act3, residual.map(|(_, act)| act));
+    let k = k.with_projection(pj.geom.out_c, &pj.weights, pj.bias.as_deref(), pj.act, residual.map(|(_, act)| act));
     Some(match residual {
         Some((r, _)) => (
             built(vec![source(ctx, x), source(ctx, r)], move |ins, outs| {
@@ -239,6 +209,58 @@ pub(crate) fn fuse_block(ctx: &CompileCtx, ids: &[OpId]) -> Option<(Built, usize
     })
 }
 
+/// The projection of a fused step (see [`projection`]).
+struct Projection<'c> {
+    geom: ConvGeom,
+    act: Act,
+    weights: std::borrow::Cow<'c, [f32]>,
+    bias: Option<Vec<f32>>,
+}
+
+/// `conv` when it is a float 1×1 stride-1 CONV_2D (one group, no tanh, dense weights) that alone
+/// reads `x` (NHWC, once) and keeps its pixels: the projection a fused step can run on rows of
+/// `x` it has just computed. `None` otherwise (a sparse projection runs on its own).
+fn projection<'c>(ctx: &CompileCtx<'c>, x: nnrt_core::OperandId, conv: OpId) -> Option<Projection<'c>> {
+    let c = ctx.graph.op(conv);
+    let OpKind::Conv2D(p) = &c.kind else { return None };
+    all_f32(ctx, conv).ok()?;
+    if c.input(0)? != x || c.outputs.len() != 1 || !read_once_by(ctx, x, conv) {
+        return None;
+    }
+    let (xd, wd, od) = (ctx.dims(x), ctx.dims(c.input(1)?), ctx.dims(c.outputs[0]));
+    if xd.len() != 4 || wd.len() != 4 || od.len() != 4 {
+        return None;
+    }
+    let geom = conv_geom(xd, wd, od, p).ok()?;
+    let g = &geom;
+    let one_by_one = g.k_h == 1 && g.k_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_top == 0 && g.pad_left == 0;
+    let (act, tanh) = fused(p.act);
+    if !one_by_one || g.groups != 1 || tanh || g.out_h != xd[1] || g.out_w != xd[2] || g.in_c != xd[3] {
+        return None;
+    }
+    let weights = const_f32(ctx, c.input(1)?)?;
+    let bias = const_bias(ctx, c.input(2))?;
+    if weights.len() < g.out_c * g.in_c || bias.as_ref().is_some_and(|b| b.len() < g.out_c) || SparseConv1x1::applies(g, &weights) {
+        return None;
+    }
+    Some(Projection { geom, act, weights, bias })
+}
+
+/// The other input of `add` and its activation when `add` is a float ADD (no tanh) of `y` and
+/// a tensor shaped like `y`, `y`'s only reader (once), with an output shaped like `y`: the
+/// residual of MobileNetV2's and ResNet's blocks. `None` otherwise.
+fn residual_add(ctx: &CompileCtx, y: nnrt_core::OperandId, add: OpId) -> Option<(nnrt_core::OperandId, Act)> {
+    let a = ctx.graph.op(add);
+    let OpKind::Binary { op: nnrt_core::BinaryOp::Add, act } = a.kind else { return None };
+    let (act, tanh) = fused(act);
+    all_f32(ctx, add).ok()?;
+    // `read_once_by` leaves exactly one input that is `y`.
+    let other = if a.input(0)? == y { a.input(1)? } else { a.input(0)? };
+    let yd = ctx.dims(y);
+    let ok = !tanh && a.inputs.len() == 2 && a.outputs.len() == 1 && read_once_by(ctx, y, add) && ctx.dims(other) == yd && ctx.dims(a.outputs[0]) == yd;
+    ok.then_some((other, act))
+}
+
 /// The fused step for op `dw` followed by op `conv` ([`DepthwiseProject`]): `dw` a float
 /// DEPTHWISE_CONV_2D with multiplier 1 (no tanh) whose output only `conv` reads, `conv` a 1×1
 /// stride-1 CONV_2D (one group, no tanh) of it. `None` otherwise. The step runs at the
@@ -246,17 +268,14 @@ pub(crate) fn fuse_block(ctx: &CompileCtx, ids: &[OpId]) -> Option<(Built, usize
 fn build_depthwise_project(ctx: &CompileCtx, dw: OpId, conv: OpId) -> Option<Built> {
     let d = ctx.graph.op(dw);
     let OpKind::DepthwiseConv2D(p1) = &d.kind else { return None };
-    let c = ctx.graph.op(conv);
-    let OpKind::Conv2D(p2) = &c.kind else { return None };
     all_f32(ctx, dw).ok()?;
-    all_f32(ctx, conv).ok()?;
     let (x, mid) = (d.input(0)?, *d.outputs.first()?);
-    if d.outputs.len() != 1 || c.input(0)? != mid || c.outputs.len() != 1 || !read_once_by(ctx, mid, conv) {
+    if d.outputs.len() != 1 {
         return None;
     }
     let (xd, w1d, md) = (ctx.dims(x), ctx.dims(d.input(1)?), ctx.dims(mid));
-    let (w2d, od) = (ctx.dims(c.input(1)?), ctx.dims(c.outputs[0]));
-    if xd.len() != 4 || w1d.len() != 4 || md.len() != 4 || w2d.len() != 4 || od.len() != 4 {
+    let w2d = ctx.dims(ctx.graph.op(conv).input(1)?);
+    if xd.len() != 4 || w1d.len() != 4 || md.len() != 4 {
         return None;
     }
     // Each step of rows runs its own GEMM over the whole projection matrix: worth it while the
@@ -267,22 +286,17 @@ fn build_depthwise_project(ctx: &CompileCtx, dw: OpId, conv: OpId) -> Option<Bui
         return None;
     }
     let dg = depthwise_geom(xd, w1d, md, p1).ok()?;
-    let cg = conv_geom(md, w2d, od, p2).ok()?;
-    let one_by_one = cg.k_h == 1 && cg.k_w == 1 && cg.stride_h == 1 && cg.stride_w == 1 && cg.pad_top == 0 && cg.pad_left == 0;
-    let ((act1, tanh1), (act2, tanh2)) = (fused(p1.act), fused(p2.act));
-    if dg.multiplier != 1 || tanh1 || tanh2 || !one_by_one || cg.groups != 1 || cg.out_h != dg.out_h || cg.out_w != dg.out_w || cg.in_c != dg.in_c {
+    let (act1, tanh1) = fused(p1.act);
+    if dg.multiplier != 1 || tanh1 {
         return None;
     }
-    let (w1, w2) = (const_f32(ctx, d.input(1)?)?, const_f32(ctx, c.input(1)?)?);
-    if SparseConv1x1::applies(&cg, &w2) {
-        // A sparse projection runs on its own (the fused kernel is dense).
+    let pj = projection(ctx, mid, conv)?;
+    let w1 = const_f32(ctx, d.input(1)?)?;
+    let b1 = const_bias(ctx, d.input(2))?;
+    if w1.len() < dg.k_h * dg.k_w * dg.in_c || b1.as_ref().is_some_and(|b| b.len() < dg.in_c) {
         return None;
     }
-    let (b1, b2) = (const_bias(ctx, d.input(2))?, const_bias(ctx, c.input(2))?);
-    if w1.len() < dg.k_h * dg.k_w * dg.in_c || w2.len() < cg.out_c * cg.in_c || b1.as_ref().is_some_and(|b| b.len() < dg.in_c) || b2.as_ref().is_some_and(|b| b.len() < cg.out_c) {
-        return None;
-    }
-    let fusedk = DepthwiseProject::new(dg, &w1, b1.as_deref(), act1, cg.out_c, &w2, b2.as_deref(), act2);
+    let fusedk = DepthwiseProject::new(dg, &w1, b1.as_deref(), act1, pj.geom.out_c, &pj.weights, pj.bias.as_deref(), pj.act);
     Some(built(vec![source(ctx, x)], move |ins, outs| {
         fusedk.run(cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
         Ok(())
@@ -295,18 +309,8 @@ fn build_depthwise_project(ctx: &CompileCtx, dw: OpId, conv: OpId) -> Option<Bui
 /// shortcut). `None` otherwise. As with [`build_expand_depthwise`], the step runs at the ADD's
 /// turn and the convolution's output is never materialized.
 fn build_conv_add(ctx: &CompileCtx, conv: OpId, add: OpId) -> Option<Built> {
-    let a = ctx.graph.op(add);
-    let OpKind::Binary { op: nnrt_core::BinaryOp::Add, act: add_act } = &a.kind else { return None };
+    let (x, act2) = residual_add(ctx, *ctx.graph.op(conv).outputs.first()?, add)?;
     let pr = producer(ctx, conv, add)?;
-    let (act2, tanh2) = fused(*add_act);
-    let x = match (a.input(0)?, a.input(1)?) {
-        (l, r) if l == pr.output => r,
-        (l, _) => l,
-    };
-    let md = ctx.dims(pr.output);
-    if a.outputs.len() != 1 || a.inputs.len() != 2 || tanh2 || ctx.dims(x) != md || ctx.dims(a.outputs[0]) != md {
-        return None;
-    }
     if let Some(sparse) = SparseConv1x1::try_new(pr.geom, &pr.weights, pr.bias.as_deref(), pr.act) {
         log::debug!("{conv}: 1x1 CONV_2D + ADD runs sparse ({} of {} weights nonzero)", sparse.nnz(), pr.geom.filter_len());
         return Some(built(vec![source(ctx, pr.input), source(ctx, x)], move |ins, outs| {
