@@ -30,6 +30,20 @@ for i, op in enumerate(sg.operators):
     m = S.ModelT.InitFromObj(S.Model.GetRootAsModel(data, 0))
     g = m.subgraphs[0]
     one = g.operators[i]
+    # A constant the model stores as float16 and DEQUANTIZEs (MediaPipe's detectors) becomes a
+    # float32 constant, as both runtimes fold it at prepare: the one-op model keeps its weights.
+    import numpy as np
+    for t in [t for t in one.inputs if t >= 0]:
+        for q in sg.operators:
+            if t in q.outputs and names.get(max(base.operatorCodes[q.opcodeIndex].builtinCode, base.operatorCodes[q.opcodeIndex].deprecatedBuiltinCode)) == 'DEQUANTIZE':
+                src16 = g.tensors[q.inputs[0]]
+                half = m.buffers[src16.buffer].data
+                if src16.type == S.TensorType.FLOAT16 and half is not None and len(half) > 0:
+                    vals = np.frombuffer(bytes(bytearray(half)), dtype=np.float16).astype(np.float32)
+                    buf = S.BufferT()
+                    buf.data = np.frombuffer(vals.tobytes(), dtype=np.uint8)
+                    m.buffers.append(buf)
+                    g.tensors[t].buffer = len(m.buffers) - 1
     g.operators = [one]
     def const(t):
         d = m.buffers[g.tensors[t].buffer].data
