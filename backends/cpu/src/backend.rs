@@ -151,12 +151,14 @@ impl Step {
 /// The kernel of the step that starts at `ids[0]` and how many ops of `ids` it covers: a fused
 /// TOSA convolution chain (`ops::fuse_rescale_chain`), a float convolution with SiLU or
 /// HARD_SWISH in its epilogue (`ops::fuse_conv_act`), a whole inverted-residual block
-/// (`ops::fuse_block`), a fused pair (`ops::fuse_pair`), or the op alone.
+/// (`ops::fuse_block`), a convolution + channel-padded shortcut ADD (`ops::fuse_padded_residual`),
+/// a fused pair (`ops::fuse_pair`), or the op alone.
 fn step_kernel(ctx: &CompileCtx, ids: &[OpId]) -> Result<(crate::kernel::Built, usize), CompileError> {
     let id = ids[0];
     let fused = ops::fuse_rescale_chain(ctx, ids)
         .or_else(|| ops::fuse_conv_act(ctx, ids))
         .or_else(|| ops::fuse_block(ctx, ids))
+        .or_else(|| ops::fuse_padded_residual(ctx, ids))
         .or_else(|| ids.get(1).and_then(|&next| ops::fuse_pair(ctx, id, next)).map(|b| (b, 2)));
     if let Some(f) = fused {
         return Ok(f);

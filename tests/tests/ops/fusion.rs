@@ -2,7 +2,8 @@
 //! it (`passes::fold_pads`), LOGISTIC + MUL run as one SiLU pass (the cpu's `fuse_pair`), and SiLU
 //! or HARD_SWISH in a float convolution's epilogue (the cpu's `fuse_conv_act`), a corner SLICE
 //! read in place by the CONV_2D after it (`fuse_pair`, TOSA's cut before a strided
-//! convolution). Each reference is
+//! convolution), and a CONV_2D + ADD of a channel PAD of a shortcut (the cpu's
+//! `fuse_padded_residual`, BlazeFace's blocks). Each reference is
 //! the same model with a RESHAPE to the same dims between the two ops, which keeps them apart.
 
 use nnrt_core::{Activation, BinaryOp, Conv2D, DType, DepthwiseConv2D, OpKind, OperandId, Padding, Quantization, UnaryOp};
@@ -10,7 +11,7 @@ use nnrt_tests::{f, Case, Graph, Tol, XorShift, V};
 
 use crate::{GPU_MATH, GPU_SUMS};
 
-nnrt_tests::replay_on_every_target!(pad_conv_cases, silu_cases, conv_act_cases, crop_conv_cases);
+nnrt_tests::replay_on_every_target!(pad_conv_cases, silu_cases, conv_act_cases, crop_conv_cases, padded_residual_cases);
 
 /// An op between `t` and its reader in the reference: RESHAPE to the same dims.
 fn keep_apart(g: &mut Graph, t: OperandId, dtype: DType, dims: &[usize], quant: &Quantization) -> OperandId {
@@ -331,6 +332,84 @@ fn crop_conv_cases() -> Vec<Case> {
                 .same_as_cpu_of(&crop_conv_graph(c, true, seed), Tol::EXACT)
                 .gpu_tol(GPU_SUMS)
                 .no_gpu("SLICE has no gpu kernel (gpu;cpu runs it on the cpu)")
+        })
+        .collect()
+}
+
+struct PaddedResidual<'a> {
+    name: &'a str,
+    /// The convolution's input, kernel, stride and output channels (SAME padding, bias).
+    input: [usize; 4],
+    kernel: usize,
+    stride: usize,
+    out_c: usize,
+    /// The shortcut's channels, PAD's channel padding (before, after), PADV2's value.
+    shortcut_c: usize,
+    pad: (usize, usize),
+    value: Option<f32>,
+    /// PAD's spatial padding (rows, columns after): then the pattern is not fused.
+    spatial: usize,
+    /// The PAD runs before the convolution; the ADD reads (padded, conv) instead of (conv, padded).
+    pad_first: bool,
+    swap: bool,
+    act: Activation,
+}
+
+/// x → CONV_2D → y; s → PAD (channels) → p; ADD(y, p) → out. With `apart`, a RESHAPE between the
+/// PAD and the ADD.
+fn padded_residual_graph(c: &PaddedResidual, apart: bool, seed: u64) -> Graph {
+    let [n, h, w, ch] = c.input;
+    let (oh, ow) = (h.div_ceil(c.stride), w.div_ceil(c.stride));
+    let od = [n, oh, ow, c.out_c];
+    let sd = [n, oh - c.spatial, ow - c.spatial, c.shortcut_c];
+    let mut g = Graph::new();
+    let x = g.input(&c.input, f(&XorShift::new(seed).fill(n * h * w * ch, -2.0, 2.0)));
+    let s = g.input(&sd, f(&XorShift::new(seed + 3).fill(sd.iter().product(), -2.0, 2.0)));
+    let k = c.kernel;
+    let weights = g.konst(&[c.out_c, k, k, ch], f(&XorShift::new(seed + 1).fill(c.out_c * k * k * ch, -0.5, 0.5)));
+    let bias = g.konst(&[c.out_c], f(&XorShift::new(seed + 2).fill(c.out_c, -1.0, 1.0)));
+    let y = g.tensor(DType::F32, &od);
+    let p = g.tensor(DType::F32, &od);
+    let pads = g.konst(&[4, 2], V::I32(vec![0, 0, 0, c.spatial as i32, 0, c.spatial as i32, c.pad.0 as i32, c.pad.1 as i32]));
+    let value = c.value.map(|v| g.konst(&[], f(&[v])));
+    let conv = OpKind::Conv2D(Conv2D { padding: Padding::Same, stride: [c.stride; 2], dilation: [1, 1], act: Activation::None });
+    if c.pad_first {
+        g.op(OpKind::Pad, &[Some(s), Some(pads), value], &[p]);
+        g.op(conv, &[Some(x), Some(weights), Some(bias)], &[y]);
+    } else {
+        g.op(conv, &[Some(x), Some(weights), Some(bias)], &[y]);
+        g.op(OpKind::Pad, &[Some(s), Some(pads), value], &[p]);
+    }
+    let p = if apart { keep_apart(&mut g, p, DType::F32, &od, &Quantization::None) } else { p };
+    let out = g.out(DType::F32, &od);
+    let ins = if c.swap { [Some(p), Some(y)] } else { [Some(y), Some(p)] };
+    g.op(OpKind::Binary { op: BinaryOp::Add, act: c.act }, &ins, &[out]);
+    g
+}
+
+fn padded_residual_cases() -> Vec<Case> {
+    let (none, relu, relu6) = (Activation::None, Activation::Relu, Activation::Relu6);
+    let base = PaddedResidual { name: "", input: [1, 64, 64, 24], kernel: 1, stride: 1, out_c: 28, shortcut_c: 24, pad: (0, 4), value: None, spatial: 0, pad_first: false, swap: true, act: relu };
+    let rows = [
+        // BlazeFace's first widening block, as the converter writes it.
+        PaddedResidual { name: "CONV_2D 1x1 24->28 + ADD(PAD(shortcut 24 -> 28), conv), RELU", ..base },
+        // Both sides padded with PADV2's value, the PAD first in the graph, the ADD's operands
+        // the other way round, a 3×3 convolution, rows of 36 (two 16-lane vectors and a tail).
+        PaddedResidual { name: "PADV2(-0.5) both sides + CONV_2D 3x3 + ADD, RELU6", input: [1, 30, 29, 7], kernel: 3, out_c: 36, shortcut_c: 31, pad: (2, 3), value: Some(-0.5), pad_first: true, swap: false, act: relu6, ..base },
+        // Rows narrower than a vector, batch 2, the shortcut after a stride-2 convolution.
+        PaddedResidual { name: "CONV_2D 3x3 stride 2 5->9 + ADD(PAD(6 -> 9)), batch 2", input: [2, 17, 15, 5], kernel: 3, stride: 2, out_c: 9, shortcut_c: 6, pad: (1, 2), act: none, ..base },
+        // Odd row length (a period of 17 vectors), one channel padded.
+        PaddedResidual { name: "CONV_2D 1x1 -> 17 + ADD(PAD(16 -> 17))", input: [1, 20, 20, 12], out_c: 17, shortcut_c: 16, pad: (0, 1), act: none, ..base },
+        // A PAD of nothing: the plain residual path.
+        PaddedResidual { name: "CONV_2D 1x1 + ADD(PAD of zero width)", input: [1, 12, 12, 8], out_c: 20, shortcut_c: 20, pad: (0, 0), ..base },
+        // Spatial padding as well: not fused, the values must still match.
+        PaddedResidual { name: "CONV_2D + ADD(PAD of rows, columns and channels), not fused", input: [1, 10, 10, 4], out_c: 8, shortcut_c: 6, pad: (0, 2), spatial: 1, ..base },
+    ];
+    rows.iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let seed = 1200 + 10 * k as u64;
+            Case::new(c.name, &padded_residual_graph(c, false, seed)).same_as_cpu_of(&padded_residual_graph(c, true, seed), Tol::EXACT).gpu_tol(GPU_SUMS)
         })
         .collect()
 }

@@ -8,7 +8,7 @@
 //! convolutions run one GEMM per group.
 #![forbid(unsafe_code)]
 
-use super::gemm::{clamp, gemm, gemm_add, gemm_segmented, gemm_segmented_then, gemm_then, gemm_with, gemm_with_then, residual_adder, ASource, PackedB, Segment, SegmentSource};
+use super::gemm::{clamp, gemm, gemm_add_residual, gemm_segmented, gemm_segmented_then, gemm_then, gemm_with, gemm_with_then, residual_adder, ASource, PackedB, Residual, Segment, SegmentSource};
 use super::unary::PostAct;
 use super::Act;
 use crate::simd::{self, Isa};
@@ -313,19 +313,27 @@ impl Conv2d {
     /// As [`Conv2d::run`], if the convolution has several groups, or `x` is shorter than the
     /// output.
     pub fn run_add(&mut self, input: &[f32], x: &[f32], add_act: Act, output: &mut [f32]) {
+        self.run_add_residual(input, Residual::dense(x, self.geom.out_c), add_act, output)
+    }
+
+    /// [`Conv2d::run_add`] with any [`Residual`]: a channel PAD of the shortcut folded in too.
+    ///
+    /// # Panics
+    /// As [`Conv2d::run_add`], or if `res` does not fit the output channels.
+    pub fn run_add_residual(&mut self, input: &[f32], res: Residual<'_>, add_act: Act, output: &mut [f32]) {
         let RunSizes { m, input_len, output_len, .. } = self.sizes;
         assert!(self.geom.groups == 1, "a fused residual needs one group");
         assert!(input.len() >= input_len, "conv input holds {} values, needs {input_len}", input.len());
-        assert!(output.len() >= output_len && x.len() >= output_len, "conv output or residual shorter than {output_len}");
         let n = self.geom.out_c;
+        assert!(output.len() >= output_len && res.x.len() >= res.needs(m, n, n), "conv output or residual shorter than {output_len}");
         if m == 0 || n == 0 {
             return;
         }
         let (packed, bias, out) = (&self.packed[0], self.bias.as_deref(), &mut output[..output_len]);
         if self.direct {
-            return gemm_add(m, &input[..input_len], self.geom.in_c, packed, bias, self.act, x, add_act, out, n);
+            return gemm_add_residual(m, &input[..input_len], self.geom.in_c, packed, bias, self.act, res, add_act, out, n);
         }
-        let then = residual_adder(x, add_act, n, n);
+        let then = residual_adder(res, add_act, n, n);
         let src = Im2col { g: &self.geom, input: &input[..input_len], c0: 0 };
         if self.implicit {
             gemm_segmented_then(m, &src, packed, bias, self.act, out, n, Some(&then));

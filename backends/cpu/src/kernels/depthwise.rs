@@ -408,6 +408,14 @@ mod tests {
             ("3x3 56x56x144", DepthwiseGeom { in_h: 56, in_w: 56, out_h: 56, out_w: 56, in_c: 144, ..base }),
             ("3x3/2 56x56x144", DepthwiseGeom { in_h: 56, in_w: 56, out_h: 28, out_w: 28, in_c: 144, stride_h: 2, stride_w: 2, pad_top: 0, pad_left: 0, ..base }),
             ("3x3 14x14x576", DepthwiseGeom { in_h: 14, in_w: 14, out_h: 14, out_w: 14, in_c: 576, ..base }),
+            ("3x3 64x64x24", DepthwiseGeom { in_h: 64, in_w: 64, out_h: 64, out_w: 64, in_c: 24, ..base }),
+            ("3x3 64x64x32", DepthwiseGeom { in_h: 64, in_w: 64, out_h: 64, out_w: 64, in_c: 32, ..base }),
+            ("3x3 64x64x16", DepthwiseGeom { in_h: 64, in_w: 64, out_h: 64, out_w: 64, in_c: 16, ..base }),
+            ("3x3 32x32x24", DepthwiseGeom { in_h: 32, in_w: 32, out_h: 32, out_w: 32, in_c: 24, ..base }),
+            ("3x3 64x64x36", DepthwiseGeom { in_h: 64, in_w: 64, out_h: 64, out_w: 64, in_c: 36, ..base }),
+            ("3x3 48x48x24", DepthwiseGeom { in_h: 48, in_w: 48, out_h: 48, out_w: 48, in_c: 24, ..base }),
+            ("3x3 32x32x36", DepthwiseGeom { in_h: 32, in_w: 32, out_h: 32, out_w: 32, in_c: 36, ..base }),
+            ("3x3 16x16x88", DepthwiseGeom { in_h: 16, in_w: 16, out_h: 16, out_w: 16, in_c: 88, ..base }),
             ("5x5 7x7x960", DepthwiseGeom { in_h: 7, in_w: 7, out_h: 7, out_w: 7, in_c: 960, k_h: 5, k_w: 5, pad_top: 2, pad_left: 2, ..base }),
         ];
         let filter_env = std::env::var("NNRT_SPEED_FILTER").unwrap_or_default();

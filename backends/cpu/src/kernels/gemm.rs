@@ -17,6 +17,7 @@ use super::Act;
 use crate::simd::gemm::{self as sc, Epilogue};
 use crate::simd::{Avx2Token, Avx512Token};
 use crate::simd::elementwise::{self as ew, VBin};
+use crate::simd::residual::PaddedRows;
 use crate::simd::{self, Isa};
 use crate::lines::Lines;
 use crate::prepack;
@@ -402,11 +403,24 @@ pub fn gemm_add(m: usize, a: &[f32], lda: usize, b: &PackedB, bias: Option<&[f32
     if m == 0 || n == 0 {
         return;
     }
-    assert!(x.len() >= (m - 1) * ldc + n, "residual too short for {m}×{n} (stride {ldc})");
+    gemm_add_residual(m, a, lda, b, bias, act, Residual::dense(x, ldc), add_act, c, ldc)
+}
+
+/// [`gemm_add`] with any [`Residual`] (a channel-padded one included).
+///
+/// # Panics
+/// As [`gemm`], or if `res` is too short for C or does not fit its rows.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_add_residual(m: usize, a: &[f32], lda: usize, b: &PackedB, bias: Option<&[f32]>, act: Act, res: Residual<'_>, add_act: Act, c: &mut [f32], ldc: usize) {
+    let n = b.n;
+    if m == 0 || n == 0 {
+        return;
+    }
+    assert!(res.x.len() >= res.needs(m, n, ldc), "residual too short for {m}×{n} (stride {ldc})");
     if b.k > 0 {
         assert!(lda >= b.k && a.len() >= (m - 1) * lda + b.k, "A too short for {m}×{} (lda {lda})", b.k);
     }
-    gemm_with_then(m, &Dense { a, lda }, b, bias, act, c, ldc, Some(&residual_adder(x, add_act, n, ldc)));
+    gemm_with_then(m, &Dense { a, lda }, b, bias, act, c, ldc, Some(&residual_adder(res, add_act, n, ldc)));
 }
 
 /// [`gemm`], then `then(r0, r1, c_rows)` on each band of rows once computed (see
@@ -422,9 +436,55 @@ pub(crate) fn gemm_then(m: usize, a: &[f32], lda: usize, b: &PackedB, bias: Opti
     gemm_with_then(m, &Dense { a, lda }, b, bias, act, c, ldc, Some(then));
 }
 
+/// The tensor a fused residual ADD adds to each row of a GEMM's output (`n` columns): row `r`
+/// gets `x[r * channels..][..channels]` at columns `first..first + channels` and `fill` at the
+/// others. That is the ADD of a channel PAD of `x` (MediaPipe's BlazeFace blocks widen their
+/// shortcut so) with the PAD folded in; `channels == n` is a plain residual.
+#[derive(Clone, Copy, Debug)]
+pub struct Residual<'a> {
+    /// The residual, `channels` values per row.
+    pub x: &'a [f32],
+    /// Values per row of `x`.
+    pub channels: usize,
+    /// Column of the row's first value of `x`.
+    pub first: usize,
+    /// The value at the other columns (the PAD's constant).
+    pub fill: f32,
+}
+
+impl<'a> Residual<'a> {
+    /// A residual of the output's own shape, row stride `ld`.
+    pub fn dense(x: &'a [f32], ld: usize) -> Residual<'a> {
+        Residual { x, channels: ld, first: 0, fill: 0.0 }
+    }
+
+    /// Whether the residual fills no column: `x` holds whole rows of `n` values, stride `ld`.
+    fn is_dense(&self, n: usize, ld: usize) -> bool {
+        self.first == 0 && self.channels == ld && ld >= n
+    }
+
+    /// Values `x` must hold for `m` rows of `n` columns, stride `ld`.
+    pub(crate) fn needs(&self, m: usize, n: usize, ld: usize) -> usize {
+        match m {
+            0 => 0,
+            _ if self.is_dense(n, ld) => (m - 1) * ld + n,
+            _ => m * self.channels,
+        }
+    }
+
+    /// Whether the padded columns fit the row: `first + channels ≤ n`.
+    pub(crate) fn fits(&self, n: usize) -> bool {
+        self.first.checked_add(self.channels).is_some_and(|end| end <= n)
+    }
+}
+
 /// The `then` of a GEMM followed by a residual ADD: rows `r0..r1` of C (`cc` starting at row
-/// `r0`, `n` values per row, stride `ldc`) += the same rows of `x`, clamped to `add_act`.
-pub(crate) fn residual_adder(x: &[f32], add_act: Act, n: usize, ldc: usize) -> impl Fn(usize, usize, &mut [f32]) + Sync + '_ {
+/// `r0`, `n` values per row, stride `ldc`) += the same rows of `res`, clamped to `add_act`.
+///
+/// # Panics
+/// When `res` does not fit rows of `n` columns.
+pub(crate) fn residual_adder(res: Residual<'_>, add_act: Act, n: usize, ldc: usize) -> impl Fn(usize, usize, &mut [f32]) + Sync + '_ {
+    assert!(res.fits(n), "a residual of {} channels from column {} does not fit {n} columns", res.channels, res.first);
     let add_rows = move |row: &mut [f32], xr: &[f32]| {
         if !ew::accumulate_clamped(VBin::Add, row, xr, add_act.min, add_act.max) {
             for (o, &v) in row.iter_mut().zip(xr) {
@@ -432,8 +492,22 @@ pub(crate) fn residual_adder(x: &[f32], add_act: Act, n: usize, ldc: usize) -> i
             }
         }
     };
+    let dense = res.is_dense(n, ldc);
+    let x = res.x;
+    let wide = match simd::isa() {
+        Isa::Avx512 => Avx512Token::new(),
+        _ => None,
+    };
     move |r0: usize, r1: usize, cc: &mut [f32]| {
-        if ldc == n {
+        if r1 <= r0 {
+            return;
+        }
+        if !dense {
+            let len = ((r1 - r0 - 1) * ldc + n).min(cc.len());
+            let band = &mut cc[..len];
+            let xs = &x[(r0 * res.channels).min(x.len())..];
+            PaddedRows { x: xs, channels: res.channels, first: res.first, fill: res.fill, n, ldc, lo: add_act.min, hi: add_act.max }.add_to(wide, band);
+        } else if ldc == n {
             // Dense rows: one pass over the band.
             let len = (r1 - r0) * n;
             add_rows(&mut cc[..len], &x[r0 * n..r0 * n + len]);

@@ -17,7 +17,7 @@
 use std::cell::RefCell;
 
 use super::conv::ConvGeom;
-use super::gemm::residual_adder;
+use super::gemm::{residual_adder, Residual};
 use super::Act;
 use crate::simd::spmm::{self, SparseRows};
 use crate::simd::{self, Isa};
@@ -118,9 +118,18 @@ impl SparseConv1x1 {
     /// # Panics
     /// As [`SparseConv1x1::run`], or if `x` is shorter than the output.
     pub fn run_add(&self, input: &[f32], x: &[f32], add_act: Act, output: &mut [f32]) {
+        self.run_add_residual(input, Residual::dense(x, self.geom.out_c), add_act, output)
+    }
+
+    /// [`SparseConv1x1::run_add`] with any [`Residual`] (a channel-padded shortcut).
+    ///
+    /// # Panics
+    /// As [`SparseConv1x1::run_add`], or if `res` does not fit the output channels.
+    pub fn run_add_residual(&self, input: &[f32], res: Residual<'_>, add_act: Act, output: &mut [f32]) {
         let g = self.geom;
-        assert!(x.len() >= g.output_len(), "residual holds {} values, needs {}", x.len(), g.output_len());
-        let add = residual_adder(x, add_act, g.out_c, g.out_c);
+        let m = g.batch * g.out_h * g.out_w;
+        assert!(res.x.len() >= res.needs(m, g.out_c, g.out_c), "residual holds {} values, too few for {m} pixels", res.x.len());
+        let add = residual_adder(res, add_act, g.out_c, g.out_c);
         self.run_with(input, output, &add);
     }
 

@@ -8,6 +8,7 @@ use super::conv::{const_bias, conv_geom, depthwise_geom};
 use super::util::{all_f32, const_f32, float_kernel, fused, fusion_off, source};
 use crate::kernel::{built, Built};
 use crate::kernels::conv::{Conv2d, ConvGeom};
+use crate::kernels::gemm::Residual;
 use crate::kernels::expand_dw::{DepthwiseProject, ExpandDepthwise};
 use crate::kernels::sparse_conv::SparseConv1x1;
 use crate::kernels::Act;
@@ -209,6 +210,81 @@ pub(crate) fn fuse_block(ctx: &CompileCtx, ids: &[OpId]) -> Option<(Built, usize
     })
 }
 
+/// A convolution, a channel PAD of a shortcut and the ADD of the two, as one step: `ids` starts
+/// with a float CONV_2D [`producer`] of the ADD and a float PAD (in either order), then the
+/// ADD (no tanh) of the convolution's output and the PAD's, both read by it alone. The PAD widens
+/// the shortcut `x` along channels only (NHWC; zero, or PADV2's constant): MediaPipe's
+/// BlazeFace / BlazePose blocks, `ADD(conv(…), PAD(x, [[0,0],[0,0],[0,0],[0,k]]))`.
+/// [`Conv2d::run_add_residual`] adds `x` to the channels it covers and the constant to the
+/// others as each band of rows is computed: neither the convolution's output nor the padded
+/// shortcut is written, and the values are the three ops' bit for bit (`y + 0` is computed,
+/// not skipped; tests/tests/ops/fusion.rs). Returns the step and 3.
+pub(crate) fn fuse_padded_residual(ctx: &CompileCtx, ids: &[OpId]) -> Option<(Built, usize)> {
+    if fusion_off("padded_residual") {
+        return None;
+    }
+    let [a, b, add, ..] = ids else { return None };
+    let (conv, pad) = match (&ctx.graph.op(*a).kind, &ctx.graph.op(*b).kind) {
+        (OpKind::Conv2D(_), OpKind::Pad) => (*a, *b),
+        (OpKind::Pad, OpKind::Conv2D(_)) => (*b, *a),
+        _ => return None,
+    };
+    let (pd, ad) = (ctx.graph.op(pad), ctx.graph.op(*add));
+    let OpKind::Binary { op: nnrt_core::BinaryOp::Add, act } = ad.kind else { return None };
+    let (act2, tanh) = fused(act);
+    all_f32(ctx, *add).ok()?;
+    let (x, p, y) = (pd.input(0)?, *pd.outputs.first()?, *ctx.graph.op(conv).outputs.first()?);
+    if ctx.graph.operand(x).dtype != nnrt_core::DType::F32 || ctx.graph.operand(p).dtype != nnrt_core::DType::F32 {
+        return None;
+    }
+    let takes = matches!((ad.input(0)?, ad.input(1)?), (u, v) if (u == y && v == p) || (u == p && v == y));
+    if tanh || !takes || ad.inputs.len() != 2 || ad.outputs.len() != 1 || pd.outputs.len() != 1 || !read_once_by(ctx, p, *add) {
+        return None;
+    }
+    let (xd, yd) = (ctx.dims(x), ctx.dims(y));
+    if xd.len() != 4 || ctx.dims(p) != yd || ctx.dims(ad.outputs[0]) != yd || xd[..3] != yd[..3] {
+        return None;
+    }
+    let pads = ctx.graph.const_ints(pad, pd.input(1)?).ok()?;
+    if pads.len() != 8 || pads[..6].iter().any(|&v| v != 0) || pads[6] < 0 || pads[7] < 0 {
+        return None;
+    }
+    let (first, channels) = (pads[6] as usize, xd[3]);
+    if first + channels + pads[7] as usize != yd[3] {
+        return None;
+    }
+    let fill = match pd.input(2) {
+        Some(v) => match const_f32(ctx, v)?.as_ref() {
+            [v] => *v,
+            _ => return None,
+        },
+        None => 0.0,
+    };
+    let pr = producer(ctx, conv, *add)?;
+    let inputs = vec![source(ctx, pr.input), source(ctx, x)];
+    fn res(x: &[f32], (channels, first, fill): (usize, usize, f32)) -> Residual<'_> {
+        Residual { x, channels, first, fill }
+    }
+    let shape = (channels, first, fill);
+    if let Some(sparse) = SparseConv1x1::try_new(pr.geom, &pr.weights, pr.bias.as_deref(), pr.act) {
+        return Some((
+            built(inputs, move |ins, outs| {
+                sparse.run_add_residual(cast::<f32>(ins[0].bytes)?, res(cast::<f32>(ins[1].bytes)?, shape), act2, cast_mut::<f32>(outs[0].bytes)?);
+                Ok(())
+            }),
+            3,
+        ));
+    }
+    let mut k = Conv2d::new(pr.geom, &pr.weights, pr.bias.as_deref(), pr.act);
+    Some((
+        built(inputs, move |ins, outs| {
+            k.run_add_residual(cast::<f32>(ins[0].bytes)?, res(cast::<f32>(ins[1].bytes)?, shape), act2, cast_mut::<f32>(outs[0].bytes)?);
+            Ok(())
+        }),
+        3,
+    ))
+}
+
 /// The projection of a fused step (see [`projection`]).
 struct Projection<'c> {
     geom: ConvGeom,
@@ -399,4 +475,56 @@ fn build_crop_conv(ctx: &CompileCtx, slice: OpId, conv: OpId) -> Option<Built> {
     let (act, tanh) = fused(p.act);
     let mut k = Conv2d::new(whole, &weights, bias.as_deref(), act);
     Some(float_kernel(source(ctx, x), tanh, move |x, out| k.run(x, out)))
+}
+
+#[cfg(test)]
+mod tests {
+    use nnrt_core::{Activation, BinaryOp, CompileCtx, Config, ConstData, Conv2D, DType, OpId, OpKind, Operand, OperandId, Operation, Padding, Subgraph};
+
+    fn konst(g: &mut Subgraph, dtype: DType, dims: &[usize], bytes: Vec<u8>) -> OperandId {
+        let mut o = Operand::new("k", dtype, dims);
+        o.data = Some(ConstData::owned(bytes));
+        g.add_operand(o)
+    }
+
+    /// The step kinds the backend compiles for BlazeFace's widening block: x → CONV_2D 1×1
+    /// (8 → 12 channels) → y, s → PAD(`pads`) → p, ADD(p, y) → out; `shared` makes the padded
+    /// shortcut a graph output too.
+    fn step_kinds(pads: [i32; 8], shared: bool) -> Vec<String> {
+        let mut g = Subgraph::default();
+        let od = [1, 5, 6, 12];
+        let x = g.add_operand(Operand::new("x", DType::F32, &[1, 5, 6, 8]));
+        let sd = [1, 5 - pads[3] as usize, 6 - pads[5] as usize, 12 - (pads[6] + pads[7]) as usize];
+        let s = g.add_operand(Operand::new("s", DType::F32, &sd));
+        let w = konst(&mut g, DType::F32, &[12, 1, 1, 8], (0..96).flat_map(|i| (i as f32 * 0.01).to_le_bytes()).collect());
+        let p_ = konst(&mut g, DType::I32, &[4, 2], pads.iter().flat_map(|v| v.to_le_bytes()).collect());
+        let (y, p, out) = (g.add_operand(Operand::new("y", DType::F32, &od)), g.add_operand(Operand::new("p", DType::F32, &od)), g.add_operand(Operand::new("out", DType::F32, &od)));
+        let conv = OpKind::Conv2D(Conv2D { padding: Padding::Same, stride: [1, 1], dilation: [1, 1], act: Activation::None });
+        g.add_op(Operation { kind: conv, inputs: vec![Some(x), Some(w), None], outputs: vec![y] });
+        g.add_op(Operation { kind: OpKind::Pad, inputs: vec![Some(s), Some(p_)], outputs: vec![p] });
+        g.add_op(Operation { kind: OpKind::Binary { op: BinaryOp::Add, act: Activation::Relu }, inputs: vec![Some(p), Some(y)], outputs: vec![out] });
+        g.inputs = vec![x, s];
+        g.outputs = if shared { vec![out, p] } else { vec![out] };
+        let shapes: Vec<Vec<usize>> = g.operands.iter().map(|o| o.shape.concrete().unwrap_or_default()).collect();
+        let config = Config::default();
+        let ids: Vec<OpId> = (0..g.ops.len()).map(OpId::new).collect();
+        let ctx = CompileCtx { graph: &g, shapes: &shapes, threads: 1, config: &config, origin: &ids };
+        let steps = crate::backend::compile_steps(&ctx, &ids).expect("the graph compiles");
+        steps.iter().map(|s| s.kind().to_string()).collect()
+    }
+
+    /// The convolution, the channel PAD and the ADD run as one step; a PAD of rows or columns,
+    /// or a padded shortcut something else reads, leaves them apart. (Values against the ops:
+    /// `tests/tests/ops/fusion.rs`, `padded_residual_cases`.)
+    #[test]
+    fn fuses_a_channel_padded_shortcut_only() {
+        if crate::ops::fusion_off("padded_residual") {
+            eprintln!("skipped: NNRT_NOFUSE is set");
+            return;
+        }
+        assert_eq!(step_kinds([0, 0, 0, 0, 0, 0, 0, 4], false), ["Conv2D+Pad+Add"]);
+        assert_eq!(step_kinds([0, 0, 0, 0, 0, 0, 1, 3], false), ["Conv2D+Pad+Add"]);
+        assert_eq!(step_kinds([0, 0, 0, 1, 0, 0, 0, 4], false), ["Conv2D", "Pad", "Add"]);
+        assert_eq!(step_kinds([0, 0, 0, 0, 0, 0, 0, 4], true), ["Conv2D", "Pad", "Add"]);
+    }
 }

@@ -60,7 +60,7 @@ use nnrt_core::{CompileCtx, OpId, OpKind, OpRegistry};
 
 use crate::kernel::Built;
 
-pub(crate) use fuse::{fuse_block, fuse_pair};
+pub(crate) use fuse::{fuse_block, fuse_padded_residual, fuse_pair};
 pub(crate) use util::fusion_off;
 pub(crate) use fuse_act::fuse_conv_act;
 pub(crate) use int_chain::{fuse_int_chain, Form as IntChainForm, IntChain};
