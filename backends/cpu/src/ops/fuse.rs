@@ -20,30 +20,26 @@ pub(crate) fn fuse_pair(ctx: &CompileCtx, a: OpId, b: OpId) -> Option<Built> {
     if fusion_off("pair") {
         return None;
     }
-    // The convolution + residual pair only with several threads: on one, keeping the
-    // projection's input alive one op longer moved the greedy plan's tensors and the fused
-    // expansion steps ran slower (MobileNetV2, 1 thread: +3 %; 2 threads: −1.4 %). The
-    // depthwise + projection pair only on one thread: there it saves 3.4 % of MobileNetV2
+    // The depthwise + projection pair only on one thread: there it saves 3.4 % of MobileNetV2
     // (less memory traffic, and a plan with fewer tensors); on two, its row bands ran each pair
     // 0–6 % slower than the two ops split across threads, and it took the projections from
     // the residual fusion (+3 %). MobileNetV1's pointwise convolutions sit between two
     // depthwise ones; on one thread the first pair (depthwise + projection) is taken: per-op
     // minima of its first blocks, 1 thread, dw1+conv2 0.69 ms (0.83 apart) and dw5+conv6 1.00
     // (1.02), where expansion + depthwise measured conv2+dw3 0.67 (0.58 apart) and conv6+dw7
-    // 0.95 (0.94); the whole model 1.8 % faster.
+    // 0.95 (0.94); the whole model 1.8 % faster. The convolution + residual pair runs on any
+    // thread count where that pair did not apply (on one thread it once moved MobileNetV2's
+    // plan and cost 3 %; since its blocks run whole (`fuse_block`), it measures 0.98–1.0 of
+    // the ops apart on BlazeFace, the small ResNet, MobileNetV2 and the selfie model).
     if let Some(silu) = build_silu(ctx, a, b) {
         return Some(silu);
     }
     if let Some(crop) = build_crop_conv(ctx, a, b) {
         return Some(crop);
     }
-    build_expand_depthwise(ctx, a, b).or_else(|| {
-        if ctx.threads >= 2 {
-            build_conv_add(ctx, a, b)
-        } else {
-            build_depthwise_project(ctx, a, b)
-        }
-    })
+    build_expand_depthwise(ctx, a, b)
+        .or_else(|| if ctx.threads >= 2 { None } else { build_depthwise_project(ctx, a, b) })
+        .or_else(|| if fusion_off("conv_add") { None } else { build_conv_add(ctx, a, b) })
 }
 
 /// Expanded tensors smaller than this per thread stay in the cores' L2 between the two ops:

@@ -8,7 +8,7 @@ use crate::kernels::Act;
 use crate::quant::QParams;
 
 /// Fusions that `NNRT_NOFUSE` can turn off one at a time (by naming it), for A/B.
-const NAMED_FUSIONS: [&str; 2] = ["block", "padded_residual"];
+const NAMED_FUSIONS: [&str; 3] = ["block", "padded_residual", "conv_add"];
 
 /// Whether `NNRT_NOFUSE` (read at prepare) turns off the fusion `name`: a value naming one of
 /// [`NAMED_FUSIONS`] turns off that one alone, any other value every fusion.
