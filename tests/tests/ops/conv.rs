@@ -7,7 +7,7 @@ use nnrt_tests::{Act, BuiltinOperator as Op, Padding as TflPadding};
 
 use crate::{dims_i32, noise, random, tflite_unary, GPU_SUMS, SUMS};
 
-nnrt_tests::replay_on_every_target!(tflite_conv_cases, tflite_depthwise_cases, gpu_conv_cases, gpu_depthwise_cases, transpose_conv_cases, tflite_neg_cases);
+nnrt_tests::replay_on_every_target!(tflite_conv_cases, tflite_depthwise_cases, gpu_conv_cases, gpu_depthwise_cases, transpose_conv_cases, tflite_neg_cases, dynamic_filter_cases);
 
 fn ident(v: f32) -> f32 {
     v
@@ -231,4 +231,42 @@ fn tflite_neg_cases() -> Vec<Case> {
         b.op(Op::CONV_2D, &[xi, w, TensorIdx::ABSENT], &[yi], Options::conv(TflPadding::SAME, 1, Act::NONE));
     });
     vec![case.prepare_error(&["Conv2D", "input channels"])]
+}
+
+/// A convolution whose filter (and bias, with `dyn_bias`) is computed at run time, fed here as
+/// graph inputs (TFLite allows it; a DEQUANTIZE of a variable or a weight-generating subgraph
+/// does it): the same values as the constant-filter model, bit for bit.
+fn dynamic_filter(name: &str, x: [usize; 4], w: [usize; 4], kind: OpKind, dyn_bias: bool, seed: u64) -> Case {
+    let out_c = if matches!(kind, OpKind::DepthwiseConv2D(_)) { w[3] } else { w[0] };
+    let (pad, stride, dil) = match &kind {
+        OpKind::Conv2D(p) => (p.padding, p.stride, p.dilation),
+        OpKind::DepthwiseConv2D(p) => (p.padding, p.stride, p.dilation),
+        _ => unreachable!("a 2-D convolution"),
+    };
+    let k = [(w[1] - 1) * dil[0] + 1, (w[2] - 1) * dil[1] + 1];
+    let (oh, ow) = out_hw(x, k, stride, pad);
+    let graph = |computed: bool| {
+        let mut g = Graph::new();
+        let xi = g.input(&x, noise(&x, seed));
+        let (wv, bv) = (noise(&w, seed + 1), noise(&[out_c], seed + 2));
+        let wi = if computed { g.input(&w, wv) } else { g.konst(&w, wv) };
+        let bi = if computed && dyn_bias { g.input(&[out_c], bv) } else { g.konst(&[out_c], bv) };
+        let o = g.out(nnrt_core::DType::F32, &[x[0], oh, ow, out_c]);
+        g.op(kind.clone(), &[Some(xi), Some(wi), Some(bi)], &[o]);
+        g
+    };
+    Case::new(name, &graph(true)).same_as_cpu_of(&graph(false), nnrt_tests::Tol::EXACT).gpu_tol(GPU_SUMS)
+}
+
+fn dynamic_filter_cases() -> Vec<Case> {
+    let conv = |stride, act| OpKind::Conv2D(Conv2D { padding: Padding::Same, stride: [stride; 2], dilation: [1, 1], act });
+    let dw = |m, act| OpKind::DepthwiseConv2D(DepthwiseConv2D { padding: Padding::Valid, stride: [1, 1], dilation: [2, 2], depth_multiplier: m, act });
+    vec![
+        dynamic_filter("CONV_2D 3x3 with a computed filter", [1, 9, 8, 5], [7, 3, 3, 5], conv(1, Activation::Relu6), false, 3100),
+        dynamic_filter("CONV_2D 1x1 stride 2 with a computed filter and bias", [2, 10, 10, 16], [24, 1, 1, 16], conv(2, Activation::None), true, 3110),
+        dynamic_filter("grouped CONV_2D with a computed filter", [1, 6, 6, 8], [6, 3, 3, 4], conv(1, Activation::Relu), true, 3120)
+            .no_gpu("a grouped convolution has no gpu kernel (gpu;cpu runs it on the cpu)"),
+        dynamic_filter("DEPTHWISE_CONV_2D dilation 2 with a computed filter", [1, 11, 10, 6], [1, 3, 3, 6], dw(1, Activation::Relu), false, 3130),
+        dynamic_filter("DEPTHWISE_CONV_2D multiplier 2 with a computed filter and bias", [1, 9, 9, 3], [1, 3, 3, 6], dw(2, Activation::None), true, 3140),
+    ]
 }

@@ -41,11 +41,10 @@ fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
     }
     all_f32(ctx, id)?;
     check_act(act_of(&op.kind))?;
-    if let Some(w) = op.input(1) {
-        if !ctx.graph.operand(w).is_const() && !matches!(op.kind, OpKind::FullyConnected(_)) {
-            return Err("the filter must be a constant tensor (weights are packed at prepare)".into());
-        }
+    if op.input(1).is_none() {
+        return Err("input 1 (the filter) is absent".into());
     }
+    // A filter or bias computed at run time (TFLite allows both) is read, and packed, on each run.
     Ok(())
 }
 
@@ -216,15 +215,15 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let x = op.input(0).ok_or("input 0 is absent")?;
     let w = op.input(1).ok_or("input 1 (weights) is absent")?;
     let bias_const = const_bias(ctx, op.input(2));
-    // FULLY_CONNECTED also takes a bias computed at run time (read from its input each run).
+    // A bias computed at run time is read from its input on each run.
     let dyn_bias = if bias_const.is_none() { op.input(2) } else { None };
-    if dyn_bias.is_some() && !matches!(op.kind, OpKind::FullyConnected(_)) {
-        return Err("the bias must be a float32 constant".into());
-    }
     let bias = bias_const.unwrap_or(None);
     let xd = ctx.dims(x).to_vec();
     let wd = ctx.dims(w).to_vec();
     let od = ctx.dims(op.outputs[0]).to_vec();
+    if !matches!(op.kind, OpKind::FullyConnected(_)) && (const_f32(ctx, w).is_none() || dyn_bias.is_some()) {
+        return build_dynamic(ctx, id, (x, w, dyn_bias), bias, (&xd, &wd, &od));
+    }
     match &op.kind {
         OpKind::Conv2D(p) => {
             let filter = const_f32(ctx, w).ok_or("the filter must be a float32 constant")?;
@@ -291,6 +290,105 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                 let out = cast_mut::<f32>(outs[0].bytes)?;
                 let m = a.len() / k.max(1);
                 gemm(m, a, k, packed, bias, act, out, n);
+                if tanh {
+                    tanh_in_place(out);
+                }
+                Ok(())
+            }))
+        }
+        _ => Err("not a convolution".into()),
+    }
+}
+
+/// A float CONV_2D, DEPTHWISE_CONV_2D or CONV_3D whose filter, or bias, is computed at run time
+/// (a DEQUANTIZE of a variable, an op's output, a graph input): both are read from their inputs
+/// on each run and the filter packed then, the values exactly those of the constant-weight
+/// kernels (test). `bias` is the constant bias, if any.
+fn build_dynamic(ctx: &CompileCtx, id: OpId, (x, w, dyn_bias): (OperandId, OperandId, Option<OperandId>), bias: Option<Vec<f32>>, (xd, wd, od): (&[usize], &[usize], &[usize])) -> Result<Built, String> {
+    let op = ctx.graph.op(id);
+    for (what, t) in [("filter", Some(w)), ("bias", dyn_bias)] {
+        if let Some(t) = t {
+            if ctx.graph.operand(t).dtype != DType::F32 {
+                return Err(format!("the {what} must be float32"));
+            }
+        }
+    }
+    let mut sources = vec![source(ctx, x), source(ctx, w)];
+    let bias_at = dyn_bias.map(|b| {
+        sources.push(source(ctx, b));
+        sources.len() - 1
+    });
+    let n_w: usize = wd.iter().product();
+    /// The filter (its whole tensor) and the bias of this run.
+    fn weights<'a>(ins: &'a [nnrt_core::TensorRef<'a>], n_w: usize, bias_at: Option<usize>, bias: Option<&'a [f32]>, out_c: usize) -> Result<(&'a [f32], Option<&'a [f32]>), String> {
+        let filter = cast::<f32>(ins[1].bytes)?;
+        if filter.len() != n_w {
+            return Err(format!("the filter holds {} values, its shape {n_w}", filter.len()));
+        }
+        let bias = match bias_at {
+            Some(i) => Some(cast::<f32>(ins[i].bytes)?),
+            None => bias,
+        };
+        if let Some(b) = bias {
+            if b.len() != out_c {
+                return Err(format!("the bias holds {} values, the output has {out_c} channels", b.len()));
+            }
+        }
+        Ok((filter, bias))
+    }
+    let bias_dims_ok = |n: usize| dyn_bias.is_none_or(|b| num_elements(ctx.dims(b)) == Some(n)) && bias.as_ref().is_none_or(|b| b.len() == n);
+    match &op.kind {
+        OpKind::Conv2D(p) => {
+            if xd.len() != 4 || wd.len() != 4 || od.len() != 4 {
+                return Err(format!("CONV_2D takes 4-D tensors: input {xd:?}, filter {wd:?}, output {od:?}"));
+            }
+            let geom = conv_geom(xd, wd, od, p)?;
+            if wd[0] != od[3] || wd[3] == 0 || xd[3] % wd[3] != 0 || od[3] % geom.groups.max(1) != 0 || !bias_dims_ok(od[3]) {
+                return Err(format!("filter {wd:?} or bias does not fit input {xd:?} and output {od:?}"));
+            }
+            let (act, tanh) = fused(p.act);
+            Ok(built(sources, move |ins, outs| {
+                let (filter, b) = weights(ins, n_w, bias_at, bias.as_deref(), geom.out_c)?;
+                let out = cast_mut::<f32>(outs[0].bytes)?;
+                Conv2d::new(geom, filter, b, act).run(cast::<f32>(ins[0].bytes)?, out);
+                if tanh {
+                    tanh_in_place(out);
+                }
+                Ok(())
+            }))
+        }
+        OpKind::DepthwiseConv2D(p) => {
+            if xd.len() != 4 || wd.len() != 4 || od.len() != 4 {
+                return Err(format!("DEPTHWISE_CONV_2D takes 4-D tensors: input {xd:?}, filter {wd:?}, output {od:?}"));
+            }
+            let geom = depthwise_geom(xd, wd, od, p)?;
+            if wd[0] != 1 || wd[3] != od[3] || geom.out_c() != od[3] || !bias_dims_ok(od[3]) {
+                return Err(format!("filter {wd:?} or bias does not fit input {xd:?} and output {od:?}"));
+            }
+            let (act, tanh) = fused(p.act);
+            Ok(built(sources, move |ins, outs| {
+                let (filter, b) = weights(ins, n_w, bias_at, bias.as_deref(), geom.out_c())?;
+                let out = cast_mut::<f32>(outs[0].bytes)?;
+                depthwise_conv2d(&geom, cast::<f32>(ins[0].bytes)?, filter, b, act, out);
+                if tanh {
+                    tanh_in_place(out);
+                }
+                Ok(())
+            }))
+        }
+        OpKind::Conv3D(p) => {
+            if xd.len() != 5 || wd.len() != 5 || od.len() != 5 {
+                return Err(format!("CONV_3D takes 5-D tensors: input {xd:?}, filter {wd:?}, output {od:?}"));
+            }
+            let geom = conv3d_geom(xd, wd, od, p)?;
+            if wd[3] != xd[4] || wd[4] != od[4] || !bias_dims_ok(od[4]) {
+                return Err(format!("filter {wd:?} or bias does not fit input {xd:?} and output {od:?}"));
+            }
+            let (act, tanh) = fused(p.act);
+            Ok(built(sources, move |ins, outs| {
+                let (filter, b) = weights(ins, n_w, bias_at, bias.as_deref(), geom.out_c)?;
+                let out = cast_mut::<f32>(outs[0].bytes)?;
+                Conv3d::new(geom, filter, b, act).run(cast::<f32>(ins[0].bytes)?, out);
                 if tanh {
                     tanh_in_place(out);
                 }
