@@ -10,6 +10,8 @@
 
 
 use super::binary::{clamp, par_chunk};
+use crate::simd::pool::max_window;
+use crate::simd::Avx512Token;
 use super::Act;
 use crate::simd::elementwise::{self as ew, VBin};
 
@@ -103,7 +105,9 @@ enum Kind {
     Avg,
 }
 
-/// One output row `(b, oy)`: `out` holds its `out_w * channels` values.
+/// One output row `(b, oy)`: `out` holds its `out_w * channels` values; maxima with AVX-512
+/// where `wide` is given.
+#[allow(clippy::too_many_arguments)]
 fn pool_row(
     kind: Kind,
     g: &PoolGeom,
@@ -112,6 +116,7 @@ fn pool_row(
     oy: usize,
     out: &mut [f32],
     act: Act,
+    wide: Option<Avx512Token>,
 ) {
     let c = g.channels;
     let (y0, y1) = g.rows(oy);
@@ -122,6 +127,15 @@ fn pool_row(
             continue;
         }
         let (x0, x1) = g.cols(ox);
+        if let Some(t) = wide {
+            max_window(t, image, g.in_w, (y0, y1), (x0, x1), px);
+            if act != Act::NONE && !ew::bin_vs_inplace(VBin::Mul, px, 1.0, act.min, act.max) {
+                for a in px.iter_mut() {
+                    *a = clamp(*a, act);
+                }
+            }
+            continue;
+        }
         // TFLite starts the max from the lowest float, so an all -inf window gives f32::MIN.
         px.fill(if kind == Kind::Max { f32::MIN } else { 0.0 });
         for y in y0..y1 {
@@ -263,10 +277,14 @@ fn pool(kind: Kind, g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
         return;
     }
     let rows = g.batch * g.out_h;
+    let wide = match crate::simd::isa() {
+        crate::simd::Isa::Avx512 => Avx512Token::new(),
+        _ => None,
+    };
     let run = |r0: usize, out: &mut [f32]| {
         for (i, row) in out.chunks_mut(row_len).enumerate() {
             let r = r0 + i;
-            pool_row(kind, g, input, r / g.out_h, r % g.out_h, row, act);
+            pool_row(kind, g, input, r / g.out_h, r % g.out_h, row, act, wide);
         }
     };
     match par_chunk(rows, row_len.saturating_mul(g.k_h).saturating_mul(g.k_w)) {

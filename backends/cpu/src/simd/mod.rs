@@ -32,6 +32,7 @@ pub(crate) mod depthwise;
 pub(crate) mod elementwise;
 pub(crate) mod gemm;
 pub(crate) mod pack;
+pub(crate) mod pool;
 pub(crate) mod lut;
 pub(crate) mod qdepthwise;
 pub(crate) mod qbinary;
