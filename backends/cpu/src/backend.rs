@@ -69,6 +69,18 @@ impl Backend for CpuBackend {
     }
 }
 
+/// The kinds of the steps the backend compiles for every op of `g` on `threads` threads (tests
+/// check which fusions are taken).
+#[cfg(test)]
+pub(crate) fn step_kinds_of(g: &nnrt_core::Subgraph, threads: usize) -> Vec<String> {
+    let shapes: Vec<Vec<usize>> = g.operands.iter().map(|o| o.shape.concrete().unwrap_or_default()).collect();
+    let config = nnrt_core::Config::default();
+    let ids: Vec<OpId> = (0..g.ops.len()).map(OpId::new).collect();
+    let ctx = CompileCtx { graph: g, shapes: &shapes, threads, config: &config, origin: &ids };
+    let steps = compile_steps(&ctx, &ids).expect("the graph compiles");
+    steps.iter().map(|s| s.kind().to_string()).collect()
+}
+
 /// The steps of the ops `ids` in order: one kernel per op, or one per run of ops the backend
 /// fuses. Ahead-of-time artifacts build theirs here too (`crate::aot`), so their fusions are the
 /// runtime's.

@@ -475,7 +475,7 @@ fn build_crop_conv(ctx: &CompileCtx, slice: OpId, conv: OpId) -> Option<Built> {
 
 #[cfg(test)]
 mod tests {
-    use nnrt_core::{Activation, BinaryOp, CompileCtx, Config, ConstData, Conv2D, DType, OpId, OpKind, Operand, OperandId, Operation, Padding, Subgraph};
+    use nnrt_core::{Activation, BinaryOp, ConstData, Conv2D, DType, OpKind, Operand, OperandId, Operation, Padding, Subgraph};
 
     fn konst(g: &mut Subgraph, dtype: DType, dims: &[usize], bytes: Vec<u8>) -> OperandId {
         let mut o = Operand::new("k", dtype, dims);
@@ -501,12 +501,7 @@ mod tests {
         g.add_op(Operation { kind: OpKind::Binary { op: BinaryOp::Add, act: Activation::Relu }, inputs: vec![Some(p), Some(y)], outputs: vec![out] });
         g.inputs = vec![x, s];
         g.outputs = if shared { vec![out, p] } else { vec![out] };
-        let shapes: Vec<Vec<usize>> = g.operands.iter().map(|o| o.shape.concrete().unwrap_or_default()).collect();
-        let config = Config::default();
-        let ids: Vec<OpId> = (0..g.ops.len()).map(OpId::new).collect();
-        let ctx = CompileCtx { graph: &g, shapes: &shapes, threads: 1, config: &config, origin: &ids };
-        let steps = crate::backend::compile_steps(&ctx, &ids).expect("the graph compiles");
-        steps.iter().map(|s| s.kind().to_string()).collect()
+        crate::backend::step_kinds_of(&g, 1)
     }
 
     /// The convolution, the channel PAD and the ADD run as one step; a PAD of rows or columns,

@@ -144,7 +144,7 @@ fn build(ctx: &CompileCtx, conv: OpId, post: PostAct) -> Option<Built> {
 
 #[cfg(test)]
 mod tests {
-    use nnrt_core::{Activation, BinaryOp, CompileCtx, Config, ConstData, Conv2D, DType, DepthwiseConv2D, OpId, OpKind, Operand, OperandId, Operation, Padding, Subgraph, UnaryOp};
+    use nnrt_core::{Activation, BinaryOp, ConstData, Conv2D, DType, DepthwiseConv2D, OpKind, Operand, OperandId, Operation, Padding, Subgraph, UnaryOp};
 
     /// How the test graph's activation is wired.
     #[derive(Clone, Copy, PartialEq)]
@@ -206,12 +206,7 @@ mod tests {
                 }
             }
         }
-        let shapes: Vec<Vec<usize>> = g.operands.iter().map(|o| o.shape.concrete().unwrap_or_default()).collect();
-        let config = Config::default();
-        let ids: Vec<OpId> = (0..g.ops.len()).map(OpId::new).collect();
-        let ctx = CompileCtx { graph: &g, shapes: &shapes, threads: 1, config: &config, origin: &ids };
-        let steps = crate::backend::compile_steps(&ctx, &ids).expect("the graph compiles");
-        steps.iter().map(|s| s.kind().to_string()).collect()
+        crate::backend::step_kinds_of(&g, 1)
     }
 
     /// The fusion is taken where it applies (unless `NNRT_NOFUSE` is set for the run) and left
