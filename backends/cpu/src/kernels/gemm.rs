@@ -494,10 +494,7 @@ pub(crate) fn residual_adder(res: Residual<'_>, add_act: Act, n: usize, ldc: usi
     };
     let dense = res.is_dense(n, ldc);
     let x = res.x;
-    let wide = match simd::isa() {
-        Isa::Avx512 => Avx512Token::new(),
-        _ => None,
-    };
+    let wide = simd::avx512();
     move |r0: usize, r1: usize, cc: &mut [f32]| {
         if r1 <= r0 {
             return;

@@ -127,22 +127,15 @@ fn pool_row(
             continue;
         }
         let (x0, x1) = g.cols(ox);
-        if let Some(t) = wide {
-            max_window(t, image, g.in_w, (y0, y1), (x0, x1), px);
-            if act != Act::NONE && !ew::bin_vs_inplace(VBin::Mul, px, 1.0, act.min, act.max) {
-                for a in px.iter_mut() {
-                    *a = clamp(*a, act);
-                }
-            }
-            continue;
-        }
-        // TFLite starts the max from the lowest float, so an all -inf window gives f32::MIN.
-        px.fill(if kind == Kind::Max { f32::MIN } else { 0.0 });
-        for y in y0..y1 {
-            for x in x0..x1 {
-                let src = &image[(y * g.in_w + x) * c..(y * g.in_w + x + 1) * c];
-                match kind {
-                    Kind::Max => {
+        match wide {
+            Some(t) => max_window(t, image, g.in_w, (y0, y1), (x0, x1), px),
+            None => {
+                // TFLite starts the max from the lowest float, so an all -inf window gives
+                // f32::MIN.
+                px.fill(f32::MIN);
+                for y in y0..y1 {
+                    for x in x0..x1 {
+                        let src = &image[(y * g.in_w + x) * c..(y * g.in_w + x + 1) * c];
                         // Few channels: an inline loop (it vectorizes) costs less than the
                         // dispatch of the SIMD row helper per window cell.
                         if c < 64 || !ew::accumulate(VBin::Max, px, src) {
@@ -151,7 +144,6 @@ fn pool_row(
                             }
                         }
                     }
-                    Kind::Avg => unreachable!("averages take avg_pixel"),
                 }
             }
         }
@@ -277,10 +269,7 @@ fn pool(kind: Kind, g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
         return;
     }
     let rows = g.batch * g.out_h;
-    let wide = match crate::simd::isa() {
-        crate::simd::Isa::Avx512 => Avx512Token::new(),
-        _ => None,
-    };
+    let wide = crate::simd::avx512();
     let run = |r0: usize, out: &mut [f32]| {
         for (i, row) in out.chunks_mut(row_len).enumerate() {
             let r = r0 + i;

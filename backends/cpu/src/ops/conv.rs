@@ -319,84 +319,60 @@ fn build_dynamic(ctx: &CompileCtx, id: OpId, (x, w, dyn_bias): (OperandId, Opera
         sources.len() - 1
     });
     let n_w: usize = wd.iter().product();
-    /// The filter (its whole tensor) and the bias of this run.
-    fn weights<'a>(ins: &'a [nnrt_core::TensorRef<'a>], n_w: usize, bias_at: Option<usize>, bias: Option<&'a [f32]>, out_c: usize) -> Result<(&'a [f32], Option<&'a [f32]>), String> {
+    let bias_dims_ok = |n: usize| dyn_bias.is_none_or(|b| num_elements(ctx.dims(b)) == Some(n)) && bias.as_ref().is_none_or(|b| b.len() == n);
+    /// The kernel geometry a run packs the filter for.
+    enum Geom {
+        Conv(ConvGeom),
+        Depthwise(DepthwiseGeom),
+        Conv3(Conv3dGeom),
+    }
+    let (geom, out_c, act) = match &op.kind {
+        OpKind::Conv2D(p) if xd.len() == 4 && wd.len() == 4 && od.len() == 4 => {
+            let g = conv_geom(xd, wd, od, p)?;
+            let fits = wd[0] == od[3] && wd[3] > 0 && xd[3] % wd[3] == 0 && od[3] % g.groups.max(1) == 0;
+            (fits.then_some(Geom::Conv(g)), od[3], p.act)
+        }
+        OpKind::DepthwiseConv2D(p) if xd.len() == 4 && wd.len() == 4 && od.len() == 4 => {
+            let g = depthwise_geom(xd, wd, od, p)?;
+            (((wd[0] == 1 && wd[3] == od[3] && g.out_c() == od[3]).then_some(Geom::Depthwise(g))), od[3], p.act)
+        }
+        OpKind::Conv3D(p) if xd.len() == 5 && wd.len() == 5 && od.len() == 5 => {
+            let g = conv3d_geom(xd, wd, od, p)?;
+            ((wd[3] == xd[4] && wd[4] == od[4]).then_some(Geom::Conv3(g)), od[4], p.act)
+        }
+        OpKind::Conv2D(_) | OpKind::DepthwiseConv2D(_) | OpKind::Conv3D(_) => {
+            return Err(format!("{} takes {}-D tensors: input {xd:?}, filter {wd:?}, output {od:?}", op.kind.name(), if matches!(op.kind, OpKind::Conv3D(_)) { 5 } else { 4 }));
+        }
+        _ => return Err("not a convolution".into()),
+    };
+    let geom = match geom {
+        Some(g) if bias_dims_ok(out_c) => g,
+        _ => return Err(format!("filter {wd:?} or bias does not fit input {xd:?} and output {od:?}")),
+    };
+    let (act, tanh) = fused(act);
+    Ok(built(sources, move |ins, outs| {
         let filter = cast::<f32>(ins[1].bytes)?;
         if filter.len() != n_w {
             return Err(format!("the filter holds {} values, its shape {n_w}", filter.len()));
         }
-        let bias = match bias_at {
+        let b = match bias_at {
             Some(i) => Some(cast::<f32>(ins[i].bytes)?),
-            None => bias,
+            None => bias.as_deref(),
         };
-        if let Some(b) = bias {
-            if b.len() != out_c {
-                return Err(format!("the bias holds {} values, the output has {out_c} channels", b.len()));
-            }
+        if b.is_some_and(|b| b.len() != out_c) {
+            return Err(format!("the bias does not hold {out_c} values, one per output channel"));
         }
-        Ok((filter, bias))
-    }
-    let bias_dims_ok = |n: usize| dyn_bias.is_none_or(|b| num_elements(ctx.dims(b)) == Some(n)) && bias.as_ref().is_none_or(|b| b.len() == n);
-    match &op.kind {
-        OpKind::Conv2D(p) => {
-            if xd.len() != 4 || wd.len() != 4 || od.len() != 4 {
-                return Err(format!("CONV_2D takes 4-D tensors: input {xd:?}, filter {wd:?}, output {od:?}"));
-            }
-            let geom = conv_geom(xd, wd, od, p)?;
-            if wd[0] != od[3] || wd[3] == 0 || xd[3] % wd[3] != 0 || od[3] % geom.groups.max(1) != 0 || !bias_dims_ok(od[3]) {
-                return Err(format!("filter {wd:?} or bias does not fit input {xd:?} and output {od:?}"));
-            }
-            let (act, tanh) = fused(p.act);
-            Ok(built(sources, move |ins, outs| {
-                let (filter, b) = weights(ins, n_w, bias_at, bias.as_deref(), geom.out_c)?;
-                let out = cast_mut::<f32>(outs[0].bytes)?;
-                Conv2d::new(geom, filter, b, act).run(cast::<f32>(ins[0].bytes)?, out);
-                if tanh {
-                    tanh_in_place(out);
-                }
-                Ok(())
-            }))
+        let (x, out) = (cast::<f32>(ins[0].bytes)?, cast_mut::<f32>(outs[0].bytes)?);
+        match &geom {
+            Geom::Conv(g) => Conv2d::new(*g, filter, b, act).run(x, out),
+            Geom::Depthwise(g) => depthwise_conv2d(g, x, filter, b, act, out),
+            Geom::Conv3(g) => Conv3d::new(*g, filter, b, act).run(x, out),
         }
-        OpKind::DepthwiseConv2D(p) => {
-            if xd.len() != 4 || wd.len() != 4 || od.len() != 4 {
-                return Err(format!("DEPTHWISE_CONV_2D takes 4-D tensors: input {xd:?}, filter {wd:?}, output {od:?}"));
-            }
-            let geom = depthwise_geom(xd, wd, od, p)?;
-            if wd[0] != 1 || wd[3] != od[3] || geom.out_c() != od[3] || !bias_dims_ok(od[3]) {
-                return Err(format!("filter {wd:?} or bias does not fit input {xd:?} and output {od:?}"));
-            }
-            let (act, tanh) = fused(p.act);
-            Ok(built(sources, move |ins, outs| {
-                let (filter, b) = weights(ins, n_w, bias_at, bias.as_deref(), geom.out_c())?;
-                let out = cast_mut::<f32>(outs[0].bytes)?;
-                depthwise_conv2d(&geom, cast::<f32>(ins[0].bytes)?, filter, b, act, out);
-                if tanh {
-                    tanh_in_place(out);
-                }
-                Ok(())
-            }))
+        if tanh {
+            tanh_in_place(out);
         }
-        OpKind::Conv3D(p) => {
-            if xd.len() != 5 || wd.len() != 5 || od.len() != 5 {
-                return Err(format!("CONV_3D takes 5-D tensors: input {xd:?}, filter {wd:?}, output {od:?}"));
-            }
-            let geom = conv3d_geom(xd, wd, od, p)?;
-            if wd[3] != xd[4] || wd[4] != od[4] || !bias_dims_ok(od[4]) {
-                return Err(format!("filter {wd:?} or bias does not fit input {xd:?} and output {od:?}"));
-            }
-            let (act, tanh) = fused(p.act);
-            Ok(built(sources, move |ins, outs| {
-                let (filter, b) = weights(ins, n_w, bias_at, bias.as_deref(), geom.out_c)?;
-                let out = cast_mut::<f32>(outs[0].bytes)?;
-                Conv3d::new(geom, filter, b, act).run(cast::<f32>(ins[0].bytes)?, out);
-                if tanh {
-                    tanh_in_place(out);
-                }
-                Ok(())
-            }))
-        }
-        _ => Err("not a convolution".into()),
-    }
+        Ok(())
+    }))
 }
 
 fn conv_quant<TO: QInt>(ctx: &CompileCtx, id: OpId, n: usize, w_axis: usize, float_requant: bool) -> Result<ConvQuant, String> {

@@ -257,28 +257,7 @@ pub(crate) fn fuse_padded_residual(ctx: &CompileCtx, ids: &[OpId]) -> Option<(Bu
         None => 0.0,
     };
     let pr = producer(ctx, conv, *add)?;
-    let inputs = vec![source(ctx, pr.input), source(ctx, x)];
-    fn res(x: &[f32], (channels, first, fill): (usize, usize, f32)) -> Residual<'_> {
-        Residual { x, channels, first, fill }
-    }
-    let shape = (channels, first, fill);
-    if let Some(sparse) = SparseConv1x1::try_new(pr.geom, &pr.weights, pr.bias.as_deref(), pr.act) {
-        return Some((
-            built(inputs, move |ins, outs| {
-                sparse.run_add_residual(cast::<f32>(ins[0].bytes)?, res(cast::<f32>(ins[1].bytes)?, shape), act2, cast_mut::<f32>(outs[0].bytes)?);
-                Ok(())
-            }),
-            3,
-        ));
-    }
-    let mut k = Conv2d::new(pr.geom, &pr.weights, pr.bias.as_deref(), pr.act);
-    Some((
-        built(inputs, move |ins, outs| {
-            k.run_add_residual(cast::<f32>(ins[0].bytes)?, res(cast::<f32>(ins[1].bytes)?, shape), act2, cast_mut::<f32>(outs[0].bytes)?);
-            Ok(())
-        }),
-        3,
-    ))
+    Some((residual_step(ctx, pr, x, (channels, first, fill), act2), 3))
 }
 
 /// The projection of a fused step (see [`projection`]).
@@ -383,18 +362,30 @@ fn build_depthwise_project(ctx: &CompileCtx, dw: OpId, conv: OpId) -> Option<Bui
 fn build_conv_add(ctx: &CompileCtx, conv: OpId, add: OpId) -> Option<Built> {
     let (x, act2) = residual_add(ctx, *ctx.graph.op(conv).outputs.first()?, add)?;
     let pr = producer(ctx, conv, add)?;
+    let channels = pr.geom.out_c;
+    Some(residual_step(ctx, pr, x, (channels, 0, 0.0), act2))
+}
+
+/// The step of a [`producer`] convolution whose output a residual ADD (activation `add_act`)
+/// takes with `x`: `x` rows of `channels` values from column `first`, `fill` at the other
+/// columns ([`Residual`]; a plain residual when `channels` is the output's). Sparse 1×1
+/// weights run sparse.
+fn residual_step(ctx: &CompileCtx, pr: Producer, x: nnrt_core::OperandId, (channels, first, fill): (usize, usize, f32), add_act: Act) -> Built {
+    let inputs = vec![source(ctx, pr.input), source(ctx, x)];
     if let Some(sparse) = SparseConv1x1::try_new(pr.geom, &pr.weights, pr.bias.as_deref(), pr.act) {
-        log::debug!("{conv}: 1x1 CONV_2D + ADD runs sparse ({} of {} weights nonzero)", sparse.nnz(), pr.geom.filter_len());
-        return Some(built(vec![source(ctx, pr.input), source(ctx, x)], move |ins, outs| {
-            sparse.run_add(cast::<f32>(ins[0].bytes)?, cast::<f32>(ins[1].bytes)?, act2, cast_mut::<f32>(outs[0].bytes)?);
+        log::debug!("{}: 1x1 CONV_2D + ADD runs sparse ({} of {} weights nonzero)", pr.output, sparse.nnz(), pr.geom.filter_len());
+        return built(inputs, move |ins, outs| {
+            let res = Residual { x: cast::<f32>(ins[1].bytes)?, channels, first, fill };
+            sparse.run_add_residual(cast::<f32>(ins[0].bytes)?, res, add_act, cast_mut::<f32>(outs[0].bytes)?);
             Ok(())
-        }));
+        });
     }
     let mut conv = Conv2d::new(pr.geom, &pr.weights, pr.bias.as_deref(), pr.act);
-    Some(built(vec![source(ctx, pr.input), source(ctx, x)], move |ins, outs| {
-        conv.run_add(cast::<f32>(ins[0].bytes)?, cast::<f32>(ins[1].bytes)?, act2, cast_mut::<f32>(outs[0].bytes)?);
+    built(inputs, move |ins, outs| {
+        let res = Residual { x: cast::<f32>(ins[1].bytes)?, channels, first, fill };
+        conv.run_add_residual(cast::<f32>(ins[0].bytes)?, res, add_act, cast_mut::<f32>(outs[0].bytes)?);
         Ok(())
-    }))
+    })
 }
 
 /// The fused step for op `sig`, a float LOGISTIC of `x`, followed by op `mul`, a MUL (no tanh)

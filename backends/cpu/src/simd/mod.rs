@@ -100,6 +100,14 @@ cpu_token!(
     Avx512Token: "avx512f", "avx2", "fma"
 );
 
+/// An [`Avx512Token`] when [`isa`] chose AVX-512 (so `NNRT_ISA` can turn it off), else `None`.
+pub(crate) fn avx512() -> Option<Avx512Token> {
+    match isa() {
+        Isa::Avx512 => Avx512Token::new(),
+        _ => None,
+    }
+}
+
 cpu_token!(
     /// Proof that this CPU runs AVX2 and FMA.
     Avx2Token: "avx2", "fma"

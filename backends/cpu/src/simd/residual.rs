@@ -1,9 +1,14 @@
 //! The epilogue of a GEMM followed by the ADD of a channel-padded shortcut
 //! (`kernels::gemm::Residual`): each row of C (`n` values) gets `x`'s row (`channels` values) at
-//! columns `first..first + channels` and `fill` at the others, then the ADD's clamp. One
-//! AVX-512 pass per row: a 16-lane step loads `x` under the lanes it covers and `fill` under
-//! the rest (a masked load with `fill` as the merge source), so rows of 24 or 28 values cost two
-//! vector steps instead of a vector loop, a scalar tail and a second loop for the filled columns.
+//! columns `first..first + channels` and `fill` at the others, then the ADD's clamp.
+//!
+//! The AVX-512 pass walks a band of dense rows (`ldc == n ≥ 16`) as one flat array of whole
+//! 16-lane vectors: a vector covers the end of one row and the start of the next and takes `x`
+//! with two masked loads (one per row; `fill` where neither mask has the lane), from a table of
+//! masks and offsets that repeats every `lcm(n, 16)` values. Row by row, a row of 28 values ends
+//! in a masked store that the next row's first load overlaps, which blocks store forwarding:
+//! that walk measured 3× slower on BlazeFace's 64×64×28 block. Other bands (rows narrower than a
+//! vector, or strided) take the portable loop.
 #![deny(unsafe_op_in_unsafe_fn)]
 
 use super::Avx512Token;
@@ -49,15 +54,11 @@ impl PaddedRows<'_> {
         #[cfg(target_arch = "x86_64")]
         if let Some(t) = t {
             let _ = t;
-            // SAFETY: the token proves AVX-512F; `check` bounded rows·channels values of x and
-            // (rows − 1)·ldc + n values of cc (rows·n when ldc == n).
-            return unsafe {
-                if self.ldc == self.n && self.n >= 16 {
-                    avx512::add_flat(self, rows, cc.as_mut_ptr())
-                } else {
-                    avx512::add_rows(self, rows, cc.as_mut_ptr())
-                }
-            };
+            if self.ldc == self.n && self.n >= 16 {
+                // SAFETY: the token proves AVX-512F; `check` bounded rows·channels values of x
+                // and rows·n values of cc (ldc == n), and first + channels ≤ n.
+                return unsafe { avx512::add_flat(self, rows, cc.as_mut_ptr()) };
+            }
         }
         let _ = t;
         for r in 0..rows {
@@ -88,42 +89,6 @@ mod avx512 {
 
     use super::PaddedRows;
 
-    /// # Safety
-    /// The CPU has AVX-512F; `cc` points at `(rows − 1)·ldc + n` writable values, `p.x` holds
-    /// `rows·channels` values, and `first + channels ≤ n ≤ ldc`.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn add_rows(p: &PaddedRows, rows: usize, cc: *mut f32) {
-        let (n, first, ch) = (p.n, p.first, p.channels);
-        let (lo, hi, fill) = (_mm512_set1_ps(p.lo), _mm512_set1_ps(p.hi), _mm512_set1_ps(p.fill));
-        // Lanes of the step at column c0 that read x: columns first..first + ch.
-        let x_lanes = |c0: usize| -> u16 {
-            let a = first.saturating_sub(c0).min(16);
-            let b = (first + ch).saturating_sub(c0).min(16);
-            (((1u32 << b) - 1) & !((1u32 << a) - 1)) as u16
-        };
-        for r in 0..rows {
-            // SAFETY (pointers): row r of cc and of x lie inside the bounds of the contract.
-            let (row, xr) = unsafe { (cc.add(r * p.ldc), p.x.as_ptr().add(r * ch)) };
-            let mut c0 = 0;
-            while c0 < n {
-                let m = if n - c0 >= 16 { 0xffff } else { ((1u32 << (n - c0)) - 1) as u16 };
-                let mx = x_lanes(c0) & m;
-                // SAFETY: lanes under `m` are columns c0..min(c0 + 16, n) of the row; lanes under
-                // `mx` read x[c − first] for first ≤ c < first + ch, inside row r of x. Masked-off
-                // lanes are neither read nor faulted, so the (possibly out-of-range) base address
-                // of x's step is never dereferenced outside them; it is formed with wrapping
-                // arithmetic.
-                unsafe {
-                    let acc = _mm512_maskz_loadu_ps(m, row.add(c0));
-                    let xv = _mm512_mask_loadu_ps(fill, mx, xr.wrapping_add(c0).wrapping_sub(first));
-                    let y = _mm512_min_ps(hi, _mm512_max_ps(lo, _mm512_add_ps(acc, xv)));
-                    _mm512_mask_storeu_ps(row.add(c0), m, y);
-                }
-                c0 += 16;
-            }
-        }
-    }
-
     /// Lanes `a..b` of 16 (each bound clamped to 0..=16).
     fn lanes(a: isize, b: isize) -> u16 {
         let (a, b) = (a.clamp(0, 16) as u32, b.clamp(0, 16) as u32);
@@ -142,7 +107,8 @@ mod avx512 {
     }
 
     /// # Safety
-    /// As [`add_rows`], with `ldc == n ≥ 16`: `cc` points at `rows·n` writable values.
+    /// The CPU has AVX-512F/FMA; `cc` points at `rows·n` writable values with `n ≥ 16`, `p.x` holds
+    /// `rows·channels` values, and `first + channels ≤ n`.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn add_flat(p: &PaddedRows, rows: usize, cc: *mut f32) {
         let (n, first, ch) = (p.n, p.first as isize, p.channels as isize);
@@ -206,7 +172,9 @@ mod tests {
     use super::*;
 
     /// The AVX-512 pass equals the portable loop at every layout of the shortcut in the row
-    /// (before, inside and across 16-lane steps), with a stride wider than the row.
+    /// (before, inside and across 16-lane steps, row lengths with periods of 1 to 17 vectors);
+    /// bands it does not take (rows narrower than a vector, a stride wider than the row) run the
+    /// portable loop, which leaves the gaps between rows alone.
     #[test]
     fn avx512_matches_portable() {
         let Some(t) = Avx512Token::new() else {
@@ -226,40 +194,6 @@ mod tests {
             for r in 0..rows - 1 {
                 assert_eq!(&got[r * ldc + n..(r + 1) * ldc], &c[r * ldc + n..(r + 1) * ldc]);
             }
-        }
-    }
-}
-
-#[cfg(test)]
-mod speed {
-    use super::*;
-
-    /// `cargo test --release -p nnrt-backend-cpu --lib -- --ignored --nocapture residual_speed`
-    #[test]
-    #[ignore]
-    fn residual_speed() {
-        let t = Avx512Token::new().expect("AVX-512");
-        for (rows, n, ch) in [(4096usize, 28usize, 24usize), (1024, 32, 28), (1024, 36, 32), (256, 48, 42)] {
-            let x: Vec<f32> = (0..rows * ch).map(|i| i as f32).collect();
-            let mut c: Vec<f32> = vec![0.5; rows * n];
-            let p = PaddedRows { x: &x, channels: ch, first: 0, fill: 0.0, n, ldc: n, lo: f32::MIN, hi: f32::MAX };
-            let mut best = [f64::MAX; 2];
-            for _ in 0..2000 {
-                for (k, b) in best.iter_mut().enumerate() {
-                    let s = std::time::Instant::now();
-                    // SAFETY: test; bounds as the contract states.
-                    unsafe {
-                        if k == 0 {
-                            avx512::add_rows(&p, rows, c.as_mut_ptr())
-                        } else {
-                            avx512::add_flat(&p, rows, c.as_mut_ptr())
-                        }
-                    }
-                    *b = b.min(s.elapsed().as_secs_f64());
-                }
-            }
-            let _ = t;
-            println!("rows {rows} n {n} ch {ch}: by rows {:.1} us, flat {:.1} us", best[0] * 1e6, best[1] * 1e6);
         }
     }
 }
