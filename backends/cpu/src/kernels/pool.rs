@@ -105,8 +105,8 @@ enum Kind {
     Avg,
 }
 
-/// One output row `(b, oy)`: `out` holds its `out_w * channels` values; maxima with AVX-512
-/// where `wide` is given.
+/// One output row `(b, oy)`: `out` holds its `out_w * channels` values; maxima and sums with
+/// AVX-512 where `wide` is given.
 #[allow(clippy::too_many_arguments)]
 fn pool_row(
     kind: Kind,
@@ -123,7 +123,7 @@ fn pool_row(
     let image = &input[b * g.in_h * g.in_w * c..(b + 1) * g.in_h * g.in_w * c];
     for (ox, px) in out.chunks_mut(c).enumerate() {
         if kind == Kind::Avg {
-            avg_pixel(g, image, oy, ox, px, act);
+            avg_pixel(g, image, oy, ox, px, act, wide);
             continue;
         }
         let (x0, x1) = g.cols(ox);
@@ -158,6 +158,9 @@ fn pool_row(
 /// Channels summed at a time by [`avg_pixel`] (stack buffers).
 const AVG_BLOCK: usize = 64;
 
+/// How far ahead (in window cells) [`avg_pixel`] prefetches a window inside the image.
+const PREFETCH_CELLS: usize = 36;
+
 /// What a padding cell contributes to an average.
 static AVG_ZEROS: [f32; AVG_BLOCK] = [0.0; AVG_BLOCK];
 
@@ -182,8 +185,9 @@ fn tree9(v: [f32; 9]) -> f32 {
 }
 
 /// The average of output `(oy, ox)` of `image` (one batch) into `px` (its channels), in the
-/// order of the module doc, then the activation clamp.
-fn avg_pixel(g: &PoolGeom, image: &[f32], oy: usize, ox: usize, px: &mut [f32], act: Act) {
+/// order of the module doc, then the activation clamp; each nine-cell step with AVX-512 where
+/// `wide` is given.
+fn avg_pixel(g: &PoolGeom, image: &[f32], oy: usize, ox: usize, px: &mut [f32], act: Act, wide: Option<Avx512Token>) {
     let ((y0, y1), (x0, x1)) = (g.rows(oy), g.cols(ox));
     // An empty window (padding only) yields clamp(0) (TFLite fails instead).
     let scale = 1.0 / ((y1 - y0) * (x1 - x0)).max(1) as f32;
@@ -198,6 +202,9 @@ fn avg_pixel(g: &PoolGeom, image: &[f32], oy: usize, ox: usize, px: &mut [f32], 
         let mut acc = [0.0f32; AVG_BLOCK];
         let add = |v: [&[f32]; 9], acc: &mut [f32; AVG_BLOCK]| {
             let acc = &mut acc[..n];
+            if let Some(t) = wide {
+                return crate::simd::pool::avg_step(t, v, acc);
+            }
             for ch in 0..n {
                 acc[ch] += tree9(std::array::from_fn(|i| v[i][ch]));
             }
@@ -218,11 +225,32 @@ fn avg_pixel(g: &PoolGeom, image: &[f32], oy: usize, ox: usize, px: &mut [f32], 
             let mut t = 0;
             // Cell t's window position (column outer, row inner), advanced without dividing.
             let (mut kx, mut ky) = (0, 0);
+            // A window wholly inside the image (a global pool's) needs no bounds per cell.
+            let inside = y1 - y0 == g.k_h && x1 - x0 == g.k_w;
+            let origin = (y0 * g.in_w + x0) * g.channels;
+            let at = |kx: usize, ky: usize| if inside { Some(origin + (ky * g.in_w + kx) * g.channels) } else { avg_cell_at(g, oy, ox, kx, ky) };
+            // Cells are read down the window's columns, a row of the image apart: too far apart
+            // for the hardware to fetch ahead (a global pool over 128×128×16 waited on every
+            // line), so the window's cells PREFETCH_CELLS ahead are asked for in advance.
+            let (mut pkx, mut pky) = (PREFETCH_CELLS / g.k_h, PREFETCH_CELLS % g.k_h);
             loop {
+                if inside {
+                    for _ in 0..9 {
+                        if pkx < g.k_w {
+                            let o = origin + (pky * g.in_w + pkx) * g.channels + c0;
+                            (0..n).step_by(16).for_each(|k| crate::simd::pool::prefetch(&image[o + k..]));
+                        }
+                        pky += 1;
+                        if pky == g.k_h {
+                            pky = 0;
+                            pkx += 1;
+                        }
+                    }
+                }
                 // The step's nine cells read in place (padding and cells past the window read
                 // zeros), so the channel loop vectorizes without copying or clearing.
                 let v = std::array::from_fn(|i| {
-                    let c = (t + i < taps).then(|| avg_cell_at(g, oy, ox, kx, ky)).flatten();
+                    let c = (t + i < taps).then(|| at(kx, ky)).flatten();
                     ky += 1;
                     if ky == g.k_h {
                         ky = 0;

@@ -1,6 +1,8 @@
-//! The AVX-512 inner loop of MAX_POOL_2D: one output pixel's channels, 16 at a time (the last
-//! step masked), each the maximum over the window's in-bounds cells. Pools of few channels
-//! (BlazeFace's 2×2 pools of 28) otherwise ran a 16-lane loop and a scalar tail per cell.
+//! The AVX-512 inner loops of MAX_POOL_2D and AVERAGE_POOL_2D: one output pixel's channels, 16
+//! at a time (the last step masked). Max: the maximum over the window's in-bounds cells; pools of
+//! few channels (BlazeFace's 2×2 pools of 28) otherwise ran a 16-lane loop and a scalar tail per
+//! cell. Average: one nine-cell step of XNNPACK's sum, which the compiler's baseline build ran
+//! four lanes at a time (selfie segmentation's ten global pools).
 #![deny(unsafe_op_in_unsafe_fn)]
 
 use super::Avx512Token;
@@ -31,9 +33,65 @@ pub(crate) fn max_window(t: Avx512Token, image: &[f32], in_w: usize, ys: (usize,
     }
 }
 
+/// `acc[ch] += ((v2 + v3) + (v4 + v5)) + (((v0 + v1) + v8) + (v6 + v7))` at channel `ch` of
+/// the nine cells `v` (XNNPACK's sum of one nine-cell step of an average pool), for every `ch <
+/// acc.len()`.
+///
+/// # Panics
+/// If a cell holds fewer values than `acc`.
+pub(crate) fn avg_step(t: Avx512Token, v: [&[f32]; 9], acc: &mut [f32]) {
+    let n = acc.len();
+    assert!(v.iter().all(|c| c.len() >= n), "average pool cell shorter than its channels");
+    #[cfg(target_arch = "x86_64")]
+    {
+        let _ = t;
+        // SAFETY: the token proves AVX-512F; the assert bounds the n values read from each cell.
+        unsafe { avx512::avg_step(v.map(<[f32]>::as_ptr), acc.as_mut_ptr(), n) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (t, v);
+        unreachable!("an Avx512Token cannot exist off x86_64");
+    }
+}
+
+/// Asks the CPU to bring the cache line holding `v`'s first value into L1: a hint, which
+/// changes no value and never faults.
+#[inline]
+pub(crate) fn prefetch(v: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing architecturally and never faults, whatever the address.
+    unsafe {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(v.as_ptr().cast::<i8>())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = v;
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use core::arch::x86_64::*;
+
+    /// # Safety
+    /// AVX-512F; each of `v` points at `n` readable values and `acc` at `n` writable ones.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn avg_step(v: [*const f32; 9], acc: *mut f32, n: usize) {
+        let mut ch = 0;
+        while ch < n {
+            let m: __mmask16 = if n - ch >= 16 { 0xffff } else { ((1u32 << (n - ch)) - 1) as u16 };
+            // SAFETY: lanes under `m` are values ch.. < n of each cell and of acc (contract).
+            let x: [__m512; 9] = std::array::from_fn(|i| unsafe { _mm512_maskz_loadu_ps(m, v[i].add(ch)) });
+            let a = unsafe { _mm512_maskz_loadu_ps(m, acc.add(ch)) };
+            let s = _mm512_add_ps(
+                _mm512_add_ps(_mm512_add_ps(x[2], x[3]), _mm512_add_ps(x[4], x[5])),
+                _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(x[0], x[1]), x[8]), _mm512_add_ps(x[6], x[7])),
+            );
+            // SAFETY: as above.
+            unsafe { _mm512_mask_storeu_ps(acc.add(ch), m, _mm512_add_ps(a, s)) };
+            ch += 16;
+        }
+    }
 
     /// # Safety
     /// AVX-512F; cells `(y, x)` for y in ys, x in xs hold `c` values at `image + (y·in_w + x)·c`;
@@ -62,6 +120,34 @@ mod avx512 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Equals the scalar nine-cell sum bit for bit (same association), around the 16-lane steps.
+    #[test]
+    fn avg_step_matches_the_scalar_sum() {
+        let Some(t) = Avx512Token::new() else {
+            eprintln!("skipped: no AVX-512");
+            return;
+        };
+        for n in [1, 5, 16, 17, 31, 64] {
+            // Values spread over eight decades, so that each association rounds differently.
+            let mut state = 0x2545_f491u32.wrapping_add(n as u32);
+            let mut next = || {
+                state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                let mantissa = (state >> 8) as f32 / (1u32 << 24) as f32 - 0.5;
+                mantissa * 10f32.powi((state % 8) as i32 - 4)
+            };
+            let cells: Vec<Vec<f32>> = (0..9).map(|_| (0..n).map(|_| next()).collect()).collect();
+            let start: Vec<f32> = (0..n).map(|k| k as f32 * 0.3 - 1.0).collect();
+            let mut want = start.clone();
+            for (k, a) in want.iter_mut().enumerate() {
+                let v: Vec<f32> = cells.iter().map(|c| c[k]).collect();
+                *a += ((v[2] + v[3]) + (v[4] + v[5])) + (((v[0] + v[1]) + v[8]) + (v[6] + v[7]));
+            }
+            let mut got = start.clone();
+            avg_step(t, std::array::from_fn(|i| &cells[i][..]), &mut got);
+            assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "n {n}");
+        }
+    }
 
     /// Equals the scalar rule (`v > acc ? v : acc` from `f32::MIN`) bit for bit, NaN and -inf
     /// cells included, for channel counts around the 16-lane steps and clipped windows.
