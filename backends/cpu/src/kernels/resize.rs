@@ -57,11 +57,16 @@ pub fn resize_bilinear(g: &ResizeGeom, align_corners: bool, half_pixel: bool, in
     let xs: Vec<(f32, usize, usize)> = (0..g.out_w).map(|x| bilinear_coord(x, sw, half_pixel, g.in_w)).collect();
     let d = g.depth;
     let px = |b: usize, y: usize, x: usize| &input[((b * g.in_h + y) * g.in_w + x) * d..][..d];
+    let wide = crate::simd::avx512();
     // One output row; the channel loop runs over slices so it vectorizes (same arithmetic).
     let one_row = |r: usize, orow: &mut [f32]| {
         let (b, y) = (r / g.out_h, r % g.out_h);
         let (iy, y0, y1) = bilinear_coord(y, sh, half_pixel, g.in_h);
         let dy = iy - y0 as f32;
+        if let Some(t) = wide {
+            let row = |y: usize| &input[(b * g.in_h + y) * g.in_w * d..][..g.in_w * d];
+            return crate::simd::resize::bilinear_row(t, row(y0), row(y1), &xs, dy, d, orow);
+        }
         for (&(ix, x0, x1), o) in xs.iter().zip(orow.chunks_exact_mut(d)) {
             let dx = ix - x0 as f32;
             let (tl, tr, bl, br) = (px(b, y0, x0), px(b, y0, x1), px(b, y1, x0), px(b, y1, x1));

@@ -40,6 +40,7 @@ pub(crate) mod qmisc;
 pub(crate) mod quant;
 pub(crate) mod quantize;
 pub(crate) mod rescale;
+pub(crate) mod resize;
 pub(crate) mod residual;
 pub(crate) mod spmm;
 
