@@ -594,6 +594,33 @@ mod avx512 {
 
     simd_kernels!("avx512f,avx2,fma");
 
+    /// `acc[i] = x[r·n + i] + acc[i]` for each row `r < rows` in turn and `i < n`, 64 lanes of
+    /// `acc` (four independent chains) held in registers across the rows.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F; `acc` is writable for `n` values and `x` readable for `rows · n`.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn accumulate_rows_add(acc: *mut f32, n: usize, x: *const f32, rows: usize) {
+        let lanes = |from: usize| -> M { if from >= n { 0 } else if n - from >= W { 0xffff } else { ((1u32 << (n - from)) - 1) as M } };
+        let mut i = 0;
+        while i < n {
+            let m: [M; 4] = std::array::from_fn(|v| lanes(i + v * W));
+            // SAFETY: lanes under each mask are values i + v·W.. < n of acc (contract).
+            let mut a: [V; 4] = std::array::from_fn(|v| unsafe { _mm512_maskz_loadu_ps(m[v], acc.add(i + v * W)) });
+            for r in 0..rows {
+                for v in 0..4 {
+                    // SAFETY: as above, in row r < rows of x; `x + acc` is bin_vv's Add operand order.
+                    a[v] = _mm512_add_ps(unsafe { _mm512_maskz_loadu_ps(m[v], x.add(r * n + i + v * W)) }, a[v]);
+                }
+            }
+            for v in 0..4 {
+                // SAFETY: as above.
+                unsafe { _mm512_mask_storeu_ps(acc.add(i + v * W), m[v], a[v]) };
+            }
+            i += 4 * W;
+        }
+    }
+
     /// Converts `n` halves (a multiple of 16) to floats.
     ///
     /// # Safety
@@ -882,6 +909,21 @@ pub(crate) fn bin_rows(op: VBin, a: &[f32], a_row: bool, b: &[f32], b_row: bool,
 /// with TFLite's `in > current ? in : current` for Max). Returns `false` without SIMD.
 pub(crate) fn accumulate(op: VBin, acc: &mut [f32], x: &[f32]) -> bool {
     accumulate_clamped(op, acc, x, f32::NEG_INFINITY, f32::INFINITY)
+}
+
+/// `acc[i] = x[r][i] + acc[i]` for each row `r` of `x` in turn (`x` holds whole rows of
+/// `acc.len()` values): [`accumulate`] with `VBin::Add` row by row, bit for bit, with each
+/// 16-lane stretch of `acc` held in a register across the rows. Returns `false` without AVX-512.
+pub(crate) fn accumulate_rows_add(acc: &mut [f32], x: &[f32]) -> bool {
+    let n = acc.len();
+    assert!(n == 0 || x.len() % n == 0, "accumulate_rows: not whole rows");
+    match isa() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: AVX-512 detected; x holds x.len()/n rows of n values and acc n (checked).
+        Isa::Avx512 if n > 0 => unsafe { avx512::accumulate_rows_add(acc.as_mut_ptr(), n, x.as_ptr(), x.len() / n) },
+        _ => return false,
+    }
+    true
 }
 
 /// [`accumulate`] then a clamp to `[lo, hi]` (a fused activation), in the same pass.
