@@ -104,37 +104,14 @@ fn walk<I: Copy, A: Copy>(
     let k = l.dims.len();
     let n = l.dims[k - 1];
     let last_red = l.reduced[k - 1];
-    if let (Some(rows), false, true) = (kept_rows, last_red, k >= 2 && l.reduced[k.saturating_sub(2)]) {
-        // Dims [.., reduced R, kept n]: each block of R rows folds into one output row.
-        let block = n * l.dims[k - 2];
-        let mut ostride = Small::filled(k, 0);
-        let mut acc = n;
-        for d in (0..k - 2).rev() {
-            if !l.reduced[d] {
-                ostride[d] = acc;
-                acc *= l.dims[d];
-            }
-        }
-        let mut idx = Small::filled(k, 0);
-        let mut off = 0;
-        for b in input.chunks_exact(block.max(1)) {
-            rows(&mut out[off..off + n], b);
-            for d in (0..k - 2).rev() {
-                idx[d] += 1;
-                off += ostride[d];
-                if idx[d] < l.dims[d] {
-                    break;
-                }
-                off -= ostride[d] * l.dims[d];
-                idx[d] = 0;
-            }
-        }
-        return;
-    }
-    // Output strides of the outer dims: 0 along reduced ones.
+    // Dims [.., reduced R, kept n] with `kept_rows`: the walk's unit is a block of R rows,
+    // folded into one output row, and the R dim is not walked.
+    let rows = kept_rows.filter(|_| !last_red && k >= 2 && l.reduced[k - 2]);
+    let (walked, unit) = if rows.is_some() { (k - 2, n * l.dims[k - 2]) } else { (k - 1, n) };
+    // Output strides of the walked dims: 0 along reduced ones.
     let mut ostride = Small::filled(k, 0);
     let mut acc = if last_red { 1 } else { n };
-    for d in (0..k - 1).rev() {
+    for d in (0..walked).rev() {
         if !l.reduced[d] {
             ostride[d] = acc;
             acc *= l.dims[d];
@@ -142,13 +119,13 @@ fn walk<I: Copy, A: Copy>(
     }
     let mut idx = Small::filled(k, 0);
     let mut off = 0;
-    for row in input.chunks_exact(n) {
-        if last_red {
-            out[off] = red(out[off], row);
-        } else {
-            kept(&mut out[off..off + n], row);
+    for u in input.chunks_exact(unit.max(1)) {
+        match rows {
+            Some(rows) => rows(&mut out[off..off + n], u),
+            None if last_red => out[off] = red(out[off], u),
+            None => kept(&mut out[off..off + n], u),
         }
-        for d in (0..k - 1).rev() {
+        for d in (0..walked).rev() {
             idx[d] += 1;
             off += ostride[d];
             if idx[d] < l.dims[d] {
