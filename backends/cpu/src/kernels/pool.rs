@@ -226,13 +226,13 @@ fn avg_pixel(g: &PoolGeom, image: &[f32], oy: usize, ox: usize, px: &mut [f32], 
             // Cell t's window position (column outer, row inner), advanced without dividing.
             let (mut kx, mut ky) = (0, 0);
             // A window wholly inside the image (a global pool's) needs no bounds per cell.
-            let inside = y1 - y0 == g.k_h && x1 - x0 == g.k_w;
+            let inside = g.k_h > 0 && y1 - y0 == g.k_h && x1 - x0 == g.k_w;
             let origin = (y0 * g.in_w + x0) * g.channels;
             let at = |kx: usize, ky: usize| if inside { Some(origin + (ky * g.in_w + kx) * g.channels) } else { avg_cell_at(g, oy, ox, kx, ky) };
             // Cells are read down the window's columns, a row of the image apart: too far apart
             // for the hardware to fetch ahead (a global pool over 128×128×16 waited on every
             // line), so the window's cells PREFETCH_CELLS ahead are asked for in advance.
-            let (mut pkx, mut pky) = (PREFETCH_CELLS / g.k_h, PREFETCH_CELLS % g.k_h);
+            let (mut pkx, mut pky) = (PREFETCH_CELLS / g.k_h.max(1), PREFETCH_CELLS % g.k_h.max(1));
             loop {
                 if inside {
                     for _ in 0..9 {
@@ -564,6 +564,17 @@ mod tests {
         max_pool(&g, &input, &mut o1, Act::RELU);
         max_pool_ref(&g, &input, &mut o2, Act::RELU);
         assert_eq!(o1, o2);
+    }
+
+    /// A window of zero rows (the graph refuses it; the kernel is public) averages nothing:
+    /// clamp(0), not a division by zero or a read past the image.
+    #[test]
+    fn an_empty_window_averages_to_zero() {
+        let g = PoolGeom { batch: 1, in_h: 3, in_w: 50, channels: 2, out_h: 3, out_w: 1, k_h: 0, k_w: 50, stride_h: 1, stride_w: 1, pad_top: 0, pad_left: 0 };
+        let input = data(3 * 50 * 2, 9);
+        let mut out = [f32::NAN; 6];
+        avg_pool(&g, &input, &mut out, Act::NONE);
+        assert_eq!(out, [0.0; 6]);
     }
 
     #[test]
