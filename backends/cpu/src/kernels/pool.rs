@@ -170,6 +170,17 @@ fn avg_cell(g: &PoolGeom, oy: usize, ox: usize, t: usize) -> Option<usize> {
     avg_cell_at(g, oy, ox, t / g.k_h, t % g.k_h)
 }
 
+/// The window cell after `(kx, ky)` in XNNPACK's order (column outer, row inner), without
+/// dividing.
+#[inline]
+fn next_cell((kx, ky): &mut (usize, usize), k_h: usize) {
+    *ky += 1;
+    if *ky == k_h {
+        *ky = 0;
+        *kx += 1;
+    }
+}
+
 /// [`avg_cell`] of the cell at window column `kx`, row `ky`.
 #[inline]
 fn avg_cell_at(g: &PoolGeom, oy: usize, ox: usize, kx: usize, ky: usize) -> Option<usize> {
@@ -223,8 +234,8 @@ fn avg_pixel(g: &PoolGeom, image: &[f32], oy: usize, ox: usize, px: &mut [f32], 
             }
         } else {
             let mut t = 0;
-            // Cell t's window position (column outer, row inner), advanced without dividing.
-            let (mut kx, mut ky) = (0, 0);
+            // Cell t's window position (column, row).
+            let mut cell_t = (0, 0);
             // A window wholly inside the image (a global pool's) needs no bounds per cell.
             let inside = g.k_h > 0 && y1 - y0 == g.k_h && x1 - x0 == g.k_w;
             let origin = (y0 * g.in_w + x0) * g.channels;
@@ -232,30 +243,22 @@ fn avg_pixel(g: &PoolGeom, image: &[f32], oy: usize, ox: usize, px: &mut [f32], 
             // Cells are read down the window's columns, a row of the image apart: too far apart
             // for the hardware to fetch ahead (a global pool over 128×128×16 waited on every
             // line), so the window's cells PREFETCH_CELLS ahead are asked for in advance.
-            let (mut pkx, mut pky) = (PREFETCH_CELLS / g.k_h.max(1), PREFETCH_CELLS % g.k_h.max(1));
+            let mut ahead = (PREFETCH_CELLS / g.k_h.max(1), PREFETCH_CELLS % g.k_h.max(1));
             loop {
                 if inside {
                     for _ in 0..9 {
-                        if pkx < g.k_w {
-                            let o = origin + (pky * g.in_w + pkx) * g.channels + c0;
-                            (0..n).step_by(16).for_each(|k| crate::simd::pool::prefetch(&image[o + k..]));
+                        if ahead.0 < g.k_w {
+                            let o = origin + (ahead.1 * g.in_w + ahead.0) * g.channels + c0;
+                            (0..n).step_by(16).for_each(|k| crate::simd::prefetch(&image[o + k..]));
                         }
-                        pky += 1;
-                        if pky == g.k_h {
-                            pky = 0;
-                            pkx += 1;
-                        }
+                        next_cell(&mut ahead, g.k_h);
                     }
                 }
                 // The step's nine cells read in place (padding and cells past the window read
                 // zeros), so the channel loop vectorizes without copying or clearing.
                 let v = std::array::from_fn(|i| {
-                    let c = (t + i < taps).then(|| at(kx, ky)).flatten();
-                    ky += 1;
-                    if ky == g.k_h {
-                        ky = 0;
-                        kx += 1;
-                    }
+                    let c = (t + i < taps).then(|| at(cell_t.0, cell_t.1)).flatten();
+                    next_cell(&mut cell_t, g.k_h);
                     cell(c)
                 });
                 add(v, &mut acc);

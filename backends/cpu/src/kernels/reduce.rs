@@ -727,14 +727,9 @@ mod tests {
     /// values over eight decades (so any other order rounds differently).
     #[test]
     fn spatial_sums_fold_rows_in_order() {
-        let mut state = 0x1234_5678u32;
-        let mut next = || {
-            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            ((state >> 8) as f32 / (1u32 << 24) as f32 - 0.5) * 10f32.powi((state % 8) as i32 - 4)
-        };
         for n in [2usize, 5, 16, 17, 64, 65, 130] {
             for (shape, axes) in [(vec![1, 7, 9, n], vec![1, 2]), (vec![3, 11, n], vec![1]), (vec![2, 3, 5, n], vec![0, 2])] {
-                let input: Vec<f32> = (0..shape.iter().product::<usize>()).map(|_| next()).collect();
+                let input: Vec<f32> = crate::testdata::spread_values(shape.iter().product(), n as u64).collect();
                 for op in [ReduceOp::Sum, ReduceOp::Mean] {
                     let mut want = vec![0.0f32; input.len() / shape.iter().enumerate().filter(|(i, _)| axes.contains(i)).map(|(_, d)| d).product::<usize>()];
                     // Memory order: each input row folds into its output row as x + acc.

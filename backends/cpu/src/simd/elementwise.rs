@@ -601,10 +601,9 @@ mod avx512 {
     /// The CPU has AVX-512F; `acc` is writable for `n` values and `x` readable for `rows · n`.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn accumulate_rows_add(acc: *mut f32, n: usize, x: *const f32, rows: usize) {
-        let lanes = |from: usize| -> M { if from >= n { 0 } else if n - from >= W { 0xffff } else { ((1u32 << (n - from)) - 1) as M } };
         let mut i = 0;
         while i < n {
-            let m: [M; 4] = std::array::from_fn(|v| lanes(i + v * W));
+            let m: [M; 4] = std::array::from_fn(|v| super::super::lane_mask16(n, i / W + v));
             // SAFETY: lanes under each mask are values i + v·W.. < n of acc (contract).
             let mut a: [V; 4] = std::array::from_fn(|v| unsafe { _mm512_maskz_loadu_ps(m[v], acc.add(i + v * W)) });
             for r in 0..rows {

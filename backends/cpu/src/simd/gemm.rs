@@ -11,6 +11,8 @@
 use std::arch::x86_64::*;
 
 use super::{Avx2Token, Avx512Token};
+#[cfg(target_arch = "x86_64")]
+use super::lane_mask16;
 
 /// Rows of the AVX-512 GEMM register tile.
 pub(crate) const MR_AVX512: usize = 8;
@@ -379,15 +381,6 @@ unsafe fn panel_avx512<const R: usize, const Z: usize, const Y: usize>(
             // SAFETY: row r < R, the valid columns (masked) of C.
             unsafe { _mm256_maskstore_ps(c.add(r * ldc + 16 * Z), ymask, y) };
         }
-    }
-}
-
-/// Lane mask of the 16-lane vector `v` of a tile row holding `cols` valid columns.
-#[cfg(target_arch = "x86_64")]
-fn lane_mask16(cols: usize, v: usize) -> u16 {
-    match cols.saturating_sub(16 * v) {
-        n if n >= 16 => 0xffff,
-        n => ((1u32 << n) - 1) as u16,
     }
 }
 

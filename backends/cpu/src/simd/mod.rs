@@ -109,6 +109,30 @@ pub(crate) fn avx512() -> Option<Avx512Token> {
     }
 }
 
+/// Lane mask of the 16-lane vector `v` of a row holding `cols` valid values (all lanes, the
+/// first `cols − 16·v`, or none).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(crate) fn lane_mask16(cols: usize, v: usize) -> u16 {
+    match cols.saturating_sub(16 * v) {
+        n if n >= 16 => 0xffff,
+        n => ((1u32 << n) - 1) as u16,
+    }
+}
+
+/// Asks the CPU to bring the cache line holding `v`'s first value into L1: a hint, which
+/// changes no value and never faults.
+#[inline]
+pub(crate) fn prefetch(v: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing architecturally and never faults, whatever the address.
+    unsafe {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(v.as_ptr().cast::<i8>())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = v;
+}
+
 cpu_token!(
     /// Proof that this CPU runs AVX2 and FMA.
     Avx2Token: "avx2", "fma"

@@ -55,22 +55,9 @@ pub(crate) fn avg_step(t: Avx512Token, v: [&[f32]; 9], acc: &mut [f32]) {
     }
 }
 
-/// Asks the CPU to bring the cache line holding `v`'s first value into L1: a hint, which
-/// changes no value and never faults.
-#[inline]
-pub(crate) fn prefetch(v: &[f32]) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads nothing architecturally and never faults, whatever the address.
-    unsafe {
-        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(v.as_ptr().cast::<i8>())
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = v;
-}
-
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
+    use super::super::lane_mask16;
     use core::arch::x86_64::*;
 
     /// # Safety
@@ -79,7 +66,7 @@ mod avx512 {
     pub(super) unsafe fn avg_step(v: [*const f32; 9], acc: *mut f32, n: usize) {
         let mut ch = 0;
         while ch < n {
-            let m: __mmask16 = if n - ch >= 16 { 0xffff } else { ((1u32 << (n - ch)) - 1) as u16 };
+            let m: __mmask16 = lane_mask16(n, ch / 16);
             // SAFETY: lanes under `m` are values ch.. < n of each cell and of acc (contract).
             let x: [__m512; 9] = std::array::from_fn(|i| unsafe { _mm512_maskz_loadu_ps(m, v[i].add(ch)) });
             let a = unsafe { _mm512_maskz_loadu_ps(m, acc.add(ch)) };
@@ -100,7 +87,7 @@ mod avx512 {
     pub(super) unsafe fn max_window(image: *const f32, in_w: usize, ys: (usize, usize), xs: (usize, usize), px: *mut f32, c: usize) {
         let mut ch = 0;
         while ch < c {
-            let m: __mmask16 = if c - ch >= 16 { 0xffff } else { ((1u32 << (c - ch)) - 1) as u16 };
+            let m: __mmask16 = lane_mask16(c, ch / 16);
             let mut acc = _mm512_set1_ps(f32::MIN);
             for y in ys.0..ys.1 {
                 for x in xs.0..xs.1 {
@@ -130,13 +117,7 @@ mod tests {
         };
         for n in [1, 5, 16, 17, 31, 64] {
             // Values spread over eight decades, so that each association rounds differently.
-            let mut state = 0x2545_f491u32.wrapping_add(n as u32);
-            let mut next = || {
-                state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                let mantissa = (state >> 8) as f32 / (1u32 << 24) as f32 - 0.5;
-                mantissa * 10f32.powi((state % 8) as i32 - 4)
-            };
-            let cells: Vec<Vec<f32>> = (0..9).map(|_| (0..n).map(|_| next()).collect()).collect();
+            let cells: Vec<Vec<f32>> = (0..9).map(|i| crate::testdata::spread_values(n, (n * 9 + i) as u64).collect()).collect();
             let start: Vec<f32> = (0..n).map(|k| k as f32 * 0.3 - 1.0).collect();
             let mut want = start.clone();
             for (k, a) in want.iter_mut().enumerate() {

@@ -32,6 +32,7 @@ pub(crate) fn bilinear_row(t: Avx512Token, top: &[f32], bottom: &[f32], xs: &[(f
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
+    use super::super::lane_mask16;
     use core::arch::x86_64::*;
 
     /// # Safety
@@ -44,7 +45,7 @@ mod avx512 {
             let vdx = _mm512_set1_ps(ix - l as f32);
             let mut ch = 0;
             while ch < d {
-                let m: __mmask16 = if d - ch >= 16 { 0xffff } else { ((1u32 << (d - ch)) - 1) as u16 };
+                let m: __mmask16 = lane_mask16(d, ch / 16);
                 // SAFETY: lanes under `m` are channels ch.. < d of in-bounds columns (contract).
                 let (tl, tr, bl, br) = unsafe {
                     (
@@ -77,15 +78,10 @@ mod tests {
             eprintln!("skipped: no AVX-512");
             return;
         };
-        let mut state = 0x9e37_79b9u32;
-        let mut next = || {
-            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            ((state >> 8) as f32 / (1u32 << 24) as f32 - 0.5) * 10f32.powi((state % 6) as i32 - 3)
-        };
         for d in [1, 3, 16, 17, 40] {
             let w = 5;
-            let top: Vec<f32> = (0..w * d).map(|_| next()).collect();
-            let bottom: Vec<f32> = (0..w * d).map(|_| next()).collect();
+            let top: Vec<f32> = crate::testdata::spread_values(w * d, 2 * d as u64).collect();
+            let bottom: Vec<f32> = crate::testdata::spread_values(w * d, 2 * d as u64 + 1).collect();
             let xs = [(0.25f32, 0usize, 1usize), (-0.25, 0, 0), (3.6, 3, 4), (4.0, 4, 4), (1.0 / 3.0, 0, 1), (2.75, 2, 3)];
             let dy = 0.3137f32;
             let mut want = vec![0.0f32; xs.len() * d];
