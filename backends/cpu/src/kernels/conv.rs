@@ -750,6 +750,35 @@ mod tests {
     }
 
     #[test]
+    fn one_output_row_cut_across_threads_bit_for_bit() {
+        // A CONV_1D as TFLite lowers it (H = 1): the only output row is cut into pieces of
+        // register tiles, one piece per task; each piece's values equal the one-thread run's,
+        // with a fused activation and with the padding tiles at either end.
+        let pool = nnrt_threads::KernelPool::new(2).unwrap();
+        let (ow, pl) = same_padding(1003, 9, 4, 1);
+        let g = ConvGeom {
+            batch: 1, in_h: 1, in_w: 1003, in_c: 8, out_h: 1, out_w: ow, out_c: 40, k_h: 1, k_w: 9,
+            stride_h: 1, stride_w: 4, dil_h: 1, dil_w: 1, pad_top: 0, pad_left: pl, groups: 1,
+        };
+        let (input, filter, bias) = (values(g.input_len(), 90), values(g.filter_len(), 91), values(g.out_c, 92));
+        let mut want = vec![0.0; g.output_len()];
+        conv2d_ref(&g, &input, &filter, Some(&bias), Act::RELU6, &mut want);
+        let mut conv = Conv2d::new(g, &filter, Some(&bias), Act::RELU6);
+        let mut one = vec![f32::NAN; g.output_len()];
+        conv.run(&input, &mut one);
+        let mag = magnitudes(&input, &filter, Some(&bias), g.output_len(), |x, w, b, out| conv2d_ref(&g, x, w, b, Act::NONE, out));
+        assert_close(&one, &want, &mag, g.taps(), "one thread");
+        let mut two = vec![f32::NAN; g.output_len()];
+        pool.install(|| conv.run(&input, &mut two));
+        assert!(two.iter().zip(&one).all(|(a, b)| a.to_bits() == b.to_bits()), "two threads differ from one");
+        let mut post = vec![f32::NAN; g.output_len()];
+        pool.install(|| conv.run_post(&input, PostAct::HardSwish, &mut post));
+        let mut want_post = one.clone();
+        PostAct::HardSwish.apply(&mut want_post);
+        assert!(post.iter().zip(&want_post).all(|(a, b)| a.to_bits() == b.to_bits()), "the fused activation's cut differs");
+    }
+
+    #[test]
     fn tflite_padding_rules() {
         // Values from TFLite's ComputePaddingHeightWidth / ComputeOutSize.
         assert_eq!(same_padding(224, 3, 2, 1), (112, 0));

@@ -677,34 +677,37 @@ pub(crate) fn gemm_segmented_then<S: SegmentSource>(
     let row_len = src.row_len();
     let rows = m / row_len;
     let threads = nnrt_threads::kernel_threads();
-    if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS || rows < 2 {
+    if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS || m < 2 * plan.mr {
         match then {
-            None => with_scratch(|s| run_segmented(&plan, src, 0, rows, c, ldc, s)),
+            None => with_scratch(|s| run_segmented(&plan, src, 0, m, c, ldc, s)),
             Some(then) => {
                 // Band by band of whole output rows, as `gemm_with_then` does.
                 let band = then_band_rows(n, row_len).div_ceil(row_len).max(1);
                 for (i, cc) in c.chunks_mut(band * row_len * ldc).enumerate() {
                     let (y0, y1) = (i * band, (i * band + band).min(rows));
-                    with_scratch(|s| run_segmented(&plan, src, y0, y1, cc, ldc, s));
+                    with_scratch(|s| run_segmented(&plan, src, y0 * row_len, y1 * row_len, cc, ldc, s));
                     then(y0 * row_len, y1 * row_len, cc);
                 }
             }
         }
     } else {
-        let per_task = rows.div_ceil(16 * threads).max(1);
-        nnrt_threads::par_chunks_mut(c, per_task * row_len * ldc, |t, cc| {
-            let (r0, r1) = (t * per_task, ((t + 1) * per_task).min(rows));
+        // A few tasks per thread: whole output rows where there are enough of them, else
+        // pieces of rows in whole register tiles (a CONV_1D's single output row).
+        let tasks = 16 * threads;
+        let per_task = if rows >= 4 * threads { rows.div_ceil(tasks) * row_len } else { m.div_ceil(tasks).div_ceil(plan.mr).max(1) * plan.mr };
+        nnrt_threads::par_chunks_mut(c, per_task * ldc, |t, cc| {
+            let (r0, r1) = (t * per_task, ((t + 1) * per_task).min(m));
             with_scratch(|s| run_segmented(&plan, src, r0, r1, cc, ldc, s));
             if let Some(then) = then {
-                then(r0 * row_len, r1 * row_len, cc);
+                then(r0, r1, cc);
             }
         });
     }
 }
 
-/// Output rows `y0..y1` (of `row_len` GEMM rows each) of [`gemm_segmented`] into `c` (whose row
-/// 0 is GEMM row `y0 * row_len`).
-fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, y0: usize, y1: usize, c: &mut [f32], ldc: usize, scratch: &mut Vec<f32>) {
+/// GEMM rows `m0..m1` of [`gemm_segmented`] (any cut, not only whole output rows) into `c`
+/// (whose row 0 is GEMM row `m0`).
+fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, m0: usize, m1: usize, c: &mut [f32], ldc: usize, scratch: &mut Vec<f32>) {
     let row_len = src.row_len();
     let (segs, seg_len) = (src.segments(), src.segment_len());
     // The in-place segments of one tile, filled anew per tile (set up once: a per-tile fill of
@@ -719,14 +722,15 @@ fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, y0: usize, y1: usize, c: &
     let (lo, hi) = if hi - lo >= p.mr { (lo, hi) } else { (0, row_len) };
     for pb in (0..p.panels).step_by(p.nc_panels) {
         let pe = (pb + p.nc_panels).min(p.panels);
-        for y in y0..y1 {
+        for y in m0 / row_len..m1.div_ceil(row_len) {
             let row = src.row(y);
-            let mut ir = y * row_len;
-            while ir < (y + 1) * row_len {
+            let mut ir = m0.max(y * row_len);
+            let row_end = m1.min((y + 1) * row_len);
+            while ir < row_end {
                 let pos = ir - y * row_len;
                 let end = if pos < lo { lo } else if pos < hi { hi } else { row_len };
-                let rows = p.mr.min(end - pos);
-                let ct0 = (ir - y0 * row_len) * ldc;
+                let rows = p.mr.min(end - pos).min(row_end - ir);
+                let ct0 = (ir - m0) * ldc;
                 // The last segment read in place; `Err` when some segment needs gathering.
                 let mut last = Ok(None);
                 for s in 0..segs {
