@@ -1,8 +1,9 @@
 """Regenerates tests/models/quant_oneop/: one-op quantized TFLite models with inputs and the
 outputs of LiteRT's reference kernels (BUILTIN_REF resolver), which tests/tests/quant_oneop.rs
 requires nnrt to match bit for bit. Covers int16 LOGISTIC/TANH (power-of-two and general input
-scales), int16 SUB (power-of-two and general paths), PRELU, LOG_SOFTMAX, BATCH_MATMUL and
-TRANSPOSE_CONV in the dtypes TFLite has them.
+scales), int16 SUB (power-of-two and general paths), PRELU, LOG_SOFTMAX, BATCH_MATMUL,
+TRANSPOSE_CONV, int8 SQUARED_DIFFERENCE and the quantized unary ops (ABS, SQRT, RSQRT, LOG, EXP,
+GELU, ELU) in the dtypes TFLite has them.
 Needs a Python with ai-edge-litert and numpy (python3 -m venv V && V/bin/pip install ai-edge-litert numpy):
 
   V/bin/python tools/make_quant_oneop_models.py [tests/models/quant_oneop]
@@ -19,16 +20,19 @@ def ints(shape, lo, hi, seed):
     return np.random.default_rng(seed).integers(lo, hi + 1, shape)
 
 
-def save(name, data, seed):
+def save(name, data, seed, at_least=None, resolver=OpResolverType.BUILTIN_REF):
+    """at_least: the smallest input value (RSQRT and SQRT refuse inputs below the zero point);
+    resolver: LiteRT's kernels (the reference ones unless an op has none there)."""
     d = os.path.join(OUT, name); os.makedirs(d, exist_ok=True)
     path = os.path.join(d, 'model.tflite'); open(path, 'wb').write(data)
-    ip = Interpreter(model_path=path, experimental_op_resolver_type=OpResolverType.BUILTIN_REF); ip.allocate_tensors()
+    ip = Interpreter(model_path=path, experimental_op_resolver_type=resolver); ip.allocate_tensors()
     rng = np.random.default_rng(seed)
     for k, det in enumerate(ip.get_input_details()):
         info = np.iinfo(det['dtype'])
-        x = rng.integers(info.min, info.max + 1, det['shape']).astype(det['dtype'])
+        lo = info.min if at_least is None else at_least
+        x = rng.integers(lo, info.max + 1, det['shape']).astype(det['dtype'])
         # The extremes of the type, so saturation and table ends are exercised.
-        x.flat[:2] = [info.min, info.max]
+        x.flat[:2] = [lo, info.max]
         ip.set_tensor(det['index'], x); np.save(os.path.join(d, f'input_{k}.npy'), x)
     ip.invoke()
     for j, det in enumerate(ip.get_output_details()):
@@ -80,6 +84,29 @@ save('tconv_16x8_b64', model(B.TRANSPOSE_CONV, [('i32', [4], None), ('i8', [3, 2
 save('tconv_16x8_b32', model(B.TRANSPOSE_CONV, [('i32', [4], None), ('i8', [3, 3, 3, 4], (0.01, 0)), ('i16', [1, 5, 5, 4], (0.001, 0)), ('i32', [3], None)],
                              [('i16', [1, 5, 5, 3], (0.003, 0))], S.BuiltinOptions.TransposeConvOptions, tco(S.Padding.SAME, 1, 3, S.TensorType.INT32),
                              consts={0: [1, 5, 5, 3], 1: ints([3, 3, 3, 4], -127, 127, 25), 3: ints([3], -5000, 5000, 26)}), 27)
+# SQUARED_DIFFERENCE (int8 only in TFLite): same shapes, and a broadcast row as layer norms have.
+save('sqdiff_i8', model(B.SQUARED_DIFFERENCE, [('i8', [4, 40], (0.05, -3)), ('i8', [4, 40], (0.03, 6))], [('i8', [4, 40], (0.02, -128))]), 28)
+save('sqdiff_i8_bcast', model(B.SQUARED_DIFFERENCE, [('i8', [2, 6, 16], (0.04, 10)), ('i8', [2, 6, 1], (0.04, 10))], [('i8', [2, 6, 16], (0.05, -128))]), 29)
+# Unary ops: int8 (RSQRT in fixed point, ABS requantized, SQRT through float, the rest by
+# 256-entry tables) and int16 (zero points 0; tables of 513 entries with interpolation).
+u = lambda op, t, shape, qi, qo, *o: model(op, [(t, shape, qi)], [(t, shape, qo)], *o)
+save('rsqrt_i8', u(B.RSQRT, 'i8', [4, 64], (0.05, -100), (0.02, -128)), 30, at_least=-100)
+save('rsqrt_i8_small', u(B.RSQRT, 'i8', [3, 50], (0.0004, -128), (0.5, -128)), 31, at_least=-128)
+save('rsqrt_i16', u(B.RSQRT, 'i16', [4, 64], (0.001, 0), (0.01, 0)), 32, at_least=0)
+save('sqrt_i8', u(B.SQRT, 'i8', [4, 64], (0.1, -20), (0.03, -128)), 33, at_least=-20)
+save('sqrt_i16', u(B.SQRT, 'i16', [4, 64], (0.002, 0), (0.0005, 0)), 34, at_least=0)
+save('abs_i8_rescale', u(B.ABS, 'i8', [4, 64], (0.05, 7), (0.03, -100)), 35)
+save('abs_i8_same', u(B.ABS, 'i8', [4, 64], (0.05, -2), (0.05, -2)), 36)
+save('abs_i16', u(B.ABS, 'i16', [4, 64], (0.001, 0), (0.0007, 0)), 37)
+save('log_i8', u(B.LOG, 'i8', [4, 64], (0.05, -128), (0.04, 60)), 38)
+save('log_i16', u(B.LOG, 'i16', [4, 64], (0.001, 0), (0.0004, 0)), 39)
+save('exp_i8', u(B.EXP, 'i8', [4, 64], (0.03, 20), (0.1, -128)), 40)
+save('exp_i16', u(B.EXP, 'i16', [4, 64], (0.0001, 0), (0.001, 0)), 41)
+gelu = lambda approx: (S.BuiltinOptions.GeluOptions, opt(S.GeluOptionsT, approximate=approx))
+save('gelu_i8', u(B.GELU, 'i8', [4, 64], (0.04, 5), (0.02, -110), *gelu(False)), 42)
+save('gelu_u8_approx', u(B.GELU, 'u8', [4, 64], (0.04, 130), (0.02, 20), *gelu(True)), 43)
+# ELU has no reference registration: LiteRT's builtin kernel (the same table) without XNNPACK.
+save('elu_i8', u(B.ELU, 'i8', [4, 64], (0.05, 10), (0.04, 30)), 44, resolver=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
 
 # Integer LSTM state across runs: LiteRT's outputs of three consecutive runs of the corpus'
 # coral_keras_lstm_mnist_ptq (variable state tensors) on its stored input, when the corpus is there.

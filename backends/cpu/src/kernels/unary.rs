@@ -164,6 +164,11 @@ fn apply(op: UnaryOp, x: f32, erfc: impl Fn(f32) -> f32) -> f32 {
     }
 }
 
+/// One element of `op` as [`unary_ref`] computes it (quantized ops build their tables from it).
+pub(crate) fn reference_value(op: UnaryOp, x: f32) -> f32 {
+    apply(op, x, erfc_ref)
+}
+
 /// erfc(z) in f32 from the Numerical Recipes Chebyshev form `t·exp(-z² + P(t))`,
 /// `t = 1/(1 + |z|/2)`: fractional error below 1.2e-7, plus a few roundings. `z²` is split
 /// into an exact `hi + lo` so the relative accuracy holds out to the underflow at z ≈ 10.

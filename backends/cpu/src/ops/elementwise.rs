@@ -14,6 +14,7 @@ use crate::kernels::unary::{unary, UnaryOp as U};
 use crate::quant::activation::{HardSwishQ, LeakyReluQ, Lut8, ReluQ};
 use crate::quant::binary::{QBinary, QBinaryOp};
 use crate::quant::sigmoid16::Sigmoid16;
+use crate::quant::unary::QUnary;
 use crate::quant::QInt;
 
 fn supports(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
@@ -61,7 +62,11 @@ fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
             if matches!(b, BinaryOp::Maximum | BinaryOp::Minimum) {
                 return if xt == dtype(ctx, y) && xt == ot { Ok(()) } else { Err(format!("quantized {} needs one type", op.kind.name())) };
             }
-            if !matches!(b, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul) {
+            if *b == BinaryOp::SquaredDifference && xt != DType::I8 {
+                // As TFLite: its quantized kernel is int8 only.
+                return Err(format!("quantized SquaredDifference on {xt} is not supported (int8 is)"));
+            }
+            if !matches!(b, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::SquaredDifference) {
                 return Err(format!("quantized {} is not supported", op.kind.name()));
             }
             if xt != dtype(ctx, y) || xt != ot {
@@ -81,6 +86,7 @@ fn supports_quantized(ctx: &CompileCtx, id: OpId) -> Result<(), String> {
             }
             _ if relu_bounds(u).is_some() && xt == ot => qp(ctx, out).map(|_| ()),
             UnaryOp::LeakyRelu(_) if xt == ot => qp(ctx, out).map(|_| ()),
+            _ if xt == ot && crate::quant::unary::supported(*u, xt) => QUnary::new(*u, xt, qp(ctx, in0)?, qp(ctx, out)?).map(|_| ()),
             _ => Err(format!("quantized {} on {xt} is not supported", op.kind.name())),
         },
         _ => Err(format!("{} has no quantized kernel", op.kind.name())),
@@ -336,6 +342,7 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let k = match b {
                 BinaryOp::Add => QBinaryOp::Add,
                 BinaryOp::Sub => QBinaryOp::Sub,
+                BinaryOp::SquaredDifference => QBinaryOp::SquaredDifference,
                 _ => QBinaryOp::Mul,
             };
             let y = input(ctx, id, 1)?;
@@ -393,6 +400,10 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                 }
                 Ok(())
             })))
+        }
+        OpKind::Unary(u) if !matches!(u, UnaryOp::Logistic | UnaryOp::Tanh | UnaryOp::HardSwish) => {
+            let k = QUnary::new(*u, xt, qp(ctx, in0)?, qp(ctx, out)?)?;
+            Ok(built(vec![source(ctx, in0)], move |ins: &[TensorRef<'_>], outs: &mut [TensorMut<'_>]| k.run(ins[0].bytes, outs[0].bytes)))
         }
         OpKind::Unary(u) => {
             let (iq, oq) = (qp(ctx, in0)?, qp(ctx, out)?);

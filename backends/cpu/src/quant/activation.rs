@@ -42,6 +42,66 @@ impl Lut8 {
     }
 }
 
+/// The float type an int16 table is computed in: TFLite's `LUTPopulateInt16<FloatT>` runs in
+/// `double` for softmax's tables and in `float` for the element-wise ops' (`LUTPopulate`).
+pub trait LutFloat: Copy + PartialOrd + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self> + std::ops::Div<Output = Self> {
+    /// The value of an integer.
+    fn of(v: i32) -> Self;
+    /// Rounds half away from zero (`TfLiteRound`).
+    fn round_away(self) -> Self;
+    /// Truncates to int16 (the caller has clamped).
+    fn to_i16(self) -> i16;
+}
+
+macro_rules! lut_float {
+    ($t:ty) => {
+        impl LutFloat for $t {
+            fn of(v: i32) -> Self {
+                v as $t
+            }
+            fn round_away(self) -> Self {
+                self.round()
+            }
+            fn to_i16(self) -> i16 {
+                self as i16
+            }
+        }
+    };
+}
+lut_float!(f32);
+lut_float!(f64);
+
+/// A 513-entry int16 table (TFLite's `LUTPopulateInt16<F>`): 512 steps over the input range,
+/// each sample biased by half the interpolation error at its step's midpoint.
+pub fn lut16<F: LutFloat>(input_scale: F, input_zp: i32, output_scale: F, output_zp: i32, f: impl Fn(F) -> F) -> Vec<i16> {
+    let (lo, hi) = (i16::MIN as i32, i16::MAX as i32);
+    let input_min = input_scale * F::of(lo - input_zp);
+    let input_max = input_scale * F::of(hi - input_zp);
+    let output_min = output_scale * F::of(lo - output_zp);
+    let output_max = output_scale * F::of(hi - output_zp);
+    let nb_steps = 512;
+    let step = (input_max - input_min) / F::of(nb_steps);
+    let half_step = step / F::of(2);
+    let output_scaling_inv = F::of(65536) / (output_max - output_min);
+    let (table_min, table_max) = (F::of(lo), F::of(hi));
+    let clamp = |v: F| if v < table_min { table_min } else if v > table_max { table_max } else { v };
+    let mut lut = vec![0i16; nb_steps as usize + 1];
+    for (i, slot) in lut.iter_mut().take(nb_steps as usize).enumerate() {
+        let i = i as i32;
+        let val = f(input_min + F::of(i) * step);
+        let val_midpoint = f(input_min + F::of(i) * step + half_step);
+        let val_next = f(input_min + F::of(i + 1) * step);
+        let sample_val = (val * output_scaling_inv).round_away();
+        let midpoint_interp_val = ((val_next * output_scaling_inv + (val * output_scaling_inv).round_away()) / F::of(2)).round_away();
+        let midpoint_val = (val_midpoint * output_scaling_inv).round_away();
+        let midpoint_err = midpoint_interp_val - midpoint_val;
+        let bias = (midpoint_err / F::of(2)).round_away();
+        *slot = clamp(sample_val - bias).to_i16();
+    }
+    lut[nb_steps as usize] = clamp((f(input_max) * output_scaling_inv).round_away()).to_i16();
+    lut
+}
+
 /// Prepared quantized HARD_SWISH.
 #[derive(Clone, Copy, Debug)]
 pub struct HardSwishQ {

@@ -1,6 +1,8 @@
-//! Quantized ADD, SUB and MUL with NumPy broadcasting (TFLite's `AddFunc`, `SubFunc` and
-//! `MulElementwise`): add/sub rescale both inputs to a common scale after a left shift of 20
-//! bits (15 for int16) and requantize the sum; mul requantizes the product of offsets.
+//! Quantized ADD, SUB, MUL and SQUARED_DIFFERENCE with NumPy broadcasting (TFLite's `AddFunc`,
+//! `SubFunc`, `MulElementwise` and `squared_difference.cc`): add/sub rescale both inputs to a
+//! common scale after a left shift of 20 bits (15 for int16) and requantize the sum; mul
+//! requantizes the product of offsets; squared difference rescales both inputs after a left
+//! shift of 7 bits and requantizes the square of their difference.
 
 use nnrt_core::Activation;
 
@@ -21,6 +23,8 @@ pub enum QBinaryOp {
     Sub,
     /// a · b
     Mul,
+    /// (a − b)², int8 only in TFLite.
+    SquaredDifference,
 }
 
 /// Prepared parameters of one quantized binary op.
@@ -75,7 +79,7 @@ impl QBinary {
     /// TFLite's Prepare for `op` on inputs `a`, `b` producing `out` of type `TO`.
     pub fn new<TO: QInt>(op: QBinaryOp, a: QParams, b: QParams, out: QParams, act: Activation) -> QBinary {
         let mut p = QBinary::new_reference::<TO>(op, a, b, out, act);
-        if TO::MAX - TO::MIN == 255 && p.pot16.is_none() {
+        if TO::MAX - TO::MIN == 255 && p.pot16.is_none() && op != QBinaryOp::SquaredDifference {
             let side = |zp: i32, mult: (i32, i32)| SideParams { zp, mult };
             p.lanes = QLanes::new(
                 TO::MIN < 0,
@@ -125,6 +129,16 @@ impl QBinary {
                 return QBinary::new_general::<TO>(p, a, b, out);
             }
             QBinaryOp::Add | QBinaryOp::Sub => return QBinary::new_general::<TO>(p, a, b, out),
+            QBinaryOp::SquaredDifference => {
+                // TFLite's Prepare: 7 bits of left shift (255² · 2^14 fits 32 bits), both
+                // inputs over twice the larger scale, the square back over 2^14 · the output's.
+                p.left_shift = 7;
+                let twice_max = (2.0f32 * a.scale.max(b.scale)) as f64;
+                p.in1_mult = quantize_multiplier_smaller_than_one(a.scale as f64 / twice_max);
+                p.in2_mult = quantize_multiplier_smaller_than_one(b.scale as f64 / twice_max);
+                let below = ((1i32 << (2 * p.left_shift)) as f32 * out.scale) as f64;
+                p.out_mult = quantize_multiplier_smaller_than_one(twice_max * twice_max / below);
+            }
             QBinaryOp::Mul => {
                 // TFLite multiplies the float scales in float before widening.
                 let real = (a.scale * b.scale / out.scale) as f64;
@@ -134,13 +148,17 @@ impl QBinary {
         p
     }
 
-    /// XNNPACK's parameters for `op` (ExecuTorch's XNNPACK-lowered quantized add, sub, mul).
+    /// XNNPACK's parameters for `op` (ExecuTorch's XNNPACK-lowered quantized add, sub, mul;
+    /// XNNPACK has no quantized squared difference: TFLite's arithmetic).
     pub fn xnnpack<TO: QInt>(op: QBinaryOp, a: QParams, b: QParams, out: QParams, act: Activation) -> QBinary {
         let mut p = QBinary::new::<TO>(op, a, b, out, act);
+        if op == QBinaryOp::SquaredDifference {
+            return p;
+        }
         p.pot16 = None;
         p.lanes = None;
         p.xnn = Some(match op {
-            QBinaryOp::Mul => XnnArith::Mul { scale: a.scale * b.scale / out.scale },
+            QBinaryOp::Mul | QBinaryOp::SquaredDifference => XnnArith::Mul { scale: a.scale * b.scale / out.scale },
             QBinaryOp::Add | QBinaryOp::Sub => {
                 let a_out = a.scale / out.scale;
                 let b_out = if op == QBinaryOp::Sub { -(b.scale / out.scale) } else { b.scale / out.scale };
@@ -204,6 +222,12 @@ impl QBinary {
                 mbqm_smaller_than_one(s, self.out_mult.0, self.out_mult.1)
             }
             QBinaryOp::Mul => mbqm((self.in1_offset + x).wrapping_mul(self.in2_offset + y), self.out_mult.0, self.out_mult.1),
+            QBinaryOp::SquaredDifference => {
+                let a = mbqm_smaller_than_one((self.in1_offset + x).wrapping_mul(1 << self.left_shift), self.in1_mult.0, self.in1_mult.1);
+                let b = mbqm_smaller_than_one((self.in2_offset + y).wrapping_mul(1 << self.left_shift), self.in2_mult.0, self.in2_mult.1);
+                let d = a.wrapping_sub(b);
+                mbqm_smaller_than_one(d.wrapping_mul(d), self.out_mult.0, self.out_mult.1)
+            }
         };
         raw.wrapping_add(self.out_offset).clamp(self.act.0, self.act.1)
     }
@@ -217,7 +241,11 @@ impl QBinary {
     /// per-channel constants `[1,1,1,C]`) looks every output up in a table of that operand's
     /// values. Every path computes [`QBinary::apply`]'s integers.
     pub fn run<T: QInt, TO: QInt>(&self, a: &[T], a_dims: &[usize], b: &[T], b_dims: &[usize], out: &mut [TO], out_dims: &[usize]) {
-        if self.pot16.is_some() || self.xnn.is_some() {
+        let sq = self.op == QBinaryOp::SquaredDifference;
+        if sq && T::MAX - T::MIN == 255 && self.run_by_table(a, a_dims, b, b_dims, out, out_dims) {
+            return;
+        }
+        if self.pot16.is_some() || self.xnn.is_some() || sq {
             broadcast_rows(a, a_dims, b, b_dims, out, out_dims, |ra, rb, o| map_row(ra, rb, o, |x: T, y: T| TO::put(self.apply(x.get(), y.get()))));
             return;
         }

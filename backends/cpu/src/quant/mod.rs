@@ -23,6 +23,7 @@ pub mod requant;
 pub mod sigmoid16;
 pub mod softmax;
 pub mod tosa;
+pub mod unary;
 
 use nnrt_core::Activation;
 

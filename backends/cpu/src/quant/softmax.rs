@@ -3,6 +3,7 @@
 //! lookup tables with 9-bit index and 7-bit interpolation).
 
 use super::fixedpoint::{calculate_input_radius, fx, mbqm, mbqm_greater_than_one, preprocess_softmax_scaling, quantize_multiplier, rdbp};
+use super::activation::lut16;
 use super::QInt;
 
 const SCALED_DIFF_INTEGER_BITS: i32 = 5;
@@ -75,33 +76,6 @@ fn exp_of_diff(diff: i32, input_multiplier: i32, input_left_shift: i32) -> i32 {
     fx::exp_on_negative_values(mbqm_greater_than_one(diff, input_multiplier, input_left_shift), SCALED_DIFF_INTEGER_BITS)
 }
 
-/// A 513-entry int16 table (TFLite's `LUTPopulateInt16<double>`).
-fn lut16(input_scale: f64, input_zp: i32, output_scale: f64, output_zp: i32, f: impl Fn(f64) -> f64) -> Vec<i16> {
-    let input_min = input_scale * (i16::MIN as i32 - input_zp) as f64;
-    let input_max = input_scale * (i16::MAX as i32 - input_zp) as f64;
-    let output_min = output_scale * (i16::MIN as i32 - output_zp) as f64;
-    let output_max = output_scale * (i16::MAX as i32 - output_zp) as f64;
-    let nb_steps = 512;
-    let step = (input_max - input_min) / nb_steps as f64;
-    let half_step = step / 2.0;
-    let output_scaling_inv = 65536.0 / (output_max - output_min);
-    let (table_min, table_max) = (i16::MIN as f64, i16::MAX as f64);
-    let mut lut = vec![0i16; nb_steps + 1];
-    for (i, slot) in lut.iter_mut().take(nb_steps).enumerate() {
-        let val = f(input_min + i as f64 * step);
-        let val_midpoint = f(input_min + i as f64 * step + half_step);
-        let val_next = f(input_min + (i + 1) as f64 * step);
-        let sample_val = (val * output_scaling_inv).round();
-        let midpoint_interp_val = ((val_next * output_scaling_inv + (val * output_scaling_inv).round()) / 2.0).round();
-        let midpoint_val = (val_midpoint * output_scaling_inv).round();
-        let midpoint_err = midpoint_interp_val - midpoint_val;
-        let bias = (midpoint_err / 2.0).round();
-        *slot = (sample_val - bias).max(table_min).min(table_max) as i16;
-    }
-    lut[nb_steps] = (f(input_max) * output_scaling_inv).round().max(table_min).min(table_max) as i16;
-    lut
-}
-
 /// TFLite's `LUTLookup` for int16: 9-bit index, 7-bit linear interpolation.
 #[inline]
 pub fn lut16_lookup(value: i16, lut: &[i16]) -> i16 {
@@ -126,8 +100,8 @@ impl Softmax16 {
     /// TFLite's Prepare for int16 input and output.
     pub fn new(beta: f32, input_scale: f32) -> Softmax16 {
         let range = (i16::MAX as i32 - i16::MIN as i32) as f64;
-        let exp_lut = lut16(10.0 / range, i16::MAX as i32, 2.0 / range, 0, f64::exp);
-        let recip_lut = lut16(1.0 / range, i16::MIN as i32, 2.0 / range, 0, |x| 1.0 / (1.0 + x));
+        let exp_lut = lut16::<f64>(10.0 / range, i16::MAX as i32, 2.0 / range, 0, f64::exp);
+        let recip_lut = lut16::<f64>(1.0 / range, i16::MIN as i32, 2.0 / range, 0, |x| 1.0 / (1.0 + x));
         let real = (input_scale * beta) as f64 / (10.0 / 65535.0);
         let (multiplier, shift) = quantize_multiplier(real);
         Softmax16 {
