@@ -81,51 +81,78 @@ pub struct PackedY(Vec<PackedB>);
 impl PackedY {
     /// Packs every matrix of `y`.
     pub fn pack(g: &MatMulGeom, y: &[f32]) -> PackedY {
-        let (k, n) = (g.k, g.n);
-        let mut rows = vec![0.0; n * k];
-        PackedY(
-            (0..g.y_count)
-                .map(|i| {
-                    let mat = &y[i * k * n..(i + 1) * k * n];
-                    if g.adj_y {
-                        PackedB::pack(n, k, mat)
-                    } else {
-                        // Stored [k, n]: the GEMM wants rows of k per output column.
-                        for kk in 0..k {
-                            for j in 0..n {
-                                rows[j * k + kk] = mat[kk * n + j];
-                            }
-                        }
-                        PackedB::pack(n, k, &rows)
-                    }
-                })
-                .collect(),
-        )
+        PackedY((0..g.y_count).map(|i| pack_one(g, &y[i * g.k * g.n..(i + 1) * g.k * g.n])).collect())
     }
 }
 
-/// `out = x @ y` with y already packed.
+/// One y matrix as a GEMM right-hand side: stored `[n, k]` (adj_y) it is packed as weights are,
+/// stored `[k, n]` its rows are copied into the panels.
+fn pack_one(g: &MatMulGeom, mat: &[f32]) -> PackedB {
+    if g.adj_y {
+        PackedB::pack(g.n, g.k, mat)
+    } else {
+        PackedB::pack_kn(g.n, g.k, mat)
+    }
+}
+
+/// The right-hand sides of [`batch_matmul`].
+#[derive(Clone, Copy, Debug)]
+pub enum Rhs<'a> {
+    /// Packed once (a constant y).
+    Packed(&'a PackedY),
+    /// As stored: each output matrix packs its own y (attention's K and V).
+    Raw(&'a [f32]),
+}
+
+/// `out = x @ y`. With at least as many output matrices as kernel threads (and a multiple of
+/// them, or several per thread), each thread takes whole matrices (packing, transposing and
+/// multiplying them on its own); otherwise the matrices go one after the other, each GEMM split
+/// across the threads.
 ///
 /// # Panics
 /// When the slice lengths do not match `g`.
-pub fn batch_matmul(g: &MatMulGeom, x: &[f32], y: &PackedY, out: &mut [f32]) {
+pub fn batch_matmul(g: &MatMulGeom, x: &[f32], y: Rhs<'_>, out: &mut [f32]) {
     let (m, k, n) = (g.m, g.k, g.n);
-    assert_eq!(out.len(), g.pairs.len() * m * n, "batch_matmul: output length");
-    let mut xt = Vec::new();
-    for (b, &(xi, yi)) in g.pairs.iter().enumerate() {
+    let batches = g.pairs.len();
+    assert_eq!(out.len(), batches * m * n, "batch_matmul: output length");
+    assert!(x.len() >= g.pairs.iter().map(|&(xi, _)| (xi + 1) * m * k).max().unwrap_or(0), "batch_matmul: x length");
+    if let Rhs::Raw(y) = y {
+        assert!(y.len() >= g.y_count * k * n, "batch_matmul: y length");
+    }
+    if m * n == 0 {
+        return;
+    }
+    let one = |b: usize, o: &mut [f32]| {
+        let (xi, yi) = g.pairs[b];
         let a = &x[xi * m * k..(xi + 1) * m * k];
+        let xt: Vec<f32>;
         let a = if g.adj_x {
-            xt.resize(m * k, 0.0);
+            let mut t = vec![0.0; m * k];
             for kk in 0..k {
                 for i in 0..m {
-                    xt[i * k + kk] = a[kk * m + i];
+                    t[i * k + kk] = a[kk * m + i];
                 }
             }
+            xt = t;
             &xt[..]
         } else {
             a
         };
-        gemm(m, a, k, &y.0[yi], None, Act::NONE, &mut out[b * m * n..(b + 1) * m * n], n);
+        let own: PackedB;
+        let bm = match y {
+            Rhs::Packed(p) => &p.0[yi],
+            Rhs::Raw(y) => {
+                own = pack_one(g, &y[yi * k * n..(yi + 1) * k * n]);
+                &own
+            }
+        };
+        gemm(m, a, k, bm, None, Act::NONE, o, n);
+    };
+    let threads = nnrt_threads::kernel_threads();
+    if threads > 1 && batches >= threads && (batches % threads == 0 || batches >= 4 * threads) {
+        nnrt_threads::par_chunks_mut(out, m * n, one);
+    } else {
+        out.chunks_mut(m * n).enumerate().for_each(|(b, o)| one(b, o));
     }
 }
 
@@ -162,7 +189,7 @@ mod tests {
         // Sums of at most 20 products of values in [-0.5, 0.5] in a different order: 1e-5.
         #[test]
         fn matches_reference(xb in prop::collection::vec(1usize..3, 0..3), yb_ones in prop::collection::vec(any::<bool>(), 0..3),
-                             m in 1usize..7, k in 1usize..20, n in 1usize..7, adj_x in any::<bool>(), adj_y in any::<bool>(), seed in any::<u64>()) {
+                             m in 1usize..7, k in 1usize..20, n in 1usize..40, adj_x in any::<bool>(), adj_y in any::<bool>(), seed in any::<u64>()) {
             let yb: Vec<usize> = xb.iter().zip(&yb_ones).map(|(&d, &one)| if one { 1 } else { d }).collect();
             let mut xd = xb.clone();
             xd.extend(if adj_x { [k, m] } else { [m, k] });
@@ -173,10 +200,19 @@ mod tests {
             let y = values(yd.iter().product(), seed ^ 3);
             let total = g.pairs.len() * m * n;
             let (mut o1, mut o2) = (vec![0.0; total], vec![0.0; total]);
-            batch_matmul(&g, &x, &PackedY::pack(&g, &y), &mut o1);
+            batch_matmul(&g, &x, Rhs::Packed(&PackedY::pack(&g, &y)), &mut o1);
             batch_matmul_ref(&g, &x, &y, &mut o2);
             for (a, b) in o1.iter().zip(&o2) {
                 prop_assert!((a - b).abs() <= 1e-5, "{a} vs {b}");
+            }
+            // y packed per run, on one thread and on two (whole matrices per thread, or each
+            // GEMM split): the same bits as packed once.
+            let pool = nnrt_threads::KernelPool::new(2).unwrap();
+            for two in [false, true] {
+                let mut o3 = vec![f32::NAN; total];
+                let mut run = || batch_matmul(&g, &x, Rhs::Raw(&y), &mut o3);
+                if two { pool.install(&mut run) } else { run() }
+                prop_assert!(o3.iter().zip(&o1).all(|(a, b)| a.to_bits() == b.to_bits()), "raw y differs, two threads: {two}");
             }
         }
     }

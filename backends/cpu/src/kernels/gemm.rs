@@ -94,6 +94,34 @@ impl PackedB {
         PackedB { n, k, nr, isa, data }
     }
 
+    /// Packs `b`, a `K×N` row-major matrix (row `kk` holds `B[kk][0..N]`: a BATCH_MATMUL's
+    /// right-hand side as stored), the same panels as [`PackedB::pack`] of its transpose: each
+    /// panel row is a copy of part of one row of `b`, no transpose.
+    ///
+    /// # Panics
+    /// If `b.len() < k * n`.
+    pub fn pack_kn(n: usize, k: usize, b: &[f32]) -> PackedB {
+        assert!(b.len() >= n * k, "matrix holds {} values, K×N = {k}×{n} needs {}", b.len(), n * k);
+        let isa = simd::isa();
+        let nr = nr_for(isa, n);
+        let panel = k * nr;
+        let len = n.div_ceil(nr) * panel;
+        let facts = [isa as u64, n as u64, k as u64, nr as u64];
+        let data = prepack::lines(prepack::tag::F32_PANELS, facts, len, |data: &mut [f32]| {
+            if panel == 0 {
+                return;
+            }
+            for (p, dst) in data.chunks_exact_mut(panel).enumerate() {
+                let (j0, cols) = (p * nr, nr.min(n - p * nr));
+                for (kk, row) in dst.chunks_exact_mut(nr).enumerate() {
+                    row[..cols].copy_from_slice(&b[kk * n + j0..kk * n + j0 + cols]);
+                    row[cols..].fill(0.0);
+                }
+            }
+        });
+        PackedB { n, k, nr, isa, data }
+    }
+
     /// Output channels (`N`).
     pub fn n(&self) -> usize {
         self.n

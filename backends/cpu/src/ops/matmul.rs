@@ -13,7 +13,7 @@ use crate::kernel::{built, Built};
 use crate::quant::matmul::{QBatchMatMul, QTransposeConv};
 use crate::quant::reference::ConvQuant;
 use crate::quant::{QInt, Requant};
-use crate::kernels::batch_matmul::{batch_matmul, MatMulGeom, PackedY};
+use crate::kernels::batch_matmul::{batch_matmul, MatMulGeom, PackedY, Rhs};
 use crate::kernels::conv3d::Conv3dTranspose;
 use crate::kernels::transpose_conv::{TransposeConv, TransposeConvGeom};
 
@@ -120,13 +120,12 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                 Some(yv) => {
                     let packed = PackedY::pack(&g, &yv);
                     Ok(built(vec![source(ctx, x)], move |ins, outs| {
-                        batch_matmul(&g, cast::<f32>(ins[0].bytes)?, &packed, cast_mut::<f32>(outs[0].bytes)?);
+                        batch_matmul(&g, cast::<f32>(ins[0].bytes)?, Rhs::Packed(&packed), cast_mut::<f32>(outs[0].bytes)?);
                         Ok(())
                     }))
                 }
                 None => Ok(built(vec![source(ctx, x), source(ctx, y)], move |ins, outs| {
-                    let packed = PackedY::pack(&g, cast::<f32>(ins[1].bytes)?);
-                    batch_matmul(&g, cast::<f32>(ins[0].bytes)?, &packed, cast_mut::<f32>(outs[0].bytes)?);
+                    batch_matmul(&g, cast::<f32>(ins[0].bytes)?, Rhs::Raw(cast::<f32>(ins[1].bytes)?), cast_mut::<f32>(outs[0].bytes)?);
                     Ok(())
                 })),
             }
