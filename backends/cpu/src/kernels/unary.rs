@@ -171,8 +171,9 @@ pub(crate) fn reference_value(op: UnaryOp, x: f32) -> f32 {
 
 /// erfc(z) in f32 from the Numerical Recipes Chebyshev form `t·exp(-z² + P(t))`,
 /// `t = 1/(1 + |z|/2)`: fractional error below 1.2e-7, plus a few roundings. `z²` is split
-/// into an exact `hi + lo` so the relative accuracy holds out to the underflow at z ≈ 10.
-/// Mirrors the SIMD routine.
+/// into an exact `hi + lo`, and `P - hi` into its rounded sum `s` and error, so one exp of `s`
+/// corrected by `1 + err - lo` keeps the relative accuracy out to the underflow at z ≈ 10.
+/// Mirrors the SIMD routine (which takes 1/(1 + z/2) from a reciprocal estimate).
 pub(crate) fn erfc_fast(z: f32) -> f32 {
     if z.is_nan() {
         return z;
@@ -182,7 +183,11 @@ pub(crate) fn erfc_fast(z: f32) -> f32 {
     let p = ERFC_P[1..].iter().fold(ERFC_P[0], |p, &c| p.mul_add(t, c));
     let hi = az * az;
     let lo = az.mul_add(az, -hi);
-    let r = t * ((-hi).exp() * (p - lo).exp());
+    let s = p - hi;
+    let bb = s - p;
+    let err = (p - (s - bb)) + (-hi - bb);
+    let e = s.exp();
+    let r = t * e.mul_add(err - lo, e);
     if z < 0.0 {
         2.0 - r
     } else {

@@ -257,15 +257,21 @@ macro_rules! simd_kernels {
         unsafe fn erfc_v(z: V) -> V {
             // erfc(10.5) < 1e-49 underflows anyway; the cap keeps ±inf out of z².
             let az = min(splat(10.5), abs(z));
-            let t = div(splat(1.0), fma(splat(0.5), az, splat(1.0)));
+            let t = recip(fma(splat(0.5), az, splat(1.0)));
             let mut p = splat(ERFC_P[0]);
             for &c in &ERFC_P[1..] {
                 p = fma(p, t, splat(c));
             }
-            // exp(-z² + p) with z² = hi + lo exactly, so large z keeps its relative accuracy.
+            // exp(p - z²) with z² = hi + lo exactly and p - hi = s + err exactly (TwoSum), as
+            // exp(s)·(1 + err - lo): one exp, and large z keeps its relative accuracy.
             let hi = mul(az, az);
             let lo = fma(az, az, neg(hi));
-            let r = mul(t, mul(exp_v(neg(hi)), exp_v(sub(p, lo))));
+            let nhi = neg(hi);
+            let s = add(p, nhi);
+            let bb = sub(s, p);
+            let err = add(sub(p, sub(s, bb)), sub(nhi, bb));
+            let e = exp_v(s);
+            let r = mul(t, fma(e, sub(err, lo), e));
             select(lt(z, splat(0.0)), sub(splat(2.0), r), r)
         }
 
@@ -568,6 +574,12 @@ mod avx512 {
         fn sub(a: V, b: V) -> V { _mm512_sub_ps(a, b) }
         fn mul(a: V, b: V) -> V { _mm512_mul_ps(a, b) }
         fn div(a: V, b: V) -> V { _mm512_div_ps(a, b) }
+        /// 1/a within ~1 ulp: the 14-bit estimate and one Newton step (a 512-bit division
+        /// occupies the divider for 8+ cycles).
+        fn recip(a: V) -> V {
+            let r = _mm512_rcp14_ps(a);
+            _mm512_fmadd_ps(r, _mm512_fnmadd_ps(a, r, _mm512_set1_ps(1.0)), r)
+        }
         fn max(a: V, b: V) -> V { _mm512_max_ps(a, b) }
         fn min(a: V, b: V) -> V { _mm512_min_ps(a, b) }
         fn fma(a: V, b: V, c: V) -> V { _mm512_fmadd_ps(a, b, c) }
@@ -659,6 +671,8 @@ mod avx2 {
         fn sub(a: V, b: V) -> V { _mm256_sub_ps(a, b) }
         fn mul(a: V, b: V) -> V { _mm256_mul_ps(a, b) }
         fn div(a: V, b: V) -> V { _mm256_div_ps(a, b) }
+        /// 1/a (AVX2's 12-bit estimate would need two Newton steps: the division it is).
+        fn recip(a: V) -> V { _mm256_div_ps(_mm256_set1_ps(1.0), a) }
         fn max(a: V, b: V) -> V { _mm256_max_ps(a, b) }
         fn min(a: V, b: V) -> V { _mm256_min_ps(a, b) }
         fn fma(a: V, b: V, c: V) -> V { _mm256_fmadd_ps(a, b, c) }
