@@ -5,6 +5,8 @@
 //! per batch at run time exactly as TFLite does (asymmetric for convolutions and for FC with
 //! `asymmetric_quantize_inputs`, symmetric otherwise).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use nnrt_core::infer::window_output;
 use nnrt_core::shape::num_elements;
 use nnrt_core::{cast, cast_mut, Activation, CompileCtx, DType, InputSource, Numerics, OpId, OpKind, OperandId, Quantization};
@@ -526,23 +528,34 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                 let input = cast::<f32>(ins[0].bytes)?;
                 let m = input.len() / k.max(1);
                 let out = cast_mut::<f32>(outs[0].bytes)?;
-                if input.iter().all(|&v| v == 0.0) {
+                if is_zero_vector(input) {
                     // TFLite skips the product for an all-zero input: bias, then activation.
                     for (r, o) in out.iter_mut().enumerate() {
                         *o = bias.as_ref().map_or(0.0, |b| b[r % n]).max(clamp.0).min(clamp.1);
                     }
                     return Ok(());
                 }
-                let (mut zx, mut scales) = (vec![128i32; m], vec![1f32; m]);
-                with_xq(m * k, |xq| {
-                    for (r, (x, q)) in input.chunks_exact(k.max(1)).zip(xq.chunks_exact_mut(k.max(1))).take(m).enumerate() {
-                        if asym {
+                // Each row quantized on its own (its scale and zero point), rows split across the
+                // kernel pool: (scale bits, zero point) per row through atomics.
+                let meta: Vec<AtomicU64> = (0..m).map(|_| AtomicU64::new(0)).collect();
+                let quantize_rows = |r0: usize, q: &mut [u8]| {
+                    for (j, q) in q.chunks_exact_mut(k.max(1)).enumerate() {
+                        let x = &input[(r0 + j) * k..(r0 + j + 1) * k];
+                        let (s, z) = if asym {
                             let (s, z) = hybrid::asymmetric_quantize_unsigned(x, q);
-                            (scales[r], zx[r]) = (s, z + 128);
+                            (s, z + 128)
                         } else {
-                            scales[r] = hybrid::symmetric_quantize_unsigned(x, q);
-                        }
+                            (hybrid::symmetric_quantize_unsigned(x, q), 128)
+                        };
+                        meta[r0 + j].store(((s.to_bits() as u64) << 32) | z as u32 as u64, Ordering::Relaxed);
                     }
+                };
+                with_xq(m * k, |xq| {
+                    match crate::kernels::binary::par_chunk(m, k) {
+                        Some(c) if k > 0 => nnrt_threads::par_chunks_mut(xq, c * k, |t, q| quantize_rows(t * c, q)),
+                        _ => quantize_rows(0, xq),
+                    }
+                    let (scales, zx): (Vec<f32>, Vec<i32>) = meta.iter().map(|v| v.load(Ordering::Relaxed)).map(|v| (f32::from_bits((v >> 32) as u32), v as u32 as i32)).unzip();
                     fc.run(xq, &zx, &scales, out);
                 });
                 Ok(())
@@ -600,6 +613,12 @@ fn hybrid_conv(input: InputSource, batch: usize, asym: bool, unsigned: bool, run
     })
 }
 
+/// TFLite's `IsZeroVector`: every value is ±0 (a NaN is not). Folds the bits without an early
+/// exit, which vectorizes (the `all` it replaces ran one compare and branch per value).
+fn is_zero_vector(x: &[f32]) -> bool {
+    x.chunks(4096).all(|c| c.iter().fold(0u32, |acc, v| acc | (v.to_bits() << 1)) == 0)
+}
+
 thread_local! {
     /// The quantized input of this thread's last hybrid op, kept for the next one (every byte
     /// is written before it is read: no allocation or zeroing per run).
@@ -620,4 +639,22 @@ fn with_xq<R>(n: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
 /// Registers the ops this file builds (`OpKind::name()`s, or custom op names).
 pub(super) fn register(r: &mut Registry) {
     r.ops_with_int(&["Conv2D", "Conv3D", "DepthwiseConv2D", "FullyConnected"], supports, build, (quantized_op, supports_quantized, build_quantized));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_zero_vector;
+
+    #[test]
+    fn zero_vectors_are_all_signed_zeros() {
+        let mut x = vec![0.0f32; 10_000];
+        x[7] = -0.0;
+        assert!(is_zero_vector(&x) && is_zero_vector(&[]));
+        // Any other value, in any 4096-block, makes it non-zero: the smallest subnormal, NaN, inf.
+        for (at, v) in [(0, f32::from_bits(1)), (4095, f32::NAN), (4096, -f32::from_bits(1)), (9_999, f32::INFINITY), (5000, -1e-30)] {
+            let mut y = x.clone();
+            y[at] = v;
+            assert!(!is_zero_vector(&y), "{v} at {at}");
+        }
+    }
 }
