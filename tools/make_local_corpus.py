@@ -31,6 +31,15 @@ Models (the patterns issue 26's table names):
   keras_lstm_b2_dynamic_range          LSTM(64) over 16 steps of 32 features, batch 2, then Dense(10), dynamic-range
                                         quantized (a WHILE loop of small gate ops around hybrid FULLY_CONNECTED)
   keras_gru_b2_dynamic_range           the same with GRU(64)
+  keras_transformer_encoder_float      4 encoder layers (Keras MultiHeadAttention, 4 heads over 128 tokens of 256,
+                                        LayerNormalization, Dense 1024 GELU): BATCH_MATMUL, SOFTMAX, GELU, TRANSPOSE and
+                                        the layer norms as MEAN / SQUARED_DIFFERENCE / RSQRT chains
+  keras_transformer_encoder_dynamic_range  the same, dynamic-range quantized (hybrid FULLY_CONNECTED on 128 rows)
+  keras_transformer_encoder_int8_ptq   the same, int8 PTQ with float input and output (16 seeded calibration
+                                        inputs): int8 SQUARED_DIFFERENCE, RSQRT, GELU, SOFTMAX, BATCH_MATMUL
+  keras_conv1d_audio_float             five Conv1D + BatchNorm + ReLU (strides 4,4,2,2,2) over 16000 samples,
+                                        global average pool, Dense(12): CONV_2D with one output row
+  keras_conv1d_audio_int8_ptq          the same, int8 PTQ with float input and output
 
 Every random number comes from fixed seeds: the same TF/Keras version gives the same files. The input of each model
 is the cat photo of examples/models/mobilenet_v1_0.25_128_quant resized to 224x224.  The references are LiteRT's
@@ -225,6 +234,35 @@ def pruned_mobilenet_v2(rng):
     return m, f"keras.applications.MobileNetV2 weights=None classes=1000 logits, {pruned} 1x1 conv kernels pruned to 90% zeros (unstructured), stored dense"
 
 
+def transformer_encoder(tokens=128, width=256, heads=4, layers=4):
+    import keras
+    L = keras.layers
+    inp = keras.Input((tokens, width), batch_size=1)
+    x = inp
+    for i in range(layers):
+        a = L.MultiHeadAttention(heads, width // heads, name=f"l{i}_attention")(x, x)
+        x = L.LayerNormalization(name=f"l{i}_norm1")(x + a)
+        f = L.Dense(4 * width, activation="gelu", name=f"l{i}_ffn1")(x)
+        f = L.Dense(width, name=f"l{i}_ffn2")(f)
+        x = L.LayerNormalization(name=f"l{i}_norm2")(x + f)
+    return keras.Model(inp, x, name="transformer_encoder"), \
+        f"{layers} Keras encoder layers: MultiHeadAttention ({heads} heads, {tokens} tokens of {width}), LayerNormalization, Dense {4 * width} GELU"
+
+
+def conv1d_audio():
+    import keras
+    L = keras.layers
+    inp = keras.Input((16000, 1), batch_size=1)
+    x = inp
+    for i, (f, k, s) in enumerate([(32, 9, 4), (64, 9, 4), (96, 5, 2), (128, 5, 2), (128, 3, 2)]):
+        x = L.Conv1D(f, k, strides=s, padding="same", name=f"conv{i}")(x)
+        x = L.BatchNormalization(name=f"bn{i}")(x)
+        x = L.ReLU(name=f"relu{i}")(x)
+    x = L.GlobalAveragePooling1D(name="pool")(x)
+    return keras.Model(inp, L.Dense(12, name="logits")(x), name="conv1d_audio"), \
+        "five Conv1D+BN+ReLU (32/64/96/128/128 filters, kernels 9,9,5,5,3, strides 4,4,2,2,2) over 16000 samples, mean, Dense(12)"
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Conversion and references
 
@@ -241,6 +279,9 @@ def convert(model, quant=None, rep=None):
         conv.optimizations = [tf.lite.Optimize.EXPERIMENTAL_SPARSITY]
     elif quant == "dynamic":
         conv.optimizations = [tf.lite.Optimize.DEFAULT]
+    elif quant == "int8_float_io":
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.representative_dataset = rep
     return conv.convert()
 
 
@@ -398,6 +439,21 @@ def main():
         tfl = convert(model, "int8", rep)
         write_folder(args.out, name, tfl, [img], source + ", full-integer PTQ (17 calibration images: 16 seeded random uint8, the photo), input uint8 / output int8", "image cat.bmp resized to 224x224, uint8")
     todo["keras_uint8_norm_int8_ptq_224"] = int8_model
+
+    def sequence_model(name, make, quant, shape, note):
+        keras.utils.set_random_seed(SEED)
+        model, source = make()
+        seed_batchnorm(model, np.random.default_rng(SEED))
+        x = np.random.default_rng(SEED).standard_normal(shape).astype(np.float32)
+        cal = np.random.default_rng(SEED + 1)
+        rep = lambda: ([cal.standard_normal(shape).astype(np.float32)] for _ in range(16))
+        how = {None: "", "dynamic": ", dynamic-range quantized", "int8_float_io": ", int8 PTQ with float input/output (16 seeded normal calibration inputs)"}[quant]
+        write_folder(args.out, name, convert(model, quant, rep), [x], source + how, note)
+    enc = (128, 256)
+    for suffix, quant in (("float", None), ("dynamic_range", "dynamic"), ("int8_ptq", "int8_float_io")):
+        todo[f"keras_transformer_encoder_{suffix}"] = lambda n, q=quant: sequence_model(n, transformer_encoder, q, (1,) + enc, "1x128x256 seeded standard normal values")
+    for suffix, quant in (("float", None), ("int8_ptq", "int8_float_io")):
+        todo[f"keras_conv1d_audio_{suffix}"] = lambda n, q=quant: sequence_model(n, conv1d_audio, q, (1, 16000, 1), "1x16000x1 seeded standard normal samples")
 
     os.makedirs(args.out, exist_ok=True)
     for name, make in todo.items():
