@@ -225,7 +225,7 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                 };
                 let yv = y_const.map(const_values::<TY>);
                 let constant = yv.is_some();
-                let mm = QBatchMatMul::new::<TY>(g, q, yv.as_deref());
+                let mm = QBatchMatMul::new::<TX, TY>(g, q, yv.as_deref());
                 let inputs = if constant { vec![source(ctx, x)] } else { vec![source(ctx, x), source(ctx, y)] };
                 Ok(built(inputs, move |ins, outs| {
                     let y: &[TY] = if constant { &[] } else { cast::<TY>(ins[1].bytes)? };

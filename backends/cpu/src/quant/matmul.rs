@@ -1,10 +1,13 @@
 //! Quantized TRANSPOSE_CONV and BATCH_MATMUL. Both repack their right-hand side once with the
 //! zero point already subtracted, so the inner loops are dot products over contiguous `i32`
 //! rows; the sums are exact in `i64` and finished by [`ConvQuant::finish`] (which truncates to
-//! TFLite's wrapping int32 accumulator unless the op accumulates in 64 bits). Their reference
-//! twins are [`super::reference::transpose_conv`] and [`super::reference::batch_matmul`].
+//! TFLite's wrapping int32 accumulator unless the op accumulates in 64 bits). An 8-bit batch
+//! matmul instead runs the integer GEMM of FULLY_CONNECTED ([`qgemm`], VNNI where the CPU has
+//! it), each right-hand matrix packed as weights (at prepare when constant, else per run). Their
+//! reference twins are [`super::reference::transpose_conv`] and [`super::reference::batch_matmul`].
 
 
+use super::gemm::{best_layout, input_shift, qgemm, QEpilogue, QPackedB, RowsSource};
 use super::reference::ConvQuant;
 use super::QInt;
 use crate::kernels::batch_matmul::MatMulGeom;
@@ -82,6 +85,51 @@ impl QTransposeConv {
     }
 }
 
+impl QBatchMatMul {
+    /// [`QBatchMatMul::run`] on the integer GEMM: with at least as many output matrices as
+    /// kernel threads (a multiple, or four per thread) each thread takes whole matrices (packing
+    /// y and transposing x on its own), else the matrices go in turn, each GEMM split.
+    fn run_gemm<TX: QInt, TY: QInt, TO: QInt>(&self, x: &[TX], y: &[TY], out: &mut [TO]) {
+        let (m, k, n) = (self.g.m, self.g.k, self.g.n);
+        let zx_shifted = self.q.in_zp + input_shift::<TX>();
+        let batches = self.g.pairs.len();
+        let one = |b: usize, o: &mut [TO]| {
+            let (xi, yi) = self.g.pairs[b];
+            let xm = &x[xi * m * k..(xi + 1) * m * k];
+            let xt: Vec<TX>;
+            let xm = if self.g.adj_x {
+                let mut t = vec![TX::default(); m * k];
+                for d in 0..k {
+                    for i in 0..m {
+                        t[i * k + d] = xm[d * m + i];
+                    }
+                }
+                xt = t;
+                &xt[..]
+            } else {
+                xm
+            };
+            let own;
+            let (bp, ep) = match &self.fast {
+                // Packed at prepare, for x's type (`new`).
+                Some(v) => (&v[yi].0, &v[yi].1),
+                None => {
+                    own = self.gemm_rhs_for(yi, y, zx_shifted);
+                    (&own.0, &own.1)
+                }
+            };
+            qgemm(m, &RowsSource { data: xm, k }, bp, ep, o, n, 0);
+        };
+        let out = &mut out[..batches * m * n];
+        let threads = nnrt_threads::kernel_threads();
+        if threads > 1 && batches >= threads && (batches % threads == 0 || batches >= 4 * threads) {
+            nnrt_threads::par_chunks_mut(out, m * n, one);
+        } else {
+            out.chunks_mut(m * n).enumerate().for_each(|(b, o)| one(b, o));
+        }
+    }
+}
+
 /// A quantized batch matmul; `q.in_zp` is x's zero point and `q.w_zp[j]` y's.
 #[derive(Clone, Debug)]
 pub struct QBatchMatMul {
@@ -89,14 +137,48 @@ pub struct QBatchMatMul {
     q: ConvQuant,
     /// y's matrices as `[n, k]` rows minus the zero point, when y is constant.
     packed: Option<Vec<i32>>,
+    /// 8-bit operands (and no 64-bit accumulation): the integer GEMM's packing and epilogue of
+    /// each y matrix, when y is constant.
+    fast: Option<Vec<(QPackedB, QEpilogue)>>,
 }
 
 impl QBatchMatMul {
-    /// Prepares the op; a constant `y` is packed now.
-    pub fn new<TY: QInt>(g: MatMulGeom, q: ConvQuant, y: Option<&[TY]>) -> QBatchMatMul {
-        let mut m = QBatchMatMul { g, q, packed: None };
-        m.packed = y.map(|y| m.pack(y));
+    /// Prepares the op for x of type `TX`; a constant `y` is packed now.
+    pub fn new<TX: QInt, TY: QInt>(g: MatMulGeom, q: ConvQuant, y: Option<&[TY]>) -> QBatchMatMul {
+        let mut m = QBatchMatMul { g, q, packed: None, fast: None };
+        if TX::MAX - TX::MIN == 255 && m.eight_bit::<TY>() {
+            let zx_shifted = m.q.in_zp + input_shift::<TX>();
+            m.fast = y.map(|y| (0..m.g.y_count).map(|i| m.gemm_rhs_for(i, y, zx_shifted)).collect());
+        } else {
+            m.packed = y.map(|y| m.pack(y));
+        }
         m
+    }
+
+    /// Whether the integer GEMM takes this op: 8-bit y (x is checked at run) and 32-bit sums.
+    fn eight_bit<TY: QInt>(&self) -> bool {
+        TY::MAX - TY::MIN == 255 && !self.q.wide
+    }
+
+    /// y matrix `i` packed as the GEMM's weights (`[n, k]` rows: y itself when stored
+    /// transposed, else its transpose) with the epilogue folding the zero points (x's in the
+    /// unsigned-byte domain, `zx_shifted`) and the requantization.
+    fn gemm_rhs_for<TY: QInt>(&self, i: usize, y: &[TY], zx_shifted: i32) -> (QPackedB, QEpilogue) {
+        let (k, n) = (self.g.k, self.g.n);
+        let mat = &y[i * n * k..(i + 1) * n * k];
+        let b = if self.g.adj_y {
+            QPackedB::pack(best_layout(), n, k, mat, &self.q.w_zp)
+        } else {
+            let mut t = vec![TY::default(); n * k];
+            for d in 0..k {
+                for j in 0..n {
+                    t[j * k + d] = mat[d * n + j];
+                }
+            }
+            QPackedB::pack(best_layout(), n, k, &t, &self.q.w_zp)
+        };
+        let ep = QEpilogue::new(&b, &self.q, zx_shifted);
+        (b, ep)
     }
 
     fn pack<TY: QInt>(&self, y: &[TY]) -> Vec<i32> {
@@ -118,6 +200,9 @@ impl QBatchMatMul {
         let (m, k, n) = (self.g.m, self.g.k, self.g.n);
         if m * n == 0 {
             return;
+        }
+        if TX::MAX - TX::MIN == 255 && self.eight_bit::<TY>() {
+            return self.run_gemm(x, y, out);
         }
         let local;
         let packed = match &self.packed {

@@ -432,7 +432,7 @@ fn bmm_case<TX: QInt, TY: QInt>(seed: u64, x_dims: Vec<usize>, y_dims: Vec<usize
     let n = g.pairs.len() * g.m * g.n;
     let (mut want, mut got) = (vec![TX::default(); n], vec![TX::default(); n]);
     reference::batch_matmul::<TX, TY, TX>(&g, &q, &x, &y, &mut want);
-    let mm = super::matmul::QBatchMatMul::new::<TY>(g, q, constant.then_some(y.as_slice()));
+    let mm = super::matmul::QBatchMatMul::new::<TX, TY>(g, q, constant.then_some(y.as_slice()));
     mm.run::<TX, TY, TX>(&x, if constant { &[] } else { &y }, &mut got);
     prop_assert_eq!(got.iter().map(|v| v.get()).collect::<Vec<_>>(), want.iter().map(|v| v.get()).collect::<Vec<_>>());
     Ok(())
