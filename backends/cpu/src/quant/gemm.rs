@@ -205,6 +205,9 @@ pub struct QEpilogue {
     need_row_sums: bool,
     /// The fused VNNI epilogue's lanes (all `Fixed`, AVX-512 VNNI present).
     lanes: Option<(sq::VnniToken, sq::LaneRequant)>,
+    /// Every column requantized in double (`Requant::Float`, TFLite's int8 FULLY_CONNECTED)
+    /// with an output range well inside int32: the scales, for the vectorized rounding.
+    float_scales: Option<Vec<f64>>,
 }
 
 impl QEpilogue {
@@ -246,6 +249,9 @@ impl QEpilogue {
             out_zp: q.out_zp,
             act: q.act,
             need_row_sums: b.zw.iter().any(|&z| z != 0),
+            float_scales: (q.act.0 > -(1 << 29) && q.act.1 < 1 << 29)
+                .then(|| q.requant.iter().map(|r| if let Requant::Float(s) = r { Some(*s) } else { None }).collect::<Option<Vec<f64>>>())
+                .flatten(),
         }
     }
 
@@ -265,7 +271,11 @@ impl QEpilogue {
         match self.fixed.get_or_init(|| ChannelRequant::of(&self.requant)) {
             Some(r) => requant_row_simd(acc, cbias, r, c0, self.out_zp, self.act.0, self.act.1),
             None => {
-                for (j, v) in acc.iter_mut().enumerate() {
+                let done = match &self.float_scales {
+                    Some(s) => sq::requant_float_prefix(acc, &cbias[c0..], &s[c0..], self.out_zp, self.act.0, self.act.1),
+                    None => 0,
+                };
+                for (j, v) in acc.iter_mut().enumerate().skip(done) {
                     let x = v.wrapping_add(cbias[c0 + j]);
                     *v = self.requant[c0 + j].apply(x).saturating_add(self.out_zp).clamp(self.act.0, self.act.1);
                 }

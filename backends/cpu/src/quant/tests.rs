@@ -838,3 +838,27 @@ fn quantize_edges_match_reference() {
         }
     }
 }
+
+#[test]
+fn double_requantization_lanes_round_like_the_scalar_path() {
+    // Requant::Float's vector prefix against Requant::apply: ties (scale 1/2 on odd sums, both
+    // signs), products past ±2^31, bias sums that wrap, and ordinary values.
+    let scales = [0.5, -0.5, 0.25, 1.0 / 3.0, 3.7e-5, 1.0e9, 0.0078125];
+    let mut acc = fill(3, 64, -2_000_000, 2_000_000);
+    acc.extend([1, -1, 3, -3, 5, -5, i32::MAX, i32::MIN, 0, 7, -7, 1 << 30, -(1 << 30), 255, -255, 2]);
+    let bias = fill(4, acc.len(), -1000, 1000);
+    let mut bias = bias;
+    bias[acc.len() - 9] = 10; // i32::MIN + 10 stays in range; i32::MAX + bias wraps below
+    bias[acc.len() - 10] = 5;
+    for (t, &s) in scales.iter().enumerate() {
+        let sc: Vec<f64> = (0..acc.len()).map(|j| if j % 3 == 0 { s } else { s * (1.0 + j as f64 / 7.0) }).collect();
+        for (zp, lo, hi) in [(0, -128, 127), (-7, -128, 127), (100, 0, 255), (3, -32768, 32767)] {
+            let mut got = acc.clone();
+            let done = sq::requant_float_prefix(&mut got, &bias, &sc, zp, lo, hi);
+            for j in 0..done {
+                let want = Requant::Float(sc[j]).apply(acc[j].wrapping_add(bias[j])).saturating_add(zp).clamp(lo, hi);
+                assert_eq!(got[j], want, "scale {t} column {j}: acc {} bias {}", acc[j], bias[j]);
+            }
+        }
+    }
+}

@@ -768,6 +768,53 @@ pub(crate) fn with_avx512<O, B: Avx512Body<O>>(body: &B, out: &mut [O]) {
     body.run(out)
 }
 
+/// The AVX-512 part of TFLite's double requantization of a row (`Requant::Float`): for the
+/// first `n / 8 * 8` channels, `acc[i] = clamp(round(f64(acc[i] + bias[i]) · scale[i]) + zp,
+/// lo, hi)`, `round` half away from zero (C's `round`), as `Requant::apply` computes it per
+/// value; the product is held within ±2^30 first, which the clamp to an output range inside
+/// ±2^29 cannot tell from the scalar path's saturation. Returns how many channels it did (0
+/// without AVX-512); the caller finishes the rest.
+pub(crate) fn requant_float_prefix(acc: &mut [i32], bias: &[i32], scale: &[f64], zp: i32, lo: i32, hi: i32) -> usize {
+    let n = acc.len();
+    assert!(bias.len() >= n && scale.len() >= n && lo > -(1 << 29) && hi < 1 << 29 && zp.abs() < 1 << 28);
+    #[cfg(target_arch = "x86_64")]
+    if row_avx512() {
+        let full = n / 8 * 8;
+        // SAFETY: the features were checked; every 8-lane access lies at `i .. i + 8 <= full <=
+        // n` of `acc`, `bias` and `scale` (asserted above).
+        unsafe { requant_float_avx512(full, acc.as_mut_ptr(), bias.as_ptr(), scale.as_ptr(), zp, lo, hi) };
+        return full;
+    }
+    let _ = (bias, scale, zp, lo, hi);
+    0
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2")]
+unsafe fn requant_float_avx512(n: usize, acc: *mut i32, bias: *const i32, scale: *const f64, zp: i32, lo: i32, hi: i32) {
+    let lim = _mm512_set1_pd(1_073_741_824.0);
+    let (half, one) = (_mm512_set1_pd(0.5), _mm512_set1_pd(1.0));
+    let (vzp, vlo, vhi) = (_mm256_set1_epi32(zp), _mm256_set1_epi32(lo), _mm256_set1_epi32(hi));
+    let mut i = 0;
+    while i < n {
+        // SAFETY: i + 8 <= n (function contract).
+        unsafe {
+            let a = _mm256_add_epi32(_mm256_loadu_si256(acc.add(i) as *const __m256i), _mm256_loadu_si256(bias.add(i) as *const __m256i));
+            let x = _mm512_mul_pd(_mm512_cvtepi32_pd(a), _mm512_loadu_pd(scale.add(i)));
+            let x = _mm512_min_pd(lim, _mm512_max_pd(_mm512_sub_pd(_mm512_setzero_pd(), lim), x));
+            // Half away from zero: truncate, then step away from zero when the dropped part
+            // is at least one half (exact: |x| ≤ 2^30).
+            let t = _mm512_roundscale_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(x);
+            let frac = _mm512_sub_pd(x, t);
+            let t = _mm512_mask_add_pd(t, _mm512_cmp_pd_mask::<_CMP_GE_OQ>(frac, half), t, one);
+            let t = _mm512_mask_sub_pd(t, _mm512_cmp_pd_mask::<_CMP_LE_OQ>(frac, _mm512_sub_pd(_mm512_setzero_pd(), half)), t, one);
+            let q = _mm256_add_epi32(_mm512_cvttpd_epi32(t), vzp);
+            _mm256_storeu_si256(acc.add(i) as *mut __m256i, _mm256_min_epi32(vhi, _mm256_max_epi32(vlo, q)));
+        }
+        i += 8;
+    }
+}
+
 /// The AVX-512 part of a row requantization (`quant::requant::requant_row`): for the first
 /// `n / 16 * 16` channels, `acc[i] = clamp(mbqm(acc[i] + bias[i], mult[i], shift) + zp, lo,
 /// hi)` with `lmul = 1 << max(shift, 0)` (applied when `any_left`) and `right = max(-shift, 0)`.
