@@ -45,6 +45,20 @@ impl Softmax8 {
                 exp_of_diff(diff, self.input_multiplier, self.input_left_shift)
             }
         };
+        if depth == 0 {
+            return;
+        }
+        let rows = (input.len() / depth).min(out.len() / depth);
+        let (input, out) = (&input[..rows * depth], &mut out[..rows * depth]);
+        // Rows are independent: split across the kernel pool when there is enough of them.
+        match crate::kernels::binary::par_chunk(rows, depth) {
+            Some(c) => nnrt_threads::par_chunks_mut(out, c * depth, |i, o| self.rows(&input[i * c * depth..i * c * depth + o.len()], depth, o, &exp, out_bits)),
+            None => self.rows(input, depth, out, &exp, out_bits),
+        }
+    }
+
+    /// [`Softmax8::run`] on whole rows, on the calling thread.
+    fn rows<TI: QInt, TO: QInt>(&self, input: &[TI], depth: usize, out: &mut [TO], exp: &(impl Fn(i32) -> i32 + Sync), out_bits: i32) {
         for (row, orow) in input.chunks_exact(depth).zip(out.chunks_exact_mut(depth)) {
             let max = row.iter().map(|v| v.get()).max().unwrap_or(0).max(TI::MIN);
             let mut sum_of_exps: i32 = 0;

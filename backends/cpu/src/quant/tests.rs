@@ -862,3 +862,17 @@ fn double_requantization_lanes_round_like_the_scalar_path() {
         }
     }
 }
+
+#[test]
+fn int8_softmax_rows_split_across_threads_bit_for_bit() {
+    let s = super::softmax::Softmax8::new(1.0, 0.07);
+    let x: Vec<i8> = cast(&fill(12, 64 * 100, -128, 127));
+    let (mut one, mut two) = (vec![0i8; x.len()], vec![0i8; x.len()]);
+    s.run::<i8, i8>(&x, 100, &mut one);
+    nnrt_threads::KernelPool::new(2).unwrap().install(|| s.run::<i8, i8>(&x, 100, &mut two));
+    assert_eq!(one, two);
+    // Row 5 alone gives the same values as within the batch.
+    let mut row = vec![0i8; 100];
+    s.run::<i8, i8>(&x[500..600], 100, &mut row);
+    assert_eq!(row, one[500..600]);
+}
