@@ -252,6 +252,12 @@ pub fn mean<T: QInt>(input: &[T], dims: &[usize], axes: &[usize], input_q: QPara
         let red: usize = dims[a..=z].iter().product();
         let inner: usize = dims[z + 1..].iter().product();
         for o in 0..outer {
+            if inner == 1 {
+                // The last axis (a layer norm's mean): one run per output, summed as a
+                // vector loop (wrapping i32 sums do not depend on the order).
+                sums[o] = input[o * red..(o + 1) * red].iter().fold(0i32, |acc, v| acc.wrapping_add(v.get()));
+                continue;
+            }
             let dst = &mut sums[o * inner..(o + 1) * inner];
             for r in 0..red {
                 let src = &input[(o * red + r) * inner..(o * red + r + 1) * inner];

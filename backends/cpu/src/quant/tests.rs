@@ -876,3 +876,19 @@ fn int8_softmax_rows_split_across_threads_bit_for_bit() {
     s.run::<i8, i8>(&x[500..600], 100, &mut row);
     assert_eq!(row, one[500..600]);
 }
+
+#[test]
+fn last_axis_mean_equals_the_strided_sum_of_the_transpose() {
+    // [rows, depth] over axis 1 (one run per output) against [depth, rows] over axis 0 (the row
+    // by row accumulation): the same sums, so the same bytes.
+    let (rows, depth) = (37, 300);
+    let x: Vec<i8> = cast(&fill(21, rows * depth, -128, 127));
+    let xt: Vec<i8> = (0..depth * rows).map(|i| x[(i % rows) * depth + i / rows]).collect();
+    let (iq, oq) = (QParams { scale: 0.05, zero_point: -3 }, QParams { scale: 0.02, zero_point: 5 });
+    for xnnpack in [false, true] {
+        let (mut a, mut b) = (vec![0i8; rows], vec![0i8; rows]);
+        super::misc::mean(&x, &[rows, depth], &[1], iq, oq, xnnpack, &mut a);
+        super::misc::mean(&xt, &[depth, rows], &[0], iq, oq, xnnpack, &mut b);
+        assert_eq!(a, b, "xnnpack: {xnnpack}");
+    }
+}
