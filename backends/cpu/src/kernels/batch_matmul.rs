@@ -127,13 +127,7 @@ pub fn batch_matmul(g: &MatMulGeom, x: &[f32], y: Rhs<'_>, out: &mut [f32]) {
         let a = &x[xi * m * k..(xi + 1) * m * k];
         let xt: Vec<f32>;
         let a = if g.adj_x {
-            let mut t = vec![0.0; m * k];
-            for kk in 0..k {
-                for i in 0..m {
-                    t[i * k + kk] = a[kk * m + i];
-                }
-            }
-            xt = t;
+            xt = transposed(a, k, m);
             &xt[..]
         } else {
             a
@@ -148,11 +142,32 @@ pub fn batch_matmul(g: &MatMulGeom, x: &[f32], y: Rhs<'_>, out: &mut [f32]) {
         };
         gemm(m, a, k, bm, None, Act::NONE, o, n);
     };
-    let threads = nnrt_threads::kernel_threads();
+    for_each_matrix(out, m * n, one);
+}
+
+/// `a` (`rows × cols`, row-major) transposed: `cols × rows`.
+pub(crate) fn transposed<T: Copy + Default>(a: &[T], rows: usize, cols: usize) -> Vec<T> {
+    let mut t = vec![T::default(); rows * cols];
+    for r in 0..rows {
+        for c in 0..cols {
+            t[c * rows + r] = a[r * cols + c];
+        }
+    }
+    t
+}
+
+/// Runs `one(b, matrix b of out)` for every output matrix of `size` values: whole matrices per
+/// thread when there are at least as many as kernel threads (a multiple of them, or four per
+/// thread), else one after the other (each free to split its own work across the threads).
+pub(crate) fn for_each_matrix<T: Send>(out: &mut [T], size: usize, one: impl Fn(usize, &mut [T]) + Sync) {
+    if size == 0 {
+        return;
+    }
+    let (batches, threads) = (out.len() / size, nnrt_threads::kernel_threads());
     if threads > 1 && batches >= threads && (batches % threads == 0 || batches >= 4 * threads) {
-        nnrt_threads::par_chunks_mut(out, m * n, one);
+        nnrt_threads::par_chunks_mut(out, size, one);
     } else {
-        out.chunks_mut(m * n).enumerate().for_each(|(b, o)| one(b, o));
+        out.chunks_mut(size).enumerate().for_each(|(b, o)| one(b, o));
     }
 }
 

@@ -77,6 +77,28 @@ impl PackedB {
     /// As [`PackedB::pack`], for the micro-kernel of `isa` (tests compare instruction sets).
     pub(crate) fn pack_with_isa(isa: Isa, n: usize, k: usize, w: &[f32]) -> PackedB {
         assert!(w.len() >= n * k, "weights hold {} values, N×K = {n}×{k} needs {}", w.len(), n * k);
+        Self::panels(isa, n, k, |j0, cols, nr, dst| simd::pack::pack_panel(w, k, j0, cols, nr, dst))
+    }
+
+    /// Packs `b`, a `K×N` row-major matrix (row `kk` holds `B[kk][0..N]`: a BATCH_MATMUL's
+    /// right-hand side as stored), the same panels as [`PackedB::pack`] of its transpose: each
+    /// panel row is a copy of part of one row of `b`, no transpose.
+    ///
+    /// # Panics
+    /// If `b.len() < k * n`.
+    pub fn pack_kn(n: usize, k: usize, b: &[f32]) -> PackedB {
+        assert!(b.len() >= n * k, "matrix holds {} values, K×N = {k}×{n} needs {}", b.len(), n * k);
+        Self::panels(simd::isa(), n, k, |j0, cols, nr, dst| {
+            for (kk, row) in dst.chunks_exact_mut(nr).enumerate() {
+                row[..cols].copy_from_slice(&b[kk * n + j0..kk * n + j0 + cols]);
+                row[cols..].fill(0.0);
+            }
+        })
+    }
+
+    /// The panels of an `N×K` product for `isa`'s micro-kernel, `fill(j0, cols, nr, panel)`
+    /// writing each (`k × nr` floats: columns `j0 .. j0 + cols`, the rest zero).
+    fn panels(isa: Isa, n: usize, k: usize, fill: impl Fn(usize, usize, usize, &mut [f32])) -> PackedB {
         let nr = nr_for(isa, n);
         let panel = k * nr;
         let len = n.div_ceil(nr) * panel;
@@ -88,35 +110,7 @@ impl PackedB {
             }
             for (p, dst) in data.chunks_exact_mut(panel).enumerate() {
                 let j0 = p * nr;
-                simd::pack::pack_panel(w, k, j0, nr.min(n - j0), nr, dst);
-            }
-        });
-        PackedB { n, k, nr, isa, data }
-    }
-
-    /// Packs `b`, a `K×N` row-major matrix (row `kk` holds `B[kk][0..N]`: a BATCH_MATMUL's
-    /// right-hand side as stored), the same panels as [`PackedB::pack`] of its transpose: each
-    /// panel row is a copy of part of one row of `b`, no transpose.
-    ///
-    /// # Panics
-    /// If `b.len() < k * n`.
-    pub fn pack_kn(n: usize, k: usize, b: &[f32]) -> PackedB {
-        assert!(b.len() >= n * k, "matrix holds {} values, K×N = {k}×{n} needs {}", b.len(), n * k);
-        let isa = simd::isa();
-        let nr = nr_for(isa, n);
-        let panel = k * nr;
-        let len = n.div_ceil(nr) * panel;
-        let facts = [isa as u64, n as u64, k as u64, nr as u64];
-        let data = prepack::lines(prepack::tag::F32_PANELS, facts, len, |data: &mut [f32]| {
-            if panel == 0 {
-                return;
-            }
-            for (p, dst) in data.chunks_exact_mut(panel).enumerate() {
-                let (j0, cols) = (p * nr, nr.min(n - p * nr));
-                for (kk, row) in dst.chunks_exact_mut(nr).enumerate() {
-                    row[..cols].copy_from_slice(&b[kk * n + j0..kk * n + j0 + cols]);
-                    row[cols..].fill(0.0);
-                }
+                fill(j0, nr.min(n - j0), nr, dst);
             }
         });
         PackedB { n, k, nr, isa, data }

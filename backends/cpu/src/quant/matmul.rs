@@ -10,7 +10,7 @@
 use super::gemm::{best_layout, input_shift, qgemm, QEpilogue, QPackedB, RowsSource};
 use super::reference::ConvQuant;
 use super::QInt;
-use crate::kernels::batch_matmul::MatMulGeom;
+use crate::kernels::batch_matmul::{for_each_matrix, transposed, MatMulGeom};
 use crate::kernels::transpose_conv::TransposeConvGeom;
 
 #[inline(always)]
@@ -98,13 +98,7 @@ impl QBatchMatMul {
             let xm = &x[xi * m * k..(xi + 1) * m * k];
             let xt: Vec<TX>;
             let xm = if self.g.adj_x {
-                let mut t = vec![TX::default(); m * k];
-                for d in 0..k {
-                    for i in 0..m {
-                        t[i * k + d] = xm[d * m + i];
-                    }
-                }
-                xt = t;
+                xt = transposed(xm, k, m);
                 &xt[..]
             } else {
                 xm
@@ -120,13 +114,7 @@ impl QBatchMatMul {
             };
             qgemm(m, &RowsSource { data: xm, k }, bp, ep, o, n, 0);
         };
-        let out = &mut out[..batches * m * n];
-        let threads = nnrt_threads::kernel_threads();
-        if threads > 1 && batches >= threads && (batches % threads == 0 || batches >= 4 * threads) {
-            nnrt_threads::par_chunks_mut(out, m * n, one);
-        } else {
-            out.chunks_mut(m * n).enumerate().for_each(|(b, o)| one(b, o));
-        }
+        for_each_matrix(&mut out[..batches * m * n], m * n, one);
     }
 }
 
@@ -169,13 +157,7 @@ impl QBatchMatMul {
         let b = if self.g.adj_y {
             QPackedB::pack(best_layout(), n, k, mat, &self.q.w_zp)
         } else {
-            let mut t = vec![TY::default(); n * k];
-            for d in 0..k {
-                for j in 0..n {
-                    t[j * k + d] = mat[d * n + j];
-                }
-            }
-            QPackedB::pack(best_layout(), n, k, &t, &self.q.w_zp)
+            QPackedB::pack(best_layout(), n, k, &transposed(mat, k, n), &self.q.w_zp)
         };
         let ep = QEpilogue::new(&b, &self.q, zx_shifted);
         (b, ep)
