@@ -776,6 +776,14 @@ mod tests {
         let mut want_post = one.clone();
         PostAct::HardSwish.apply(&mut want_post);
         assert!(post.iter().zip(&want_post).all(|(a, b)| a.to_bits() == b.to_bits()), "the fused activation's cut differs");
+        // A 3x3 map (fewer pixels than two register tiles: whole rows per task) likewise.
+        let g = ConvGeom { in_h: 3, in_w: 3, in_c: 64, out_h: 3, out_w: 3, out_c: 96, k_h: 3, k_w: 3, stride_w: 1, pad_top: 1, pad_left: 1, ..g };
+        let (input, filter) = (values(g.input_len(), 93), values(g.filter_len(), 94));
+        let mut conv = Conv2d::new(g, &filter, None, Act::NONE);
+        let (mut one, mut two) = (vec![f32::NAN; g.output_len()], vec![f32::NAN; g.output_len()]);
+        conv.run(&input, &mut one);
+        pool.install(|| conv.run(&input, &mut two));
+        assert!(two.iter().zip(&one).all(|(a, b)| a.to_bits() == b.to_bits()), "3x3 map: two threads differ from one");
     }
 
     #[test]

@@ -699,7 +699,7 @@ pub(crate) fn gemm_segmented_then<S: SegmentSource>(
     let row_len = src.row_len();
     let rows = m / row_len;
     let threads = nnrt_threads::kernel_threads();
-    if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS || m < 2 * plan.mr {
+    if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS || (rows < 2 && m < 2 * plan.mr) {
         match then {
             None => with_scratch(|s| run_segmented(&plan, src, 0, m, c, ldc, s)),
             Some(then) => {
@@ -713,10 +713,11 @@ pub(crate) fn gemm_segmented_then<S: SegmentSource>(
             }
         }
     } else {
-        // A few tasks per thread: whole output rows where there are enough of them, else
-        // pieces of rows in whole register tiles (a CONV_1D's single output row).
+        // A few tasks per thread: whole output rows where there are enough of them (or too few
+        // pixels for two register tiles: an SSD head's 3x3 map), else pieces of rows in whole
+        // register tiles (a CONV_1D's single output row).
         let tasks = 16 * threads;
-        let per_task = if rows >= 4 * threads { rows.div_ceil(tasks) * row_len } else { m.div_ceil(tasks).div_ceil(plan.mr).max(1) * plan.mr };
+        let per_task = if rows >= 4 * threads || m < 2 * plan.mr { rows.div_ceil(tasks) * row_len } else { m.div_ceil(tasks).div_ceil(plan.mr).max(1) * plan.mr };
         nnrt_threads::par_chunks_mut(c, per_task * ldc, |t, cc| {
             let (r0, r1) = (t * per_task, ((t + 1) * per_task).min(m));
             with_scratch(|s| run_segmented(&plan, src, r0, r1, cc, ldc, s));
