@@ -152,13 +152,9 @@ impl QBinary {
     /// XNNPACK has no quantized squared difference: TFLite's arithmetic).
     pub fn xnnpack<TO: QInt>(op: QBinaryOp, a: QParams, b: QParams, out: QParams, act: Activation) -> QBinary {
         let mut p = QBinary::new::<TO>(op, a, b, out, act);
-        if op == QBinaryOp::SquaredDifference {
-            return p;
-        }
-        p.pot16 = None;
-        p.lanes = None;
         p.xnn = Some(match op {
-            QBinaryOp::Mul | QBinaryOp::SquaredDifference => XnnArith::Mul { scale: a.scale * b.scale / out.scale },
+            QBinaryOp::SquaredDifference => return p,
+            QBinaryOp::Mul => XnnArith::Mul { scale: a.scale * b.scale / out.scale },
             QBinaryOp::Add | QBinaryOp::Sub => {
                 let a_out = a.scale / out.scale;
                 let b_out = if op == QBinaryOp::Sub { -(b.scale / out.scale) } else { b.scale / out.scale };
@@ -176,6 +172,8 @@ impl QBinary {
                 XnnArith::Add { a_mult, b_mult, bias, shift }
             }
         });
+        p.pot16 = None;
+        p.lanes = None;
         p
     }
 

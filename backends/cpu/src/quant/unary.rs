@@ -19,8 +19,8 @@ pub enum QUnary {
     Table8 { lut: Lut8, invalid_below: Option<i32> },
     /// An int16 table with interpolation (`LUTLookup`).
     Table16 { lut: Vec<i16>, invalid_below: Option<i32> },
-    /// ABS: `|x - zp_in|`, requantized when the scales differ.
-    Abs { in_zp: i32, out_zp: i32, rescale: Option<(i32, i32)>, min: i32, max: i32 },
+    /// ABS: `|x - zp_in|`, requantized when the scales differ; `wide`: int16 values.
+    Abs { in_zp: i32, out_zp: i32, rescale: Option<(i32, i32)>, min: i32, max: i32, wide: bool },
     /// int16 SQRT, in float per element.
     Sqrt16 { in_q: QParams, out_q: QParams },
 }
@@ -83,38 +83,27 @@ impl QUnary {
             DType::I8 => (i8::MIN as i32, i8::MAX as i32),
             _ => (i16::MIN as i32, i16::MAX as i32),
         };
-        let float = |f: fn(f32, f32) -> f32, arg: f32| -> QUnary {
-            match t {
-                DType::U8 => QUnary::Table8 { lut: Lut8::new::<u8>(i, o, |x| f(x, arg)), invalid_below: None },
-                DType::I8 => QUnary::Table8 { lut: Lut8::new::<i8>(i, o, |x| f(x, arg)), invalid_below: None },
-                _ => QUnary::Table16 { lut: lut16::<f32>(i.scale, i.zero_point, o.scale, o.zero_point, |x| f(x, arg)), invalid_below: None },
-            }
+        // LUTPopulate of a float function: 256 entries for 8 bits, 513 interpolated for int16.
+        let table = |f: &dyn Fn(f32) -> f32, invalid_below: Option<i32>| match t {
+            DType::U8 => QUnary::Table8 { lut: Lut8::new::<u8>(i, o, f), invalid_below },
+            DType::I8 => QUnary::Table8 { lut: Lut8::new::<i8>(i, o, f), invalid_below },
+            _ => QUnary::Table16 { lut: lut16::<f32>(i.scale, i.zero_point, o.scale, o.zero_point, f), invalid_below },
         };
         Ok(match op {
             UnaryOp::Abs => {
                 // `input_scale / output_scale` in float, then widened.
                 let rescale = (i.scale != o.scale).then(|| quantize_multiplier((i.scale / o.scale) as f64));
-                QUnary::Abs { in_zp: i.zero_point, out_zp: o.zero_point, rescale, min: tmin, max: tmax }
+                QUnary::Abs { in_zp: i.zero_point, out_zp: o.zero_point, rescale, min: tmin, max: tmax, wide: t == DType::I16 }
             }
-            UnaryOp::Exp => float(|x, _| x.exp(), 0.0),
-            UnaryOp::Elu => float(|x, _| if x < 0.0 { x.exp_m1() } else { x }, 0.0),
-            UnaryOp::Gelu { approximate } => {
-                let g = |x: f32| reference_value(U::Gelu { approximate }, x);
-                match t {
-                    DType::U8 => QUnary::Table8 { lut: Lut8::new::<u8>(i, o, g), invalid_below: None },
-                    DType::I8 => QUnary::Table8 { lut: Lut8::new::<i8>(i, o, g), invalid_below: None },
-                    _ => QUnary::Table16 { lut: lut16::<f32>(i.scale, 0, o.scale, 0, g), invalid_below: None },
-                }
-            }
+            UnaryOp::Exp => table(&|x| x.exp(), None),
+            UnaryOp::Elu => table(&|x| if x < 0.0 { x.exp_m1() } else { x }, None),
+            UnaryOp::Gelu { approximate } => table(&|x| reference_value(U::Gelu { approximate }, x), None),
             UnaryOp::Log => {
                 // log of a non-positive value is the output's lowest value.
                 let output_min = (tmin - o.zero_point) as f32 * o.scale;
-                float(|x, m| if x <= 0.0 { m } else { x.ln() }, output_min)
+                table(&|x| if x <= 0.0 { output_min } else { x.ln() }, None)
             }
-            UnaryOp::Rsqrt if t == DType::I16 => QUnary::Table16 {
-                lut: lut16::<f32>(i.scale, 0, o.scale, 0, |x| if x <= 0.0 { i16::MAX as f32 * o.scale } else { 1.0 / x.sqrt() }),
-                invalid_below: Some(i.zero_point),
-            },
+            UnaryOp::Rsqrt if t == DType::I16 => table(&|x| if x <= 0.0 { i16::MAX as f32 * o.scale } else { 1.0 / x.sqrt() }, Some(i.zero_point)),
             UnaryOp::Rsqrt => {
                 // `1. / (std::sqrt(input_scale) * output_scale)`: the product in float.
                 let (mult, shift) = quantize_multiplier(1.0 / (i.scale.sqrt() * o.scale) as f64);
@@ -165,7 +154,7 @@ impl QUnary {
                     *o = lut16_lookup(v, lut);
                 }
             }
-            QUnary::Abs { in_zp, out_zp, rescale, min, max } => {
+            QUnary::Abs { in_zp, out_zp, rescale, min, max, wide } => {
                 let abs = |v: i32| {
                     let value = (v - in_zp).abs();
                     let r = match rescale {
@@ -174,7 +163,7 @@ impl QUnary {
                     };
                     (r + out_zp).clamp(*min, *max)
                 };
-                if *max == i16::MAX as i32 {
+                if *wide {
                     for (o, &v) in as_i16_mut(out)?.iter_mut().zip(as_i16(input)?) {
                         *o = abs(v as i32) as i16;
                     }
