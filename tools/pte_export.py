@@ -473,6 +473,28 @@ class StridedViews(nn.Module):
         return a * 2, b + 1, torch.as_strided(x, (4, 6), (6, 1)) - 1, s1 + 0, s2 + 0
 
 
+class SliceAssign(nn.Module):
+    """Slice assignment `t[a:b, c:d] = v`, which exports as slice_copy, copy.out (v broadcast to
+    the slice's shape and converted to its type) and slice_scatter: 0-d sources (Swin's
+    attention-mask counts), a [1, W] row over rows, a tensor of the slice's shape, and a float
+    source into an int64 tensor (truncated)."""
+
+    def forward(self, x, y, z):
+        m = x.new_zeros((6, 6))
+        cnt = 0
+        for h in (slice(0, 2), slice(2, 4), slice(4, None)):
+            for w in (slice(0, 3), slice(3, None)):
+                m[h, w] = cnt
+                cnt += 1
+        r = x.clone()
+        r[1:4, :] = y
+        s = x.clone()
+        s[1:3, 2:5] = z
+        k = torch.zeros((6, 6), dtype=torch.int64)
+        k[:, 1:3] = x[:, 1:3] * 4
+        return x + m, r * 2, s - 1, k + 1
+
+
 class IndexingOps(nn.Module):
     """flip, repeat, index_select and gather with int64 index inputs, roll, narrow, expand,
     permute, cat / stack, index with a tensor (index.Tensor), tile via repeat."""
@@ -629,6 +651,10 @@ def case_indexing_ops(rng):
     idx = torch.tensor([3, 0, 3], dtype=torch.int64)
     gidx = torch.from_numpy(rng.integers(0, 5, (2, 4, 3)).astype(np.int64))
     return dict(model=IndexingOps().eval(), inputs=(x, idx, gidx))
+
+
+def case_slice_assign(rng):
+    return dict(model=SliceAssign().eval(), inputs=(rnd(rng, 6, 6), rnd(rng, 1, 6), rnd(rng, 2, 3)))
 
 
 def case_strided_views(rng):

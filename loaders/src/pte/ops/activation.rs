@@ -38,7 +38,7 @@ pub(super) fn find(name: &str) -> Option<Convert> {
         "aten::elu.out" => elu,
         "aten::clone.out" | "aten::_to_copy.out" | "aten::alias_copy.out" | "aten::detach_copy.out" | "aten::lift_fresh_copy.out" => copy,
         "dim_order_ops::_clone_dim_order.out" | "dim_order_ops::_to_dim_order_copy.out" => copy,
-        "aten::copy_" => copy_in_place,
+        "aten::copy_" | "aten::copy.out" => copy_in_place,
         _ => return None,
     })
 }
@@ -219,8 +219,10 @@ fn elu(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
 
 /// The copies: the value again, in the out tensor's type. (Dim order only changes how the
 /// runtime lays out memory; nnrt's tensors are always in logical order.)
-/// `copy_(self, src, non_blocking)` with `out` = `self`: `self` becomes `src` broadcast to its
-/// shape and converted to its type (how ExecuTorch writes a mutated buffer back).
+/// `copy_(self, src, non_blocking)` with `out` = `self` (how ExecuTorch writes a mutated buffer
+/// back), and `copy.out(self, src, non_blocking, *, out)` (a slice assignment `t[a:b] = v`
+/// exports as slice_copy, copy.out, slice_scatter): the result is `src` broadcast to `self`'s
+/// shape and converted to its type.
 fn copy_in_place(b: &mut MethodBuilder<'_, '_>, a: &[i64]) -> Result<(), LoadError> {
     let src = b.tensor(a, 1)?;
     let k = b.last_out(a)?;
