@@ -524,6 +524,10 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
             let scale_of = if per_channel { &channel_scale[..] } else { channel_scale.get(..1).unwrap_or(&[]) };
             let fc = HybridFullyConnected::new(n, k, &weights, scale_of, bias.as_deref(), (clamp.0, clamp.1))
                 .ok_or_else(|| format!("{} weight scales and {} bias values for {n} output channels", scale_of.len(), bias.as_ref().map_or(n, |b| b.len())))?;
+            // Per-row quantization parameters, kept across runs (a recurrent model runs its
+            // small fully connected layers hundreds of times: three allocations each were 8 %
+            // of a dynamic-range LSTM's run).
+            let (mut meta, mut scales, mut zx): (Vec<AtomicU64>, Vec<f32>, Vec<i32>) = Default::default();
             Ok(built(vec![source(ctx, x)], move |ins, outs| {
                 let input = cast::<f32>(ins[0].bytes)?;
                 let m = input.len() / k.max(1);
@@ -537,7 +541,8 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                 }
                 // Each row quantized on its own (its scale and zero point), rows split across the
                 // kernel pool: (scale bits, zero point) per row through atomics.
-                let meta: Vec<AtomicU64> = (0..m).map(|_| AtomicU64::new(0)).collect();
+                meta.resize_with(m, || AtomicU64::new(0));
+                let meta = &meta[..m];
                 let quantize_rows = |r0: usize, q: &mut [u8]| {
                     for (j, q) in q.chunks_exact_mut(k.max(1)).enumerate() {
                         let x = &input[(r0 + j) * k..(r0 + j + 1) * k];
@@ -555,7 +560,12 @@ fn build_hybrid(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                         Some(c) if k > 0 => nnrt_threads::par_chunks_mut(xq, c * k, |t, q| quantize_rows(t * c, q)),
                         _ => quantize_rows(0, xq),
                     }
-                    let (scales, zx): (Vec<f32>, Vec<i32>) = meta.iter().map(|v| v.load(Ordering::Relaxed)).map(|v| (f32::from_bits((v >> 32) as u32), v as u32 as i32)).unzip();
+                    scales.clear();
+                    zx.clear();
+                    for v in meta.iter().map(|v| v.load(Ordering::Relaxed)) {
+                        scales.push(f32::from_bits((v >> 32) as u32));
+                        zx.push(v as u32 as i32);
+                    }
                     fc.run(xq, &zx, &scales, out);
                 });
                 Ok(())
