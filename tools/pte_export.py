@@ -495,6 +495,14 @@ class SliceAssign(nn.Module):
         return x + m, r * 2, s - 1, k + 1
 
 
+class LongRows(nn.Module):
+    """sum and mean over long rows, where the order of the additions shows in the last bits:
+    ExecuTorch's optimized sum adds a row in eight lanes, its mean in order."""
+
+    def forward(self, x):
+        return x.sum(-1), x.mean(-1), x.sum(-1, keepdim=True) * 0.5
+
+
 class IndexingOps(nn.Module):
     """flip, repeat, index_select and gather with int64 index inputs, roll, narrow, expand,
     permute, cat / stack, index with a tensor (index.Tensor), tile via repeat."""
@@ -655,6 +663,10 @@ def case_indexing_ops(rng):
 
 def case_slice_assign(rng):
     return dict(model=SliceAssign().eval(), inputs=(rnd(rng, 6, 6), rnd(rng, 1, 6), rnd(rng, 2, 3)))
+
+
+def case_long_rows(rng):
+    return dict(model=LongRows().eval(), inputs=(rnd(rng, 4, 1003, scale=10.0) + 3.0,))
 
 
 def case_strided_views(rng):

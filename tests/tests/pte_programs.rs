@@ -21,6 +21,11 @@ const NOT_YET: &[(&str, &str)] = &[];
 /// exactly — `nnrt_core::Numerics::ExecuTorch`).
 const WITHIN: &[(&str, f32)] = &[];
 
+/// Cases whose float outputs must be ExecuTorch's bits, not only within the tolerance: the
+/// order of a reduction's additions (ExecuTorch's optimized sum adds a row in eight lanes, its
+/// mean in order).
+const BIT_EXACT: &[&str] = &["long_rows"];
+
 fn cases() -> Vec<PathBuf> {
     cases_in("tests/data/pte")
 }
@@ -63,7 +68,7 @@ fn compare(name: &str, j: usize, got: &[u8], dims: &[usize], want: &RawNpy) -> O
     if dims != want.dims.as_slice() {
         return Some(format!("{name} output {j}: shape {dims:?}, ExecuTorch {:?}", want.dims));
     }
-    if want.descr == "<f4" {
+    if want.descr == "<f4" && !BIT_EXACT.iter().any(|n| is_case(n)) {
         let (g, w) = (f32s(got), f32s(&want.data));
         let bad = g.iter().zip(&w).position(|(a, b)| !((a - b).abs() <= abs + 1e-4 * b.abs() || (a.is_nan() && b.is_nan())));
         return bad.map(|k| format!("{name} output {j}: element {k} is {} where ExecuTorch has {}", g[k], w[k]));
