@@ -27,7 +27,8 @@ pub enum QLayout {
     /// Panels of 32 columns × groups of 4 bytes along `k` (the VNNI kernel, and the portable
     /// kernel on CPUs without vector support).
     Quad,
-    /// Panels of 16 columns × pairs of 16-bit values along `k` (the AVX2 kernel).
+    /// Panels of 16 columns × pairs of 16-bit values along `k` (the AVX2 kernel; `k` padded
+    /// to a multiple of 4, the step of its loop).
     Pair,
 }
 
@@ -149,7 +150,7 @@ impl QPackedB {
                 (kp, bytes, Lines::default())
             }
             QLayout::Pair => {
-                let kp = k.div_ceil(2) * 2;
+                let kp = k.div_ceil(4) * 4;
                 let len = n.div_ceil(NR_PAIR) * kp * NR_PAIR;
                 let pairs = prepack::lines(prepack::tag::Q_PAIRS, facts(2), len, |dst: &mut [i16]| panels::<TW, i16, 2>(dst, rows().enumerate(), kp, NR_PAIR, |v| (v.get() + aw) as i16));
                 (kp, Lines::default(), pairs)
@@ -205,6 +206,8 @@ pub struct QEpilogue {
     need_row_sums: bool,
     /// The fused VNNI epilogue's lanes (all `Fixed`, AVX-512 VNNI present).
     lanes: Option<(sq::VnniToken, sq::LaneRequant)>,
+    /// The fused AVX2 epilogue's lanes (the pair layout, all `Fixed`, AVX2 present).
+    pair: Option<(sq::Avx2Token, crate::simd::qpair::PairRequant)>,
     /// Every column requantized in double (`Requant::Float`, TFLite's int8 FULLY_CONNECTED)
     /// with an output range well inside int32: the scales, for the vectorized rounding.
     float_scales: Option<Vec<f64>>,
@@ -232,6 +235,14 @@ impl QEpilogue {
             }
             _ => None,
         };
+        let fixed_pairs = q.requant.iter().map(|r| if let Requant::Fixed { multiplier, shift } = *r { Some((multiplier, shift)) } else { None }).collect::<Option<Vec<_>>>();
+        let pair = match (b.layout, sq::Avx2Token::new(), fixed_pairs) {
+            (QLayout::Pair, Some(t), Some(ms)) => {
+                let cols = cbias.iter().zip(b.zw.iter()).zip(ms).map(|((&bias, &zw), m)| (bias, zw, m));
+                Some((t, crate::simd::qpair::PairRequant::new(cols, b.n, (q.out_zp, q.act.0, q.act.1))))
+            }
+            _ => None,
+        };
         let fixed = std::sync::OnceLock::new();
         let (cbias, zw) = match &lanes {
             Some(_) => (Vec::new(), Vec::new()),
@@ -242,6 +253,7 @@ impl QEpilogue {
         };
         QEpilogue {
             lanes,
+            pair,
             cbias,
             zw,
             requant: q.requant.clone(),
@@ -496,8 +508,9 @@ impl sq::Avx512Body<f32> for FloatTask<'_> {
         // The lanes from column c0 on (c0 is a multiple of every panel width, and of 32 where
         // the VNNI kernel reads whole 32-lane panels).
         let f = sq::FloatLanes { col_sum: &self.f.col_sum[c0..], scale: &self.f.scale[c0..], bias: self.f.bias.map(|v| &v[c0..]), ..*self.f };
-        match (b.layout, sq::VnniToken::new()) {
-            (QLayout::Quad, Some(tok)) => sq::block_quad_f32(tok, kp, ablock, rows, self.row0, &b.bytes[c0 * kp..], n, &f, chunk, ldc),
+        match (b.layout, sq::VnniToken::new(), sq::Avx2Token::new()) {
+            (QLayout::Quad, Some(tok), _) => sq::block_quad_f32(tok, kp, ablock, rows, self.row0, &b.bytes[c0 * kp..], n, &f, chunk, ldc),
+            (QLayout::Pair, _, Some(tok)) => crate::simd::qpair::block_pair_f32(tok, kp, ablock, rows, self.row0, &b.pairs[c0 * kp..], n, &f, chunk, ldc),
             _ => {
                 let mut acc = [0i32; MR * NR];
                 for p in 0..p1 - p0 {
@@ -552,6 +565,16 @@ pub(crate) fn task_body<TO: QInt>(a: &dyn QASource, b: &QPackedB, ep: &QEpilogue
         sq::block_quad_out(*tok, kp, ablock, rows, &b.bytes, b.n, lanes, sums, &mut out[col0..], ldc, TO::MIN < 0);
         A_SCRATCH.with(|s| s.set(scratch));
         return;
+    }
+    if let (QLayout::Pair, Some((tok, lanes)), 1) = (b.layout, &ep.pair, std::mem::size_of::<TO>()) {
+        if TO::MIN <= ep.act.0 && ep.act.1 <= TO::MAX {
+            // 8-bit output: the AVX2 tiles requantize in registers and store bytes.
+            let out: &mut [u8] = bytemuck::cast_slice_mut(chunk);
+            let sums = ep.need_row_sums.then_some(&row_sums[..]);
+            crate::simd::qpair::block_pair_out(*tok, kp, ablock, rows, &b.pairs, b.n, lanes, sums, &mut out[col0..], ldc, TO::MIN < 0);
+            A_SCRATCH.with(|s| s.set(scratch));
+            return;
+        }
     }
     let mut acc = [0i32; MR * NR];
     for p in 0..b.n.div_ceil(nr) {

@@ -37,6 +37,7 @@ pub(crate) mod lut;
 pub(crate) mod qdepthwise;
 pub(crate) mod qbinary;
 pub(crate) mod qmisc;
+pub(crate) mod qpair;
 pub(crate) mod quant;
 pub(crate) mod quantize;
 pub(crate) mod rescale;

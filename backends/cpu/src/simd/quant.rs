@@ -758,12 +758,25 @@ unsafe fn run_avx512<O, B: Avx512Body<O>>(body: &B, out: &mut [O]) {
     body.run(out)
 }
 
-/// Runs `body` into `out`, compiled for AVX-512 when the CPU has it.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn run_avx2<O, B: Avx512Body<O>>(body: &B, out: &mut [O]) {
+    body.run(out)
+}
+
+/// Runs `body` into `out`, compiled for AVX-512 when the CPU has it, else for AVX2 and FMA
+/// when it has those (8 lanes, where the baseline x86-64 build has 4), else as it is.
 pub(crate) fn with_avx512<O, B: Avx512Body<O>>(body: &B, out: &mut [O]) {
     #[cfg(target_arch = "x86_64")]
-    if row_avx512() {
-        // SAFETY: `row_avx512` verified the features; the body is safe Rust.
-        return unsafe { run_avx512(body, out) };
+    {
+        if row_avx512() {
+            // SAFETY: `row_avx512` verified the features; the body is safe Rust.
+            return unsafe { run_avx512(body, out) };
+        }
+        if Avx2Token::new().is_some() && super::isa() >= super::Isa::Avx2Fma {
+            // SAFETY: the token proves AVX2 and FMA; the body is safe Rust.
+            return unsafe { run_avx2(body, out) };
+        }
     }
     body.run(out)
 }
@@ -819,7 +832,8 @@ unsafe fn requant_float_avx512(n: usize, acc: *mut i32, bias: *const i32, scale:
 /// `n / 16 * 16` channels, `acc[i] = clamp(mbqm(acc[i] + bias[i], mult[i], shift) + zp, lo,
 /// hi)` with `lmul = 1 << max(shift, 0)` (applied when `any_left`) and `right = max(-shift, 0)`.
 /// The 32×32→64-bit high multiply runs on even and odd lanes with `vpmuldq`, the rounding shift
-/// per lane with `vpsravd`. Returns how many channels it did (0 without AVX-512); the caller
+/// per lane with `vpsravd` (8 lanes at a time with AVX2 only). Returns how many channels it did
+/// (0 without AVX2); the caller
 /// finishes the rest.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -832,6 +846,14 @@ pub(crate) fn requant_row_prefix(acc: &mut [i32], bias: &[i32], lmul: &[i32], mu
         // SAFETY: the features were checked; the assert above bounds every 16-lane load and
         // store at offsets `i .. i + 16 <= full <= n` of `acc` and of the parameter slices.
         unsafe { requant16_avx512(full, acc.as_mut_ptr(), bias.as_ptr(), lmul.as_ptr(), mult.as_ptr(), right.as_ptr(), zp, lo, hi, any_left) };
+        return full;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if Avx2Token::new().is_some() {
+        let full = n / 8 * 8;
+        // SAFETY: the token proves AVX2; the assert above bounds every 8-lane load and store at
+        // offsets `i .. i + 8 <= full <= n` of `acc` and of the parameter slices.
+        unsafe { super::qpair::requant_rows_avx2(full, acc.as_mut_ptr(), bias.as_ptr(), lmul.as_ptr(), mult.as_ptr(), right.as_ptr(), (zp, lo, hi), any_left) };
         return full;
     }
     let _ = (bias, lmul, mult, right, any_left, zp, lo, hi);
