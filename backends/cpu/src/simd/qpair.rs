@@ -337,7 +337,7 @@ unsafe fn block_f32(kp: usize, a: *const u8, rows: usize, row0: usize, b: *const
         let bp = unsafe { b.add(p * kp * NR) };
         for r0 in (0..rows).step_by(TR) {
             let tile_rows = (rows - r0).min(TR);
-            let e = F32Tile { params: &params, masks: &masks, clamp, f, row0: row0 + r0 };
+            let e = F32Tile { params: &params, masks: &masks, full: [cols >= 8, cols >= NR], clamp, f, row0: row0 + r0 };
             // SAFETY: as in `block_out`.
             unsafe {
                 let (ap, op) = (a.add(r0 * kp), out.add(r0 * ldc + c0));
@@ -374,6 +374,8 @@ struct F32Params {
 struct F32Tile<'a> {
     params: &'a [F32Params; 2],
     masks: &'a [__m256i; 2],
+    /// Whether each half panel is whole (its columns all exist).
+    full: [bool; 2],
     clamp: (__m256, __m256),
     f: &'a FloatLanes<'a>,
     /// The GEMM row of the tile's first row.
@@ -406,8 +408,14 @@ unsafe fn store_f32<const R: usize>(c: [[__m256i; 2]; R], e: &F32Tile, out: *mut
             }
             // `vmaxps(v, lo)` is `v > lo ? v : lo`: `f32::max(v, lo)`, `lo` for a NaN `v`.
             let v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
-            // SAFETY: row r < R, the masked lanes are columns < cols of that row (the contract).
-            unsafe { _mm256_maskstore_ps(out.add(r * ldc + 8 * h), e.masks[h], v) };
+            // SAFETY: row r < R, the masked lanes are columns < cols of that row (the contract);
+            // a whole half panel stores without the mask (slow on AMD's cores).
+            unsafe {
+                match e.full[h] {
+                    true => _mm256_storeu_ps(out.add(r * ldc + 8 * h), v),
+                    false => _mm256_maskstore_ps(out.add(r * ldc + 8 * h), e.masks[h], v),
+                }
+            }
         }
     }
 }
