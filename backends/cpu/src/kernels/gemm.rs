@@ -379,13 +379,17 @@ impl<'b> Plan<'b> {
     #[allow(clippy::too_many_arguments)]
     fn kblock_tiles(&self, kb: usize, rows: usize, a: &[f32], lda: usize, pb: usize, pe: usize, c: &mut [f32], ldc: usize) {
         let (k0, kc, _) = self.kblock(kb, 0, 0);
-        if let Micro::Avx512(t) = self.micro {
+        if let Micro::Avx512(_) | Micro::Avx2(_) = self.micro {
             let j0 = pb * self.nr;
             let cols = (pe * self.nr).min(self.n) - j0;
             let (_, _, ep) = self.kblock(kb, j0, cols);
             let stride = self.b.k * self.nr;
             let b = &self.b.panels_from(pb)[k0 * self.nr..];
-            sc::gemm_panels_avx512(t, rows, cols, kc, a, lda, b, stride, self.nr, c, ldc, &ep);
+            match self.micro {
+                Micro::Avx512(t) => sc::gemm_panels_avx512(t, rows, cols, kc, a, lda, b, stride, self.nr, c, ldc, &ep),
+                Micro::Avx2(t) => sc::gemm_panels_segs_avx2(t, rows, cols, kc, &[(a, lda, 0)], b, stride, c, ldc, &ep),
+                Micro::Portable => {}
+            }
             return;
         }
         for pi in pb..pe {
@@ -776,26 +780,31 @@ fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, m0: usize, m1: usize, c: &
                     ir += rows;
                     continue;
                 };
-                if let Micro::Avx512(t) = p.micro {
+                if let Micro::Avx512(_) | Micro::Avx2(_) = p.micro {
                     // The row of tiles at once, its non-zero segments accumulated in registers
                     // (up to MAX_SEGS per pass; a pass after the first continues from C).
                     let j0 = pb * p.nr;
                     let cols = (pe * p.nr).min(p.n) - j0;
                     let (stride, panels) = (p.b.k * p.nr, p.b.panels_from(pb));
+                    let run = |segs: &[(&[f32], usize, usize)], ct: &mut [f32], ep: &Epilogue| match p.micro {
+                        Micro::Avx512(t) => sc::gemm_panels_segs_avx512(t, rows, cols, seg_len, segs, panels, stride, p.nr, ct, ldc, ep),
+                        Micro::Avx2(t) => sc::gemm_panels_segs_avx2(t, rows, cols, seg_len, segs, panels, stride, ct, ldc, ep),
+                        Micro::Portable => {}
+                    };
                     let ct = &mut c[ct0 + j0..];
                     let mut ep = Epilogue { load_c: false, finish: false, bias: p.bias.map(|b| &b[j0..j0 + cols]), min: p.act.min, max: p.act.max };
                     let mut n_segs = 0;
                     for s in last.map_or(0..0, |last| 0..last + 1) {
                         let Some(Segment::Rows(a, lda)) = src.segment(row, ir - y * row_len, rows, s) else { continue };
                         if n_segs == sc::MAX_SEGS {
-                            sc::gemm_panels_segs_avx512(t, rows, cols, seg_len, &tile_segs, panels, stride, p.nr, ct, ldc, &ep);
+                            run(&tile_segs, ct, &ep);
                             (ep.load_c, n_segs) = (true, 0);
                         }
                         tile_segs[n_segs] = (a, lda, s * seg_len);
                         n_segs += 1;
                     }
                     ep.finish = true;
-                    sc::gemm_panels_segs_avx512(t, rows, cols, seg_len, &tile_segs[..n_segs], panels, stride, p.nr, ct, ldc, &ep);
+                    run(&tile_segs[..n_segs], ct, &ep);
                     ir += rows;
                     continue;
                 }

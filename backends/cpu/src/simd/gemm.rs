@@ -384,6 +384,159 @@ unsafe fn panel_avx512<const R: usize, const Z: usize, const Y: usize>(
     }
 }
 
+/// [`gemm_panels_segs_avx512`] for AVX2: `rows` ≤ [`MR_AVX2`] rows of A against `cols.div_ceil(16)`
+/// consecutive 16-column panels (panel `p`'s K block at `b[p * panel_stride ..]`), the K
+/// segments `segs` accumulated in registers in the order given, C stored once per tile.
+/// Bounds are checked once for the row of tiles; whole panels load and store C without masks.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gemm_panels_segs_avx2(
+    t: Avx2Token,
+    rows: usize,
+    cols: usize,
+    kc: usize,
+    segs: &[(&[f32], usize, usize)],
+    b: &[f32],
+    panel_stride: usize,
+    c: &mut [f32],
+    ldc: usize,
+    ep: &Epilogue,
+) {
+    let nr = NR_AVX2;
+    assert!((1..=MR_AVX2).contains(&rows) && cols > 0 && segs.len() <= MAX_SEGS, "tile row {rows}x{cols}, {} segments", segs.len());
+    let panels = cols.div_ceil(nr);
+    assert!(panels == 1 || panel_stride >= kc * nr, "panels overlap");
+    assert!(ldc >= cols && c.len() >= (rows - 1) * ldc + cols, "C row too short");
+    if let Some(bias) = ep.bias {
+        assert!(bias.len() >= cols, "bias too short");
+    }
+    let mut ptrs = [(std::ptr::null::<f32>(), 0usize, 0usize); MAX_SEGS];
+    for (p, &(a, lda, k0)) in ptrs.iter_mut().zip(segs) {
+        assert!(kc == 0 || a.len() >= (rows - 1) * lda + kc, "A segment too short");
+        assert!((panels - 1) * panel_stride + (k0 + kc) * nr <= b.len(), "B panels too short");
+        *p = (a.as_ptr(), lda, k0 * nr);
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        let _ = t;
+        let segs = &ptrs[..segs.len()];
+        let (b, c) = (b.as_ptr(), c.as_mut_ptr());
+        macro_rules! go {
+            ($r:literal) => {
+                // SAFETY: the token proves AVX2/FMA; the checks above proved every segment's
+                // rows × kc values of A, every panel's segment blocks of B (16 wide), C's
+                // rows × cols and the bias.
+                unsafe { panels_avx2::<$r>(panels, cols, kc, segs, b, panel_stride, c, ldc, ep) }
+            };
+        }
+        match rows {
+            1 => go!(1),
+            2 => go!(2),
+            3 => go!(3),
+            4 => go!(4),
+            5 => go!(5),
+            _ => go!(6),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (t, b, c, panel_stride, ptrs, ep);
+        unreachable!("an Avx2Token cannot exist off x86_64");
+    }
+}
+
+/// # Safety
+/// As [`panels_avx512`] with `NV = 1` in 8-lane halves: for every panel `p < panels` and
+/// segment `(a, lda, boff)`, `a + r*lda + k` readable for `r < R`, `k < kc`;
+/// `b + p*panel_stride + boff + k*16 + j` readable for `k < kc`, `j < 16`; C readable and
+/// writable at `r*ldc + 16p + j` for the panel's valid columns (at most `cols` in all);
+/// `ep.bias`, when present, holds `cols` values.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn panels_avx2<const R: usize>(
+    panels: usize,
+    cols: usize,
+    kc: usize,
+    segs: &[(*const f32, usize, usize)],
+    b: *const f32,
+    panel_stride: usize,
+    c: *mut f32,
+    ldc: usize,
+    ep: &Epilogue,
+) {
+    let (vmin, vmax) = (_mm256_set1_ps(ep.min), _mm256_set1_ps(ep.max));
+    for p in 0..panels {
+        let j0 = p * NR_AVX2;
+        let valid = (cols - j0).min(NR_AVX2);
+        let full = valid == NR_AVX2;
+        let (bp, cp) = (b.wrapping_add(p * panel_stride), c.wrapping_add(j0));
+        let m0 = lane_mask8(valid);
+        let m1 = lane_mask8(valid.saturating_sub(8));
+        let mut lo = [_mm256_setzero_ps(); R];
+        let mut hi = [_mm256_setzero_ps(); R];
+        if ep.load_c {
+            for r in 0..R {
+                // SAFETY: row r < R of C, the panel's valid columns (masked when partial).
+                unsafe {
+                    let cr = cp.add(r * ldc);
+                    (lo[r], hi[r]) = if full { (_mm256_loadu_ps(cr), _mm256_loadu_ps(cr.add(8))) } else { (_mm256_maskload_ps(cr, m0), _mm256_maskload_ps(cr.add(8), m1)) };
+                }
+            }
+        } else if let Some(bs) = ep.bias {
+            // SAFETY: the bias holds `cols` values from column 0, so `valid` from j0.
+            let (b0, b1) = unsafe {
+                let bs = bs.as_ptr().add(j0);
+                if full {
+                    (_mm256_loadu_ps(bs), _mm256_loadu_ps(bs.add(8)))
+                } else {
+                    (_mm256_maskload_ps(bs, m0), _mm256_maskload_ps(bs.add(8), m1))
+                }
+            };
+            lo = [b0; R];
+            hi = [b1; R];
+        }
+        for &(a, lda, boff) in segs {
+            // SAFETY: the segment's block of the panel (function contract).
+            let mut bk = unsafe { bp.add(boff) };
+            let mut ak = a;
+            for _ in 0..kc {
+                // SAFETY: k < kc: 16 values of B and A's R rows at k (function contract); a
+                // prefetch never faults.
+                unsafe {
+                    let b0 = _mm256_loadu_ps(bk);
+                    let b1 = _mm256_loadu_ps(bk.add(8));
+                    _mm_prefetch::<_MM_HINT_T0>(bk.wrapping_add(B_PREFETCH_AHEAD) as *const i8);
+                    for r in 0..R {
+                        let x = _mm256_broadcast_ss(&*ak.add(r * lda));
+                        lo[r] = _mm256_fmadd_ps(x, b0, lo[r]);
+                        hi[r] = _mm256_fmadd_ps(x, b1, hi[r]);
+                    }
+                    ak = ak.add(1);
+                    bk = bk.add(NR_AVX2);
+                }
+            }
+        }
+        for r in 0..R {
+            let (mut v0, mut v1) = (lo[r], hi[r]);
+            if ep.finish {
+                v0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, v0));
+                v1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, v1));
+            }
+            // SAFETY: row r < R of C, the panel's valid columns (masked when partial).
+            unsafe {
+                let cr = cp.add(r * ldc);
+                if full {
+                    _mm256_storeu_ps(cr, v0);
+                    _mm256_storeu_ps(cr.add(8), v1);
+                } else {
+                    _mm256_maskstore_ps(cr, m0, v0);
+                    _mm256_maskstore_ps(cr.add(8), m1, v1);
+                }
+            }
+        }
+    }
+}
+
 /// One AVX2 register tile, as [`gemm_tile_avx512`] with 16-column panels and `rows` ≤
 /// [`MR_AVX2`].
 #[allow(clippy::too_many_arguments)]
