@@ -236,10 +236,17 @@ impl QEpilogue {
             _ => None,
         };
         let fixed_pairs = q.requant.iter().map(|r| if let Requant::Fixed { multiplier, shift } = *r { Some((multiplier, shift)) } else { None }).collect::<Option<Vec<_>>>();
-        let pair = match (b.layout, sq::Avx2Token::new(), fixed_pairs) {
-            (QLayout::Pair, Some(t), Some(ms)) => {
+        let inside = q.act.0 > -(1 << 29) && q.act.1 < 1 << 29 && q.out_zp.abs() < 1 << 28;
+        let float_scales = inside.then(|| q.requant.iter().map(|r| if let Requant::Float(s) = *r { Some(s) } else { None }).collect::<Option<Vec<f64>>>()).flatten();
+        let out = (q.out_zp, q.act.0, q.act.1);
+        let pair = match (b.layout, sq::Avx2Token::new(), fixed_pairs, float_scales) {
+            (QLayout::Pair, Some(t), Some(ms), _) => {
                 let cols = cbias.iter().zip(b.zw.iter()).zip(ms).map(|((&bias, &zw), m)| (bias, zw, m));
-                Some((t, crate::simd::qpair::PairRequant::new(cols, b.n, (q.out_zp, q.act.0, q.act.1))))
+                Some((t, crate::simd::qpair::PairRequant::new(cols, b.n, out)))
+            }
+            (QLayout::Pair, Some(t), None, Some(scales)) => {
+                let cols = cbias.iter().zip(b.zw.iter()).zip(scales).map(|((&bias, &zw), s)| (bias, zw, s));
+                Some((t, crate::simd::qpair::PairRequant::float(cols, b.n, out)))
             }
             _ => None,
         };

@@ -38,6 +38,10 @@ pub(crate) struct PairRequant {
     pub any_left: bool,
     /// Output zero point and clamp.
     pub out: (i32, i32, i32),
+    /// Per-column scales when the columns are requantized in double instead (TFLite's int8
+    /// FULLY_CONNECTED, `quant::Requant::Float`: `round(f64(x) · scale)`, half away from
+    /// zero); empty for the fixed-point form.
+    pub scale: Vec<f64>,
 }
 
 impl PairRequant {
@@ -55,6 +59,7 @@ impl PairRequant {
             half: vec![0; len],
             any_left: false,
             out,
+            scale: Vec::new(),
         };
         for (j, (b, z, (m, s))) in cols.into_iter().enumerate().take(len) {
             let right = (-s).clamp(0, 31);
@@ -66,6 +71,18 @@ impl PairRequant {
             p.mask[j] = ((1i64 << right) - 1) as i32;
             p.half[j] = p.mask[j] >> 1;
             p.any_left |= s > 0;
+        }
+        p
+    }
+
+    /// From per-column `(bias, zw, scale)` requantized in double (`quant::Requant::Float`), for
+    /// an output range `out` well inside ±2²⁹ (the lanes hold the product within ±2³⁰).
+    pub(crate) fn float(cols: impl IntoIterator<Item = (i32, i32, f64)>, n: usize, out: (i32, i32, i32)) -> PairRequant {
+        let cols: Vec<(i32, i32, f64)> = cols.into_iter().collect();
+        let mut p = PairRequant::new(cols.iter().map(|&(b, z, _)| (b, z, (0, 0))), n, out);
+        p.scale = vec![0.0; p.bias.len()];
+        for (d, &(_, _, sc)) in p.scale.iter_mut().zip(&cols) {
+            *d = sc;
         }
         p
     }
@@ -177,6 +194,8 @@ struct OutParams {
     right: __m256i,
     mask: __m256i,
     half: __m256i,
+    /// The double-precision scales of the 8 columns (the float form).
+    scale: [__m256d; 2],
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -209,6 +228,55 @@ fn requant8(x: __m256i, p: &OutParams, any_left: bool, (zp, lo, hi): (__m256i, _
     _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v, zp), lo), hi)
 }
 
+/// `round(f64(x) · scale) + zp` (half away from zero, C's `round`), clamped: `Requant::Float`
+/// on 8 lanes. The product is held within ±2³⁰ first, which the clamp to an output range
+/// inside ±2²⁹ cannot tell from the scalar path's saturation.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn requant_float8(x: __m256i, scale: [__m256d; 2], (zp, lo, hi): (__m256i, __m256i, __m256i)) -> __m256i {
+    let lim = _mm256_set1_pd(1_073_741_824.0);
+    let nlim = _mm256_set1_pd(-1_073_741_824.0);
+    let (half, nhalf, one) = (_mm256_set1_pd(0.5), _mm256_set1_pd(-0.5), _mm256_set1_pd(1.0));
+    let halves = [_mm256_castsi256_si128(x), _mm256_extracti128_si256::<1>(x)];
+    let mut r = [_mm_setzero_si128(); 2];
+    for i in 0..2 {
+        let y = _mm256_mul_pd(_mm256_cvtepi32_pd(halves[i]), scale[i]);
+        let y = _mm256_min_pd(lim, _mm256_max_pd(nlim, y));
+        // Truncate, then step away from zero when the dropped part is at least one half
+        // (exact: |y| ≤ 2³⁰).
+        let t = _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(y);
+        let frac = _mm256_sub_pd(y, t);
+        let up = _mm256_and_pd(_mm256_cmp_pd::<_CMP_GE_OQ>(frac, half), one);
+        let down = _mm256_and_pd(_mm256_cmp_pd::<_CMP_LE_OQ>(frac, nhalf), one);
+        r[i] = _mm256_cvttpd_epi32(_mm256_sub_pd(_mm256_add_pd(t, up), down));
+    }
+    let v = _mm256_set_m128i(r[1], r[0]);
+    _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(v, zp), lo), hi)
+}
+
+/// `acc[i] = clamp(round(f64(acc[i] + bias[i]) · scale[i]) + zp, lo, hi)` for `i < n` (a
+/// multiple of 8): `Requant::Float` rows on 8 lanes.
+///
+/// # Safety
+/// AVX2; `acc` readable and writable and `bias`, `scale` readable for `n` values; the output
+/// range inside ±2²⁹.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn requant_float_rows_avx2(n: usize, acc: *mut i32, bias: *const i32, scale: *const f64, q: (i32, i32, i32)) {
+    let q = (_mm256_set1_epi32(q.0), _mm256_set1_epi32(q.1), _mm256_set1_epi32(q.2));
+    let mut i = 0;
+    while i + 8 <= n {
+        // SAFETY: i + 8 <= n, within every slice (the contract).
+        unsafe {
+            let x = _mm256_add_epi32(_mm256_loadu_si256(acc.add(i) as *const __m256i), _mm256_loadu_si256(bias.add(i) as *const __m256i));
+            let s = [_mm256_loadu_pd(scale.add(i)), _mm256_loadu_pd(scale.add(i + 4))];
+            _mm256_storeu_si256(acc.add(i) as *mut __m256i, requant_float8(x, s, q));
+        }
+        i += 8;
+    }
+}
+
 /// # Safety
 /// AVX2; the bounds `block_pair_out` checks.
 #[cfg(target_arch = "x86_64")]
@@ -238,8 +306,14 @@ unsafe fn block_out<const SIGNED: bool>(kp: usize, a: *const u8, rows: usize, b:
                 right: ld!(pr.right),
                 mask: ld!(pr.mask),
                 half: ld!(pr.half),
+                ..OutParams::default()
             };
+            if !pr.scale.is_empty() {
+                // SAFETY: as `ld!`: the scales are padded like the other lanes.
+                unsafe { p.scale = [_mm256_loadu_pd(pr.scale.as_ptr().add(c0 + 8 * h)), _mm256_loadu_pd(pr.scale.as_ptr().add(c0 + 8 * h + 4))] };
+            }
         }
+        let float = !pr.scale.is_empty();
         // SAFETY: panel p lies inside the checked panels.
         let bp = unsafe { b.add(p * kp * NR) };
         for r0 in (0..rows).step_by(TR) {
@@ -250,10 +324,10 @@ unsafe fn block_out<const SIGNED: bool>(kp: usize, a: *const u8, rows: usize, b:
             unsafe {
                 let (ap, sums, op) = (a.add(r0 * kp), row_sums.map(|s| s.add(r0)), out.add(r0 * ldc + c0));
                 match tile_rows {
-                    1 => store_out::<1, SIGNED>(acc_rows::<1>(kp, ap, bp), &params, pr.any_left, q, sums, op, ldc, cols),
-                    2 => store_out::<2, SIGNED>(acc_rows::<2>(kp, ap, bp), &params, pr.any_left, q, sums, op, ldc, cols),
-                    3 => store_out::<3, SIGNED>(acc_rows::<3>(kp, ap, bp), &params, pr.any_left, q, sums, op, ldc, cols),
-                    _ => store_out::<TR, SIGNED>(acc_rows::<TR>(kp, ap, bp), &params, pr.any_left, q, sums, op, ldc, cols),
+                    1 => store_out::<1, SIGNED>(acc_rows::<1>(kp, ap, bp), &params, (pr.any_left, float), q, sums, op, ldc, cols),
+                    2 => store_out::<2, SIGNED>(acc_rows::<2>(kp, ap, bp), &params, (pr.any_left, float), q, sums, op, ldc, cols),
+                    3 => store_out::<3, SIGNED>(acc_rows::<3>(kp, ap, bp), &params, (pr.any_left, float), q, sums, op, ldc, cols),
+                    _ => store_out::<TR, SIGNED>(acc_rows::<TR>(kp, ap, bp), &params, (pr.any_left, float), q, sums, op, ldc, cols),
                 }
             }
         }
@@ -272,7 +346,7 @@ unsafe fn block_out<const SIGNED: bool>(kp: usize, a: *const u8, rows: usize, b:
 unsafe fn store_out<const R: usize, const SIGNED: bool>(
     c: [[__m256i; 2]; R],
     params: &[OutParams; 2],
-    any_left: bool,
+    (any_left, float): (bool, bool),
     q: (__m256i, __m256i, __m256i),
     row_sums: Option<*const i32>,
     out: *mut u8,
@@ -289,7 +363,7 @@ unsafe fn store_out<const R: usize, const SIGNED: bool>(
                 let s = _mm256_set1_epi32(unsafe { *rs.add(r) });
                 x = _mm256_sub_epi32(x, _mm256_mullo_epi32(p.zw, s));
             }
-            *vh = requant8(x, p, any_left, q);
+            *vh = if float { requant_float8(x, p.scale, q) } else { requant8(x, p, any_left, q) };
         }
         // The values are clamped to the output type's range, so the saturating packs only
         // narrow them. `packs_epi32` interleaves 4-lane groups; the permute puts them back.

@@ -798,6 +798,14 @@ pub(crate) fn requant_float_prefix(acc: &mut [i32], bias: &[i32], scale: &[f64],
         unsafe { requant_float_avx512(full, acc.as_mut_ptr(), bias.as_ptr(), scale.as_ptr(), zp, lo, hi) };
         return full;
     }
+    #[cfg(target_arch = "x86_64")]
+    if Avx2Token::new().is_some() {
+        let full = n / 8 * 8;
+        // SAFETY: the token proves AVX2; every 8-lane access lies at `i .. i + 8 <= full <= n`
+        // of `acc`, `bias` and `scale` (asserted above).
+        unsafe { super::qpair::requant_float_rows_avx2(full, acc.as_mut_ptr(), bias.as_ptr(), scale.as_ptr(), (zp, lo, hi)) };
+        return full;
+    }
     let _ = (bias, scale, zp, lo, hi);
     0
 }
