@@ -44,6 +44,8 @@ pub struct QDepthwise {
     fast: bool,
     /// The VNNI kernel's packing, when it applies (8-bit, multiplier 1, fixed-point requant).
     vnni: Option<(VnniToken, DwVnni)>,
+    /// The AVX2 kernel's packing, where VNNI is absent (the same conditions).
+    avx2: Option<(sq::Avx2Token, crate::simd::qdw_avx2::DwPair)>,
     weights: Vec<i16>,
 }
 
@@ -71,11 +73,19 @@ impl QDepthwise {
         let fixed: Option<Vec<sq::LaneConst>> = q.requant.iter().enumerate().map(|(c, &r)| sq::LaneConst::of(r, bound(c))).collect();
         let channel = ChannelRequant::of(&q.requant);
         let fast = std::mem::size_of::<TI>() == 1 && !q.wide && channel.is_some();
-        let wz = filter.iter().enumerate().map(|(i, w)| (w.get() - q.w_zp[i % oc]) as i16).collect();
-        let bias = (0..oc).map(|c| q.bias.as_ref().map_or(0, |b| b[c] as i32)).collect();
+        let wz: Vec<i16> = filter.iter().enumerate().map(|(i, w)| (w.get() - q.w_zp[i % oc]) as i16).collect();
+        let bias: Vec<i32> = (0..oc).map(|c| q.bias.as_ref().map_or(0, |b| b[c] as i32)).collect();
         let vnni = match (&fixed, VnniToken::new()) {
             (Some(f), Some(t)) if fast && std::mem::size_of::<TW>() == 1 && g.multiplier == 1 && (1..=sdw::MAX_TAPS).contains(&(g.k_h * g.k_w)) && (TI::MIN..=TI::MAX).contains(&q.in_zp) => {
                 Some((t, pack_vnni::<TI, TW>(&g, &q, f, filter)))
+            }
+            _ => None,
+        };
+        let fixed_pairs = q.requant.iter().map(|r| if let super::Requant::Fixed { multiplier, shift } = *r { Some((multiplier, shift)) } else { None }).collect::<Option<Vec<_>>>();
+        let zx_byte = if TI::MIN < 0 { q.in_zp as i8 as u8 } else { q.in_zp as u8 };
+        let avx2 = match (&vnni, sq::Avx2Token::new(), fixed_pairs) {
+            (None, Some(t), Some(pairs)) if fast && std::mem::size_of::<TW>() == 1 && g.multiplier == 1 && (TI::MIN..=TI::MAX).contains(&q.in_zp) => {
+                crate::simd::qdw_avx2::DwPair::new(oc, g.k_h * g.k_w, &wz, &bias, &pairs, q.in_zp, zx_byte, (q.out_zp, q.act.0, q.act.1)).map(|p| (t, p))
             }
             _ => None,
         };
@@ -91,6 +101,7 @@ impl QDepthwise {
             rq,
             fast,
             vnni,
+            avx2,
             weights,
         }
     }
@@ -121,6 +132,13 @@ impl QDepthwise {
             let out: &mut [u8] = bytemuck::cast_slice_mut(out);
             let signed = TO::MIN < 0;
             for_rows(out, rows, row_len, row_macs, |(r, orow)| sdw::row(*t, p, &g, input, r, orow, signed));
+            return;
+        }
+        if let Some((t, p)) = self.avx2.as_ref().filter(|_| std::mem::size_of::<TI>() == 1 && std::mem::size_of::<TO>() == 1 && within) {
+            let input: &[u8] = bytemuck::cast_slice(input);
+            let out: &mut [u8] = bytemuck::cast_slice_mut(out);
+            let (si, so) = (TI::MIN < 0, TO::MIN < 0);
+            for_rows(out, rows, row_len, row_macs, |(r, orow)| crate::simd::qdw_avx2::row(*t, p, &g, input, si, r, orow, so));
             return;
         }
         let zx = self.q.in_zp;

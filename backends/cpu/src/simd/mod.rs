@@ -38,6 +38,7 @@ pub(crate) mod qdepthwise;
 pub(crate) mod qbinary;
 pub(crate) mod qmisc;
 pub(crate) mod qpair;
+pub(crate) mod qdw_avx2;
 pub(crate) mod quant;
 pub(crate) mod quantize;
 pub(crate) mod rescale;

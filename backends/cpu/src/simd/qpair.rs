@@ -188,14 +188,22 @@ unsafe fn acc_rows<const R: usize>(kp: usize, a: *const u8, b: *const i16) -> [[
 struct OutParams {
     bias: __m256i,
     zw: __m256i,
-    mult: __m256i,
-    mult_odd: __m256i,
-    left: __m256i,
-    right: __m256i,
-    mask: __m256i,
-    half: __m256i,
+    l: Lanes8,
     /// The double-precision scales of the 8 columns (the float form).
     scale: [__m256d; 2],
+}
+
+/// The fixed-point requantization of 8 lanes ([`requant_lanes`]): the Q31 multiplier (and its
+/// odd lanes moved down), the left and right shifts, and `(1 << right) − 1` and half of it.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub(crate) struct Lanes8 {
+    pub mult: __m256i,
+    pub mult_odd: __m256i,
+    pub left: __m256i,
+    pub right: __m256i,
+    pub mask: __m256i,
+    pub half: __m256i,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -206,14 +214,14 @@ impl Default for OutParams {
     }
 }
 
-/// `mbqm_branchless(x << left, mult, right) + zp`, clamped, on 8 lanes. The high multiply is
+/// `mbqm_branchless(x << left, mult, right) + zp`, clamped, on 8 lanes (`quant::requant`). The high multiply is
 /// TFLite's nudge-and-truncate, which for every sign equals `⌊(p + 2³⁰) / 2³¹⌋`; its low 32
 /// bits are bits 31 ..= 62 of `p + 2³⁰`, which a logical 64-bit shift gives as well as an
 /// arithmetic one (AVX2 has only the logical).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn requant8(x: __m256i, p: &OutParams, any_left: bool, (zp, lo, hi): (__m256i, __m256i, __m256i)) -> __m256i {
+pub(crate) fn requant_lanes(x: __m256i, p: &Lanes8, any_left: bool, (zp, lo, hi): (__m256i, __m256i, __m256i)) -> __m256i {
     let x = if any_left { _mm256_sllv_epi32(x, p.left) } else { x };
     let nudge = _mm256_set1_epi64x(1 << 30);
     let even = _mm256_srli_epi64::<31>(_mm256_add_epi64(_mm256_mul_epi32(x, p.mult), nudge));
@@ -300,12 +308,7 @@ unsafe fn block_out<const SIGNED: bool>(kp: usize, a: *const u8, rows: usize, b:
             *p = OutParams {
                 bias: ld!(pr.bias),
                 zw: ld!(pr.zw),
-                mult,
-                mult_odd: _mm256_srli_epi64::<32>(mult),
-                left: ld!(pr.left),
-                right: ld!(pr.right),
-                mask: ld!(pr.mask),
-                half: ld!(pr.half),
+                l: Lanes8 { mult, mult_odd: _mm256_srli_epi64::<32>(mult), left: ld!(pr.left), right: ld!(pr.right), mask: ld!(pr.mask), half: ld!(pr.half) },
                 ..OutParams::default()
             };
             if !pr.scale.is_empty() {
@@ -363,7 +366,7 @@ unsafe fn store_out<const R: usize, const SIGNED: bool>(
                 let s = _mm256_set1_epi32(unsafe { *rs.add(r) });
                 x = _mm256_sub_epi32(x, _mm256_mullo_epi32(p.zw, s));
             }
-            *vh = if float { requant_float8(x, p.scale, q) } else { requant8(x, p, any_left, q) };
+            *vh = if float { requant_float8(x, p.scale, q) } else { requant_lanes(x, &p.l, any_left, q) };
         }
         // The values are clamped to the output type's range, so the saturating packs only
         // narrow them. `packs_epi32` interleaves 4-lane groups; the permute puts them back.
@@ -520,8 +523,8 @@ pub(crate) unsafe fn requant_rows_avx2(n: usize, acc: *mut i32, bias: *const i32
             }
             let (m, r) = (ld!(mult), ld!(right));
             let mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, r), one);
-            let p = OutParams { mult: m, mult_odd: _mm256_srli_epi64::<32>(m), right: r, mask, half: _mm256_srai_epi32::<1>(mask), ..OutParams::default() };
-            _mm256_storeu_si256(acc.add(i) as *mut __m256i, requant8(x, &p, false, q));
+            let l = Lanes8 { mult: m, mult_odd: _mm256_srli_epi64::<32>(m), left: _mm256_setzero_si256(), right: r, mask, half: _mm256_srai_epi32::<1>(mask) };
+            _mm256_storeu_si256(acc.add(i) as *mut __m256i, requant_lanes(x, &l, false, q));
         }
         i += 8;
     }
