@@ -747,6 +747,10 @@ fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, m0: usize, m1: usize, c: &
     let (lo, hi) = src.interior();
     let (lo, hi) = (lo.min(row_len), hi.clamp(lo.min(row_len), row_len));
     let (lo, hi) = if hi - lo >= p.mr { (lo, hi) } else { (0, row_len) };
+    // Tiles of at most 6 rows (AVX2) are cut evenly instead, a tile with an edge pixel
+    // gathered whole: a one- or two-row tile has too few FMA chains to hide their latency
+    // (two rows of 16 columns: 4 chains, half the core's rate), and the gather costs less.
+    let balanced = (p.mr <= 6 && (lo, hi) != (0, row_len)).then(|| row_len.div_ceil(p.mr));
     for pb in (0..p.panels).step_by(p.nc_panels) {
         let pe = (pb + p.nc_panels).min(p.panels);
         for y in m0 / row_len..m1.div_ceil(row_len) {
@@ -755,7 +759,13 @@ fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, m0: usize, m1: usize, c: &
             let row_end = m1.min((y + 1) * row_len);
             while ir < row_end {
                 let pos = ir - y * row_len;
-                let end = if pos < lo { lo } else if pos < hi { hi } else { row_len };
+                let end = match balanced {
+                    // Tile i of `tiles` covers [i·row_len / tiles, (i+1)·row_len / tiles).
+                    Some(tiles) => ((pos * tiles + tiles) / row_len..=tiles).map(|i| i * row_len / tiles).find(|&e| e > pos).unwrap_or(row_len),
+                    None if pos < lo => lo,
+                    None if pos < hi => hi,
+                    None => row_len,
+                };
                 let rows = p.mr.min(end - pos).min(row_end - ir);
                 let ct0 = (ir - m0) * ldc;
                 // The last segment read in place; `Err` when some segment needs gathering.

@@ -374,6 +374,8 @@ pub(crate) fn to_unsigned<TI: QInt>(src: &[TI], dst: &mut [u8]) {
 thread_local! {
     /// Per-thread A block and row sums of [`task_body`], kept for the next task.
     static A_SCRATCH: std::cell::Cell<(Vec<u8>, Vec<i32>)> = const { std::cell::Cell::new((Vec::new(), Vec::new())) };
+    /// Per-thread A block widened to 16 bits for the AVX2 blocks.
+    static A_WIDE: std::cell::Cell<Vec<i16>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 /// Rows per block of work (a multiple of every micro-kernel's row count).
@@ -517,7 +519,12 @@ impl sq::Avx512Body<f32> for FloatTask<'_> {
         let f = sq::FloatLanes { col_sum: &self.f.col_sum[c0..], scale: &self.f.scale[c0..], bias: self.f.bias.map(|v| &v[c0..]), ..*self.f };
         match (b.layout, sq::VnniToken::new(), sq::Avx2Token::new()) {
             (QLayout::Quad, Some(tok), _) => sq::block_quad_f32(tok, kp, ablock, rows, self.row0, &b.bytes[c0 * kp..], n, &f, chunk, ldc),
-            (QLayout::Pair, _, Some(tok)) => crate::simd::qpair::block_pair_f32(tok, kp, ablock, rows, self.row0, &b.pairs[c0 * kp..], n, &f, chunk, ldc),
+            (QLayout::Pair, _, Some(tok)) => {
+                let mut wide = A_WIDE.with(|w| w.take());
+                crate::simd::qpair::widen(ablock, &mut wide);
+                crate::simd::qpair::block_pair_f32(tok, kp, &wide, rows, self.row0, &b.pairs[c0 * kp..], n, &f, chunk, ldc);
+                A_WIDE.with(|w| w.set(wide));
+            }
             _ => {
                 let mut acc = [0i32; MR * NR];
                 for p in 0..p1 - p0 {
@@ -578,7 +585,10 @@ pub(crate) fn task_body<TO: QInt>(a: &dyn QASource, b: &QPackedB, ep: &QEpilogue
             // 8-bit output: the AVX2 tiles requantize in registers and store bytes.
             let out: &mut [u8] = bytemuck::cast_slice_mut(chunk);
             let sums = ep.need_row_sums.then_some(&row_sums[..]);
-            crate::simd::qpair::block_pair_out(*tok, kp, ablock, rows, &b.pairs, b.n, lanes, sums, &mut out[col0..], ldc, TO::MIN < 0);
+            let mut wide = A_WIDE.with(|w| w.take());
+            crate::simd::qpair::widen(ablock, &mut wide);
+            crate::simd::qpair::block_pair_out(*tok, kp, &wide, rows, &b.pairs, b.n, lanes, sums, &mut out[col0..], ldc, TO::MIN < 0);
+            A_WIDE.with(|w| w.set(wide));
             A_SCRATCH.with(|s| s.set(scratch));
             return;
         }

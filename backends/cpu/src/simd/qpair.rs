@@ -4,9 +4,8 @@
 //! [`super::quant::block_quad_f32`] do for VNNI.
 //!
 //! The dot products use `vpmaddwd` on activations zero-extended to 16 bits, which is exact
-//! (`vpmaddubsw` would saturate). Four activation bytes (two `k` pairs) of a row are broadcast
-//! from memory and spread to the pairs' 16-bit lanes with `vpshufb`, so no widened copy of `A`
-//! is made. The integer epilogue is TFLite's `MultiplyByQuantizedMultiplier` per column
+//! (`vpmaddubsw` would saturate). The caller widens each block of `A` once ([`widen`]); a
+//! pair of a row's 16-bit activations is then one 32-bit broadcast from memory. The integer epilogue is TFLite's `MultiplyByQuantizedMultiplier` per column
 //! (`quant::requant::mbqm_branchless`, lane for lane), the float one `FloatLanes::finish`.
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -91,19 +90,25 @@ impl PairRequant {
 /// Checks the bounds every block relies on (`rows ≥ 1`, `n ≥ 1`): whole `MR`-row tiles of `kp`
 /// bytes of `a`, every panel of `pairs`, `lanes` parameter lanes, and the `n` values of each of
 /// the `rows` output rows (`out_len` long, `ldc` apart). Returns the panels.
-fn check_block(kp: usize, a: &[u8], rows: usize, pairs: &[i16], n: usize, lanes: usize, out_len: usize, ldc: usize) -> usize {
+fn check_block(kp: usize, a: &[i16], rows: usize, pairs: &[i16], n: usize, lanes: usize, out_len: usize, ldc: usize) -> usize {
     let panels = n.div_ceil(NR);
     assert!(kp.is_multiple_of(4) && a.len() >= rows.div_ceil(MR) * MR * kp && pairs.len() >= panels * kp * NR);
     assert!(lanes >= panels * NR && ldc >= n && out_len >= (rows - 1) * ldc + n);
     panels
 }
 
-/// Every tile of one block of the integer GEMM on AVX2: `rows` rows of `a` (`kp` bytes each,
-/// `kp % 4 == 0`, allocated to whole `MR`-row tiles) against all panels of `pairs`,
+/// `out[i] = a[i]` widened to 16 bits (the unsigned-byte activations of a block of `A`).
+pub(crate) fn widen(a: &[u8], out: &mut Vec<i16>) {
+    out.clear();
+    out.extend(a.iter().map(|&v| v as i16));
+}
+
+/// Every tile of one block of the integer GEMM on AVX2: `rows` rows of `a` (`kp` activations
+/// each, [`widen`]ed, `kp % 4 == 0`, allocated to whole `MR`-row tiles) against all panels of `pairs`,
 /// requantized with `pr` and stored as bytes at `out[r * ldc + j]` (`j < n`), int8 when
 /// `signed`, else uint8. `row_sums` (the rows' byte sums) when some column's `zw` is not 0.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn block_pair_out(t: Avx2Token, kp: usize, a: &[u8], rows: usize, pairs: &[i16], n: usize, pr: &PairRequant, row_sums: Option<&[i32]>, out: &mut [u8], ldc: usize, signed: bool) {
+pub(crate) fn block_pair_out(t: Avx2Token, kp: usize, a: &[i16], rows: usize, pairs: &[i16], n: usize, pr: &PairRequant, row_sums: Option<&[i32]>, out: &mut [u8], ldc: usize, signed: bool) {
     let _ = t;
     if rows == 0 || n == 0 {
         return;
@@ -127,7 +132,7 @@ pub(crate) fn block_pair_out(t: Avx2Token, kp: usize, a: &[u8], rows: usize, pai
 /// `row0 ..` of the whole GEMM, stored as floats at `out[r * ldc + j]` (`j < n`). `f`'s lanes
 /// start at the block's first panel.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn block_pair_f32(t: Avx2Token, kp: usize, a: &[u8], rows: usize, row0: usize, pairs: &[i16], n: usize, f: &FloatLanes, out: &mut [f32], ldc: usize) {
+pub(crate) fn block_pair_f32(t: Avx2Token, kp: usize, a: &[i16], rows: usize, row0: usize, pairs: &[i16], n: usize, f: &FloatLanes, out: &mut [f32], ldc: usize) {
     let _ = t;
     if rows == 0 || n == 0 {
         return;
@@ -143,19 +148,15 @@ pub(crate) fn block_pair_f32(t: Avx2Token, kp: usize, a: &[u8], rows: usize, row
     }
 }
 
-/// The raw dot products of `R` rows (`kp` bytes each at `a`) against the pair-packed panel at
-/// `b`: two vectors of 8 columns per row.
+/// The raw dot products of `R` rows (`kp` widened activations each at `a`) against the
+/// pair-packed panel at `b`: two vectors of 8 columns per row.
 ///
 /// # Safety
-/// AVX2; `a` holds `R` rows of `kp` bytes, `b` a panel of `kp · 16` values; `kp % 4 == 0`.
+/// AVX2; `a` holds `R` rows of `kp` values, `b` a panel of `kp · 16` values; `kp % 4 == 0`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn acc_rows<const R: usize>(kp: usize, a: *const u8, b: *const i16) -> [[__m256i; 2]; R] {
-    // Bytes 0, 1 (then 2, 3) of the broadcast word into the low bytes of each 16-bit half of
-    // every 32-bit lane; -1 zeroes the high bytes.
-    let lo = _mm256_setr_epi8(0, -1, 1, -1, 0, -1, 1, -1, 0, -1, 1, -1, 0, -1, 1, -1, 0, -1, 1, -1, 0, -1, 1, -1, 0, -1, 1, -1, 0, -1, 1, -1);
-    let hi = _mm256_setr_epi8(2, -1, 3, -1, 2, -1, 3, -1, 2, -1, 3, -1, 2, -1, 3, -1, 2, -1, 3, -1, 2, -1, 3, -1, 2, -1, 3, -1, 2, -1, 3, -1);
+unsafe fn acc_rows<const R: usize>(kp: usize, a: *const i16, b: *const i16) -> [[__m256i; 2]; R] {
     let mut c = [[_mm256_setzero_si256(); 2]; R];
     for q in 0..kp / 4 {
         // SAFETY: group q < kp/4 of the panel: 64 values at q·64 (the contract).
@@ -169,10 +170,12 @@ unsafe fn acc_rows<const R: usize>(kp: usize, a: *const u8, b: *const i16) -> [[
             )
         };
         for (r, cr) in c.iter_mut().enumerate() {
-            // SAFETY: bytes 4q .. 4q + 4 ≤ kp of row r < R (the contract).
-            let w = unsafe { (a.add(r * kp + 4 * q) as *const i32).read_unaligned() };
-            let x = _mm256_set1_epi32(w);
-            let (x0, x1) = (_mm256_shuffle_epi8(x, lo), _mm256_shuffle_epi8(x, hi));
+            // SAFETY: values 4q .. 4q + 4 ≤ kp of row r < R (the contract).
+            let (w0, w1) = unsafe {
+                let at = a.add(r * kp + 4 * q) as *const i32;
+                (at.read_unaligned(), at.add(1).read_unaligned())
+            };
+            let (x0, x1) = (_mm256_set1_epi32(w0), _mm256_set1_epi32(w1));
             cr[0] = _mm256_add_epi32(cr[0], _mm256_madd_epi16(x0, b0));
             cr[1] = _mm256_add_epi32(cr[1], _mm256_madd_epi16(x0, b1));
             cr[0] = _mm256_add_epi32(cr[0], _mm256_madd_epi16(x1, b2));
@@ -290,7 +293,7 @@ pub(crate) unsafe fn requant_float_rows_avx2(n: usize, acc: *mut i32, bias: *con
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2")]
-unsafe fn block_out<const SIGNED: bool>(kp: usize, a: *const u8, rows: usize, b: *const i16, n: usize, pr: &PairRequant, row_sums: Option<*const i32>, out: *mut u8, ldc: usize) {
+unsafe fn block_out<const SIGNED: bool>(kp: usize, a: *const i16, rows: usize, b: *const i16, n: usize, pr: &PairRequant, row_sums: Option<*const i32>, out: *mut u8, ldc: usize) {
     let q = (_mm256_set1_epi32(pr.out.0), _mm256_set1_epi32(pr.out.1), _mm256_set1_epi32(pr.out.2));
     for p in 0..n.div_ceil(NR) {
         let c0 = p * NR;
@@ -392,7 +395,7 @@ unsafe fn store_out<const R: usize, const SIGNED: bool>(
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn block_f32(kp: usize, a: *const u8, rows: usize, row0: usize, b: *const i16, n: usize, f: &FloatLanes, out: *mut f32, ldc: usize) {
+unsafe fn block_f32(kp: usize, a: *const i16, rows: usize, row0: usize, b: *const i16, n: usize, f: &FloatLanes, out: *mut f32, ldc: usize) {
     let clamp = (_mm256_set1_ps(f.clamp.0), _mm256_set1_ps(f.clamp.1));
     for p in 0..n.div_ceil(NR) {
         let c0 = p * NR;
