@@ -81,7 +81,7 @@ impl QDepthwise {
             }
             _ => None,
         };
-        let fixed_pairs = q.requant.iter().map(|r| if let super::Requant::Fixed { multiplier, shift } = *r { Some((multiplier, shift)) } else { None }).collect::<Option<Vec<_>>>();
+        let fixed_pairs = super::Requant::fixed_pairs(&q.requant);
         let zx_byte = if TI::MIN < 0 { q.in_zp as i8 as u8 } else { q.in_zp as u8 };
         let avx2 = match (&vnni, sq::Avx2Token::new(), fixed_pairs) {
             (None, Some(t), Some(pairs)) if fast && std::mem::size_of::<TW>() == 1 && g.multiplier == 1 && (TI::MIN..=TI::MAX).contains(&q.in_zp) => {

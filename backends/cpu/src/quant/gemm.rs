@@ -235,11 +235,11 @@ impl QEpilogue {
             }
             _ => None,
         };
-        let fixed_pairs = q.requant.iter().map(|r| if let Requant::Fixed { multiplier, shift } = *r { Some((multiplier, shift)) } else { None }).collect::<Option<Vec<_>>>();
+        // Every column requantized in double, with an output range the lanes hold exactly.
         let inside = q.act.0 > -(1 << 29) && q.act.1 < 1 << 29 && q.out_zp.abs() < 1 << 28;
         let float_scales = inside.then(|| q.requant.iter().map(|r| if let Requant::Float(s) = *r { Some(s) } else { None }).collect::<Option<Vec<f64>>>()).flatten();
         let out = (q.out_zp, q.act.0, q.act.1);
-        let pair = match (b.layout, sq::Avx2Token::new(), fixed_pairs, float_scales) {
+        let pair = match (b.layout, sq::Avx2Token::new(), Requant::fixed_pairs(&q.requant), float_scales.clone()) {
             (QLayout::Pair, Some(t), Some(ms), _) => {
                 let cols = cbias.iter().zip(b.zw.iter()).zip(ms).map(|((&bias, &zw), m)| (bias, zw, m));
                 Some((t, crate::simd::qpair::PairRequant::new(cols, b.n, out)))
@@ -268,9 +268,7 @@ impl QEpilogue {
             out_zp: q.out_zp,
             act: q.act,
             need_row_sums: b.zw.iter().any(|&z| z != 0),
-            float_scales: (q.act.0 > -(1 << 29) && q.act.1 < 1 << 29)
-                .then(|| q.requant.iter().map(|r| if let Requant::Float(s) = r { Some(*s) } else { None }).collect::<Option<Vec<f64>>>())
-                .flatten(),
+            float_scales,
         }
     }
 

@@ -118,6 +118,11 @@ pub enum Requant {
 }
 
 impl Requant {
+    /// The `(multiplier, shift)` of every one of `rs`, when all are [`Requant::Fixed`].
+    pub fn fixed_pairs(rs: &[Requant]) -> Option<Vec<(i32, i32)>> {
+        rs.iter().map(|r| if let Requant::Fixed { multiplier, shift } = *r { Some((multiplier, shift)) } else { None }).collect()
+    }
+
     /// A fixed-point requantization of `real`.
     pub fn fixed(real: f64) -> Requant {
         let (multiplier, shift) = fixedpoint::quantize_multiplier(real);

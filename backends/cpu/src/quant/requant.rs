@@ -53,7 +53,7 @@ impl ChannelRequant {
     /// float scale.
     pub fn of(requant: &[super::Requant]) -> Option<ChannelRequant> {
         use super::Requant;
-        if let Some(pairs) = requant.iter().map(|r| if let Requant::Fixed { multiplier, shift } = r { Some((*multiplier, *shift)) } else { None }).collect::<Option<Vec<_>>>() {
+        if let Some(pairs) = Requant::fixed_pairs(requant) {
             return Some(ChannelRequant::new(pairs));
         }
         if let Some(scales) = requant.iter().map(|r| if let Requant::Single(s) = r { Some(*s) } else { None }).collect::<Option<Vec<_>>>() {

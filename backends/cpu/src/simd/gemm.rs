@@ -48,31 +48,6 @@ pub(crate) struct Epilogue<'a> {
     pub max: f32,
 }
 
-/// Checks the bounds every GEMM tile relies on; panics on a caller bug.
-#[allow(clippy::too_many_arguments)]
-fn check_tile(
-    rows: usize,
-    max_rows: usize,
-    cols: usize,
-    nr: usize,
-    kc: usize,
-    a: &[f32],
-    lda: usize,
-    b: &[f32],
-    c: &[f32],
-    ldc: usize,
-    ep: &Epilogue,
-) {
-    assert!((1..=max_rows).contains(&rows), "tile rows {rows} outside 1..={max_rows}");
-    assert!((1..=nr).contains(&cols), "tile cols {cols} outside 1..={nr}");
-    assert!(kc == 0 || a.len() >= (rows - 1) * lda + kc, "A block too short");
-    assert!(b.len() >= kc * nr, "B panel too short");
-    assert!(ldc >= cols && c.len() >= (rows - 1) * ldc + cols, "C tile too short");
-    if let Some(bias) = ep.bias {
-        assert!(bias.len() >= cols, "bias too short");
-    }
-}
-
 /// One AVX-512 register tile: `C[r][j] (r < rows, j < cols) = epilogue(sum_k A[r*lda + k] *
 /// B[k*nr + j])` for `k < kc`, where `B` is a packed panel of `nr` columns (zero padded past
 /// `cols`), `nr` being [`NR_AVX512`] or [`NR_AVX512_NARROW`]. `rows` ≤ [`MR_AVX512`].
@@ -538,7 +513,7 @@ unsafe fn panels_avx2<const R: usize>(
 }
 
 /// One AVX2 register tile, as [`gemm_tile_avx512`] with 16-column panels and `rows` ≤
-/// [`MR_AVX2`].
+/// [`MR_AVX2`]: one panel of [`gemm_panels_segs_avx2`].
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn gemm_tile_avx2(
     t: Avx2Token,
@@ -552,33 +527,8 @@ pub(crate) fn gemm_tile_avx2(
     ldc: usize,
     ep: &Epilogue,
 ) {
-    check_tile(rows, MR_AVX2, cols, NR_AVX2, kc, a, lda, b, c, ldc, ep);
-    #[cfg(target_arch = "x86_64")]
-    {
-        let _ = t;
-        let (a, b, c) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
-        macro_rules! go {
-            ($r:literal) => {
-                // SAFETY: the token proves AVX2/FMA; `check_tile` proved that A rows r < rows
-                // hold kc values at r*lda, that B holds kc*16 values, and that C rows r < rows
-                // hold `cols` values at r*ldc (lanes past `cols` are masked off).
-                unsafe { tile_avx2::<$r>(kc, a, lda, b, c, ldc, cols, ep) }
-            };
-        }
-        match rows {
-            1 => go!(1),
-            2 => go!(2),
-            3 => go!(3),
-            4 => go!(4),
-            5 => go!(5),
-            _ => go!(6),
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (t, a, b, c);
-        unreachable!("an Avx2Token cannot exist off x86_64");
-    }
+    assert!(cols <= NR_AVX2, "a tile holds at most {NR_AVX2} columns, not {cols}");
+    gemm_panels_segs_avx2(t, rows, cols, kc, &[(a, lda, 0)], b, 0, c, ldc, ep)
 }
 
 /// Lane mask (all ones in lanes `< n`) for `_mm256_maskload_ps` / `_mm256_maskstore_ps`.
@@ -587,87 +537,4 @@ pub(crate) fn gemm_tile_avx2(
 pub(super) fn lane_mask8(n: usize) -> __m256i {
     let n = n.min(8) as i32;
     _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
-}
-
-/// # Safety
-/// AVX2/FMA present; `a` readable at `r*lda + k` and `b` at `k*16 + j` for r < R, k < kc,
-/// j < 16; `c` readable and writable at `r*ldc + j` for r < R, j < cols ≤ 16; `ep.bias`, when
-/// present, holds at least `cols` values.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn tile_avx2<const R: usize>(
-    kc: usize,
-    a: *const f32,
-    lda: usize,
-    b: *const f32,
-    c: *mut f32,
-    ldc: usize,
-    cols: usize,
-    ep: &Epilogue,
-) {
-    let m0 = lane_mask8(cols);
-    let m1 = lane_mask8(cols.saturating_sub(8));
-    // A whole panel loads and stores without masks: AMD's Zen cores run the masked forms as
-    // several micro-ops (the store as a dozen or more).
-    let full = cols == 16;
-    let mut lo = [_mm256_setzero_ps(); R];
-    let mut hi = [_mm256_setzero_ps(); R];
-    for r in 0..R {
-        // SAFETY: row r < R of C and the bias hold `cols` values (function contract);
-        // masked-off lanes (≥ cols) are not read.
-        (lo[r], hi[r]) = unsafe {
-            match ep.bias {
-                _ if ep.load_c => {
-                    let cr = c.add(r * ldc);
-                    if full {
-                        (_mm256_loadu_ps(cr), _mm256_loadu_ps(cr.add(8)))
-                    } else {
-                        (_mm256_maskload_ps(cr, m0), _mm256_maskload_ps(cr.add(8), m1))
-                    }
-                }
-                Some(bias) if full => (_mm256_loadu_ps(bias.as_ptr()), _mm256_loadu_ps(bias.as_ptr().add(8))),
-                Some(bias) => (_mm256_maskload_ps(bias.as_ptr(), m0), _mm256_maskload_ps(bias.as_ptr().add(8), m1)),
-                None => (_mm256_setzero_ps(), _mm256_setzero_ps()),
-            }
-        };
-    }
-    let mut ak = a;
-    let mut bk = b;
-    for _ in 0..kc {
-        // SAFETY: k < kc, so `bk` = b + 16k holds 16 readable values and `ak.add(r*lda)` =
-        // a + r*lda + k is readable for r < R (function contract).
-        unsafe {
-            let b0 = _mm256_loadu_ps(bk);
-            let b1 = _mm256_loadu_ps(bk.add(8));
-            for r in 0..R {
-                let x = _mm256_broadcast_ss(&*ak.add(r * lda));
-                lo[r] = _mm256_fmadd_ps(x, b0, lo[r]);
-                hi[r] = _mm256_fmadd_ps(x, b1, hi[r]);
-            }
-            ak = ak.add(1);
-            bk = bk.add(16);
-        }
-    }
-    let vmin = _mm256_set1_ps(ep.min);
-    let vmax = _mm256_set1_ps(ep.max);
-    for r in 0..R {
-        // SAFETY: row r < R of C holds `cols` values at r*ldc; masked-off lanes (≥ cols) are
-        // not written.
-        unsafe {
-            let cr = c.add(r * ldc);
-            let (mut v0, mut v1) = (lo[r], hi[r]);
-            if ep.finish {
-                v0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, v0));
-                v1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, v1));
-            }
-            if full {
-                _mm256_storeu_ps(cr, v0);
-                _mm256_storeu_ps(cr.add(8), v1);
-            } else {
-                _mm256_maskstore_ps(cr, m0, v0);
-                _mm256_maskstore_ps(cr.add(8), m1, v1);
-            }
-        }
-    }
 }

@@ -82,18 +82,17 @@ impl DwPair {
         }
         let slots = blocks * B;
         let per_slot = |f: &dyn Fn(usize) -> i32| -> Vec<i32> { (0..slots).map(|s| s / B * B + slot_channel(s % B)).map(|ch| if ch < c { f(ch) } else { 0 }).collect() };
-        let right = |ch: usize| (-requant[ch].1).clamp(0, 31);
-        let mask = |ch: usize| ((1i64 << right(ch)) - 1) as i32;
+        let sh = |ch: usize| super::qpair::shifts(requant[ch].1);
         Some(DwPair {
             c,
             taps,
             w,
             bias: per_slot(&|ch| bias[ch]),
             mult: per_slot(&|ch| requant[ch].0),
-            left: per_slot(&|ch| requant[ch].1.clamp(0, 31)),
-            right: per_slot(&right),
-            mask: per_slot(&mask),
-            half: per_slot(&|ch| mask(ch) >> 1),
+            left: per_slot(&|ch| sh(ch).0),
+            right: per_slot(&|ch| sh(ch).1),
+            mask: per_slot(&|ch| sh(ch).2),
+            half: per_slot(&|ch| sh(ch).3),
             any_left: requant.iter().take(c).any(|r| r.1 > 0),
             zx,
             pad: vec![zx_byte; slots],

@@ -12,6 +12,8 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
+#[cfg(target_arch = "x86_64")]
+use super::gemm::lane_mask8;
 use super::quant::{Avx2Token, FloatLanes};
 
 /// Rows of the A blocks (whole tiles of the integer GEMM).
@@ -61,14 +63,10 @@ impl PairRequant {
             scale: Vec::new(),
         };
         for (j, (b, z, (m, s))) in cols.into_iter().enumerate().take(len) {
-            let right = (-s).clamp(0, 31);
             p.bias[j] = b;
             p.zw[j] = z;
             p.mult[j] = m;
-            p.left[j] = s.clamp(0, 31);
-            p.right[j] = right;
-            p.mask[j] = ((1i64 << right) - 1) as i32;
-            p.half[j] = p.mask[j] >> 1;
+            (p.left[j], p.right[j], p.mask[j], p.half[j]) = shifts(s);
             p.any_left |= s > 0;
         }
         p
@@ -85,6 +83,14 @@ impl PairRequant {
         }
         p
     }
+}
+
+/// The lane constants of a `MultiplyByQuantizedMultiplier` shift: `(left, right, (1 << right) − 1,
+/// half of that)`, as [`requant_lanes`] takes them.
+pub(crate) fn shifts(shift: i32) -> (i32, i32, i32, i32) {
+    let right = (-shift).clamp(0, 31);
+    let mask = ((1i64 << right) - 1) as i32;
+    (shift.clamp(0, 31), right, mask, mask >> 1)
 }
 
 /// Checks the bounds every block relies on (`rows ≥ 1`, `n ≥ 1`): whole `MR`-row tiles of `kp`
@@ -400,7 +406,7 @@ unsafe fn block_f32(kp: usize, a: *const i16, rows: usize, row0: usize, b: *cons
     for p in 0..n.div_ceil(NR) {
         let c0 = p * NR;
         let cols = (n - c0).min(NR);
-        let masks = [lane_mask(cols), lane_mask(cols.saturating_sub(8))];
+        let masks = [lane_mask8(cols), lane_mask8(cols.saturating_sub(8))];
         let mut params = [F32Params { col_sum: _mm256_setzero_si256(), scale: _mm256_setzero_ps(), bias: None }; 2];
         for (h, p) in params.iter_mut().enumerate() {
             let at = c0 + 8 * h;
@@ -430,14 +436,6 @@ unsafe fn block_f32(kp: usize, a: *const i16, rows: usize, row0: usize, b: *cons
             }
         }
     }
-}
-
-/// Lane mask (all ones in lanes `< n`) for 8-lane masked loads and stores.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline]
-fn lane_mask(n: usize) -> __m256i {
-    _mm256_cmpgt_epi32(_mm256_set1_epi32(n.min(8) as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
 }
 
 /// One half panel's float epilogue parameters.

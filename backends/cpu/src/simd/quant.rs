@@ -773,8 +773,8 @@ pub(crate) fn with_avx512<O, B: Avx512Body<O>>(body: &B, out: &mut [O]) {
             // SAFETY: `row_avx512` verified the features; the body is safe Rust.
             return unsafe { run_avx512(body, out) };
         }
-        if Avx2Token::new().is_some() && super::isa() >= super::Isa::Avx2Fma {
-            // SAFETY: the token proves AVX2 and FMA; the body is safe Rust.
+        if super::isa() >= super::Isa::Avx2Fma {
+            // SAFETY: `isa` chose AVX2+FMA only after detecting both; the body is safe Rust.
             return unsafe { run_avx2(body, out) };
         }
     }

@@ -61,7 +61,7 @@ impl PaddedRows<'_> {
             }
         }
         #[cfg(target_arch = "x86_64")]
-        if super::Avx2Token::new().is_some() && super::isa() >= super::Isa::Avx2Fma {
+        if super::isa() >= super::Isa::Avx2Fma {
             for r in 0..rows {
                 let row = &mut cc[r * self.ldc..r * self.ldc + self.n];
                 let xr = &self.x[r * self.channels..(r + 1) * self.channels];
