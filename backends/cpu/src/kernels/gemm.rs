@@ -732,6 +732,65 @@ pub(crate) fn gemm_segmented_then<S: SegmentSource>(
     }
 }
 
+/// An AVX2 tile (GEMM rows `ir..ir + rows`, at `pos` in `row`) whose pixels at one end reach
+/// into the padding, against panels `pb..pe`: those pixels' A rows gathered, the others read in
+/// place through row pointers, so an edge tile copies one pixel and not the tile. The same FMA
+/// chain in the same K order as the gathered tile (filter rows that are all padding skipped, as
+/// the in-place tiles skip them). `false` (nothing done) when the tile is not of that form: no
+/// interior pixel, padding at both ends, or more than 8 segments (filter rows).
+#[allow(clippy::too_many_arguments)]
+fn mixed_tile_avx2<S: SegmentSource>(
+    p: &Plan,
+    t: Avx2Token,
+    src: &S,
+    row: S::Row,
+    ir: usize,
+    pos: usize,
+    rows: usize,
+    (lo, hi): (usize, usize),
+    pb: usize,
+    pe: usize,
+    c: &mut [f32],
+    ldc: usize,
+    scratch: &mut Vec<f32>,
+) -> bool {
+    // Rows i0..i1 of the tile are interior pixels; g0..g1 are the others.
+    let (i0, i1) = (lo.saturating_sub(pos).min(rows), hi.saturating_sub(pos).min(rows));
+    // Up to 8 filter rows (a table of 16 showed as a memset in the 3×3 convolutions' profile).
+    const SEGS: usize = 8;
+    if i0 >= i1 || (i0 > 0 && i1 < rows) || src.segments() > SEGS {
+        return false;
+    }
+    let (g0, g1) = if i0 > 0 { (0, i0) } else { (i1, rows) };
+    let seg_len = src.segment_len();
+    let mut segs = [sc::RowSeg::EMPTY; SEGS];
+    let mut n = 0;
+    for s in 0..src.segments() {
+        match src.segment(row, pos + i0, i1 - i0, s) {
+            None => return false,
+            Some(Segment::Zero) => {}
+            Some(Segment::Rows(a, lda)) => {
+                segs[n].k0 = s * seg_len;
+                for r in i0..i1 {
+                    segs[n].rows[r] = &a[(r - i0) * lda..];
+                }
+                n += 1;
+            }
+        }
+    }
+    let (ga, glda) = src.block(ir + g0, g1 - g0, 0, p.b.k, scratch);
+    for e in &mut segs[..n] {
+        for r in g0..g1 {
+            e.rows[r] = &ga[(r - g0) * glda + e.k0..];
+        }
+    }
+    let j0 = pb * p.nr;
+    let cols = (pe * p.nr).min(p.n) - j0;
+    let ep = Epilogue { load_c: false, finish: true, bias: p.bias.map(|b| &b[j0..j0 + cols]), min: p.act.min, max: p.act.max };
+    sc::gemm_panels_rows_avx2(t, rows, cols, seg_len, &segs[..n], p.b.panels_from(pb), p.b.k * p.nr, &mut c[j0..], ldc, &ep);
+    true
+}
+
 /// GEMM rows `m0..m1` of [`gemm_segmented`] (any cut, not only whole output rows) into `c`
 /// (whose row 0 is GEMM row `m0`).
 fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, m0: usize, m1: usize, c: &mut [f32], ldc: usize, scratch: &mut Vec<f32>) {
@@ -746,6 +805,7 @@ fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, m0: usize, m1: usize, c: &
     // gathering the row beats three that each stream B.
     let (lo, hi) = src.interior();
     let (lo, hi) = (lo.min(row_len), hi.clamp(lo.min(row_len), row_len));
+    let interior = (lo, hi);
     let (lo, hi) = if hi - lo >= p.mr { (lo, hi) } else { (0, row_len) };
     // Tiles of at most 6 rows (AVX2) are cut evenly instead, a tile with an edge pixel
     // gathered whole: a one- or two-row tile has too few FMA chains to hide their latency
@@ -781,6 +841,12 @@ fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, m0: usize, m1: usize, c: &
                     }
                 }
                 let Ok(last) = last else {
+                    if let Micro::Avx2(t) = p.micro {
+                        if mixed_tile_avx2(p, t, src, row, ir, ir - y * row_len, rows, interior, pb, pe, &mut c[ct0..], ldc, scratch) {
+                            ir += rows;
+                            continue;
+                        }
+                    }
                     // Gather this tile's A (all K blocks) as the plain GEMM does.
                     for kb in 0..p.nkb {
                         let (k0, kc, _) = p.kblock(kb, 0, 0);

@@ -359,10 +359,25 @@ unsafe fn panel_avx512<const R: usize, const Z: usize, const Y: usize>(
     }
 }
 
+/// One K segment of an AVX2 row of tiles read through row pointers: row `r` of the tile reads
+/// its `kc` values of A from `rows[r]` (in place in the input, or a gathered edge pixel), against
+/// the panels' K block from `k0` on. An indirect convolution's tile mixes both, so only the pixels
+/// whose taps reach into the padding are gathered.
+#[derive(Clone, Copy)]
+pub(crate) struct RowSeg<'a> {
+    pub rows: [&'a [f32]; MR_AVX2],
+    pub k0: usize,
+}
+
+impl RowSeg<'_> {
+    pub(crate) const EMPTY: RowSeg<'static> = RowSeg { rows: [&[]; MR_AVX2], k0: 0 };
+}
+
 /// [`gemm_panels_segs_avx512`] for AVX2: `rows` ≤ [`MR_AVX2`] rows of A against `cols.div_ceil(16)`
 /// consecutive 16-column panels (panel `p`'s K block at `b[p * panel_stride ..]`), the K
-/// segments `segs` accumulated in registers in the order given, C stored once per tile.
-/// Bounds are checked once for the row of tiles; whole panels load and store C without masks.
+/// segments `segs` (row `r` of segment `(a, lda, k0)` at `a[r * lda ..]`) accumulated in
+/// registers in the order given, C stored once per tile. Bounds are checked once for the row of
+/// tiles; whole panels load and store C without masks.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn gemm_panels_segs_avx2(
     t: Avx2Token,
@@ -370,6 +385,76 @@ pub(crate) fn gemm_panels_segs_avx2(
     cols: usize,
     kc: usize,
     segs: &[(&[f32], usize, usize)],
+    b: &[f32],
+    panel_stride: usize,
+    c: &mut [f32],
+    ldc: usize,
+    ep: &Epilogue,
+) {
+    for &(a, lda, _) in segs {
+        assert!(kc == 0 || rows == 0 || a.len() >= (rows - 1) * lda + kc, "A segment too short");
+    }
+    panels_checked_avx2(t, rows, cols, kc, segs, b, panel_stride, c, ldc, ep)
+}
+
+/// [`gemm_panels_segs_avx2`] over segments read through row pointers ([`RowSeg`]).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gemm_panels_rows_avx2(
+    t: Avx2Token,
+    rows: usize,
+    cols: usize,
+    kc: usize,
+    segs: &[RowSeg<'_>],
+    b: &[f32],
+    panel_stride: usize,
+    c: &mut [f32],
+    ldc: usize,
+    ep: &Epilogue,
+) {
+    for s in segs {
+        assert!(s.rows[..rows.min(MR_AVX2)].iter().all(|r| r.len() >= kc), "A segment row too short");
+    }
+    panels_checked_avx2(t, rows, cols, kc, segs, b, panel_stride, c, ldc, ep)
+}
+
+/// Where a segment's rows of A are: `SegA::row(r)` is row `r`'s first value.
+pub(crate) trait SegA {
+    /// The start of row `r`; the caller has checked it holds `kc` values.
+    fn row(&self, r: usize) -> *const f32;
+    /// The segment's first K index.
+    fn k0(&self) -> usize;
+}
+
+impl SegA for (&[f32], usize, usize) {
+    #[inline(always)]
+    fn row(&self, r: usize) -> *const f32 {
+        self.0.as_ptr().wrapping_add(r * self.1)
+    }
+    #[inline(always)]
+    fn k0(&self) -> usize {
+        self.2
+    }
+}
+
+impl SegA for RowSeg<'_> {
+    #[inline(always)]
+    fn row(&self, r: usize) -> *const f32 {
+        self.rows[r].as_ptr()
+    }
+    #[inline(always)]
+    fn k0(&self) -> usize {
+        self.k0
+    }
+}
+
+/// The checks on B, C and the bias shared by the two segment forms (the callers checked A).
+#[allow(clippy::too_many_arguments)]
+fn panels_checked_avx2<S: SegA>(
+    t: Avx2Token,
+    rows: usize,
+    cols: usize,
+    kc: usize,
+    segs: &[S],
     b: &[f32],
     panel_stride: usize,
     c: &mut [f32],
@@ -384,23 +469,19 @@ pub(crate) fn gemm_panels_segs_avx2(
     if let Some(bias) = ep.bias {
         assert!(bias.len() >= cols, "bias too short");
     }
-    let mut ptrs = [(std::ptr::null::<f32>(), 0usize, 0usize); MAX_SEGS];
-    for (p, &(a, lda, k0)) in ptrs.iter_mut().zip(segs) {
-        assert!(kc == 0 || a.len() >= (rows - 1) * lda + kc, "A segment too short");
-        assert!((panels - 1) * panel_stride + (k0 + kc) * nr <= b.len(), "B panels too short");
-        *p = (a.as_ptr(), lda, k0 * nr);
+    for s in segs {
+        assert!((panels - 1) * panel_stride + (s.k0() + kc) * nr <= b.len(), "B panels too short");
     }
     #[cfg(target_arch = "x86_64")]
     {
         let _ = t;
-        let segs = &ptrs[..segs.len()];
         let (b, c) = (b.as_ptr(), c.as_mut_ptr());
         macro_rules! go {
             ($r:literal) => {
-                // SAFETY: the token proves AVX2/FMA; the checks above proved every segment's
-                // rows × kc values of A, every panel's segment blocks of B (16 wide), C's
-                // rows × cols and the bias.
-                unsafe { panels_avx2::<$r>(panels, cols, kc, segs, b, panel_stride, c, ldc, ep) }
+                // SAFETY: the token proves AVX2/FMA; the callers proved every segment's rows
+                // (kc values each) of A, the checks above every panel's segment blocks of B (16
+                // wide), C's rows × cols and the bias.
+                unsafe { panels_avx2::<$r, S>(panels, cols, kc, segs, b, panel_stride, c, ldc, ep) }
             };
         }
         match rows {
@@ -414,25 +495,25 @@ pub(crate) fn gemm_panels_segs_avx2(
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (t, b, c, panel_stride, ptrs, ep);
+        let _ = (t, b, c, panel_stride, segs, ep);
         unreachable!("an Avx2Token cannot exist off x86_64");
     }
 }
 
 /// # Safety
 /// As [`panels_avx512`] with `NV = 1` in 8-lane halves: for every panel `p < panels` and
-/// segment `(a, lda, boff)`, `a + r*lda + k` readable for `r < R`, `k < kc`;
+/// segment `s`, `s.row(r) + k` readable for `r < R`, `k < kc`;
 /// `b + p*panel_stride + boff + k*16 + j` readable for `k < kc`, `j < 16`; C readable and
 /// writable at `r*ldc + 16p + j` for the panel's valid columns (at most `cols` in all);
 /// `ep.bias`, when present, holds `cols` values.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn panels_avx2<const R: usize>(
+unsafe fn panels_avx2<const R: usize, S: SegA>(
     panels: usize,
     cols: usize,
     kc: usize,
-    segs: &[(*const f32, usize, usize)],
+    segs: &[S],
     b: *const f32,
     panel_stride: usize,
     c: *mut f32,
@@ -470,11 +551,11 @@ unsafe fn panels_avx2<const R: usize>(
             lo = [b0; R];
             hi = [b1; R];
         }
-        for &(a, lda, boff) in segs {
+        for s in segs {
             // SAFETY: the segment's block of the panel (function contract).
-            let mut bk = unsafe { bp.add(boff) };
-            let mut ak = a;
-            for _ in 0..kc {
+            let mut bk = unsafe { bp.add(s.k0() * NR_AVX2) };
+            let a: [*const f32; R] = std::array::from_fn(|r| s.row(r));
+            for k in 0..kc {
                 // SAFETY: k < kc: 16 values of B and A's R rows at k (function contract); a
                 // prefetch never faults.
                 unsafe {
@@ -482,11 +563,10 @@ unsafe fn panels_avx2<const R: usize>(
                     let b1 = _mm256_loadu_ps(bk.add(8));
                     _mm_prefetch::<_MM_HINT_T0>(bk.wrapping_add(B_PREFETCH_AHEAD) as *const i8);
                     for r in 0..R {
-                        let x = _mm256_broadcast_ss(&*ak.add(r * lda));
+                        let x = _mm256_broadcast_ss(&*a[r].add(k));
                         lo[r] = _mm256_fmadd_ps(x, b0, lo[r]);
                         hi[r] = _mm256_fmadd_ps(x, b1, hi[r]);
                     }
-                    ak = ak.add(1);
                     bk = bk.add(NR_AVX2);
                 }
             }
