@@ -395,6 +395,30 @@ mod tests {
         check(DepthwiseGeom { in_c: 8, multiplier: 4, ..g }, false, Act::NONE, 3);
     }
 
+    #[test]
+    fn power_of_two_channels_take_two_pixel_blocks() {
+        // MobileNetV1's 14×14×512 (every other pixel in one L1 set: the AVX2 kernel's two-pixel
+        // blocks), 28×28×256 at stride 2, and a tail of channels past the last 32.
+        let g = DepthwiseGeom {
+            batch: 1, in_h: 14, in_w: 14, in_c: 512, multiplier: 1, out_h: 14, out_w: 14, k_h: 3, k_w: 3,
+            stride_h: 1, stride_w: 1, dil_h: 1, dil_w: 1, pad_top: 1, pad_left: 1,
+        };
+        let run = |g: &DepthwiseGeom| crate::simd::depthwise::DwRun {
+            input: &[], in_off: 0, pix_step: g.stride_w * g.in_c, kh_step: g.dil_h * g.in_w * g.in_c, kw_step: g.dil_w * g.in_c,
+            n_kh: g.k_h, n_kw: g.k_w, filter: &[], f_off: 0, f_kh_step: g.k_w * g.in_c, c: g.in_c, bias: None, min: 0.0, max: 0.0,
+        }
+        .set_conflicts();
+        assert!(run(&g) > 6, "512 channels: {} lines in one set", run(&g));
+        assert!(run(&DepthwiseGeom { in_c: 576, ..g }) <= 6, "576 channels spread over the sets");
+        check(g, true, Act::RELU6, 4);
+        let s2 = DepthwiseGeom { in_h: 28, in_w: 28, in_c: 256, stride_h: 2, stride_w: 2, pad_top: 0, pad_left: 0, ..g };
+        assert!(run(&s2) > 6);
+        check(s2, false, Act::NONE, 5);
+        let tail = DepthwiseGeom { in_c: 1025, in_h: 7, in_w: 7, out_h: 7, out_w: 7, ..g };
+        assert!(run(&tail) > 6);
+        check(tail, true, Act::NONE, 6);
+    }
+
     /// `cargo test --release -p nnrt-backend-cpu -- --ignored --nocapture depthwise_speed`
     #[test]
     #[ignore]

@@ -110,7 +110,32 @@ pub(crate) struct DwRun<'a> {
     pub max: f32,
 }
 
+/// Ways of a 32 KiB L1 data cache of 64 sets of 64-byte lines (Zen, Skylake and later).
+const L1_WAYS: usize = 8;
+
 impl DwRun<'_> {
+    /// The most lines of one L1 set that a block of 8 pixels reads for one step of channels:
+    /// its window of `n_kh` input rows × (7·stride + n_kw) pixels. Power-of-two channel counts
+    /// map whole columns of that window to one set (512 channels: every other pixel, and rows
+    /// 14 pixels apart, 28 KiB, land on the same 4 KiB offset), so the 8 ways are refilled
+    /// from L2 at every step of channels; MobileNetV1's 3×3 layers of 128 channels at stride
+    /// 2 and of 256–1024 channels ran 1.3–1.8× slower so. 144, 384 or 576 channels spread
+    /// over the sets and keep the 8-pixel blocks.
+    pub(crate) fn set_conflicts(&self) -> usize {
+        const SETS: usize = 64;
+        let mut count = [0u8; SETS];
+        let f = std::mem::size_of::<f32>();
+        let span = 7 * self.pix_step + (self.n_kw.max(1) - 1) * self.kw_step;
+        for i in 0..self.n_kh.min(16) {
+            // Input pixels (one channel step each) from the window's first to its last.
+            for col in (0..=span).step_by(self.c.max(1)).take(64) {
+                let set = (i * self.kh_step + col) * f / 64 % SETS;
+                count[set] = count[set].saturating_add(1);
+            }
+        }
+        count.iter().copied().max().unwrap_or(0) as usize
+    }
+
     /// Panics unless every read of the run and the `n_pix * c` outputs are in bounds.
     fn check(&self, n_pix: usize, out: &[f32]) {
         assert!(out.len() >= n_pix * self.c, "depthwise output too short");
@@ -192,19 +217,30 @@ macro_rules! dw_kernels {
     ($feat:literal) => {
         use super::DwRun;
 
-        /// Splits a run into blocks of 8, 4, 2 and 1 pixels and calls [`block`]`::<P, V, KH,
-        /// KW>` on each: `P` pixels × `V` channel vectors make 8 independent accumulators
-        /// (enough to hide FMA latency), and the filter size is a constant for the common 3×3
-        /// and 5×5 (`0` = read it from the run) so those loops unroll fully.
+        /// Splits a run into blocks of 8, 4, 2 and 1 pixels (of 2 and 1 where the input window
+        /// of 8 pixels outgrows L1) and calls [`block`]`::<P, V, KH, KW>` on each: `P` pixels × `V`
+        /// channel vectors make 8 independent accumulators (enough to hide FMA latency), and the
+        /// filter size is a constant for the common 3×3 and 5×5 (`0` = read it from the run) so
+        /// those loops unroll fully.
         ///
         /// # Safety
         /// The CPU has `$feat`, `run.check(n_pix, out)` passed for the slice behind `out`, and
         /// the run has at least one tap and one channel.
         #[target_feature(enable = $feat)]
         pub(super) unsafe fn dw(run: &DwRun, n_pix: usize, out: *mut f32) {
+            // Two pixels at a time where the 8-pixel window thrashes an L1 set (see
+            // `DwRun::set_conflicts`).
+            let narrow = NARROW_ON_CONFLICTS && run.set_conflicts() > L1_WAYS - 2;
             macro_rules! sized {
                 ($kh:literal, $kw:literal) => {{
                     let mut p = 0;
+                    if narrow {
+                        while p + 2 <= n_pix {
+                            // SAFETY: pixels p..p+2 lie inside the checked run (contract).
+                            unsafe { block::<2, 4, $kh, $kw>(run, p, out) };
+                            p += 2;
+                        }
+                    }
                     while p + 8 <= n_pix {
                         // SAFETY: pixels p..p+8 lie inside the checked run (contract).
                         unsafe { block::<8, 1, $kh, $kw>(run, p, out) };
@@ -344,6 +380,9 @@ mod avx512 {
     type Vf = __m512;
     type M = __mmask16;
     const L: usize = 16;
+    /// The 8-pixel blocks everywhere, as measured on AVX-512 machines (not remeasured).
+    const NARROW_ON_CONFLICTS: bool = false;
+    use super::L1_WAYS;
 
     prims! { "avx512f,avx2,fma";
         fn zero() -> Vf { _mm512_setzero_ps() }
@@ -368,6 +407,8 @@ mod avx2 {
     type Vf = __m256;
     type M = __m256i;
     const L: usize = 8;
+    const NARROW_ON_CONFLICTS: bool = true;
+    use super::L1_WAYS;
 
     prims! { "avx2,fma";
         fn zero() -> Vf { _mm256_setzero_ps() }
