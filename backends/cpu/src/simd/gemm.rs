@@ -520,72 +520,98 @@ unsafe fn panels_avx2<const R: usize, S: SegA>(
     ldc: usize,
     ep: &Epilogue,
 ) {
-    let (vmin, vmax) = (_mm256_set1_ps(ep.min), _mm256_set1_ps(ep.max));
     for p in 0..panels {
         let j0 = p * NR_AVX2;
         let valid = (cols - j0).min(NR_AVX2);
-        let full = valid == NR_AVX2;
         let (bp, cp) = (b.wrapping_add(p * panel_stride), c.wrapping_add(j0));
-        let m0 = lane_mask8(valid);
-        let m1 = lane_mask8(valid.saturating_sub(8));
-        let mut lo = [_mm256_setzero_ps(); R];
-        let mut hi = [_mm256_setzero_ps(); R];
-        if ep.load_c {
-            for r in 0..R {
+        let bias = ep.bias.map(|bs| bs[j0..].as_ptr());
+        // SAFETY: panel p's part of the function contract.
+        unsafe {
+            if valid <= 8 {
+                // A panel of at most 8 columns (N = 24, 40, 8 …): one 8-lane half, no FMAs on
+                // the zero columns of its packing.
+                panel_avx2::<R, S, 1>(valid, kc, segs, bp, cp, ldc, bias, ep)
+            } else {
+                panel_avx2::<R, S, 2>(valid, kc, segs, bp, cp, ldc, bias, ep)
+            }
+        }
+    }
+}
+
+/// One 16-column panel of [`panels_avx2`] in `H` 8-lane halves (`valid ≤ 8·H` columns).
+///
+/// # Safety
+/// [`panels_avx2`]'s contract for this panel: B at `bp`, C at `cp`, the panel's bias at `bias`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[allow(clippy::too_many_arguments)]
+#[inline]
+unsafe fn panel_avx2<const R: usize, S: SegA, const H: usize>(
+    valid: usize,
+    kc: usize,
+    segs: &[S],
+    bp: *const f32,
+    cp: *mut f32,
+    ldc: usize,
+    bias: Option<*const f32>,
+    ep: &Epilogue,
+) {
+    let (vmin, vmax) = (_mm256_set1_ps(ep.min), _mm256_set1_ps(ep.max));
+    // Half h holds columns 8h..8h+8: whole (plain loads and stores) when valid ≥ 8h + 8,
+    // masked when partial (vmaskmovps stores are many µops on Zen: only a partial half uses them).
+    let whole: [bool; H] = std::array::from_fn(|h| valid >= 8 * h + 8);
+    let mask: [__m256i; H] = std::array::from_fn(|h| lane_mask8(valid.saturating_sub(8 * h)));
+    let mut acc = [[_mm256_setzero_ps(); H]; R];
+    if ep.load_c {
+        for (r, acc) in acc.iter_mut().enumerate() {
+            for h in 0..H {
                 // SAFETY: row r < R of C, the panel's valid columns (masked when partial).
                 unsafe {
-                    let cr = cp.add(r * ldc);
-                    (lo[r], hi[r]) = if full { (_mm256_loadu_ps(cr), _mm256_loadu_ps(cr.add(8))) } else { (_mm256_maskload_ps(cr, m0), _mm256_maskload_ps(cr.add(8), m1)) };
+                    let cr = cp.add(r * ldc + 8 * h);
+                    acc[h] = if whole[h] { _mm256_loadu_ps(cr) } else { _mm256_maskload_ps(cr, mask[h]) };
                 }
             }
-        } else if let Some(bs) = ep.bias {
-            // SAFETY: the bias holds `cols` values from column 0, so `valid` from j0.
-            let (b0, b1) = unsafe {
-                let bs = bs.as_ptr().add(j0);
-                if full {
-                    (_mm256_loadu_ps(bs), _mm256_loadu_ps(bs.add(8)))
-                } else {
-                    (_mm256_maskload_ps(bs, m0), _mm256_maskload_ps(bs.add(8), m1))
-                }
-            };
-            lo = [b0; R];
-            hi = [b1; R];
         }
-        for s in segs {
-            // SAFETY: the segment's block of the panel (function contract).
-            let mut bk = unsafe { bp.add(s.k0() * NR_AVX2) };
-            let a: [*const f32; R] = std::array::from_fn(|r| s.row(r));
-            for k in 0..kc {
-                // SAFETY: k < kc: 16 values of B and A's R rows at k (function contract); a
-                // prefetch never faults.
-                unsafe {
-                    let b0 = _mm256_loadu_ps(bk);
-                    let b1 = _mm256_loadu_ps(bk.add(8));
-                    _mm_prefetch::<_MM_HINT_T0>(bk.wrapping_add(B_PREFETCH_AHEAD) as *const i8);
-                    for r in 0..R {
-                        let x = _mm256_broadcast_ss(&*a[r].add(k));
-                        lo[r] = _mm256_fmadd_ps(x, b0, lo[r]);
-                        hi[r] = _mm256_fmadd_ps(x, b1, hi[r]);
+    } else if let Some(bs) = bias {
+        for h in 0..H {
+            // SAFETY: the bias holds the panel's valid columns.
+            let v = unsafe { if whole[h] { _mm256_loadu_ps(bs.add(8 * h)) } else { _mm256_maskload_ps(bs.add(8 * h), mask[h]) } };
+            acc.iter_mut().for_each(|a| a[h] = v);
+        }
+    }
+    for s in segs {
+        // SAFETY: the segment's block of the panel (function contract).
+        let mut bk = unsafe { bp.add(s.k0() * NR_AVX2) };
+        let a: [*const f32; R] = std::array::from_fn(|r| s.row(r));
+        for k in 0..kc {
+            // SAFETY: k < kc: 16 values of B and A's R rows at k (function contract); a
+            // prefetch never faults.
+            unsafe {
+                let bv: [__m256; H] = std::array::from_fn(|h| _mm256_loadu_ps(bk.add(8 * h)));
+                _mm_prefetch::<_MM_HINT_T0>(bk.wrapping_add(B_PREFETCH_AHEAD) as *const i8);
+                for r in 0..R {
+                    let x = _mm256_broadcast_ss(&*a[r].add(k));
+                    for h in 0..H {
+                        acc[r][h] = _mm256_fmadd_ps(x, bv[h], acc[r][h]);
                     }
-                    bk = bk.add(NR_AVX2);
                 }
+                bk = bk.add(NR_AVX2);
             }
         }
-        for r in 0..R {
-            let (mut v0, mut v1) = (lo[r], hi[r]);
+    }
+    for (r, acc) in acc.iter().enumerate() {
+        for h in 0..H {
+            let mut v = acc[h];
             if ep.finish {
-                v0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, v0));
-                v1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, v1));
+                v = _mm256_min_ps(vmax, _mm256_max_ps(vmin, v));
             }
             // SAFETY: row r < R of C, the panel's valid columns (masked when partial).
             unsafe {
-                let cr = cp.add(r * ldc);
-                if full {
-                    _mm256_storeu_ps(cr, v0);
-                    _mm256_storeu_ps(cr.add(8), v1);
+                let cr = cp.add(r * ldc + 8 * h);
+                if whole[h] {
+                    _mm256_storeu_ps(cr, v)
                 } else {
-                    _mm256_maskstore_ps(cr, m0, v0);
-                    _mm256_maskstore_ps(cr.add(8), m1, v1);
+                    _mm256_maskstore_ps(cr, mask[h], v)
                 }
             }
         }
