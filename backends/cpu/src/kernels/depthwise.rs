@@ -53,15 +53,17 @@ impl DepthwiseGeom {
 #[derive(Clone, Copy, Debug)]
 enum Kernel {
     Avx512(Avx512Token),
-    Avx2(Avx2Token),
+    /// With [`DepthwiseGeom::two_pixel_blocks`] of the call's geometry (the AVX-512 kernel keeps
+    /// its 8-pixel blocks everywhere, as measured on AVX-512 machines).
+    Avx2(Avx2Token, bool),
     Portable,
 }
 
 impl Kernel {
-    fn for_isa(isa: Isa) -> Kernel {
+    fn for_isa(isa: Isa, g: &DepthwiseGeom) -> Kernel {
         match isa {
             Isa::Avx512 => Avx512Token::new().map_or(Kernel::Portable, Kernel::Avx512),
-            Isa::Avx2Fma => Avx2Token::new().map_or(Kernel::Portable, Kernel::Avx2),
+            Isa::Avx2Fma => Avx2Token::new().map_or(Kernel::Portable, |t| Kernel::Avx2(t, g.two_pixel_blocks())),
             Isa::Scalar | Isa::Neon => Kernel::Portable,
         }
     }
@@ -69,7 +71,7 @@ impl Kernel {
     fn run(self, run: &DwRun, n_pix: usize, out: &mut [f32]) {
         match self {
             Kernel::Avx512(t) => sd::dw_run_avx512(t, run, n_pix, out),
-            Kernel::Avx2(t) => sd::dw_run_avx2(t, run, n_pix, out),
+            Kernel::Avx2(t, two_pixel) => sd::dw_run_avx2(t, run, n_pix, out, two_pixel),
             Kernel::Portable => run_portable(run, n_pix, out),
         }
     }
@@ -173,7 +175,7 @@ fn depthwise_impl(
     if row_len == 0 || rows == 0 {
         return;
     }
-    let kernel = Kernel::for_isa(isa);
+    let kernel = Kernel::for_isa(isa, g);
     let out = &mut output[..rows * row_len];
     let input = &input[..g.input_len()];
     let row_macs = (row_len * g.k_h * g.k_w).max(1);
@@ -403,11 +405,7 @@ mod tests {
             batch: 1, in_h: 14, in_w: 14, in_c: 512, multiplier: 1, out_h: 14, out_w: 14, k_h: 3, k_w: 3,
             stride_h: 1, stride_w: 1, dil_h: 1, dil_w: 1, pad_top: 1, pad_left: 1,
         };
-        let run = |g: &DepthwiseGeom| crate::simd::depthwise::DwRun {
-            input: &[], in_off: 0, pix_step: g.stride_w * g.in_c, kh_step: g.dil_h * g.in_w * g.in_c, kw_step: g.dil_w * g.in_c,
-            n_kh: g.k_h, n_kw: g.k_w, filter: &[], f_off: 0, f_kh_step: g.k_w * g.in_c, c: g.in_c, bias: None, min: 0.0, max: 0.0,
-        }
-        .set_conflicts();
+        let run = |g: &DepthwiseGeom| g.l1_set_conflicts();
         assert!(run(&g) > 6, "512 channels: {} lines in one set", run(&g));
         assert!(run(&DepthwiseGeom { in_c: 576, ..g }) <= 6, "576 channels spread over the sets");
         check(g, true, Act::RELU6, 4);

@@ -71,6 +71,34 @@ impl DepthwiseGeom {
         assert!(self.stride_h >= 1 && self.stride_w >= 1, "depthwise strides must be ≥ 1");
         assert!(self.dil_h >= 1 && self.dil_w >= 1, "depthwise dilations must be ≥ 1");
     }
+
+    /// The most lines of one L1 set (64 sets of 64-byte lines, 32 KiB) that a block of 8 output
+    /// pixels reads for one step of channels: its window of `k_h` input rows × (7·stride + k_w)
+    /// pixels. Power-of-two channel counts map whole columns of that window to one set (512
+    /// channels: every other pixel, and rows 14 pixels apart, 28 KiB, land on the same 4 KiB
+    /// offset), so the set's 8 ways are refilled from L2 at every step of channels;
+    /// MobileNetV1's 3×3 layers of 128 channels at stride 2 and of 256–1024 channels ran
+    /// 1.3–1.8× slower so. 144, 384 or 576 channels spread over the sets.
+    pub(crate) fn l1_set_conflicts(&self) -> usize {
+        const SETS: usize = 64;
+        let mut count = [0u8; SETS];
+        let (c, f) = (self.out_c().max(1), std::mem::size_of::<f32>());
+        let span = (7 * self.stride_w + (self.k_w.max(1) - 1) * self.dil_w) * c;
+        for i in 0..self.k_h.min(16) {
+            // Input pixels (one channel step each) from the window's first to its last.
+            for col in (0..=span).step_by(c).take(64) {
+                let set = (i * self.dil_h * self.in_w * c + col) * f / 64 % SETS;
+                count[set] = count[set].saturating_add(1);
+            }
+        }
+        count.iter().copied().max().unwrap_or(0) as usize
+    }
+
+    /// Whether the AVX2 kernel runs blocks of 2 pixels × 32 channels (few lines in flight)
+    /// instead of 8 × 8: where the 8-pixel window puts more than 6 lines in one 8-way L1 set.
+    pub(crate) fn two_pixel_blocks(&self) -> bool {
+        self.l1_set_conflicts() > 6
+    }
 }
 
 /// A run of depthwise-convolution output pixels (multiplier 1) that share one set of valid
@@ -110,32 +138,7 @@ pub(crate) struct DwRun<'a> {
     pub max: f32,
 }
 
-/// Ways of a 32 KiB L1 data cache of 64 sets of 64-byte lines (Zen, Skylake and later).
-const L1_WAYS: usize = 8;
-
 impl DwRun<'_> {
-    /// The most lines of one L1 set that a block of 8 pixels reads for one step of channels:
-    /// its window of `n_kh` input rows × (7·stride + n_kw) pixels. Power-of-two channel counts
-    /// map whole columns of that window to one set (512 channels: every other pixel, and rows
-    /// 14 pixels apart, 28 KiB, land on the same 4 KiB offset), so the 8 ways are refilled
-    /// from L2 at every step of channels; MobileNetV1's 3×3 layers of 128 channels at stride
-    /// 2 and of 256–1024 channels ran 1.3–1.8× slower so. 144, 384 or 576 channels spread
-    /// over the sets and keep the 8-pixel blocks.
-    pub(crate) fn set_conflicts(&self) -> usize {
-        const SETS: usize = 64;
-        let mut count = [0u8; SETS];
-        let f = std::mem::size_of::<f32>();
-        let span = 7 * self.pix_step + (self.n_kw.max(1) - 1) * self.kw_step;
-        for i in 0..self.n_kh.min(16) {
-            // Input pixels (one channel step each) from the window's first to its last.
-            for col in (0..=span).step_by(self.c.max(1)).take(64) {
-                let set = (i * self.kh_step + col) * f / 64 % SETS;
-                count[set] = count[set].saturating_add(1);
-            }
-        }
-        count.iter().copied().max().unwrap_or(0) as usize
-    }
-
     /// Panics unless every read of the run and the `n_pix * c` outputs are in bounds.
     fn check(&self, n_pix: usize, out: &[f32]) {
         assert!(out.len() >= n_pix * self.c, "depthwise output too short");
@@ -181,7 +184,7 @@ pub(crate) fn dw_run_avx512(t: Avx512Token, run: &DwRun, n_pix: usize, out: &mut
         let _ = t;
         // SAFETY: the token proves AVX-512F/FMA and `check` proved every read of the run (at
         // least one tap) and the n_pix*c writes in bounds.
-        unsafe { avx512::dw(run, n_pix, out.as_mut_ptr()) }
+        unsafe { avx512::dw(run, n_pix, out.as_mut_ptr(), false) }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -190,8 +193,9 @@ pub(crate) fn dw_run_avx512(t: Avx512Token, run: &DwRun, n_pix: usize, out: &mut
     }
 }
 
-/// Computes `n_pix` output pixels of a depthwise run with AVX2 (see [`DwRun`]).
-pub(crate) fn dw_run_avx2(t: Avx2Token, run: &DwRun, n_pix: usize, out: &mut [f32]) {
+/// Computes `n_pix` output pixels of a depthwise run with AVX2 (see [`DwRun`]), in blocks of 2
+/// pixels when `two_pixel` ([`DepthwiseGeom::two_pixel_blocks`]), else of 8.
+pub(crate) fn dw_run_avx2(t: Avx2Token, run: &DwRun, n_pix: usize, out: &mut [f32], two_pixel: bool) {
     run.check(n_pix, out);
     if run.n_kh == 0 || run.n_kw == 0 || run.c == 0 {
         return dw_bias_only(run, n_pix, out);
@@ -201,7 +205,7 @@ pub(crate) fn dw_run_avx2(t: Avx2Token, run: &DwRun, n_pix: usize, out: &mut [f3
         let _ = t;
         // SAFETY: the token proves AVX2/FMA and `check` proved every read of the run (at least
         // one tap) and the n_pix*c writes in bounds.
-        unsafe { avx2::dw(run, n_pix, out.as_mut_ptr()) }
+        unsafe { avx2::dw(run, n_pix, out.as_mut_ptr(), two_pixel) }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -217,8 +221,8 @@ macro_rules! dw_kernels {
     ($feat:literal) => {
         use super::DwRun;
 
-        /// Splits a run into blocks of 8, 4, 2 and 1 pixels (of 2 and 1 where the input window
-        /// of 8 pixels outgrows L1) and calls [`block`]`::<P, V, KH, KW>` on each: `P` pixels × `V`
+        /// Splits a run into blocks of 8, 4, 2 and 1 pixels (of 2 and 1 when `narrow`: see
+        /// [`super::DepthwiseGeom::two_pixel_blocks`]) and calls [`block`]`::<P, V, KH, KW>` on each: `P` pixels × `V`
         /// channel vectors make 8 independent accumulators (enough to hide FMA latency), and the
         /// filter size is a constant for the common 3×3 and 5×5 (`0` = read it from the run) so
         /// those loops unroll fully.
@@ -227,10 +231,7 @@ macro_rules! dw_kernels {
         /// The CPU has `$feat`, `run.check(n_pix, out)` passed for the slice behind `out`, and
         /// the run has at least one tap and one channel.
         #[target_feature(enable = $feat)]
-        pub(super) unsafe fn dw(run: &DwRun, n_pix: usize, out: *mut f32) {
-            // Two pixels at a time where the 8-pixel window thrashes an L1 set (see
-            // `DwRun::set_conflicts`).
-            let narrow = NARROW_ON_CONFLICTS && run.set_conflicts() > L1_WAYS - 2;
+        pub(super) unsafe fn dw(run: &DwRun, n_pix: usize, out: *mut f32, narrow: bool) {
             macro_rules! sized {
                 ($kh:literal, $kw:literal) => {{
                     let mut p = 0;
@@ -380,9 +381,6 @@ mod avx512 {
     type Vf = __m512;
     type M = __mmask16;
     const L: usize = 16;
-    /// The 8-pixel blocks everywhere, as measured on AVX-512 machines (not remeasured).
-    const NARROW_ON_CONFLICTS: bool = false;
-    use super::L1_WAYS;
 
     prims! { "avx512f,avx2,fma";
         fn zero() -> Vf { _mm512_setzero_ps() }
@@ -407,8 +405,6 @@ mod avx2 {
     type Vf = __m256;
     type M = __m256i;
     const L: usize = 8;
-    const NARROW_ON_CONFLICTS: bool = true;
-    use super::L1_WAYS;
 
     prims! { "avx2,fma";
         fn zero() -> Vf { _mm256_setzero_ps() }

@@ -216,6 +216,9 @@ pub(crate) fn row(t: Avx2Token, p: &DwPair, g: &DepthwiseGeom, input: &[u8], sig
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn pixels<const SIGNED_IN: bool, const SIGNED_OUT: bool, const NP: usize>(p: &DwPair, tabs: [&[*const u8]; NP], outs: [*mut u8; NP]) {
+    for tab in tabs {
+        assert!(tab.len() >= 2 * p.taps.div_ceil(2), "depthwise tap table too short");
+    }
     let full = p.c / B;
     for blk in 0..full {
         // SAFETY: the contract; block blk is whole.
@@ -230,7 +233,8 @@ unsafe fn pixels<const SIGNED_IN: bool, const SIGNED_OUT: bool, const NP: usize>
 /// Block `blk` of [`pixels`]: channels `16·blk ..` (all 16 when `FULL`, else the rest).
 ///
 /// # Safety
-/// As [`pixels`], with `FULL` telling whether `16·blk + 16 ≤ p.c`.
+/// As [`pixels`] (which checked that every table holds the taps' pairs), with `FULL` telling
+/// whether `16·blk + 16 ≤ p.c`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
@@ -246,14 +250,12 @@ unsafe fn block<const SIGNED_IN: bool, const SIGNED_OUT: bool, const NP: usize, 
     let mut acc = [[_mm256_setzero_si256(); 2]; NP];
     // SAFETY: block blk's weights: `pairs` groups of 32 (contract).
     let wb = unsafe { p.w.as_ptr().add(blk * pairs * 2 * B) };
-    for tab in tabs {
-        assert!(tab.len() >= 2 * pairs);
-    }
     for k in 0..pairs {
         // SAFETY: pair k < pairs of the block.
         let (w0, w1) = unsafe { (_mm256_loadu_si256(wb.add(k * 2 * B) as *const __m256i), _mm256_loadu_si256(wb.add(k * 2 * B + B) as *const __m256i)) };
         for (acc, tab) in acc.iter_mut().zip(tabs) {
-            // SAFETY: every tap address holds `c` bytes (contract); 2k + 1 < 2·pairs ≤ tab.len().
+            // SAFETY: every tap address holds `c` bytes (contract); 2k + 1 < 2·pairs ≤ tab.len()
+            // (checked by `pixels`).
             let (x0, x1) = unsafe { (load::<SIGNED_IN, FULL>(*tab.get_unchecked(2 * k), ch, c), load::<SIGNED_IN, FULL>(*tab.get_unchecked(2 * k + 1), ch, c)) };
             acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1), w0));
             acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1), w1));
