@@ -1,0 +1,286 @@
+//! Implicit GEMM: a convolution's A read in place, one K segment (filter row) at a time, so
+//! only the pixels whose taps reach into the padding are gathered (no im2col of the tile).
+#![forbid(unsafe_code)]
+
+use super::{then_band_rows, with_scratch, Act, ASource, Micro, PackedB, Plan, Then, PAR_MIN_MACS};
+use crate::simd::gemm::{self as sc, Epilogue};
+use crate::simd::Avx2Token;
+/// Rows of `A` for one K segment of a register tile, read in place (implicit GEMM).
+pub(crate) enum Segment<'a> {
+    /// `a[r * lda + kk]` is `A[row0 + r][k0 + kk]` for the segment's `kk`.
+    Rows(&'a [f32], usize),
+    /// The segment is zero for every row of the tile (taps in the padding): skipped.
+    Zero,
+}
+
+/// An `A` whose K range splits into `segments()` runs of `segment_len()` columns that can often
+/// be read in place: a convolution's filter rows (the taps of one `kh` over one output row are
+/// `k_w * in_c` consecutive input values, pixel `r` starting `stride_w * in_c` after pixel
+/// `r - 1`). Tiles never cross a `row_len` boundary; a tile for which `segment` answers `None`
+/// goes through [`ASource::block`].
+pub(crate) trait SegmentSource: ASource {
+    /// What `segment` needs to know about one row of `row_len` GEMM rows, computed once per row.
+    type Row: Copy;
+    fn segments(&self) -> usize;
+    fn segment_len(&self) -> usize;
+    fn row_len(&self) -> usize;
+    /// Row `y` (GEMM rows `y * row_len ..`).
+    fn row(&self, y: usize) -> Self::Row;
+    /// Segment `s` of the tile of GEMM rows `col0..col0 + rows` within `row`.
+    fn segment<'s>(&'s self, row: Self::Row, col0: usize, rows: usize, s: usize) -> Option<Segment<'s>>;
+    /// The positions `lo..hi` within every row (`lo ≤ hi ≤ row_len`) whose segments can all be
+    /// read in place (`segment` answers `None` only for tiles reaching outside them). Tiles are
+    /// cut at `lo` and `hi`, so only the pixels outside are gathered.
+    fn interior(&self) -> (usize, usize);
+}
+
+/// [`gemm_with`] reading `A` in place segment by segment where `src` allows (no im2col): each
+/// tile runs the micro-kernel once per non-zero segment, the first from the bias, the others
+/// from C, the last with the activation — the same FMA chain in the same K order as one pass.
+pub(crate) fn gemm_segmented<S: SegmentSource>(
+    m: usize,
+    src: &S,
+    b: &PackedB,
+    bias: Option<&[f32]>,
+    act: Act,
+    c: &mut [f32],
+    ldc: usize,
+) {
+    gemm_segmented_then(m, src, b, bias, act, c, ldc, None);
+}
+
+/// [`gemm_segmented`], then `then` on each band of rows as [`gemm_with_then`] does.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gemm_segmented_then<S: SegmentSource>(
+    m: usize,
+    src: &S,
+    b: &PackedB,
+    bias: Option<&[f32]>,
+    act: Act,
+    c: &mut [f32],
+    ldc: usize,
+    then: Then<'_>,
+) {
+    let Some((plan, c)) = Plan::checked(m, b, bias, act, c, ldc) else { return };
+    assert_eq!(src.segments() * src.segment_len(), b.k, "segments do not cover K");
+    assert!(src.row_len() > 0 && m.is_multiple_of(src.row_len()), "M is not whole rows");
+    let n = b.n;
+    let row_len = src.row_len();
+    let rows = m / row_len;
+    let threads = nnrt_threads::kernel_threads();
+    if threads <= 1 || m * n * b.k.max(1) < PAR_MIN_MACS || (rows < 2 && m < 2 * plan.mr) {
+        match then {
+            None => with_scratch(|s| run_segmented(&plan, src, 0, m, c, ldc, s)),
+            Some(then) => {
+                // Band by band of whole output rows, as `gemm_with_then` does.
+                let band = then_band_rows(n, row_len).div_ceil(row_len).max(1);
+                for (i, cc) in c.chunks_mut(band * row_len * ldc).enumerate() {
+                    let (y0, y1) = (i * band, (i * band + band).min(rows));
+                    with_scratch(|s| run_segmented(&plan, src, y0 * row_len, y1 * row_len, cc, ldc, s));
+                    then(y0 * row_len, y1 * row_len, cc);
+                }
+            }
+        }
+    } else {
+        // A few tasks per thread: whole output rows where there are enough of them (or too few
+        // pixels for two register tiles: an SSD head's 3x3 map), else pieces of rows in whole
+        // register tiles (a CONV_1D's single output row).
+        let tasks = 16 * threads;
+        let per_task = if rows >= 4 * threads || m < 2 * plan.mr { rows.div_ceil(tasks) * row_len } else { m.div_ceil(tasks).div_ceil(plan.mr).max(1) * plan.mr };
+        nnrt_threads::par_chunks_mut(c, per_task * ldc, |t, cc| {
+            let (r0, r1) = (t * per_task, ((t + 1) * per_task).min(m));
+            with_scratch(|s| run_segmented(&plan, src, r0, r1, cc, ldc, s));
+            if let Some(then) = then {
+                then(r0, r1, cc);
+            }
+        });
+    }
+}
+
+/// An AVX2 tile (GEMM rows `ir..ir + rows`, at `pos` in `row`) whose pixels at one end reach
+/// into the padding, against panels `pb..pe`: those pixels' A rows gathered, the others read in
+/// place through row pointers, so an edge tile copies one pixel and not the tile. The same FMA
+/// chain in the same K order as the gathered tile (filter rows that are all padding skipped, as
+/// the in-place tiles skip them). `false` (nothing done) when the tile is not of that form: no
+/// interior pixel, padding at both ends, or more than 8 segments (filter rows).
+#[allow(clippy::too_many_arguments)]
+fn mixed_tile_avx2<S: SegmentSource>(
+    p: &Plan,
+    t: Avx2Token,
+    src: &S,
+    row: S::Row,
+    ir: usize,
+    pos: usize,
+    rows: usize,
+    (lo, hi): (usize, usize),
+    pb: usize,
+    pe: usize,
+    c: &mut [f32],
+    ldc: usize,
+    scratch: &mut Vec<f32>,
+) -> bool {
+    // Rows i0..i1 of the tile are interior pixels; g0..g1 are the others.
+    let (i0, i1) = (lo.saturating_sub(pos).min(rows), hi.saturating_sub(pos).min(rows));
+    // Up to 8 filter rows (a table of 16 showed as a memset in the 3×3 convolutions' profile).
+    const SEGS: usize = 8;
+    if i0 >= i1 || (i0 > 0 && i1 < rows) || src.segments() > SEGS {
+        return false;
+    }
+    let (g0, g1) = if i0 > 0 { (0, i0) } else { (i1, rows) };
+    let seg_len = src.segment_len();
+    let mut segs = [sc::RowSeg::EMPTY; SEGS];
+    let mut n = 0;
+    for s in 0..src.segments() {
+        match src.segment(row, pos + i0, i1 - i0, s) {
+            None => return false,
+            Some(Segment::Zero) => {}
+            Some(Segment::Rows(a, lda)) => {
+                segs[n].k0 = s * seg_len;
+                for r in i0..i1 {
+                    segs[n].rows[r] = &a[(r - i0) * lda..];
+                }
+                n += 1;
+            }
+        }
+    }
+    let (ga, glda) = src.block(ir + g0, g1 - g0, 0, p.b.k, scratch);
+    for e in &mut segs[..n] {
+        for r in g0..g1 {
+            e.rows[r] = &ga[(r - g0) * glda + e.k0..];
+        }
+    }
+    let j0 = pb * p.nr;
+    let cols = (pe * p.nr).min(p.n) - j0;
+    let ep = Epilogue { load_c: false, finish: true, bias: p.bias.map(|b| &b[j0..j0 + cols]), min: p.act.min, max: p.act.max };
+    sc::gemm_panels_rows_avx2(t, rows, cols, seg_len, &segs[..n], p.b.panels_from(pb), p.b.k * p.nr, &mut c[j0..], ldc, &ep);
+    true
+}
+
+/// GEMM rows `m0..m1` of [`gemm_segmented`] (any cut, not only whole output rows) into `c`
+/// (whose row 0 is GEMM row `m0`).
+fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, m0: usize, m1: usize, c: &mut [f32], ldc: usize, scratch: &mut Vec<f32>) {
+    let row_len = src.row_len();
+    let (segs, seg_len) = (src.segments(), src.segment_len());
+    // The in-place segments of one tile, filled anew per tile (set up once: a per-tile fill of
+    // all MAX_SEGS entries showed in the stem convolution's profile).
+    let mut tile_segs: [(&[f32], usize, usize); sc::MAX_SEGS] = [(&[], 0, 0); sc::MAX_SEGS];
+    // Tiles stop at the in-place range's ends, so a tile reaching the padding gathers only
+    // its edge pixels (a 32-pixel row in 16-row tiles, 3×3 with padding 1, had both tiles
+    // gathered), where the interior fills at least one whole tile; otherwise one tile
+    // gathering the row beats three that each stream B.
+    let (lo, hi) = src.interior();
+    let (lo, hi) = (lo.min(row_len), hi.clamp(lo.min(row_len), row_len));
+    let interior = (lo, hi);
+    let (lo, hi) = if hi - lo >= p.mr { (lo, hi) } else { (0, row_len) };
+    // Tiles of at most 6 rows (AVX2) are cut evenly instead, a tile with an edge pixel
+    // gathered whole: a one- or two-row tile has too few FMA chains to hide their latency
+    // (two rows of 16 columns: 4 chains, half the core's rate), and the gather costs less.
+    let balanced = (p.mr <= 6 && (lo, hi) != (0, row_len)).then(|| row_len.div_ceil(p.mr));
+    for pb in (0..p.panels).step_by(p.nc_panels) {
+        let pe = (pb + p.nc_panels).min(p.panels);
+        for y in m0 / row_len..m1.div_ceil(row_len) {
+            let row = src.row(y);
+            let mut ir = m0.max(y * row_len);
+            let row_end = m1.min((y + 1) * row_len);
+            while ir < row_end {
+                let pos = ir - y * row_len;
+                let end = match balanced {
+                    // Tile i of `tiles` covers [i·row_len / tiles, (i+1)·row_len / tiles).
+                    Some(tiles) => ((pos * tiles + tiles) / row_len..=tiles).map(|i| i * row_len / tiles).find(|&e| e > pos).unwrap_or(row_len),
+                    None if pos < lo => lo,
+                    None if pos < hi => hi,
+                    None => row_len,
+                };
+                let rows = p.mr.min(end - pos).min(row_end - ir);
+                let ct0 = (ir - m0) * ldc;
+                // The last segment read in place; `Err` when some segment needs gathering.
+                let mut last = Ok(None);
+                for s in 0..segs {
+                    match src.segment(row, ir - y * row_len, rows, s) {
+                        None => {
+                            last = Err(());
+                            break;
+                        }
+                        Some(Segment::Rows(..)) => last = Ok(Some(s)),
+                        Some(Segment::Zero) => {}
+                    }
+                }
+                let Ok(last) = last else {
+                    if let Micro::Avx2(t) = p.micro {
+                        if mixed_tile_avx2(p, t, src, row, ir, ir - y * row_len, rows, interior, pb, pe, &mut c[ct0..], ldc, scratch) {
+                            ir += rows;
+                            continue;
+                        }
+                    }
+                    // Gather this tile's A (all K blocks) as the plain GEMM does.
+                    for kb in 0..p.nkb {
+                        let (k0, kc, _) = p.kblock(kb, 0, 0);
+                        let (a, lda) = src.block(ir, rows, k0, kc, scratch);
+                        p.kblock_tiles(kb, rows, a, lda, pb, pe, &mut c[ct0 + pb * p.nr..], ldc);
+                    }
+                    ir += rows;
+                    continue;
+                };
+                if let Micro::Avx512(_) | Micro::Avx2(_) = p.micro {
+                    // The row of tiles at once, its non-zero segments accumulated in registers
+                    // (up to MAX_SEGS per pass; a pass after the first continues from C).
+                    let j0 = pb * p.nr;
+                    let cols = (pe * p.nr).min(p.n) - j0;
+                    let (stride, panels) = (p.b.k * p.nr, p.b.panels_from(pb));
+                    let run = |segs: &[(&[f32], usize, usize)], ct: &mut [f32], ep: &Epilogue| match p.micro {
+                        Micro::Avx512(t) => sc::gemm_panels_segs_avx512(t, rows, cols, seg_len, segs, panels, stride, p.nr, ct, ldc, ep),
+                        Micro::Avx2(t) => sc::gemm_panels_segs_avx2(t, rows, cols, seg_len, segs, panels, stride, ct, ldc, ep),
+                        Micro::Portable => {}
+                    };
+                    let ct = &mut c[ct0 + j0..];
+                    let mut ep = Epilogue { load_c: false, finish: false, bias: p.bias.map(|b| &b[j0..j0 + cols]), min: p.act.min, max: p.act.max };
+                    let mut n_segs = 0;
+                    for s in last.map_or(0..0, |last| 0..last + 1) {
+                        let Some(Segment::Rows(a, lda)) = src.segment(row, ir - y * row_len, rows, s) else { continue };
+                        if n_segs == sc::MAX_SEGS {
+                            run(&tile_segs, ct, &ep);
+                            (ep.load_c, n_segs) = (true, 0);
+                        }
+                        tile_segs[n_segs] = (a, lda, s * seg_len);
+                        n_segs += 1;
+                    }
+                    ep.finish = true;
+                    run(&tile_segs[..n_segs], ct, &ep);
+                    ir += rows;
+                    continue;
+                }
+                for pi in pb..pe {
+                    let j0 = pi * p.nr;
+                    let cols = p.nr.min(p.n - j0);
+                    let panel = p.b.panel(pi);
+                    let ct = &mut c[ct0 + j0..];
+                    let mut ep = Epilogue {
+                        load_c: false,
+                        finish: false,
+                        bias: p.bias.map(|b| &b[j0..j0 + cols]),
+                        min: p.act.min,
+                        max: p.act.max,
+                    };
+                    match last {
+                        // Every tap in the padding: the bias through the activation.
+                        None => {
+                            ep.finish = true;
+                            p.micro.tile(rows, cols, 0, &[], 0, &panel[..0], p.nr, ct, ldc, &ep);
+                        }
+                        Some(last) => {
+                            for s in 0..=last {
+                                let Some(Segment::Rows(a, lda)) = src.segment(row, ir - y * row_len, rows, s) else { continue };
+                                ep.finish = s == last;
+                                let k0 = s * seg_len;
+                                let bp = &panel[k0 * p.nr..(k0 + seg_len) * p.nr];
+                                p.micro.tile(rows, cols, seg_len, a, lda, bp, p.nr, ct, ldc, &ep);
+                                ep.load_c = true;
+                            }
+                        }
+                    }
+                }
+                ir += rows;
+            }
+        }
+    }
+}
