@@ -715,6 +715,42 @@ mod tests {
     }
 
     #[test]
+    fn short_rows_run_tiles_across_rows() {
+        // Output rows shorter than two whole register tiles: 8×8 and 7×7 with padding 1 (tiles
+        // span the rows' ends, where the edge pixels are gathered), 4×4 (a tile holds the last
+        // pixels of a row whose top filter row is padding and the next row's first), stride 2,
+        // a 5×5 filter, two images (a tile spans both), a channel tail; against the reference,
+        // against the im2col path, and on one thread against a pool of two.
+        let pool = nnrt_threads::KernelPool::new(2).unwrap();
+        let g8 = ConvGeom {
+            batch: 1, in_h: 8, in_w: 8, in_c: 24, out_h: 8, out_w: 8, out_c: 40, k_h: 3, k_w: 3,
+            stride_h: 1, stride_w: 1, dil_h: 1, dil_w: 1, pad_top: 1, pad_left: 1, groups: 1,
+        };
+        let g7 = ConvGeom { in_h: 7, in_w: 7, out_h: 7, out_w: 7, in_c: 32, out_c: 16, ..g8 };
+        let g4 = ConvGeom { batch: 2, in_h: 4, in_w: 4, out_h: 4, out_w: 4, out_c: 21, ..g8 };
+        let (o2, p2) = same_padding(15, 3, 2, 1);
+        let s2 = ConvGeom { in_h: 15, in_w: 15, out_h: o2, out_w: o2, stride_h: 2, stride_w: 2, pad_top: p2, pad_left: p2, ..g8 };
+        let k5 = ConvGeom { batch: 2, k_h: 5, k_w: 5, pad_top: 2, pad_left: 2, out_c: 8, ..g7 };
+        for (i, g) in [g8, g7, g4, s2, k5].into_iter().enumerate() {
+            check(g, true, Act::RELU6, 110 + i as u64);
+            let input = values(g.input_len(), 115 + i as u64);
+            let filter = values(g.filter_len(), 116 + i as u64);
+            let bias = values(g.out_c, 117 + i as u64);
+            let mut conv = Conv2d::new(g, &filter, Some(&bias), Act::NONE);
+            let mut implicit = vec![0.0; g.output_len()];
+            conv.run(&input, &mut implicit);
+            let mut im2col = vec![0.0; g.output_len()];
+            Conv2d::new(g, &filter, Some(&bias), Act::NONE).with_implicit(false).run(&input, &mut im2col);
+            // Same FMA chains; the gathered rows and the zero rows add the padding's zero
+            // products (the sign of a zero sum at most).
+            assert!(implicit.iter().zip(&im2col).all(|(a, b)| a == b), "{g:?}");
+            let mut two = vec![0.0; g.output_len()];
+            pool.install(|| conv.run(&input, &mut two));
+            assert!(implicit.iter().zip(&two).all(|(a, b)| a == b), "{g:?}, two threads");
+        }
+    }
+
+    #[test]
     fn run_add_equals_conv_then_add_bit_for_bit() {
         // ResNet-like shapes on the implicit (3×3), im2col (1×1 stride 2, dilation 2 across
         // columns) and direct (1×1) paths, one thread and a pool of two.

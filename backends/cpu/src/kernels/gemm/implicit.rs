@@ -5,6 +5,115 @@
 use super::{then_band_rows, with_scratch, Act, ASource, Micro, PackedB, Plan, Then, PAR_MIN_MACS};
 use crate::simd::gemm::{self as sc, Epilogue};
 use crate::simd::Avx2Token;
+use std::cell::RefCell;
+
+/// Most filter rows (segments) an AVX2 tile read through row pointers takes in one pass (a table
+/// of 16 showed as a memset in the 3×3 convolutions' profile).
+const ROW_SEGS: usize = 8;
+
+thread_local! {
+    /// Zeros that a tile's row pointers read where a pixel's filter row lies in the padding and
+    /// another pixel's of the same tile does not (never written but to grow it).
+    static ZEROS: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Whether the AVX2 row-pointer tiles run on across output rows ([`run_cross_avx2`]): when the
+/// rows cut into tiles of fewer than 5 rows on average (an 8-pixel row into tiles of 4, a
+/// 7-pixel one into 4 and 3: 8 and 6 FMA chains where the core needs 10-12 to hide their
+/// latency). Measured (one-op models, one thread): 8×8×64 → 64 3×3 0.080 → 0.068 ms, at two
+/// threads 0.051 → 0.039; 16- and 32-pixel rows (tiles of 5-6) gain nothing, and a 32-pixel
+/// stride-2 stem with K = 27 lost (0.040 → 0.047: per-tile pointer set-up at small K).
+fn cross_tiles<S: SegmentSource>(p: &Plan, src: &S) -> Option<Avx2Token> {
+    let Micro::Avx2(t) = p.micro else { return None };
+    let row_len = src.row_len();
+    let short = row_len < 5 * row_len.div_ceil(p.mr);
+    (short && src.segments() <= ROW_SEGS).then_some(t)
+}
+
+/// Rows `m0..m1` of [`gemm_segmented`] in AVX2 register tiles of up to [`sc::MR_AVX2`]
+/// consecutive pixels that may span several output rows, every pixel's filter rows read through
+/// its own row pointer: in place where its taps lie inside the input, a gathered im2col row where
+/// they reach the left or right padding, zeros where the filter row lies in the top or bottom
+/// padding. A filter row in the padding for every pixel of the tile is skipped, as the per-row
+/// tiles skip it; one in the padding for some pixels only adds their zero products (the sums
+/// differ from the per-row tiles' at most in the sign of a zero).
+#[allow(clippy::too_many_arguments)]
+fn run_cross_avx2<S: SegmentSource>(p: &Plan, t: Avx2Token, src: &S, m0: usize, m1: usize, c: &mut [f32], ldc: usize, scratch: &mut Vec<f32>, zeros: &[f32]) {
+    let row_len = src.row_len();
+    let (nseg, seg_len) = (src.segments(), src.segment_len());
+    let (lo, hi) = src.interior();
+    let edge = |x: usize| x < lo || x >= hi;
+    let len = m1 - m0;
+    let tiles = len.div_ceil(p.mr);
+    for pb in (0..p.panels).step_by(p.nc_panels) {
+        let pe = (pb + p.nc_panels).min(p.panels);
+        let j0 = pb * p.nr;
+        let cols = (pe * p.nr).min(p.n) - j0;
+        let ep = Epilogue { load_c: false, finish: true, bias: p.bias.map(|b| &b[j0..j0 + cols]), min: p.act.min, max: p.act.max };
+        let (stride, panels) = (p.b.k * p.nr, p.b.panels_from(pb));
+        for i in 0..tiles {
+            // Tile i of `tiles` covers [i·len / tiles, (i+1)·len / tiles): 5 or 6 rows each.
+            let (ir, end) = (m0 + i * len / tiles, m0 + (i + 1) * len / tiles);
+            let rows = end - ir;
+            // The tile's pixels that reach the left or right padding, gathered as one run.
+            let (mut g0, mut g1) = (rows, 0);
+            for r in 0..rows {
+                if edge((ir + r) % row_len) {
+                    g0 = g0.min(r);
+                    g1 = r + 1;
+                }
+            }
+            let gathered = if g0 < g1 { Some(src.block(ir + g0, g1 - g0, 0, p.b.k, scratch)) } else { None };
+            let mut segs = [sc::RowSeg::EMPTY; ROW_SEGS];
+            let mut used = [false; ROW_SEGS];
+            for (s, e) in segs.iter_mut().enumerate().take(nseg) {
+                e.k0 = s * seg_len;
+            }
+            // Runs of the tile's pixels within one output row, cut where they cross the
+            // gathered run.
+            let mut r = 0;
+            while r < rows {
+                let (y, x) = ((ir + r) / row_len, (ir + r) % row_len);
+                let mut run_end = rows.min(r + row_len - x);
+                if r < g0 {
+                    run_end = run_end.min(g0);
+                } else if r < g1 {
+                    run_end = run_end.min(g1);
+                }
+                let in_gather = (g0..g1).contains(&r);
+                let row = src.row(y);
+                for s in 0..nseg {
+                    match src.segment(row, x, run_end - r, s) {
+                        Some(Segment::Zero) => segs[s].rows[r..run_end].fill(zeros),
+                        Some(Segment::Rows(a, lda)) if !in_gather => {
+                            for q in r..run_end {
+                                segs[s].rows[q] = &a[(q - r) * lda..];
+                            }
+                            used[s] = true;
+                        }
+                        _ => {
+                            let (ga, glda) = gathered.expect("a pixel outside the in-place range is gathered");
+                            for q in r..run_end {
+                                segs[s].rows[q] = &ga[(q - g0) * glda + s * seg_len..];
+                            }
+                            used[s] = true;
+                        }
+                    }
+                }
+                r = run_end;
+            }
+            let mut n = 0;
+            for s in 0..nseg {
+                if used[s] {
+                    segs[n] = segs[s];
+                    n += 1;
+                }
+            }
+            sc::gemm_panels_rows_avx2(t, rows, cols, seg_len, &segs[..n], panels, stride, &mut c[(ir - m0) * ldc + j0..], ldc, &ep);
+        }
+    }
+}
+
 /// Rows of `A` for one K segment of a register tile, read in place (implicit GEMM).
 pub(crate) enum Segment<'a> {
     /// `a[r * lda + kk]` is `A[row0 + r][k0 + kk]` for the segment's `kk`.
@@ -86,7 +195,8 @@ pub(crate) fn gemm_segmented_then<S: SegmentSource>(
         // pixels for two register tiles: an SSD head's 3x3 map), else pieces of rows in whole
         // register tiles (a CONV_1D's single output row).
         let tasks = 16 * threads;
-        let per_task = if rows >= 4 * threads || m < 2 * plan.mr { rows.div_ceil(tasks) * row_len } else { m.div_ceil(tasks).div_ceil(plan.mr).max(1) * plan.mr };
+        let whole_rows = cross_tiles(&plan, src).is_none() && (rows >= 4 * threads || m < 2 * plan.mr);
+        let per_task = if whole_rows { rows.div_ceil(tasks) * row_len } else { m.div_ceil(tasks).div_ceil(plan.mr).max(1) * plan.mr };
         nnrt_threads::par_chunks_mut(c, per_task * ldc, |t, cc| {
             let (r0, r1) = (t * per_task, ((t + 1) * per_task).min(m));
             with_scratch(|s| run_segmented(&plan, src, r0, r1, cc, ldc, s));
@@ -121,8 +231,7 @@ fn mixed_tile_avx2<S: SegmentSource>(
 ) -> bool {
     // Rows i0..i1 of the tile are interior pixels; g0..g1 are the others.
     let (i0, i1) = (lo.saturating_sub(pos).min(rows), hi.saturating_sub(pos).min(rows));
-    // Up to 8 filter rows (a table of 16 showed as a memset in the 3×3 convolutions' profile).
-    const SEGS: usize = 8;
+    const SEGS: usize = ROW_SEGS;
     if i0 >= i1 || (i0 > 0 && i1 < rows) || src.segments() > SEGS {
         return false;
     }
@@ -159,6 +268,15 @@ fn mixed_tile_avx2<S: SegmentSource>(
 /// GEMM rows `m0..m1` of [`gemm_segmented`] (any cut, not only whole output rows) into `c`
 /// (whose row 0 is GEMM row `m0`).
 fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, m0: usize, m1: usize, c: &mut [f32], ldc: usize, scratch: &mut Vec<f32>) {
+    if let Some(t) = cross_tiles(p, src) {
+        return ZEROS.with(|z| {
+            let mut z = z.borrow_mut();
+            if z.len() < src.segment_len() {
+                z.resize(src.segment_len(), 0.0);
+            }
+            run_cross_avx2(p, t, src, m0, m1, c, ldc, scratch, &z)
+        });
+    }
     let row_len = src.row_len();
     let (segs, seg_len) = (src.segments(), src.segment_len());
     // The in-place segments of one tile, filled anew per tile (set up once: a per-tile fill of
