@@ -294,16 +294,36 @@ fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, m0: usize, m1: usize, c: &
     // gathered whole: a one- or two-row tile has too few FMA chains to hide their latency
     // (two rows of 16 columns: 4 chains, half the core's rate), and the gather costs less.
     let balanced = (p.mr <= 6 && (lo, hi) != (0, row_len)).then(|| row_len.div_ceil(p.mr));
+    // Tile i of `tiles` covers [i·row_len / tiles, (i+1)·row_len / tiles): the bounds of up to
+    // 64 tiles computed once (a division per tile was a sixth of a stem convolution's driver).
+    let mut bounds = [0usize; 65];
+    if let Some(tiles) = balanced.filter(|&t| t < bounds.len()) {
+        for (i, b) in bounds.iter_mut().enumerate().take(tiles + 1) {
+            *b = i * row_len / tiles;
+        }
+    }
+    let simd = matches!(p.micro, Micro::Avx512(_) | Micro::Avx2(_));
     for pb in (0..p.panels).step_by(p.nc_panels) {
         let pe = (pb + p.nc_panels).min(p.panels);
+        let j0 = pb * p.nr;
+        let cols = (pe * p.nr).min(p.n) - j0;
+        let (stride, panels) = (p.b.k * p.nr, p.b.panels_from(pb));
+        let bias = p.bias.map(|b| &b[j0..j0 + cols]);
         for y in m0 / row_len..m1.div_ceil(row_len) {
             let row = src.row(y);
             let mut ir = m0.max(y * row_len);
             let row_end = m1.min((y + 1) * row_len);
+            // The balanced tile holding `ir` (found once per row; tiles then follow in order).
+            let mut ti = balanced.map_or(0, |tiles| ((ir - y * row_len) * tiles + tiles) / row_len);
             while ir < row_end {
                 let pos = ir - y * row_len;
                 let end = match balanced {
-                    // Tile i of `tiles` covers [i·row_len / tiles, (i+1)·row_len / tiles).
+                    Some(tiles) if tiles < bounds.len() => {
+                        while ti < tiles && bounds[ti] <= pos {
+                            ti += 1;
+                        }
+                        bounds[ti]
+                    }
                     Some(tiles) => ((pos * tiles + tiles) / row_len..=tiles).map(|i| i * row_len / tiles).find(|&e| e > pos).unwrap_or(row_len),
                     None if pos < lo => lo,
                     None if pos < hi => hi,
@@ -311,21 +331,29 @@ fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, m0: usize, m1: usize, c: &
                 };
                 let rows = p.mr.min(end - pos).min(row_end - ir);
                 let ct0 = (ir - m0) * ldc;
-                // The last segment read in place; `Err` when some segment needs gathering.
+                // The last segment read in place; `Err` when some segment needs gathering. The
+                // SIMD kernels' in-place segments are collected on the way (up to MAX_SEGS).
                 let mut last = Ok(None);
+                let mut n_segs = 0;
                 for s in 0..segs {
-                    match src.segment(row, ir - y * row_len, rows, s) {
+                    match src.segment(row, pos, rows, s) {
                         None => {
                             last = Err(());
                             break;
                         }
-                        Some(Segment::Rows(..)) => last = Ok(Some(s)),
+                        Some(Segment::Rows(a, lda)) => {
+                            last = Ok(Some(s));
+                            if simd && n_segs < sc::MAX_SEGS {
+                                tile_segs[n_segs] = (a, lda, s * seg_len);
+                            }
+                            n_segs += 1;
+                        }
                         Some(Segment::Zero) => {}
                     }
                 }
                 let Ok(last) = last else {
                     if let Micro::Avx2(t) = p.micro {
-                        if mixed_tile_avx2(p, t, src, row, ir, ir - y * row_len, rows, interior, pb, pe, &mut c[ct0..], ldc, scratch) {
+                        if mixed_tile_avx2(p, t, src, row, ir, pos, rows, interior, pb, pe, &mut c[ct0..], ldc, scratch) {
                             ir += rows;
                             continue;
                         }
@@ -334,27 +362,30 @@ fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, m0: usize, m1: usize, c: &
                     for kb in 0..p.nkb {
                         let (k0, kc, _) = p.kblock(kb, 0, 0);
                         let (a, lda) = src.block(ir, rows, k0, kc, scratch);
-                        p.kblock_tiles(kb, rows, a, lda, pb, pe, &mut c[ct0 + pb * p.nr..], ldc);
+                        p.kblock_tiles(kb, rows, a, lda, pb, pe, &mut c[ct0 + j0..], ldc);
                     }
                     ir += rows;
                     continue;
                 };
-                if let Micro::Avx512(_) | Micro::Avx2(_) = p.micro {
+                if simd {
                     // The row of tiles at once, its non-zero segments accumulated in registers
                     // (up to MAX_SEGS per pass; a pass after the first continues from C).
-                    let j0 = pb * p.nr;
-                    let cols = (pe * p.nr).min(p.n) - j0;
-                    let (stride, panels) = (p.b.k * p.nr, p.b.panels_from(pb));
                     let run = |segs: &[(&[f32], usize, usize)], ct: &mut [f32], ep: &Epilogue| match p.micro {
                         Micro::Avx512(t) => sc::gemm_panels_segs_avx512(t, rows, cols, seg_len, segs, panels, stride, p.nr, ct, ldc, ep),
                         Micro::Avx2(t) => sc::gemm_panels_segs_avx2(t, rows, cols, seg_len, segs, panels, stride, ct, ldc, ep),
-                        Micro::Portable => {}
+                        Micro::Portable => unreachable!("SIMD tiles only"),
                     };
                     let ct = &mut c[ct0 + j0..];
-                    let mut ep = Epilogue { load_c: false, finish: false, bias: p.bias.map(|b| &b[j0..j0 + cols]), min: p.act.min, max: p.act.max };
-                    let mut n_segs = 0;
+                    let mut ep = Epilogue { load_c: false, finish: true, bias, min: p.act.min, max: p.act.max };
+                    if n_segs <= sc::MAX_SEGS {
+                        run(&tile_segs[..n_segs], ct, &ep);
+                        ir += rows;
+                        continue;
+                    }
+                    ep.finish = false;
+                    n_segs = 0;
                     for s in last.map_or(0..0, |last| 0..last + 1) {
-                        let Some(Segment::Rows(a, lda)) = src.segment(row, ir - y * row_len, rows, s) else { continue };
+                        let Some(Segment::Rows(a, lda)) = src.segment(row, pos, rows, s) else { continue };
                         if n_segs == sc::MAX_SEGS {
                             run(&tile_segs, ct, &ep);
                             (ep.load_c, n_segs) = (true, 0);
