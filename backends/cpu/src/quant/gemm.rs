@@ -152,7 +152,19 @@ impl QPackedB {
             QLayout::Pair => {
                 let kp = k.div_ceil(4) * 4;
                 let len = n.div_ceil(NR_PAIR) * kp * NR_PAIR;
-                let pairs = prepack::lines(prepack::tag::Q_PAIRS, facts(2), len, |dst: &mut [i16]| panels::<TW, i16, 2>(dst, rows().enumerate(), kp, NR_PAIR, |v| (v.get() + aw) as i16));
+                let pairs = prepack::lines(prepack::tag::Q_PAIRS, facts(2), len, |dst: &mut [i16]| {
+                    if std::mem::size_of::<TW>() == 1 && k % 4 == 0 && k > 0 {
+                        // Whole quads, each two pairs widened to 16 bits (`simd::pack`); `+ aw`
+                        // is `- 128` for uint8 weights and nothing for int8.
+                        let src: &[u8] = bytemuck::cast_slice(&w[..n * k]);
+                        for (p, panel) in dst.chunks_exact_mut(kp * NR_PAIR).enumerate() {
+                            let j0 = p * NR_PAIR;
+                            crate::simd::pack::pack_pairs(src, k, k / 4, j0, NR_PAIR.min(n - j0), NR_PAIR, aw != 0, panel);
+                        }
+                    } else {
+                        panels::<TW, i16, 2>(dst, rows().enumerate(), kp, NR_PAIR, |v| (v.get() + aw) as i16)
+                    }
+                });
                 (kp, Lines::default(), pairs)
             }
         };

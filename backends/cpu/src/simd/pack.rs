@@ -12,7 +12,7 @@
 use std::arch::x86_64::*;
 
 #[cfg(target_arch = "x86_64")]
-use super::Avx512Token;
+use super::{Avx2Token, Avx512Token};
 
 /// Writes rows `j0 .. j0 + cols` of `w` (row-major, `k` values a row) into the panel `dst`
 /// (`k` rows of `nr` floats): `dst[kk * nr + c] = w[(j0 + c) * k + kk]`. Columns `cols .. nr`
@@ -47,6 +47,13 @@ pub(crate) fn pack_words(src: &[u8], row_bytes: usize, words: usize, j0: usize, 
         if words > 0 && row_bytes.checked_mul(16).is_some_and(|v| v <= i32::MAX as usize) {
             // SAFETY: the token proves AVX-512F; the bounds are asserted above.
             done = unsafe { gather16(t, src, row_bytes, words, j0, cols, nr, xor, dst) };
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = Avx2Token::new() {
+        if words > 0 && cols - done >= 8 && row_bytes.checked_mul(8).is_some_and(|v| v <= i32::MAX as usize) {
+            // SAFETY: the token proves AVX2; the bounds are asserted above.
+            done += unsafe { gather8(t, src, row_bytes, words, j0 + done, cols - done, nr, xor, &mut dst[4 * done..]) };
         }
     }
     let x = xor.to_le_bytes();
@@ -89,6 +96,117 @@ unsafe fn gather16(_: Avx512Token, src: &[u8], row_bytes: usize, words: usize, j
     c0
 }
 
+/// [`gather16`] for AVX2: whole groups of 8 columns from row `j0` on, into `dst` (whose byte 0
+/// is column 0's); returns how many columns it wrote.
+///
+/// # Safety
+/// The CPU has AVX2; the bounds [`pack_words`] asserts hold for these `j0`, `cols` and `dst`,
+/// and `8 * row_bytes <= i32::MAX`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn gather8(_: Avx2Token, src: &[u8], row_bytes: usize, words: usize, j0: usize, cols: usize, nr: usize, xor: u32, dst: &mut [u8]) -> usize {
+    let rows = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(row_bytes as i32));
+    let mask = _mm256_set1_epi32(xor as i32);
+    let mut c0 = 0;
+    while c0 + 8 <= cols {
+        // SAFETY: row `j0 + c0` starts inside `src` (`c0 < cols`).
+        let base = unsafe { src.as_ptr().add((j0 + c0) * row_bytes) };
+        for q in 0..words {
+            // SAFETY: lane `r` reads bytes `(j0 + c0 + r) row_bytes + 4 q ..+ 4`, `r < 8`,
+            // `c0 + 8 <= cols`, `4 q + 4 <= row_bytes`: inside `src`; the offsets fit in i32.
+            let v = unsafe { _mm256_i32gather_epi32::<1>(base.add(4 * q) as *const i32, rows) };
+            // SAFETY: bytes `4 (q nr + c0) ..+ 32` are inside `dst`: `c0 + 8 <= cols <= nr`,
+            // `q < words`.
+            unsafe { _mm256_storeu_si256(dst.as_mut_ptr().add(4 * (q * nr + c0)) as *mut _, _mm256_xor_si256(v, mask)) };
+        }
+        c0 += 8;
+    }
+    c0
+}
+
+/// The int8 pair panels of `quant::gemm::QPackedB` (AVX2's `vpmaddwd` layout): for `q < words`
+/// and `c < cols`, the 4 bytes at byte `4 q` of row `j0 + c` of `src` (rows of `row_bytes` bytes)
+/// become the pairs `dst[2 (2q·nr + c) ..+ 2]` and `dst[2 ((2q+1)·nr + c) ..+ 2]` of 16-bit
+/// values: each byte as int8, or as uint8 less 128 when `unsigned`. Other columns are left as
+/// they are.
+///
+/// # Panics
+/// If `cols > nr`, `4 * words > row_bytes`, `dst` holds fewer than `4 * words * nr` values or
+/// `src` ends before row `j0 + cols`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn pack_pairs(src: &[u8], row_bytes: usize, words: usize, j0: usize, cols: usize, nr: usize, unsigned: bool, dst: &mut [i16]) {
+    assert!(
+        cols <= nr && 4 * words <= row_bytes && dst.len() >= 4 * words * nr && src.len() >= (j0 + cols) * row_bytes,
+        "pack_pairs: {cols} of {nr} columns, {words} words of rows of {row_bytes} bytes from row {j0} of {} bytes, panel of {} values",
+        src.len(),
+        dst.len()
+    );
+    #[allow(unused_mut)]
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = Avx2Token::new() {
+        if words > 0 && row_bytes.checked_mul(8).is_some_and(|v| v <= i32::MAX as usize) {
+            // SAFETY: the token proves AVX2; the bounds are asserted above.
+            done = unsafe { pairs8(t, src, row_bytes, words, j0, cols, nr, unsigned, dst) };
+        }
+    }
+    let widen = |b: u8| if unsigned { b as i16 - 128 } else { b as i8 as i16 };
+    for c in done..cols {
+        let row = &src[(j0 + c) * row_bytes..][..4 * words];
+        for (q, w) in row.chunks_exact(4).enumerate() {
+            let (a, b) = (2 * (2 * q * nr + c), 2 * ((2 * q + 1) * nr + c));
+            dst[a] = widen(w[0]);
+            dst[a + 1] = widen(w[1]);
+            dst[b] = widen(w[2]);
+            dst[b + 1] = widen(w[3]);
+        }
+    }
+}
+
+/// [`pack_pairs`]' whole groups of 8 columns: one gather of a word from 8 rows, widened to
+/// 16 bits, its even pairs to one group row of the panel and its odd pairs to the next.
+///
+/// # Safety
+/// The CPU has AVX2; the bounds [`pack_pairs`] asserts hold, and `8 * row_bytes <= i32::MAX`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn pairs8(_: Avx2Token, src: &[u8], row_bytes: usize, words: usize, j0: usize, cols: usize, nr: usize, unsigned: bool, dst: &mut [i16]) -> usize {
+    let rows = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(row_bytes as i32));
+    // Pair r of rows 0..3 (and 4..7) sits at 32-bit lanes 2r (even pair) and 2r + 1 (odd).
+    let split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    let shift = _mm256_set1_epi16(if unsigned { -128 } else { 0 });
+    let mut c0 = 0;
+    while c0 + 8 <= cols {
+        // SAFETY: row `j0 + c0` starts inside `src` (`c0 < cols`).
+        let base = unsafe { src.as_ptr().add((j0 + c0) * row_bytes) };
+        for q in 0..words {
+            // SAFETY: lane `r` reads bytes `(j0 + c0 + r) row_bytes + 4 q ..+ 4`, `r < 8`,
+            // `c0 + 8 <= cols`, `4 q + 4 <= row_bytes`: inside `src`; the offsets fit in i32.
+            let v = unsafe { _mm256_i32gather_epi32::<1>(base.add(4 * q) as *const i32, rows) };
+            let (lo, hi) = (_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+            let (lo, hi) = if unsigned {
+                (_mm256_add_epi16(_mm256_cvtepu8_epi16(lo), shift), _mm256_add_epi16(_mm256_cvtepu8_epi16(hi), shift))
+            } else {
+                (_mm256_cvtepi8_epi16(lo), _mm256_cvtepi8_epi16(hi))
+            };
+            // [even pairs of rows 0..3 | odd pairs of rows 0..3], the same for rows 4..7.
+            let (lo, hi) = (_mm256_permutevar8x32_epi32(lo, split), _mm256_permutevar8x32_epi32(hi, split));
+            let even = _mm256_permute2x128_si256::<0x20>(lo, hi);
+            let odd = _mm256_permute2x128_si256::<0x31>(lo, hi);
+            // SAFETY: values `2 (2q·nr + c0) ..+ 16` and `2 ((2q+1)·nr + c0) ..+ 16` are inside
+            // `dst`: `c0 + 8 <= cols <= nr`, `q < words`.
+            unsafe {
+                _mm256_storeu_si256(dst.as_mut_ptr().add(2 * (2 * q * nr + c0)) as *mut _, even);
+                _mm256_storeu_si256(dst.as_mut_ptr().add(2 * ((2 * q + 1) * nr + c0)) as *mut _, odd);
+            }
+        }
+        c0 += 8;
+    }
+    c0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +225,29 @@ mod tests {
                         for c in 0..nr {
                             let want = if c < cols { w[(j0 + c) * k + kk] } else { -1.0 };
                             assert_eq!(dst[kk * nr + c], want, "nr {nr} cols {cols} k {k}: row {kk} column {c}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Pairs of int8 and uint8 bytes widened to 16 bits, around the 8-column groups.
+    #[test]
+    fn pair_panels_hold_the_widened_pairs() {
+        for unsigned in [false, true] {
+            for (nr, cols, row_bytes, words) in [(16usize, 16usize, 8usize, 2usize), (16, 13, 12, 3), (16, 7, 4, 1), (8, 8, 9, 2), (32, 0, 4, 1)] {
+                let j0 = 3;
+                let src: Vec<u8> = (0..(j0 + cols) * row_bytes).map(|i| (i * 37 + 5) as u8).collect();
+                let mut dst = vec![i16::MIN; 4 * words * nr];
+                pack_pairs(&src, row_bytes, words, j0, cols, nr, unsigned, &mut dst);
+                for g in 0..2 * words {
+                    for c in 0..nr {
+                        for b in 0..2 {
+                            let byte = src.get((j0 + c) * row_bytes + 2 * g + b).copied().unwrap_or(0);
+                            let v = if unsigned { byte as i16 - 128 } else { byte as i8 as i16 };
+                            let want = if c < cols { v } else { i16::MIN };
+                            assert_eq!(dst[2 * (g * nr + c) + b], want, "unsigned {unsigned} nr {nr} cols {cols}: group {g} column {c} value {b}");
                         }
                     }
                 }
