@@ -146,7 +146,7 @@ pub(crate) mod tag {
     pub const F32_PANELS: u32 = 1;
     /// The integer GEMM's byte quads (`quant::gemm::QPackedB`, VNNI layout).
     pub const Q_QUADS: u32 = 2;
-    /// The integer GEMM's 16-bit pairs (AVX2 layout).
+    /// The integer GEMM's int8 pairs (AVX2 layout, widened by the kernel as it loads them).
     pub const Q_PAIRS: u32 = 3;
     /// The integer GEMM's per-column weight sums.
     pub const Q_COL_SUM: u32 = 4;

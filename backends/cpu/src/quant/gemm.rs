@@ -27,8 +27,8 @@ pub enum QLayout {
     /// Panels of 32 columns × groups of 4 bytes along `k` (the VNNI kernel, and the portable
     /// kernel on CPUs without vector support).
     Quad,
-    /// Panels of 16 columns × pairs of 16-bit values along `k` (the AVX2 kernel; `k` padded
-    /// to a multiple of 4, the step of its loop).
+    /// Panels of 16 columns × pairs of int8 values along `k` (the AVX2 kernel, which widens
+    /// them to 16 bits as it loads them; `k` padded to a multiple of 4, the step of its loop).
     Pair,
 }
 
@@ -46,7 +46,7 @@ pub struct QPackedB {
     k: usize,
     kp: usize,
     bytes: Lines<i8>,
-    pairs: Lines<i16>,
+    pairs: Lines<i8>,
     /// `Σ_k w'` of each column.
     col_sum: Lines<i32>,
     /// `zw'` of each column.
@@ -152,17 +152,17 @@ impl QPackedB {
             QLayout::Pair => {
                 let kp = k.div_ceil(4) * 4;
                 let len = n.div_ceil(NR_PAIR) * kp * NR_PAIR;
-                let pairs = prepack::lines(prepack::tag::Q_PAIRS, facts(2), len, |dst: &mut [i16]| {
+                let pairs = prepack::lines(prepack::tag::Q_PAIRS, facts(2), len, |dst: &mut [i8]| {
                     if std::mem::size_of::<TW>() == 1 && k % 4 == 0 && k > 0 {
-                        // Whole quads, each two pairs widened to 16 bits (`simd::pack`); `+ aw`
-                        // is `- 128` for uint8 weights and nothing for int8.
+                        // Whole quads, each split into its two pairs (`simd::pack`); `+ aw` on a
+                        // byte is `^ 0x80` for uint8 weights (-128) and nothing for int8.
                         let src: &[u8] = bytemuck::cast_slice(&w[..n * k]);
-                        for (p, panel) in dst.chunks_exact_mut(kp * NR_PAIR).enumerate() {
+                        for (p, panel) in bytemuck::cast_slice_mut::<i8, u8>(dst).chunks_exact_mut(kp * NR_PAIR).enumerate() {
                             let j0 = p * NR_PAIR;
-                            crate::simd::pack::pack_pairs(src, k, k / 4, j0, NR_PAIR.min(n - j0), NR_PAIR, aw != 0, panel);
+                            crate::simd::pack::pack_pairs(src, k, k / 4, j0, NR_PAIR.min(n - j0), NR_PAIR, if aw == 0 { 0 } else { 0x80 }, panel);
                         }
                     } else {
-                        panels::<TW, i16, 2>(dst, rows().enumerate(), kp, NR_PAIR, |v| (v.get() + aw) as i16)
+                        panels::<TW, i8, 2>(dst, rows().enumerate(), kp, NR_PAIR, |v| (v.get() + aw) as i8)
                     }
                 });
                 (kp, Lines::default(), pairs)

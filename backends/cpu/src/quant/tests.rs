@@ -291,7 +291,7 @@ proptest! {
         sq::tile_quad(kp, &a, &b, &mut x);
         sq::tile_quad_portable(kp, &a, &b, &mut y);
         prop_assert_eq!(&x, &y);
-        let p: Vec<i16> = fill(seed ^ 2, kp * 16, -128, 127).into_iter().map(|v| v as i16).collect();
+        let p: Vec<i8> = cast(&fill(seed ^ 2, kp * 16, -128, 127));
         let (mut x, mut y) = (vec![0; sq::MR_QUAD * 16], vec![0; sq::MR_QUAD * 16]);
         sq::tile_pair(kp, &a, &p, &mut x);
         sq::tile_pair_portable(kp, &a, &p, &mut y);

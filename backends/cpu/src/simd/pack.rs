@@ -125,20 +125,20 @@ unsafe fn gather8(_: Avx2Token, src: &[u8], row_bytes: usize, words: usize, j0: 
     c0
 }
 
-/// The int8 pair panels of `quant::gemm::QPackedB` (AVX2's `vpmaddwd` layout): for `q < words`
-/// and `c < cols`, the 4 bytes at byte `4 q` of row `j0 + c` of `src` (rows of `row_bytes` bytes)
-/// become the pairs `dst[2 (2q·nr + c) ..+ 2]` and `dst[2 ((2q+1)·nr + c) ..+ 2]` of 16-bit
-/// values: each byte as int8, or as uint8 less 128 when `unsigned`. Other columns are left as
-/// they are.
+/// The int8 pair panels of `quant::gemm::QPackedB` (AVX2's `vpmaddwd` layout, widened as the
+/// kernel loads them): for `q < words` and `c < cols`, the 4 bytes at byte `4 q` of row `j0 + c`
+/// of `src` (rows of `row_bytes` bytes), XORed with `xor`, become the pairs `dst[2 (2q·nr + c)
+/// ..+ 2]` (its bytes 0 and 1) and `dst[2 ((2q+1)·nr + c) ..+ 2]` (bytes 2 and 3). Other
+/// columns are left as they are.
 ///
 /// # Panics
-/// If `cols > nr`, `4 * words > row_bytes`, `dst` holds fewer than `4 * words * nr` values or
+/// If `cols > nr`, `4 * words > row_bytes`, `dst` holds fewer than `4 * words * nr` bytes or
 /// `src` ends before row `j0 + cols`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn pack_pairs(src: &[u8], row_bytes: usize, words: usize, j0: usize, cols: usize, nr: usize, unsigned: bool, dst: &mut [i16]) {
+pub(crate) fn pack_pairs(src: &[u8], row_bytes: usize, words: usize, j0: usize, cols: usize, nr: usize, xor: u8, dst: &mut [u8]) {
     assert!(
         cols <= nr && 4 * words <= row_bytes && dst.len() >= 4 * words * nr && src.len() >= (j0 + cols) * row_bytes,
-        "pack_pairs: {cols} of {nr} columns, {words} words of rows of {row_bytes} bytes from row {j0} of {} bytes, panel of {} values",
+        "pack_pairs: {cols} of {nr} columns, {words} words of rows of {row_bytes} bytes from row {j0} of {} bytes, panel of {} bytes",
         src.len(),
         dst.len()
     );
@@ -148,35 +148,34 @@ pub(crate) fn pack_pairs(src: &[u8], row_bytes: usize, words: usize, j0: usize, 
     if let Some(t) = Avx2Token::new() {
         if words > 0 && row_bytes.checked_mul(8).is_some_and(|v| v <= i32::MAX as usize) {
             // SAFETY: the token proves AVX2; the bounds are asserted above.
-            done = unsafe { pairs8(t, src, row_bytes, words, j0, cols, nr, unsigned, dst) };
+            done = unsafe { pairs8(t, src, row_bytes, words, j0, cols, nr, xor, dst) };
         }
     }
-    let widen = |b: u8| if unsigned { b as i16 - 128 } else { b as i8 as i16 };
     for c in done..cols {
         let row = &src[(j0 + c) * row_bytes..][..4 * words];
         for (q, w) in row.chunks_exact(4).enumerate() {
             let (a, b) = (2 * (2 * q * nr + c), 2 * ((2 * q + 1) * nr + c));
-            dst[a] = widen(w[0]);
-            dst[a + 1] = widen(w[1]);
-            dst[b] = widen(w[2]);
-            dst[b + 1] = widen(w[3]);
+            dst[a] = w[0] ^ xor;
+            dst[a + 1] = w[1] ^ xor;
+            dst[b] = w[2] ^ xor;
+            dst[b + 1] = w[3] ^ xor;
         }
     }
 }
 
-/// [`pack_pairs`]' whole groups of 8 columns: one gather of a word from 8 rows, widened to
-/// 16 bits, its even pairs to one group row of the panel and its odd pairs to the next.
+/// [`pack_pairs`]' whole groups of 8 columns: one gather of a word from 8 rows, its first pairs
+/// to one group row of the panel and its second pairs to the next.
 ///
 /// # Safety
 /// The CPU has AVX2; the bounds [`pack_pairs`] asserts hold, and `8 * row_bytes <= i32::MAX`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn pairs8(_: Avx2Token, src: &[u8], row_bytes: usize, words: usize, j0: usize, cols: usize, nr: usize, unsigned: bool, dst: &mut [i16]) -> usize {
+unsafe fn pairs8(_: Avx2Token, src: &[u8], row_bytes: usize, words: usize, j0: usize, cols: usize, nr: usize, xor: u8, dst: &mut [u8]) -> usize {
     let rows = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(row_bytes as i32));
-    // Pair r of rows 0..3 (and 4..7) sits at 32-bit lanes 2r (even pair) and 2r + 1 (odd).
-    let split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
-    let shift = _mm256_set1_epi16(if unsigned { -128 } else { 0 });
+    // Within each 128-bit lane (4 rows' words): the rows' first pairs, then their second pairs.
+    let split = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    let mask = _mm256_set1_epi8(xor as i8);
     let mut c0 = 0;
     while c0 + 8 <= cols {
         // SAFETY: row `j0 + c0` starts inside `src` (`c0 < cols`).
@@ -185,21 +184,15 @@ unsafe fn pairs8(_: Avx2Token, src: &[u8], row_bytes: usize, words: usize, j0: u
             // SAFETY: lane `r` reads bytes `(j0 + c0 + r) row_bytes + 4 q ..+ 4`, `r < 8`,
             // `c0 + 8 <= cols`, `4 q + 4 <= row_bytes`: inside `src`; the offsets fit in i32.
             let v = unsafe { _mm256_i32gather_epi32::<1>(base.add(4 * q) as *const i32, rows) };
-            let (lo, hi) = (_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
-            let (lo, hi) = if unsigned {
-                (_mm256_add_epi16(_mm256_cvtepu8_epi16(lo), shift), _mm256_add_epi16(_mm256_cvtepu8_epi16(hi), shift))
-            } else {
-                (_mm256_cvtepi8_epi16(lo), _mm256_cvtepi8_epi16(hi))
-            };
-            // [even pairs of rows 0..3 | odd pairs of rows 0..3], the same for rows 4..7.
-            let (lo, hi) = (_mm256_permutevar8x32_epi32(lo, split), _mm256_permutevar8x32_epi32(hi, split));
-            let even = _mm256_permute2x128_si256::<0x20>(lo, hi);
-            let odd = _mm256_permute2x128_si256::<0x31>(lo, hi);
-            // SAFETY: values `2 (2q·nr + c0) ..+ 16` and `2 ((2q+1)·nr + c0) ..+ 16` are inside
+            // [first pairs of rows 0..3 | second pairs of rows 0..3 | the same of rows 4..7],
+            // then the first pairs of all 8 rows in the low half, the second in the high.
+            let v = _mm256_xor_si256(_mm256_shuffle_epi8(v, split), mask);
+            let v = _mm256_permute4x64_epi64::<0b11_01_10_00>(v);
+            // SAFETY: bytes `2 (2q·nr + c0) ..+ 16` and `2 ((2q+1)·nr + c0) ..+ 16` are inside
             // `dst`: `c0 + 8 <= cols <= nr`, `q < words`.
             unsafe {
-                _mm256_storeu_si256(dst.as_mut_ptr().add(2 * (2 * q * nr + c0)) as *mut _, even);
-                _mm256_storeu_si256(dst.as_mut_ptr().add(2 * ((2 * q + 1) * nr + c0)) as *mut _, odd);
+                _mm_storeu_si128(dst.as_mut_ptr().add(2 * (2 * q * nr + c0)) as *mut _, _mm256_castsi256_si128(v));
+                _mm_storeu_si128(dst.as_mut_ptr().add(2 * ((2 * q + 1) * nr + c0)) as *mut _, _mm256_extracti128_si256::<1>(v));
             }
         }
         c0 += 8;
@@ -232,22 +225,20 @@ mod tests {
         }
     }
 
-    /// Pairs of int8 and uint8 bytes widened to 16 bits, around the 8-column groups.
+    /// Pairs of bytes split from their words, with and without XOR, around the 8-column groups.
     #[test]
-    fn pair_panels_hold_the_widened_pairs() {
-        for unsigned in [false, true] {
+    fn pair_panels_hold_the_split_words() {
+        for xor in [0u8, 0x80] {
             for (nr, cols, row_bytes, words) in [(16usize, 16usize, 8usize, 2usize), (16, 13, 12, 3), (16, 7, 4, 1), (8, 8, 9, 2), (32, 0, 4, 1)] {
                 let j0 = 3;
                 let src: Vec<u8> = (0..(j0 + cols) * row_bytes).map(|i| (i * 37 + 5) as u8).collect();
-                let mut dst = vec![i16::MIN; 4 * words * nr];
-                pack_pairs(&src, row_bytes, words, j0, cols, nr, unsigned, &mut dst);
+                let mut dst = vec![0xAAu8; 4 * words * nr];
+                pack_pairs(&src, row_bytes, words, j0, cols, nr, xor, &mut dst);
                 for g in 0..2 * words {
                     for c in 0..nr {
                         for b in 0..2 {
-                            let byte = src.get((j0 + c) * row_bytes + 2 * g + b).copied().unwrap_or(0);
-                            let v = if unsigned { byte as i16 - 128 } else { byte as i8 as i16 };
-                            let want = if c < cols { v } else { i16::MIN };
-                            assert_eq!(dst[2 * (g * nr + c) + b], want, "unsigned {unsigned} nr {nr} cols {cols}: group {g} column {c} value {b}");
+                            let want = if c < cols { src[(j0 + c) * row_bytes + 2 * g + b] ^ xor } else { 0xAA };
+                            assert_eq!(dst[2 * (g * nr + c) + b], want, "xor {xor:#x} nr {nr} cols {cols}: group {g} column {c} value {b}");
                         }
                     }
                 }

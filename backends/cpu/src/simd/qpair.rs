@@ -1,6 +1,6 @@
 //! The AVX2 integer GEMM blocks (CPUs without AVX-512 VNNI: AMD Zen 1–3, Intel before Ice
-//! Lake): tiles over pair-packed panels (16 columns, 16-bit weights, two `k` per column per
-//! step) with the epilogue in registers, as [`super::quant::block_quad_out`] and
+//! Lake): tiles over pair-packed panels (16 columns, int8 weights widened to 16 bits as they
+//! are loaded, two `k` per column per step) with the epilogue in registers, as [`super::quant::block_quad_out`] and
 //! [`super::quant::block_quad_f32`] do for VNNI.
 //!
 //! The dot products use `vpmaddwd` on activations zero-extended to 16 bits, which is exact
@@ -96,7 +96,7 @@ pub(crate) fn shifts(shift: i32) -> (i32, i32, i32, i32) {
 /// Checks the bounds every block relies on (`rows ≥ 1`, `n ≥ 1`): whole `MR`-row tiles of `kp`
 /// bytes of `a`, every panel of `pairs`, `lanes` parameter lanes, and the `n` values of each of
 /// the `rows` output rows (`out_len` long, `ldc` apart). Returns the panels.
-fn check_block(kp: usize, a: &[i16], rows: usize, pairs: &[i16], n: usize, lanes: usize, out_len: usize, ldc: usize) -> usize {
+fn check_block(kp: usize, a: &[i16], rows: usize, pairs: &[i8], n: usize, lanes: usize, out_len: usize, ldc: usize) -> usize {
     let panels = n.div_ceil(NR);
     assert!(kp.is_multiple_of(4) && a.len() >= rows.div_ceil(MR) * MR * kp && pairs.len() >= panels * kp * NR);
     assert!(lanes >= panels * NR && ldc >= n && out_len >= (rows - 1) * ldc + n);
@@ -114,7 +114,7 @@ pub(crate) fn widen(a: &[u8], out: &mut Vec<i16>) {
 /// requantized with `pr` and stored as bytes at `out[r * ldc + j]` (`j < n`), int8 when
 /// `signed`, else uint8. `row_sums` (the rows' byte sums) when some column's `zw` is not 0.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn block_pair_out(t: Avx2Token, kp: usize, a: &[i16], rows: usize, pairs: &[i16], n: usize, pr: &PairRequant, row_sums: Option<&[i32]>, out: &mut [u8], ldc: usize, signed: bool) {
+pub(crate) fn block_pair_out(t: Avx2Token, kp: usize, a: &[i16], rows: usize, pairs: &[i8], n: usize, pr: &PairRequant, row_sums: Option<&[i32]>, out: &mut [u8], ldc: usize, signed: bool) {
     let _ = t;
     if rows == 0 || n == 0 {
         return;
@@ -138,7 +138,7 @@ pub(crate) fn block_pair_out(t: Avx2Token, kp: usize, a: &[i16], rows: usize, pa
 /// `row0 ..` of the whole GEMM, stored as floats at `out[r * ldc + j]` (`j < n`). `f`'s lanes
 /// start at the block's first panel.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn block_pair_f32(t: Avx2Token, kp: usize, a: &[i16], rows: usize, row0: usize, pairs: &[i16], n: usize, f: &FloatLanes, out: &mut [f32], ldc: usize) {
+pub(crate) fn block_pair_f32(t: Avx2Token, kp: usize, a: &[i16], rows: usize, row0: usize, pairs: &[i8], n: usize, f: &FloatLanes, out: &mut [f32], ldc: usize) {
     let _ = t;
     if rows == 0 || n == 0 {
         return;
@@ -162,17 +162,18 @@ pub(crate) fn block_pair_f32(t: Avx2Token, kp: usize, a: &[i16], rows: usize, ro
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn acc_rows<const R: usize>(kp: usize, a: *const i16, b: *const i16) -> [[__m256i; 2]; R] {
+unsafe fn acc_rows<const R: usize>(kp: usize, a: *const i16, b: *const i8) -> [[__m256i; 2]; R] {
     let mut c = [[_mm256_setzero_si256(); 2]; R];
     for q in 0..kp / 4 {
-        // SAFETY: group q < kp/4 of the panel: 64 values at q·64 (the contract).
+        // SAFETY: group q < kp/4 of the panel: 64 values at q·64 (the contract), widened to
+        // 16 bits as they are loaded.
         let (b0, b1, b2, b3) = unsafe {
             let p = b.add(q * 4 * NR);
             (
-                _mm256_loadu_si256(p as *const _),
-                _mm256_loadu_si256(p.add(8 * 2) as *const _),
-                _mm256_loadu_si256(p.add(16 * 2) as *const _),
-                _mm256_loadu_si256(p.add(24 * 2) as *const _),
+                _mm256_cvtepi8_epi16(_mm_loadu_si128(p as *const _)),
+                _mm256_cvtepi8_epi16(_mm_loadu_si128(p.add(8 * 2) as *const _)),
+                _mm256_cvtepi8_epi16(_mm_loadu_si128(p.add(16 * 2) as *const _)),
+                _mm256_cvtepi8_epi16(_mm_loadu_si128(p.add(24 * 2) as *const _)),
             )
         };
         for (r, cr) in c.iter_mut().enumerate() {
@@ -299,7 +300,7 @@ pub(crate) unsafe fn requant_float_rows_avx2(n: usize, acc: *mut i32, bias: *con
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2")]
-unsafe fn block_out<const SIGNED: bool>(kp: usize, a: *const i16, rows: usize, b: *const i16, n: usize, pr: &PairRequant, row_sums: Option<*const i32>, out: *mut u8, ldc: usize) {
+unsafe fn block_out<const SIGNED: bool>(kp: usize, a: *const i16, rows: usize, b: *const i8, n: usize, pr: &PairRequant, row_sums: Option<*const i32>, out: *mut u8, ldc: usize) {
     let q = (_mm256_set1_epi32(pr.out.0), _mm256_set1_epi32(pr.out.1), _mm256_set1_epi32(pr.out.2));
     for p in 0..n.div_ceil(NR) {
         let c0 = p * NR;
@@ -401,7 +402,7 @@ unsafe fn store_out<const R: usize, const SIGNED: bool>(
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn block_f32(kp: usize, a: *const i16, rows: usize, row0: usize, b: *const i16, n: usize, f: &FloatLanes, out: *mut f32, ldc: usize) {
+unsafe fn block_f32(kp: usize, a: *const i16, rows: usize, row0: usize, b: *const i8, n: usize, f: &FloatLanes, out: *mut f32, ldc: usize) {
     let clamp = (_mm256_set1_ps(f.clamp.0), _mm256_set1_ps(f.clamp.1));
     for p in 0..n.div_ceil(NR) {
         let c0 = p * NR;

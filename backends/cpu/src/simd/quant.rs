@@ -666,7 +666,7 @@ pub(crate) fn narrow_q<const SAT: bool>(q: __m512i, (zp, lo, hi): (i32, i32, i32
 
 /// `acc[r][c] = Σ_k a[r][k] · b[c][k]` for an `MR_QUAD × 16` tile over a pair-packed panel
 /// (16-bit weights, two per column per step). Uses AVX2 when present.
-pub(crate) fn tile_pair(kp: usize, a: &[u8], panel: &[i16], acc: &mut [i32]) {
+pub(crate) fn tile_pair(kp: usize, a: &[u8], panel: &[i8], acc: &mut [i32]) {
     assert!(kp.is_multiple_of(2) && a.len() >= MR_QUAD * kp && panel.len() >= kp * NR_PAIR && acc.len() >= MR_QUAD * NR_PAIR);
     #[cfg(target_arch = "x86_64")]
     if Avx2Token::new().is_some() {
@@ -681,7 +681,7 @@ pub(crate) fn tile_pair(kp: usize, a: &[u8], panel: &[i16], acc: &mut [i32]) {
 }
 
 /// Portable twin of the AVX2 tile.
-pub(crate) fn tile_pair_portable(kp: usize, a: &[u8], panel: &[i16], acc: &mut [i32]) {
+pub(crate) fn tile_pair_portable(kp: usize, a: &[u8], panel: &[i8], acc: &mut [i32]) {
     let acc = &mut acc[..MR_QUAD * NR_PAIR];
     acc.fill(0);
     for r in 0..MR_QUAD {
@@ -697,14 +697,14 @@ pub(crate) fn tile_pair_portable(kp: usize, a: &[u8], panel: &[i16], acc: &mut [
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn pair_avx2(kp: usize, a: *const u8, b: *const i16, acc: *mut i32) {
+unsafe fn pair_avx2(kp: usize, a: *const u8, b: *const i8, acc: *mut i32) {
     let mut c0 = [_mm256_setzero_si256(); 4];
     let mut c1 = [_mm256_setzero_si256(); 4];
     for q in 0..kp / 2 {
         // SAFETY: q < kp/2: the 32 values at q*32 lie inside the panel (checked by caller).
         let (b0, b1) = unsafe {
             let p = b.add(q * 2 * NR_PAIR);
-            (_mm256_loadu_si256(p as *const _), _mm256_loadu_si256(p.add(16) as *const _))
+            (_mm256_cvtepi8_epi16(_mm_loadu_si128(p as *const _)), _mm256_cvtepi8_epi16(_mm_loadu_si128(p.add(16) as *const _)))
         };
         for r in 0..4 {
             // SAFETY: row r < 4 of this half, bytes 2q, 2q+1 < kp (checked by caller).
