@@ -58,15 +58,30 @@ pub(crate) fn pack_words(src: &[u8], row_bytes: usize, words: usize, j0: usize, 
             done += unsafe { words8(t, src, row_bytes, words, j0 + done, cols - done, nr, xor, &mut dst[4 * done..]) };
         }
     }
-    let x = xor.to_le_bytes();
     for c in done..cols {
-        let row = &src[(j0 + c) * row_bytes..][..4 * words];
-        for (q, word) in row.chunks_exact(4).enumerate() {
-            let at = 4 * (q * nr + c);
-            for (d, (&b, &m)) in dst[at..at + 4].iter_mut().zip(word.iter().zip(&x)) {
-                *d = b ^ m;
-            }
+        word_column(&src[(j0 + c) * row_bytes..][..4 * words], 0, c, nr, xor, dst);
+    }
+}
+
+/// Words `q0..` of one row (`row`, whole words) into column `c` of a [`pack_words`] panel.
+fn word_column(row: &[u8], q0: usize, c: usize, nr: usize, xor: u32, dst: &mut [u8]) {
+    let x = xor.to_le_bytes();
+    for (q, word) in row.chunks_exact(4).enumerate().skip(q0) {
+        let at = 4 * (q * nr + c);
+        for (d, (&b, &m)) in dst[at..at + 4].iter_mut().zip(word.iter().zip(&x)) {
+            *d = b ^ m;
         }
+    }
+}
+
+/// Words `q0..` of one row (`row`, whole words) into column `c` of a [`pack_pairs`] panel.
+fn pair_column(row: &[u8], q0: usize, c: usize, nr: usize, xor: u8, dst: &mut [u8]) {
+    for (q, w) in row.chunks_exact(4).enumerate().skip(q0) {
+        let (a, b) = (2 * (2 * q * nr + c), 2 * ((2 * q + 1) * nr + c));
+        dst[a] = w[0] ^ xor;
+        dst[a + 1] = w[1] ^ xor;
+        dst[b] = w[2] ^ xor;
+        dst[b + 1] = w[3] ^ xor;
     }
 }
 
@@ -110,7 +125,6 @@ unsafe fn gather16(_: Avx512Token, src: &[u8], row_bytes: usize, words: usize, j
 #[allow(clippy::too_many_arguments)]
 unsafe fn words8(_: Avx2Token, src: &[u8], row_bytes: usize, words: usize, j0: usize, cols: usize, nr: usize, xor: u32, dst: &mut [u8]) -> usize {
     let mask = _mm256_set1_epi32(xor as i32);
-    let x = xor.to_le_bytes();
     let mut c0 = 0;
     while c0 + 8 <= cols {
         // Rows j0 + c0 + r, r < 8: inside `src` (`c0 + 8 <= cols`).
@@ -140,12 +154,7 @@ unsafe fn words8(_: Avx2Token, src: &[u8], row_bytes: usize, words: usize, j0: u
             q += 8;
         }
         for (r, row) in rows.iter().enumerate() {
-            for (q, word) in row.chunks_exact(4).enumerate().skip(q) {
-                let at = 4 * (q * nr + c0 + r);
-                for (d, (&b, &m)) in dst[at..at + 4].iter_mut().zip(word.iter().zip(&x)) {
-                    *d = b ^ m;
-                }
-            }
+            word_column(row, q, c0 + r, nr, xor, dst);
         }
         c0 += 8;
     }
@@ -179,14 +188,7 @@ pub(crate) fn pack_pairs(src: &[u8], row_bytes: usize, words: usize, j0: usize, 
         }
     }
     for c in done..cols {
-        let row = &src[(j0 + c) * row_bytes..][..4 * words];
-        for (q, w) in row.chunks_exact(4).enumerate() {
-            let (a, b) = (2 * (2 * q * nr + c), 2 * ((2 * q + 1) * nr + c));
-            dst[a] = w[0] ^ xor;
-            dst[a + 1] = w[1] ^ xor;
-            dst[b] = w[2] ^ xor;
-            dst[b + 1] = w[3] ^ xor;
-        }
+        pair_column(&src[(j0 + c) * row_bytes..][..4 * words], 0, c, nr, xor, dst);
     }
 }
 
@@ -230,13 +232,7 @@ unsafe fn pairs8(_: Avx2Token, src: &[u8], row_bytes: usize, words: usize, j0: u
             q += 4;
         }
         for (r, row) in rows.iter().enumerate() {
-            for (q, w) in row.chunks_exact(4).enumerate().skip(q) {
-                let (a, b) = (2 * (2 * q * nr + c0 + r), 2 * ((2 * q + 1) * nr + c0 + r));
-                dst[a] = w[0] ^ xor;
-                dst[a + 1] = w[1] ^ xor;
-                dst[b] = w[2] ^ xor;
-                dst[b + 1] = w[3] ^ xor;
-            }
+            pair_column(row, q, c0 + r, nr, xor, dst);
         }
         c0 += 8;
     }

@@ -23,95 +23,127 @@ thread_local! {
 /// latency). Measured (one-op models, one thread): 8×8×64 → 64 3×3 0.080 → 0.068 ms, at two
 /// threads 0.051 → 0.039; 16- and 32-pixel rows (tiles of 5-6) gain nothing, and a 32-pixel
 /// stride-2 stem with K = 27 lost (0.040 → 0.047: per-tile pointer set-up at small K).
-fn cross_tiles<S: SegmentSource>(p: &Plan, src: &S) -> Option<Avx2Token> {
-    let Micro::Avx2(t) = p.micro else { return None };
+fn cross_tiles<S: SegmentSource>(p: &Plan, src: &S) -> bool {
     let row_len = src.row_len();
-    let short = row_len < 5 * row_len.div_ceil(p.mr);
-    (short && src.segments() <= ROW_SEGS).then_some(t)
+    pointer_tiles(p, src).is_some() && row_len < 5 * row_len.div_ceil(p.mr)
+}
+
+/// The AVX2 token when tiles can read `src` through row pointers ([`pointer_tile_avx2`]).
+fn pointer_tiles<S: SegmentSource>(p: &Plan, src: &S) -> Option<Avx2Token> {
+    match p.micro {
+        Micro::Avx2(t) if src.segments() <= ROW_SEGS => Some(t),
+        _ => None,
+    }
 }
 
 /// Rows `m0..m1` of [`gemm_segmented`] in AVX2 register tiles of up to [`sc::MR_AVX2`]
-/// consecutive pixels that may span several output rows, every pixel's filter rows read through
-/// its own row pointer: in place where its taps lie inside the input, a gathered im2col row where
-/// they reach the left or right padding, zeros where the filter row lies in the top or bottom
-/// padding. A filter row in the padding for every pixel of the tile is skipped, as the per-row
-/// tiles skip it; one in the padding for some pixels only adds their zero products (the sums
-/// differ from the per-row tiles' at most in the sign of a zero).
+/// consecutive pixels that may span several output rows ([`pointer_tile_avx2`]).
 #[allow(clippy::too_many_arguments)]
 fn run_cross_avx2<S: SegmentSource>(p: &Plan, t: Avx2Token, src: &S, m0: usize, m1: usize, c: &mut [f32], ldc: usize, scratch: &mut Vec<f32>, zeros: &[f32]) {
-    let row_len = src.row_len();
-    let (nseg, seg_len) = (src.segments(), src.segment_len());
-    let (lo, hi) = src.interior();
-    let edge = |x: usize| x < lo || x >= hi;
+    let interior = src.interior();
     let len = m1 - m0;
     let tiles = len.div_ceil(p.mr);
     for pb in (0..p.panels).step_by(p.nc_panels) {
         let pe = (pb + p.nc_panels).min(p.panels);
-        let j0 = pb * p.nr;
-        let cols = (pe * p.nr).min(p.n) - j0;
-        let ep = Epilogue { load_c: false, finish: true, bias: p.bias.map(|b| &b[j0..j0 + cols]), min: p.act.min, max: p.act.max };
-        let (stride, panels) = (p.b.k * p.nr, p.b.panels_from(pb));
         for i in 0..tiles {
             // Tile i of `tiles` covers [i·len / tiles, (i+1)·len / tiles): 5 or 6 rows each.
             let (ir, end) = (m0 + i * len / tiles, m0 + (i + 1) * len / tiles);
-            let rows = end - ir;
-            // The tile's pixels that reach the left or right padding, gathered as one run.
-            let (mut g0, mut g1) = (rows, 0);
-            for r in 0..rows {
-                if edge((ir + r) % row_len) {
-                    g0 = g0.min(r);
-                    g1 = r + 1;
-                }
-            }
-            let gathered = if g0 < g1 { Some(src.block(ir + g0, g1 - g0, 0, p.b.k, scratch)) } else { None };
-            let mut segs = [sc::RowSeg::EMPTY; ROW_SEGS];
-            let mut used = [false; ROW_SEGS];
-            for (s, e) in segs.iter_mut().enumerate().take(nseg) {
-                e.k0 = s * seg_len;
-            }
-            // Runs of the tile's pixels within one output row, cut where they cross the
-            // gathered run.
-            let mut r = 0;
-            while r < rows {
-                let (y, x) = ((ir + r) / row_len, (ir + r) % row_len);
-                let mut run_end = rows.min(r + row_len - x);
-                if r < g0 {
-                    run_end = run_end.min(g0);
-                } else if r < g1 {
-                    run_end = run_end.min(g1);
-                }
-                let in_gather = (g0..g1).contains(&r);
-                let row = src.row(y);
-                for s in 0..nseg {
-                    match src.segment(row, x, run_end - r, s) {
-                        Some(Segment::Zero) => segs[s].rows[r..run_end].fill(zeros),
-                        Some(Segment::Rows(a, lda)) if !in_gather => {
-                            for q in r..run_end {
-                                segs[s].rows[q] = &a[(q - r) * lda..];
-                            }
-                            used[s] = true;
-                        }
-                        _ => {
-                            let (ga, glda) = gathered.expect("a pixel outside the in-place range is gathered");
-                            for q in r..run_end {
-                                segs[s].rows[q] = &ga[(q - g0) * glda + s * seg_len..];
-                            }
-                            used[s] = true;
-                        }
-                    }
-                }
-                r = run_end;
-            }
-            let mut n = 0;
-            for s in 0..nseg {
-                if used[s] {
-                    segs[n] = segs[s];
-                    n += 1;
-                }
-            }
-            sc::gemm_panels_rows_avx2(t, rows, cols, seg_len, &segs[..n], panels, stride, &mut c[(ir - m0) * ldc + j0..], ldc, &ep);
+            pointer_tile_avx2(p, t, src, ir, end - ir, interior, pb, pe, &mut c[(ir - m0) * ldc..], ldc, scratch, zeros);
         }
     }
+}
+
+/// One AVX2 register tile of GEMM rows `ir..ir + rows` (consecutive pixels, possibly of several
+/// output rows) against panels `pb..pe`, into `c` (its row 0 is GEMM row `ir`), every pixel's
+/// filter rows read through its own row pointer: in place where its taps lie inside the input
+/// (`interior`, [`SegmentSource::interior`]), a gathered im2col row where they reach the left
+/// or right padding (the tile's such pixels gathered as one run), zeros where the filter row
+/// lies in the top or bottom padding. A filter row in the padding for every pixel of the tile
+/// is skipped, as the in-place tiles skip it; one in the padding for some pixels only adds
+/// their zero products (the sums differ from a gathered tile's at most in the sign of a zero).
+/// At most [`ROW_SEGS`] filter rows; `zeros` holds `segment_len()` zeros.
+#[allow(clippy::too_many_arguments)]
+fn pointer_tile_avx2<S: SegmentSource>(
+    p: &Plan,
+    t: Avx2Token,
+    src: &S,
+    ir: usize,
+    rows: usize,
+    (lo, hi): (usize, usize),
+    pb: usize,
+    pe: usize,
+    c: &mut [f32],
+    ldc: usize,
+    scratch: &mut Vec<f32>,
+    zeros: &[f32],
+) {
+    let row_len = src.row_len();
+    let (nseg, seg_len) = (src.segments(), src.segment_len());
+    // Output row and position of the tile's first pixel (the others follow without dividing).
+    let (y0, x0) = (ir / row_len, ir % row_len);
+    // The tile's pixels that reach the left or right padding, gathered as one run.
+    let (mut g0, mut g1) = (rows, 0);
+    let mut x = x0;
+    for r in 0..rows {
+        if x < lo || x >= hi {
+            g0 = g0.min(r);
+            g1 = r + 1;
+        }
+        x = if x + 1 == row_len { 0 } else { x + 1 };
+    }
+    let gathered = if g0 < g1 { Some(src.block(ir + g0, g1 - g0, 0, p.b.k, scratch)) } else { None };
+    let mut segs = [sc::RowSeg::EMPTY; ROW_SEGS];
+    let mut used = [false; ROW_SEGS];
+    for (s, e) in segs.iter_mut().enumerate().take(nseg) {
+        e.k0 = s * seg_len;
+    }
+    // Runs of the tile's pixels within one output row, cut where they cross the gathered run.
+    let (mut r, mut y, mut x) = (0, y0, x0);
+    let mut row = src.row(y);
+    while r < rows {
+        let mut run_end = rows.min(r + row_len - x);
+        if r < g0 {
+            run_end = run_end.min(g0);
+        } else if r < g1 {
+            run_end = run_end.min(g1);
+        }
+        let in_gather = (g0..g1).contains(&r);
+        for s in 0..nseg {
+            match src.segment(row, x, run_end - r, s) {
+                Some(Segment::Zero) => segs[s].rows[r..run_end].fill(zeros),
+                Some(Segment::Rows(a, lda)) if !in_gather => {
+                    for q in r..run_end {
+                        segs[s].rows[q] = &a[(q - r) * lda..];
+                    }
+                    used[s] = true;
+                }
+                _ => {
+                    let (ga, glda) = gathered.expect("a pixel outside the in-place range is gathered");
+                    for q in r..run_end {
+                        segs[s].rows[q] = &ga[(q - g0) * glda + s * seg_len..];
+                    }
+                    used[s] = true;
+                }
+            }
+        }
+        x += run_end - r;
+        r = run_end;
+        if x == row_len && r < rows {
+            (x, y) = (0, y + 1);
+            row = src.row(y);
+        }
+    }
+    let mut n = 0;
+    for s in 0..nseg {
+        if used[s] {
+            segs[n] = segs[s];
+            n += 1;
+        }
+    }
+    let j0 = pb * p.nr;
+    let cols = (pe * p.nr).min(p.n) - j0;
+    let ep = Epilogue { load_c: false, finish: true, bias: p.bias.map(|b| &b[j0..j0 + cols]), min: p.act.min, max: p.act.max };
+    sc::gemm_panels_rows_avx2(t, rows, cols, seg_len, &segs[..n], p.b.panels_from(pb), p.b.k * p.nr, &mut c[j0..], ldc, &ep);
 }
 
 /// Rows of `A` for one K segment of a register tile, read in place (implicit GEMM).
@@ -195,7 +227,7 @@ pub(crate) fn gemm_segmented_then<S: SegmentSource>(
         // pixels for two register tiles: an SSD head's 3x3 map), else pieces of rows in whole
         // register tiles (a CONV_1D's single output row).
         let tasks = 16 * threads;
-        let whole_rows = cross_tiles(&plan, src).is_none() && (rows >= 4 * threads || m < 2 * plan.mr);
+        let whole_rows = !cross_tiles(&plan, src) && (rows >= 4 * threads || m < 2 * plan.mr);
         let per_task = if whole_rows { rows.div_ceil(tasks) * row_len } else { m.div_ceil(tasks).div_ceil(plan.mr).max(1) * plan.mr };
         nnrt_threads::par_chunks_mut(c, per_task * ldc, |t, cc| {
             let (r0, r1) = (t * per_task, ((t + 1) * per_task).min(m));
@@ -207,76 +239,30 @@ pub(crate) fn gemm_segmented_then<S: SegmentSource>(
     }
 }
 
-/// An AVX2 tile (GEMM rows `ir..ir + rows`, at `pos` in `row`) whose pixels at one end reach
-/// into the padding, against panels `pb..pe`: those pixels' A rows gathered, the others read in
-/// place through row pointers, so an edge tile copies one pixel and not the tile. The same FMA
-/// chain in the same K order as the gathered tile (filter rows that are all padding skipped, as
-/// the in-place tiles skip them). `false` (nothing done) when the tile is not of that form: no
-/// interior pixel, padding at both ends, or more than 8 segments (filter rows).
-#[allow(clippy::too_many_arguments)]
-fn mixed_tile_avx2<S: SegmentSource>(
-    p: &Plan,
-    t: Avx2Token,
-    src: &S,
-    row: S::Row,
-    ir: usize,
-    pos: usize,
-    rows: usize,
-    (lo, hi): (usize, usize),
-    pb: usize,
-    pe: usize,
-    c: &mut [f32],
-    ldc: usize,
-    scratch: &mut Vec<f32>,
-) -> bool {
-    // Rows i0..i1 of the tile are interior pixels; g0..g1 are the others.
-    let (i0, i1) = (lo.saturating_sub(pos).min(rows), hi.saturating_sub(pos).min(rows));
-    const SEGS: usize = ROW_SEGS;
-    if i0 >= i1 || (i0 > 0 && i1 < rows) || src.segments() > SEGS {
-        return false;
-    }
-    let (g0, g1) = if i0 > 0 { (0, i0) } else { (i1, rows) };
-    let seg_len = src.segment_len();
-    let mut segs = [sc::RowSeg::EMPTY; SEGS];
-    let mut n = 0;
-    for s in 0..src.segments() {
-        match src.segment(row, pos + i0, i1 - i0, s) {
-            None => return false,
-            Some(Segment::Zero) => {}
-            Some(Segment::Rows(a, lda)) => {
-                segs[n].k0 = s * seg_len;
-                for r in i0..i1 {
-                    segs[n].rows[r] = &a[(r - i0) * lda..];
-                }
-                n += 1;
-            }
-        }
-    }
-    let (ga, glda) = src.block(ir + g0, g1 - g0, 0, p.b.k, scratch);
-    for e in &mut segs[..n] {
-        for r in g0..g1 {
-            e.rows[r] = &ga[(r - g0) * glda + e.k0..];
-        }
-    }
-    let j0 = pb * p.nr;
-    let cols = (pe * p.nr).min(p.n) - j0;
-    let ep = Epilogue { load_c: false, finish: true, bias: p.bias.map(|b| &b[j0..j0 + cols]), min: p.act.min, max: p.act.max };
-    sc::gemm_panels_rows_avx2(t, rows, cols, seg_len, &segs[..n], p.b.panels_from(pb), p.b.k * p.nr, &mut c[j0..], ldc, &ep);
-    true
-}
-
 /// GEMM rows `m0..m1` of [`gemm_segmented`] (any cut, not only whole output rows) into `c`
 /// (whose row 0 is GEMM row `m0`).
 fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, m0: usize, m1: usize, c: &mut [f32], ldc: usize, scratch: &mut Vec<f32>) {
-    if let Some(t) = cross_tiles(p, src) {
-        return ZEROS.with(|z| {
+    match pointer_tiles(p, src) {
+        // Row-pointer tiles for the tiles that need gathering, and for every tile where the
+        // output rows are short.
+        Some(t) => ZEROS.with(|z| {
             let mut z = z.borrow_mut();
             if z.len() < src.segment_len() {
                 z.resize(src.segment_len(), 0.0);
             }
-            run_cross_avx2(p, t, src, m0, m1, c, ldc, scratch, &z)
-        });
+            match cross_tiles(p, src) {
+                true => run_cross_avx2(p, t, src, m0, m1, c, ldc, scratch, &z),
+                false => run_row_tiles(p, src, m0, m1, c, ldc, scratch, Some((t, &z))),
+            }
+        }),
+        None => run_row_tiles(p, src, m0, m1, c, ldc, scratch, None),
     }
+}
+
+/// [`run_segmented`] in tiles within output rows; `pointers` (AVX2, with its zeros) runs the
+/// tiles that need gathering as [`pointer_tile_avx2`], gathering only their edge pixels.
+#[allow(clippy::too_many_arguments)]
+fn run_row_tiles<S: SegmentSource>(p: &Plan, src: &S, m0: usize, m1: usize, c: &mut [f32], ldc: usize, scratch: &mut Vec<f32>, pointers: Option<(Avx2Token, &[f32])>) {
     let row_len = src.row_len();
     let (segs, seg_len) = (src.segments(), src.segment_len());
     // The in-place segments of one tile, filled anew per tile (set up once: a per-tile fill of
@@ -352,11 +338,10 @@ fn run_segmented<S: SegmentSource>(p: &Plan, src: &S, m0: usize, m1: usize, c: &
                     }
                 }
                 let Ok(last) = last else {
-                    if let Micro::Avx2(t) = p.micro {
-                        if mixed_tile_avx2(p, t, src, row, ir, pos, rows, interior, pb, pe, &mut c[ct0..], ldc, scratch) {
-                            ir += rows;
-                            continue;
-                        }
+                    if let Some((t, zeros)) = pointers {
+                        pointer_tile_avx2(p, t, src, ir, rows, interior, pb, pe, &mut c[ct0..], ldc, scratch, zeros);
+                        ir += rows;
+                        continue;
                     }
                     // Gather this tile's A (all K blocks) as the plain GEMM does.
                     for kb in 0..p.nkb {
