@@ -1,7 +1,7 @@
 //! Operands: typed, shaped tensors of a subgraph, some of them constant.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::{DType, Quantization, Shape};
 
@@ -28,6 +28,9 @@ pub struct ConstData {
     blob: Blob,
     offset: usize,
     len: usize,
+    /// Set when the bytes are float16 values widened to float32 on first read (`blob` is the
+    /// same allocation).
+    widened: Option<Arc<WidenedF16>>,
 }
 
 impl ConstData {
@@ -37,13 +40,42 @@ impl ConstData {
         if end > (*blob).as_ref().len() {
             return None;
         }
-        Some(ConstData { blob, offset, len })
+        Some(ConstData { blob, offset, len, widened: None })
     }
 
     /// Owns freshly computed bytes.
     pub fn owned(bytes: Vec<u8>) -> ConstData {
         let len = bytes.len();
-        ConstData { blob: Arc::new(bytes), offset: 0, len }
+        ConstData { blob: Arc::new(bytes), offset: 0, len, widened: None }
+    }
+
+    /// The float32 values of little-endian float16 `half` (an odd last byte is dropped),
+    /// computed when first read through [`ConstData::bytes`] and then kept. Kernels that only
+    /// pack the values take them through [`ConstData::widen_unkept`] instead, so a float16
+    /// model's weights never sit in memory as a whole float32 copy beside their packed form.
+    pub fn widened_f16(half: ConstData) -> ConstData {
+        let len = half.len() / 2 * 4;
+        #[cfg(target_endian = "little")]
+        {
+            let w = Arc::new(WidenedF16 { half, values: OnceLock::new() });
+            ConstData { blob: w.clone(), offset: 0, len, widened: Some(w) }
+        }
+        #[cfg(not(target_endian = "little"))]
+        {
+            let _ = len;
+            ConstData::owned_f32(f16_to_f32(half.bytes()))
+        }
+    }
+
+    /// For data made by [`ConstData::widened_f16`] and not read as bytes yet: its values,
+    /// widened afresh into a vector the caller owns (nothing is kept). `None` for other data,
+    /// or once the widened values exist (borrow them through [`ConstData::bytes`]).
+    pub fn widen_unkept(&self) -> Option<Vec<f32>> {
+        let w = self.widened.as_ref()?;
+        match w.values.get() {
+            Some(_) => None,
+            None => Some(f16_to_f32(w.half.bytes())),
+        }
     }
 
     /// Owns freshly computed `f32` values, as their little-endian bytes (on a little-endian
@@ -52,7 +84,7 @@ impl ConstData {
         #[cfg(target_endian = "little")]
         {
             let len = values.len() * 4;
-            ConstData { blob: Arc::new(F32Bytes(values)), offset: 0, len }
+            ConstData { blob: Arc::new(F32Bytes(values)), offset: 0, len, widened: None }
         }
         #[cfg(not(target_endian = "little"))]
         ConstData::owned(values.iter().flat_map(|v| v.to_le_bytes()).collect())
@@ -90,6 +122,34 @@ impl AsRef<[u8]> for F32Bytes {
     fn as_ref(&self) -> &[u8] {
         bytemuck::cast_slice(&self.0)
     }
+}
+
+/// Float16 values widened to float32 when first read ([`ConstData::widened_f16`]).
+struct WidenedF16 {
+    half: ConstData,
+    values: OnceLock<Vec<f32>>,
+}
+
+impl AsRef<[u8]> for WidenedF16 {
+    fn as_ref(&self) -> &[u8] {
+        bytemuck::cast_slice(self.values.get_or_init(|| f16_to_f32(self.half.bytes())))
+    }
+}
+
+/// Little-endian float16 values as float32: a vectorized conversion (F16C where the CPU has it)
+/// when the bytes are aligned, else one value at a time.
+pub(crate) fn f16_to_f32(bytes: &[u8]) -> Vec<f32> {
+    use half::slice::HalfFloatSliceExt;
+    let mut values = vec![0f32; bytes.len() / 2];
+    #[cfg(target_endian = "little")]
+    if let Ok(halves) = bytemuck::try_cast_slice::<u8, half::f16>(&bytes[..bytes.len() / 2 * 2]) {
+        halves.convert_to_f32_slice(&mut values);
+        return values;
+    }
+    for (v, c) in values.iter_mut().zip(bytes.chunks_exact(2)) {
+        *v = half::f16::from_le_bytes([c[0], c[1]]).to_f32();
+    }
+    values
 }
 
 impl fmt::Debug for ConstData {
@@ -138,5 +198,27 @@ impl Operand {
     /// Whether the operand holds constant data.
     pub fn is_const(&self) -> bool {
         self.data.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widened_f16_is_widened_for_each_packing_caller_until_read_as_bytes() {
+        let values = [1.5f32, -0.099975586, 65504.0, 0.0];
+        let half: Vec<u8> = values.iter().flat_map(|&v| half::f16::from_f32(v).to_le_bytes()).collect();
+        let d = ConstData::widened_f16(ConstData::owned(half));
+        assert_eq!(d.len(), 16);
+        // Nothing is kept: each caller widens afresh.
+        assert_eq!(d.widen_unkept().as_deref(), Some(&values[..]));
+        assert_eq!(d.widen_unkept().as_deref(), Some(&values[..]));
+        // Read as bytes, the widened values are kept and borrowed from then on.
+        let bytes: Vec<f32> = d.bytes().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        assert_eq!(bytes, values);
+        assert!(d.widen_unkept().is_none());
+        // A clone shares the widened values.
+        assert!(d.clone().widen_unkept().is_none());
     }
 }

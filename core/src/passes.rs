@@ -4,7 +4,8 @@ use crate::{ConstData, DType, OpId, OpKind, Subgraph};
 
 /// Folds ops whose inputs are all constant and whose result is cheap to compute here:
 /// `Dequantize` of float16 weights (how the TFLite converter stores fp16 models) becomes a float32
-/// constant, so kernels can pack those weights once; `Reshape` of a constant becomes the same bytes
+/// constant, widened when first read ([`ConstData::widened_f16`]), so kernels can pack those
+/// weights once straight from float16; `Reshape` of a constant becomes the same bytes
 /// under the static output shape. Returns the folded graph and, for each of its
 /// ops, the index of the op in `g` it came from.
 pub fn fold_constants(g: &Subgraph) -> (Subgraph, Vec<OpId>) {
@@ -17,7 +18,7 @@ pub fn fold_constants(g: &Subgraph) -> (Subgraph, Vec<OpId>) {
             let is_graph_output = g.outputs.contains(dst);
             if let (Some(data), DType::F16, DType::F32, false) = (&s.data, s.dtype, d.dtype, is_graph_output) {
                 let target = &mut out.operands[dst.index()];
-                target.data = Some(ConstData::owned_f32(f16_to_f32(data.bytes())));
+                target.data = Some(ConstData::widened_f16(data.clone()));
                 target.shape = s.shape.clone();
                 target.default_dims = s.default_dims.clone();
                 continue;
@@ -42,23 +43,6 @@ pub fn fold_constants(g: &Subgraph) -> (Subgraph, Vec<OpId>) {
         origin.push(OpId::new(i));
     }
     (out, origin)
-}
-
-/// Little-endian float16 values as float32: a vectorized conversion (F16C where the CPU has it)
-/// when the bytes are aligned, else one value at a time. The result is at most twice the size
-/// of the model's bytes.
-fn f16_to_f32(bytes: &[u8]) -> Vec<f32> {
-    use half::slice::HalfFloatSliceExt;
-    let mut values = vec![0f32; bytes.len() / 2];
-    #[cfg(target_endian = "little")]
-    if let Ok(halves) = bytemuck::try_cast_slice::<u8, half::f16>(bytes) {
-        halves.convert_to_f32_slice(&mut values);
-        return values;
-    }
-    for (v, c) in values.iter_mut().zip(bytes.chunks_exact(2)) {
-        *v = half::f16::from_le_bytes([c[0], c[1]]).to_f32();
-    }
-    values
 }
 
 /// For each operand of `g`: how many times ops and the graph's outputs read it, and the index of

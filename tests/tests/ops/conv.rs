@@ -3,11 +3,11 @@
 use nnrt_core::{Activation, Conv2D, DepthwiseConv2D, OpKind, Padding, TransposeConv};
 use nnrt_tests::reference::{self as r, Geom};
 use nnrt_tests::{f, rand, Case, Graph, Options, TensorIdx, XorShift};
-use nnrt_tests::{Act, BuiltinOperator as Op, Padding as TflPadding};
+use nnrt_tests::{Act, BuiltinOperator as Op, Padding as TflPadding, TensorType};
 
 use crate::{dims_i32, noise, random, tflite_unary, GPU_SUMS, SUMS};
 
-nnrt_tests::replay_on_every_target!(tflite_conv_cases, tflite_depthwise_cases, gpu_conv_cases, gpu_depthwise_cases, transpose_conv_cases, tflite_neg_cases, dynamic_filter_cases);
+nnrt_tests::replay_on_every_target!(tflite_conv_cases, tflite_depthwise_cases, gpu_conv_cases, gpu_depthwise_cases, float16_weight_cases, transpose_conv_cases, tflite_neg_cases, dynamic_filter_cases);
 
 fn ident(v: f32) -> f32 {
     v
@@ -81,6 +81,49 @@ fn tflite_depthwise_cases() -> Vec<Case> {
         tflite_depthwise("DEPTHWISE_CONV_2D multiplier 2 SAME", [1, 5, 6, 3], 2, geom(1, 1, true), 60),
         tflite_depthwise("DEPTHWISE_CONV_2D multiplier 2 VALID /2", [1, 7, 7, 4], 2, geom(2, 1, false), 70),
     ]
+}
+
+/// `v` rounded to float16 and back (nearest even), as the float16 converter stores weights.
+fn to_f16(v: &[f32]) -> Vec<f32> {
+    v.iter().map(|&x| half::f16::from_f32(x).to_f32()).collect()
+}
+
+/// The float16 converter's pattern: every weight and bias stored as float16, DEQUANTIZE to
+/// float32, then the float op. Kernels pack the weights straight from float16; the reference
+/// uses the same values rounded to float16.
+fn float16_weight_cases() -> Vec<Case> {
+    let g = geom(1, 1, true);
+    let x = random(&[1, 6, 7, 8], 80);
+    let (w, dw) = (random(&[16, 3, 3, 8], 81), random(&[1, 3, 3, 16], 82));
+    let (b, db) = (XorShift::new(83).fill(16, -0.5, 0.5), XorShift::new(84).fill(16, -0.5, 0.5));
+    let (w16, dw16) = (r::T::new(&w.dims, to_f16(&w.data)), r::T::new(&dw.dims, to_f16(&dw.data)));
+    // A conv into a depthwise conv (the two are fused on the cpu backend when it pays).
+    let mid = r::conv2d(&x, &w16, Some(&to_f16(&b)), g, relu);
+    let want = r::depthwise(&mid, &dw16, Some(&to_f16(&db)), g, relu6);
+    let conv_dw = tflite_unary("float16 weights: CONV_2D then DEPTHWISE_CONV_2D", &x, &want, SUMS, |bld, xi, y| {
+        let mut dequantized = |name: &str, dims: &[usize], v: &[f32]| {
+            let h = bld.constant_f16(&format!("{name}_f16"), &dims_i32(dims), v);
+            let t = bld.tensor(name, TensorType::FLOAT32, &dims_i32(dims));
+            bld.op(Op::DEQUANTIZE, &[h], &[t], Options::None);
+            t
+        };
+        let (wi, bi, dwi, dbi) = (dequantized("w", &w.dims, &w.data), dequantized("b", &[16], &b), dequantized("dw", &dw.dims, &dw.data), dequantized("db", &[16], &db));
+        let m = bld.tensor("mid", TensorType::FLOAT32, &dims_i32(&mid.dims));
+        bld.op(Op::CONV_2D, &[xi, wi, bi], &[m], Options::Conv2D { padding: TflPadding::SAME, stride: [1, 1], dilation: [1, 1], act: Act::RELU });
+        let opts = Options::DepthwiseConv2D { padding: TflPadding::SAME, stride: [1, 1], dilation: [1, 1], depth_multiplier: 1, act: Act::RELU6 };
+        bld.op(Op::DEPTHWISE_CONV_2D, &[m, dwi, dbi], &[y], opts);
+    });
+    let fx = random(&[3, 40], 85);
+    let fw = random(&[24, 40], 86);
+    let fw16 = r::T::new(&fw.dims, to_f16(&fw.data));
+    let want = r::fully_connected(&fx, &fw16, None, false);
+    let fc = tflite_unary("float16 weights: FULLY_CONNECTED", &fx, &want, SUMS, |bld, xi, y| {
+        let h = bld.constant_f16("w_f16", &[24, 40], &fw.data);
+        let wi = bld.tensor("w", TensorType::FLOAT32, &[24, 40]);
+        bld.op(Op::DEQUANTIZE, &[h], &[wi], Options::None);
+        bld.op(Op::FULLY_CONNECTED, &[xi, wi, TensorIdx::ABSENT], &[y], Options::FullyConnected { act: Act::NONE, keep_num_dims: false });
+    });
+    vec![conv_dw.gpu_tol(GPU_SUMS), fc.gpu_tol(GPU_SUMS)]
 }
 
 /// Output height and width of a window op over `x` with the effective kernel `k`.

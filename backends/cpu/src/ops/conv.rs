@@ -11,7 +11,7 @@ use nnrt_core::infer::window_output;
 use nnrt_core::shape::num_elements;
 use nnrt_core::{cast, cast_mut, Activation, CompileCtx, DType, InputSource, Numerics, OpId, OpKind, OperandId, Quantization};
 
-use super::util::{QuantIo, all_f32, channel_quant, check_act, const_f32, const_ints, const_values, dtype, float_kernel, fused, input, nhwc, qp, quantized, quantized_input, source, tanh_in_place};
+use super::util::{QuantIo, all_f32, channel_quant, check_act, const_f32, const_ints, is_const_f32, const_values, dtype, float_kernel, fused, input, nhwc, qp, quantized, quantized_input, source, tanh_in_place};
 use super::Registry;
 use crate::kernel::{built, Built};
 use crate::kernels::conv::{Conv2d, ConvGeom};
@@ -223,7 +223,7 @@ fn build(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
     let xd = ctx.dims(x).to_vec();
     let wd = ctx.dims(w).to_vec();
     let od = ctx.dims(op.outputs[0]).to_vec();
-    if !matches!(op.kind, OpKind::FullyConnected(_)) && (const_f32(ctx, w).is_none() || dyn_bias.is_some()) {
+    if !matches!(op.kind, OpKind::FullyConnected(_)) && (!is_const_f32(ctx, w) || dyn_bias.is_some()) {
         return build_dynamic(ctx, id, (x, w, dyn_bias), bias, (&xd, &wd, &od));
     }
     match &op.kind {

@@ -76,6 +76,11 @@ pub(crate) fn const_f32<'c>(ctx: &CompileCtx<'c>, id: OperandId) -> Option<std::
     if o.dtype != DType::F32 {
         return None;
     }
+    // Float16 weights (folded DEQUANTIZE): widened for this caller only, so the kernel's packed
+    // copy is the only float32 one that stays.
+    if let Some(values) = d.widen_unkept() {
+        return Some(std::borrow::Cow::Owned(values));
+    }
     // Borrowed from the (memory-mapped) model where aligned: most weights are only read once,
     // to pack them, so a copy would cost a pass over them and their pages.
     #[cfg(target_endian = "little")]
@@ -83,6 +88,12 @@ pub(crate) fn const_f32<'c>(ctx: &CompileCtx<'c>, id: OperandId) -> Option<std::
         return Some(std::borrow::Cow::Borrowed(v));
     }
     Some(std::borrow::Cow::Owned(d.bytes().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()))
+}
+
+/// Whether operand `id` is a float32 constant (what [`const_f32`] returns values for).
+pub(crate) fn is_const_f32(ctx: &CompileCtx, id: OperandId) -> bool {
+    let o = ctx.graph.operand(id);
+    o.dtype == DType::F32 && o.data.is_some()
 }
 
 /// Where input `id` comes from at run time: the arena, or an aligned copy of its constant data.
