@@ -486,22 +486,29 @@ impl QBinary {
 
 /// Every output of an op on 8-bit operands by its two input bytes, at `a_byte << 8 | b_byte`
 /// ([`QBinary::table2`]).
-pub struct Table2(Box<[u8; 65536]>);
+pub struct Table2(pub(crate) Box<[u8; 65536]>);
 
 impl QBinary {
     /// The 64 KiB table of [`QBinary::apply`] over every pair of input bytes, for one-byte `T`
     /// and `TO`; `None` for wider types or when the memory cannot be had. Built once per op (it
-    /// costs 65536 `apply`s), it turns every broadcast of a large op into one lookup per value.
+    /// costs a [`QBinary::run`] over 65536 pairs), it turns every broadcast of a large op into one lookup per value.
     pub fn table2<T: QInt, TO: QInt>(&self) -> Option<Table2> {
         if std::mem::size_of::<T>() != 1 || std::mem::size_of::<TO>() != 1 {
             return None;
         }
-        let mut t = Vec::new();
+        // Every pair of bytes through `run`'s vector paths (the same integers as `apply`), as
+        // two operands of 65536: a third of the time of 65536 scalar `apply`s, which took 1.3 ms
+        // of a MobileNetV2's first run.
+        let (mut a, mut b, mut t) = (Vec::new(), Vec::new(), Vec::new());
+        a.try_reserve_exact(65536).ok()?;
+        b.try_reserve_exact(65536).ok()?;
         t.try_reserve_exact(65536).ok()?;
-        for a in 0..=255u8 {
-            let x = bytemuck::cast::<u8, T>(a).get();
-            t.extend((0..=255u8).map(|b| bytemuck::cast::<TO, u8>(TO::put(self.apply(x, bytemuck::cast::<u8, T>(b).get())))));
+        for x in 0..=255u8 {
+            a.extend(std::iter::repeat_n(bytemuck::cast::<u8, T>(x), 256));
+            b.extend((0..=255u8).map(bytemuck::cast::<u8, T>));
         }
+        t.resize(65536, 0u8);
+        self.run::<T, TO>(&a, &[65536], &b, &[65536], bytemuck::cast_slice_mut::<u8, TO>(&mut t), &[65536]);
         let t: Box<[u8; 65536]> = t.into_boxed_slice().try_into().ok()?;
         Some(Table2(t))
     }

@@ -624,6 +624,26 @@ fn check_broadcast<T: QInt + std::fmt::Debug + PartialEq>(k: QBinaryOp, s: &[f32
     Ok(())
 }
 
+/// The 64 KiB table holds `apply` of every byte pair, for add, sub, mul and squared difference
+/// with and without a fused activation, int8 and uint8.
+#[test]
+fn table2_is_apply_of_every_pair() {
+    fn check<T: QInt>(k: QBinaryOp, s: [f32; 3], zp: [i32; 3], act: Activation) {
+        let q = |i: usize| QParams { scale: s[i], zero_point: zp[i] };
+        let p = QBinary::new::<T>(k, q(0), q(1), q(2), act);
+        let t = p.table2::<T, T>().expect("one-byte types have a table");
+        for (x, y) in (0..=255u8).flat_map(|x| (0..=255u8).map(move |y| (x, y))) {
+            let want = T::put(p.apply(bytemuck::cast::<u8, T>(x).get(), bytemuck::cast::<u8, T>(y).get()));
+            assert_eq!(t.0[(x as usize) << 8 | y as usize], bytemuck::cast::<T, u8>(want), "{k:?} {s:?} {zp:?} at ({x}, {y})");
+        }
+    }
+    for k in [QBinaryOp::Add, QBinaryOp::Sub, QBinaryOp::Mul, QBinaryOp::SquaredDifference] {
+        check::<i8>(k, [0.05, 0.031, 0.07], [-3, 10, -128], Activation::None);
+        check::<i8>(k, [0.02, 0.02, 0.5], [0, -1, 5], Activation::Relu6);
+        check::<u8>(k, [0.0078125, 0.1, 0.03], [128, 0, 255], Activation::Relu);
+    }
+}
+
 /// The lanes' special steps on every pair: multipliers of exactly ½ (a plain shift) or 2^-k,
 /// output multipliers of ½ and above (no rounding shift: the sign correction must not apply),
 /// a multiplier rounded to zero, the benchmark models' scales.
