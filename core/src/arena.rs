@@ -463,7 +463,11 @@ impl InputSource {
     pub fn of(graph: &crate::Subgraph, dims: &[usize], id: OperandId) -> InputSource {
         let o = graph.operand(id);
         match &o.data {
-            Some(d) => InputSource::Const(AlignedConst::new(o.dtype, dims.to_vec(), d.bytes())),
+            // Float16 weights not widened yet are widened into the copy alone.
+            Some(d) => match d.widen_unkept() {
+                Some(values) => InputSource::Const(AlignedConst::new(o.dtype, dims.to_vec(), bytemuck::cast_slice(&values))),
+                None => InputSource::Const(AlignedConst::new(o.dtype, dims.to_vec(), d.bytes())),
+            },
             None => InputSource::Arena(id),
         }
     }

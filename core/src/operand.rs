@@ -90,9 +90,26 @@ impl ConstData {
         ConstData::owned(values.iter().flat_map(|v| v.to_le_bytes()).collect())
     }
 
-    /// The bytes.
+    /// The bytes. For [`ConstData::widened_f16`] data this widens the float16 values and keeps
+    /// the float32 copy for the data's life (kernels that only pack weights read
+    /// [`ConstData::widen_unkept`] instead).
     pub fn bytes(&self) -> &[u8] {
         &(*self.blob).as_ref()[self.offset..self.offset + self.len]
+    }
+
+    /// Whether the data is float16 widened to float32 ([`ConstData::widened_f16`]).
+    pub fn is_widened_f16(&self) -> bool {
+        self.widened.is_some()
+    }
+
+    /// Whether every value, read as little-endian float32, is finite; for float16 data not yet
+    /// widened, checked on the float16 values (a float16 value is finite exactly when its
+    /// float32 widening is), so nothing is widened.
+    pub fn f32_all_finite(&self) -> bool {
+        if let Some(w) = self.widened.as_ref().filter(|w| w.values.get().is_none()) {
+            return w.half.bytes().chunks_exact(2).all(|c| half::f16::from_le_bytes([c[0], c[1]]).is_finite());
+        }
+        self.bytes().chunks_exact(4).all(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_finite())
     }
 
     /// Length in bytes.
@@ -105,7 +122,8 @@ impl ConstData {
         self.len == 0
     }
 
-    /// Whether the bytes live inside `other`'s blob (used by tests to show weights are not copied).
+    /// Whether the bytes live inside `other`'s blob (used by tests to show weights are not copied;
+    /// widened float16 data is widened and kept by the check).
     pub fn shares_blob_with(&self, other: &Blob) -> bool {
         let mine = (*self.blob).as_ref().as_ptr_range();
         let theirs = (**other).as_ref().as_ptr_range();
@@ -124,12 +142,15 @@ impl AsRef<[u8]> for F32Bytes {
     }
 }
 
-/// Float16 values widened to float32 when first read ([`ConstData::widened_f16`]).
+/// Float16 values widened to float32 when first read ([`ConstData::widened_f16`]); big-endian
+/// hosts widen at once instead.
+#[cfg_attr(not(target_endian = "little"), allow(dead_code))]
 struct WidenedF16 {
     half: ConstData,
     values: OnceLock<Vec<f32>>,
 }
 
+#[cfg_attr(not(target_endian = "little"), allow(dead_code))]
 impl AsRef<[u8]> for WidenedF16 {
     fn as_ref(&self) -> &[u8] {
         bytemuck::cast_slice(self.values.get_or_init(|| f16_to_f32(self.half.bytes())))
@@ -220,5 +241,18 @@ mod tests {
         assert!(d.widen_unkept().is_none());
         // A clone shares the widened values.
         assert!(d.clone().widen_unkept().is_none());
+        assert!(d.is_widened_f16() && d.f32_all_finite());
+    }
+
+    #[test]
+    fn finiteness_of_widened_f16_is_read_without_widening() {
+        for (v, finite) in [(1.0f32, true), (f32::INFINITY, false), (f32::NAN, false), (65504.0, true)] {
+            let half: Vec<u8> = [0.5f32, v].iter().flat_map(|&x| half::f16::from_f32(x).to_le_bytes()).collect();
+            let d = ConstData::widened_f16(ConstData::owned(half));
+            assert_eq!(d.f32_all_finite(), finite, "{v}");
+            assert!(d.widen_unkept().is_some(), "checking finiteness widened {v}");
+            let _ = d.bytes();
+            assert_eq!(d.f32_all_finite(), finite, "{v} once widened");
+        }
     }
 }

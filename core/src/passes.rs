@@ -5,7 +5,7 @@ use crate::{ConstData, DType, OpId, OpKind, Subgraph};
 /// Folds ops whose inputs are all constant and whose result is cheap to compute here:
 /// `Dequantize` of float16 weights (how the TFLite converter stores fp16 models) becomes a float32
 /// constant, widened when first read ([`ConstData::widened_f16`]), so kernels can pack those
-/// weights once straight from float16; `Reshape` of a constant becomes the same bytes
+/// weights once, each from a transient float32 copy ([`ConstData::widen_unkept`]); `Reshape` of a constant becomes the same bytes
 /// under the static output shape. Returns the folded graph and, for each of its
 /// ops, the index of the op in `g` it came from.
 pub fn fold_constants(g: &Subgraph) -> (Subgraph, Vec<OpId>) {
@@ -29,7 +29,7 @@ pub fn fold_constants(g: &Subgraph) -> (Subgraph, Vec<OpId>) {
         if let (OpKind::Reshape { .. }, Some(src), [dst]) = (&op.kind, op.input(0), op.outputs.as_slice()) {
             let (s, d) = (&out.operands[src.index()], &g.operands[dst.index()]);
             let dims = d.shape.concrete();
-            let fits = |dims: &Vec<usize>| crate::shape::num_elements(dims).and_then(|n| n.checked_mul(d.dtype.size())) == s.data.as_ref().map(|x| x.bytes().len());
+            let fits = |dims: &Vec<usize>| crate::shape::num_elements(dims).and_then(|n| n.checked_mul(d.dtype.size())) == s.data.as_ref().map(|x| x.len());
             if let (Some(data), Some(dims), false, true) = (s.data.clone(), dims, g.outputs.contains(dst), s.dtype == d.dtype && s.quant == d.quant) {
                 if fits(&dims) {
                     let target = &mut out.operands[dst.index()];
@@ -255,7 +255,7 @@ fn pad_value_is_zero(g: &Subgraph, pad: &crate::Operation, w: &crate::Operand) -
     match (x.dtype, &x.quant) {
         (DType::F32, crate::Quantization::None) => {
             let finite = match (&w.data, w.dtype) {
-                (Some(d), DType::F32) => d.bytes().chunks_exact(4).all(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_finite()),
+                (Some(d), DType::F32) => d.f32_all_finite(),
                 _ => false,
             };
             finite && value.is_none_or(|b| b == 0f32.to_le_bytes())

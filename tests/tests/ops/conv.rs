@@ -313,3 +313,53 @@ fn dynamic_filter_cases() -> Vec<Case> {
         dynamic_filter("DEPTHWISE_CONV_2D multiplier 2 with a computed filter and bias", [1, 9, 9, 3], [1, 3, 3, 6], dw(2, Activation::None), true, 3140),
     ]
 }
+
+/// A float16 model's weights are packed from transient float32 copies: after prepare on the cpu
+/// backend no widened float32 copy is kept (through the PAD fold, the expand → depthwise →
+/// projection block fusion and the 1×1 convolution), and the outputs equal those of the same
+/// model with the rounded weights stored as float32, bit for bit.
+#[test]
+fn float16_weights_keep_no_float32_copy_after_prepare() {
+    let x = random(&[1, 16, 16, 8], 90);
+    let (w1, dw, w2) = (random(&[16, 3, 3, 8], 91), random(&[1, 3, 3, 16], 92), random(&[8, 1, 1, 16], 93));
+    let build = |half: bool| {
+        let mut b = nnrt_tests::ModelBuilder::new();
+        let xi = b.input("x", TensorType::FLOAT32, &[1, 16, 16, 8]);
+        let weight = |b: &mut nnrt_tests::ModelBuilder, name: &str, t: &r::T| {
+            if !half {
+                return b.constant_f32(name, &dims_i32(&t.dims), &to_f16(&t.data));
+            }
+            let h = b.constant_f16(&format!("{name}_f16"), &dims_i32(&t.dims), &t.data);
+            let w = b.tensor(name, TensorType::FLOAT32, &dims_i32(&t.dims));
+            b.op(Op::DEQUANTIZE, &[h], &[w], Options::None);
+            w
+        };
+        let (w1i, dwi, w2i) = (weight(&mut b, "w1", &w1), weight(&mut b, "dw", &dw), weight(&mut b, "w2", &w2));
+        let pads = b.constant_i32("pads", &[4, 2], &[0, 0, 1, 1, 1, 1, 0, 0]);
+        let padded = b.tensor("padded", TensorType::FLOAT32, &[1, 18, 18, 8]);
+        b.op(Op::PAD, &[xi, pads], &[padded], Options::None);
+        let (c1, d1, y) = (b.tensor("c1", TensorType::FLOAT32, &[1, 8, 8, 16]), b.tensor("d1", TensorType::FLOAT32, &[1, 8, 8, 16]), b.tensor("y", TensorType::FLOAT32, &[1, 8, 8, 8]));
+        b.op(Op::CONV_2D, &[padded, w1i, TensorIdx::ABSENT], &[c1], Options::Conv2D { padding: TflPadding::VALID, stride: [2, 2], dilation: [1, 1], act: Act::RELU6 });
+        let opts = Options::DepthwiseConv2D { padding: TflPadding::SAME, stride: [1, 1], dilation: [1, 1], depth_multiplier: 1, act: Act::RELU6 };
+        b.op(Op::DEPTHWISE_CONV_2D, &[c1, dwi, TensorIdx::ABSENT], &[d1], opts);
+        b.op(Op::CONV_2D, &[d1, w2i, TensorIdx::ABSENT], &[y], Options::Conv2D { padding: TflPadding::VALID, stride: [1, 1], dilation: [1, 1], act: Act::NONE });
+        b.output(y);
+        let model = nnrt_loaders::tflite::load_bytes("float16", b.finish()).expect("load");
+        let mut s = nnrt::Session::from_model(model).expect("session");
+        s.set_backends("cpu").expect("backends");
+        s.prepare().expect("prepare");
+        s
+    };
+    let mut half = build(true);
+    let g = half.prepared().expect("prepared").graph();
+    let widened: Vec<_> = g.operands.iter().filter_map(|o| o.data.as_ref()).filter(|d| d.is_widened_f16()).collect();
+    assert_eq!(widened.len(), 3, "the three float16 weights are folded to widened constants");
+    assert!(widened.iter().all(|d| d.widen_unkept().is_some()), "prepare kept a float32 copy of a float16 weight");
+    let mut full = build(false);
+    let bytes: Vec<u8> = x.data.iter().flat_map(|v| v.to_le_bytes()).collect();
+    for s in [&mut half, &mut full] {
+        s.set_input(0, &bytes).expect("input");
+        s.run().expect("run");
+    }
+    assert_eq!(half.output(0).expect("output"), full.output(0).expect("output"));
+}

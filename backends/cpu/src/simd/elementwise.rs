@@ -111,6 +111,7 @@ pub(crate) const GELU_ERF_Q: [f32; 6] = [3.748_091e-5, 1.216_360_6e-3, 1.544_442
 /// Where erf rounds to ±1 in f32 (erfc(4) = 1.5e-8 is below half an ulp of 1): the rational's
 /// argument is clamped here.
 pub(crate) const GELU_ERF_Z: f32 = 4.0;
+#[cfg(target_arch = "x86_64")]
 mod vector;
 #[cfg(target_arch = "x86_64")]
 use vector::{avx2, avx512};
