@@ -12,6 +12,7 @@ use super::gemm::{clamp, gemm, gemm_add_residual, gemm_segmented, gemm_segmented
 use super::unary::PostAct;
 use super::Act;
 use crate::simd::{self, Isa};
+use std::cell::RefCell;
 
 /// Shape of one CONV_2D. Padding at the bottom and right is implied: taps that fall outside
 /// the input read zero.
@@ -167,6 +168,35 @@ pub struct Conv2d {
     /// FULLY_CONNECTED as a 1×1 CONV2D over [N,1,1,C], is a few hundred instructions; the two
     /// divisions and the products of the geometry were ~100 of them).
     sizes: RunSizes,
+    /// The geometry over a copy of the input with its left and right zero columns written out
+    /// ([`padded_width`]), when the implicit GEMM reads one ([`Conv2d::with_source`]).
+    padded: Option<ConvGeom>,
+}
+
+/// Most values of a horizontally padded input copy (256 KiB: it stays in L2 while the
+/// convolution reads it, and bounds the per-thread buffer).
+const PADDED_MAX: usize = 64 * 1024;
+
+thread_local! {
+    /// The horizontally padded input copy of the convolution running on this thread.
+    static PADDED: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The geometry of an implicit-GEMM convolution over a copy of its input with the left and
+/// right padding written out as zero columns (`pad_left` 0, `in_w` the padded width), when it
+/// has horizontal padding and the copy holds at most [`PADDED_MAX`] values. Every tile then
+/// reads every filter row in place: a 3×3 convolution over a 32-pixel row gathered an im2col
+/// row for the first and last pixel of each row, a third of its tiles through row pointers
+/// (18 % of a 32×32×16 → 16 layer's time in driver and gather). Top and bottom padding stay
+/// implied (whole filter rows there are skipped). The sums are the gathered tiles' sums: the
+/// same products in the same order, zero products where a tap lies in the padding.
+fn padded_width(g: &ConvGeom) -> Option<ConvGeom> {
+    let need = (g.out_w - 1) * g.stride_w + (g.k_w - 1) * g.dil_w + 1;
+    let width = need.max(g.in_w + g.pad_left);
+    if width == g.in_w || g.in_w == 0 || g.in_c == 0 || g.batch * g.in_h * width * g.in_c > PADDED_MAX {
+        return None;
+    }
+    Some(ConvGeom { in_w: width, pad_left: 0, ..*g })
 }
 
 /// [`Conv2d`]'s per-run sizes, from its geometry.
@@ -217,13 +247,48 @@ impl Conv2d {
             .collect();
         let direct = g.is_direct();
         let implicit = !direct && g.groups == 1 && g.dil_w == 1;
-        Conv2d { geom, packed, bias: bias.map(|b| b[..g.out_c].to_vec()), act, direct, implicit, sizes: RunSizes::of(g) }
+        let padded = if implicit && g.out_w > 0 { padded_width(g) } else { None };
+        Conv2d { geom, packed, bias: bias.map(|b| b[..g.out_c].to_vec()), act, direct, implicit, sizes: RunSizes::of(g), padded }
+    }
+
+    /// Runs `f` on the implicit GEMM's source for `input` (one group): a horizontally padded
+    /// copy ([`padded_width`]) in this thread's buffer where the geometry has one (and the
+    /// buffer is not in use further up this thread's stack), else the input itself.
+    fn with_source<R>(&self, input: &[f32], f: impl FnOnce(&Im2col<'_>) -> R) -> R {
+        let Some(pg) = &self.padded else {
+            return f(&Im2col { g: &self.geom, input, c0: 0 });
+        };
+        PADDED.with(|cell| {
+            let Ok(mut buf) = cell.try_borrow_mut() else {
+                return f(&Im2col { g: &self.geom, input, c0: 0 });
+            };
+            let g = &self.geom;
+            let (row, prow) = (g.in_w * g.in_c, pg.in_w * g.in_c);
+            let (left, len) = (g.pad_left * g.in_c, pg.input_len());
+            if buf.len() < len {
+                buf.resize(len, 0.0);
+            }
+            for (d, s) in buf[..len].chunks_exact_mut(prow).zip(input.chunks_exact(row)) {
+                zero_run(&mut d[..left]);
+                d[left..left + row].copy_from_slice(s);
+                zero_run(&mut d[left + row..]);
+            }
+            f(&Im2col { g: pg, input: &buf[..len], c0: 0 })
+        })
     }
 
     /// Switches in-place (implicit GEMM) reading off or back on, where the geometry allows it
     /// (benches compare it with im2col).
     pub fn with_implicit(mut self, on: bool) -> Conv2d {
         self.implicit = on && !self.direct && self.geom.groups == 1 && self.geom.dil_w == 1;
+        self.padded = if self.implicit && self.geom.out_w > 0 { padded_width(&self.geom) } else { None };
+        self
+    }
+
+    /// Switches the padded input copy off (tests compare the implicit GEMM with and without it).
+    #[cfg(test)]
+    fn without_padded_copy(mut self) -> Conv2d {
+        self.padded = None;
         self
     }
 
@@ -252,11 +317,11 @@ impl Conv2d {
             if self.direct {
                 return gemm(m, &input[..input_len], in_c, packed, bias, self.act, out, out_c);
             }
-            let src = Im2col { g: &self.geom, input: &input[..input_len], c0: 0 };
+            let input = &input[..input_len];
             return if self.implicit {
-                gemm_segmented(m, &src, packed, bias, self.act, out, out_c)
+                self.with_source(input, |src| gemm_segmented(m, src, packed, bias, self.act, out, out_c))
             } else {
-                gemm_with(m, &src, packed, bias, self.act, out, out_c)
+                gemm_with(m, &Im2col { g: &self.geom, input, c0: 0 }, packed, bias, self.act, out, out_c)
             };
         }
         for (grp, packed) in self.packed.iter().enumerate() {
@@ -297,11 +362,11 @@ impl Conv2d {
         if self.direct {
             return gemm_then(m, &input[..input_len], self.geom.in_c, packed, bias, self.act, &then, out, n);
         }
-        let src = Im2col { g: &self.geom, input: &input[..input_len], c0: 0 };
+        let input = &input[..input_len];
         if self.implicit {
-            gemm_segmented_then(m, &src, packed, bias, self.act, out, n, Some(&then));
+            self.with_source(input, |src| gemm_segmented_then(m, src, packed, bias, self.act, out, n, Some(&then)));
         } else {
-            gemm_with_then(m, &src, packed, bias, self.act, out, n, Some(&then));
+            gemm_with_then(m, &Im2col { g: &self.geom, input, c0: 0 }, packed, bias, self.act, out, n, Some(&then));
         }
     }
 
@@ -334,11 +399,11 @@ impl Conv2d {
             return gemm_add_residual(m, &input[..input_len], self.geom.in_c, packed, bias, self.act, res, add_act, out, n);
         }
         let then = residual_adder(res, add_act, n, n);
-        let src = Im2col { g: &self.geom, input: &input[..input_len], c0: 0 };
+        let input = &input[..input_len];
         if self.implicit {
-            gemm_segmented_then(m, &src, packed, bias, self.act, out, n, Some(&then));
+            self.with_source(input, |src| gemm_segmented_then(m, src, packed, bias, self.act, out, n, Some(&then)));
         } else {
-            gemm_with_then(m, &src, packed, bias, self.act, out, n, Some(&then));
+            gemm_with_then(m, &Im2col { g: &self.geom, input, c0: 0 }, packed, bias, self.act, out, n, Some(&then));
         }
     }
 }
@@ -711,6 +776,13 @@ mod tests {
             Conv2d::new(g, &filter, None, Act::NONE).with_implicit(false).run(&input, &mut im2col);
             // Same FMA chains; only the gathered rows add the padding's zero products.
             assert!(implicit.iter().zip(&im2col).all(|(a, b)| a == b), "{g:?}");
+            // The implicit GEMM over the padded input copy (these inputs are small enough for
+            // one) and over the input itself, gathering its edge pixels.
+            let conv = Conv2d::new(g, &filter, None, Act::NONE);
+            assert!(conv.padded.is_some(), "{g:?} has no padded copy");
+            let mut gathered = vec![0.0; g.output_len()];
+            conv.without_padded_copy().run(&input, &mut gathered);
+            assert!(implicit.iter().zip(&gathered).all(|(a, b)| a == b), "{g:?}, gathered");
         }
     }
 
@@ -747,6 +819,17 @@ mod tests {
             let mut two = vec![0.0; g.output_len()];
             pool.install(|| conv.run(&input, &mut two));
             assert!(implicit.iter().zip(&two).all(|(a, b)| a == b), "{g:?}, two threads");
+            // Over the input itself (edge pixels gathered) instead of the padded copy.
+            assert!(conv.padded.is_some(), "{g:?} has no padded copy");
+            let mut gathered = conv.without_padded_copy();
+            for threads in [1, 2] {
+                let mut got = vec![0.0; g.output_len()];
+                match threads {
+                    1 => gathered.run(&input, &mut got),
+                    _ => pool.install(|| gathered.run(&input, &mut got)),
+                }
+                assert!(implicit.iter().zip(&got).all(|(a, b)| a == b), "{g:?}, gathered, {threads} threads");
+            }
         }
     }
 

@@ -279,7 +279,8 @@ fn run_row_tiles<S: SegmentSource>(p: &Plan, src: &S, m0: usize, m1: usize, c: &
     // Tiles of at most 6 rows (AVX2) are cut evenly instead, a tile with an edge pixel
     // gathered whole: a one- or two-row tile has too few FMA chains to hide their latency
     // (two rows of 16 columns: 4 chains, half the core's rate), and the gather costs less.
-    let balanced = (p.mr <= 6 && (lo, hi) != (0, row_len)).then(|| row_len.div_ceil(p.mr));
+    // Rows read wholly in place are cut evenly too (a 16-pixel row into 5, 5, 6, not 6, 6, 4).
+    let balanced = (p.mr <= 6).then(|| row_len.div_ceil(p.mr));
     // Tile i of `tiles` covers [i·row_len / tiles, (i+1)·row_len / tiles): the bounds of up to
     // 64 tiles computed once (a division per tile was a sixth of a stem convolution's driver).
     let mut bounds = [0usize; 65];
