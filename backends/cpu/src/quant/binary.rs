@@ -44,7 +44,7 @@ pub struct QBinary {
     pot16: Option<(i32, i32)>,
     /// XNNPACK's arithmetic instead of TFLite's ([`QBinary::xnnpack`]).
     xnn: Option<XnnArith>,
-    /// 8-bit operands: the arithmetic over AVX-512 lanes ([`QBinary::run_lanes`]).
+    /// 8-bit operands: the arithmetic over AVX-512 or AVX2 lanes ([`QBinary::run_lanes`]).
     lanes: Option<QLanes>,
 }
 
@@ -175,6 +175,13 @@ impl QBinary {
         p.pot16 = None;
         p.lanes = None;
         p
+    }
+
+    /// The same op with its lanes on AVX2 (`None` without lanes): tests run the AVX2 kernel on
+    /// AVX-512 machines too.
+    #[cfg(test)]
+    pub(crate) fn with_avx2_lanes(&self) -> Option<QBinary> {
+        Some(QBinary { lanes: Some(self.lanes?.on_avx2()?), ..*self })
     }
 
     /// Add/sub's general scaling: both inputs to twice the larger scale after a left shift.
@@ -394,7 +401,7 @@ const MIN_SEGMENT: usize = 64;
 const TILE: usize = crate::simd::qbinary::MAX_TILE;
 
 impl QBinary {
-    /// [`QBinary::run`] on the AVX-512 lanes ([`QLanes`]) for 8-bit operands: same shapes, a
+    /// [`QBinary::run`] on the AVX-512 or AVX2 lanes ([`QLanes`]) for 8-bit operands: same shapes, a
     /// row repeated (`[1,1,1,C]`, `[1,H,1,C]`), a value per row (`[N,H,W,1]`), split across
     /// the kernel pool. Returns false (nothing written) where this CPU or these parameters
     /// have no lanes, for a scalar operand (a table lookup serves it better), and for shapes

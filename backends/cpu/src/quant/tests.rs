@@ -616,6 +616,11 @@ fn check_broadcast<T: QInt + std::fmt::Debug + PartialEq>(k: QBinaryOp, s: &[f32
     p.run::<T, T>(a, a_dims, b, b_dims, &mut got, &d);
     let want = binary_ref(&p, a, a_dims, b, b_dims, &d);
     prop_assert_eq!(&got, &want);
+    if let Some(p2) = p.with_avx2_lanes() {
+        got.fill(T::default());
+        p2.run::<T, T>(a, a_dims, b, b_dims, &mut got, &d);
+        prop_assert_eq!(&got, &want, "AVX2 lanes");
+    }
     if let Some(t) = p.table2::<T, T>() {
         got.fill(T::default());
         p.run_table2::<T, T>(&t, a, a_dims, b, b_dims, &mut got, &d);
@@ -674,10 +679,18 @@ fn binary_lanes_special_multipliers_match_apply() {
 }
 
 /// Every pair of 8-bit inputs through [`QBinary::run_lanes`] (where this CPU has the lanes)
-/// against `apply`.
+/// against `apply`, on AVX2 as well where the lanes are AVX-512.
 fn check_every_pair<T: QInt + std::fmt::Debug + PartialEq>(k: QBinaryOp, s: &[f32], zp: &[i32], act: Activation) -> Result<(), TestCaseError> {
     let q = |i: usize| QParams { scale: s[i], zero_point: zp[i] };
     let p = QBinary::new::<T>(k, q(0), q(1), q(2), act);
+    if let Some(p2) = p.with_avx2_lanes() {
+        check_pairs_on::<T>(&p2, k, s)?;
+    }
+    check_pairs_on::<T>(&p, k, s)
+}
+
+/// [`check_every_pair`] of one prepared op.
+fn check_pairs_on<T: QInt + std::fmt::Debug + PartialEq>(p: &QBinary, k: QBinaryOp, s: &[f32]) -> Result<(), TestCaseError> {
     let byte = |i: usize| bytemuck::cast::<u8, T>(i as u8);
     let rows: Vec<T> = (0..65536).map(|i| byte(i >> 8)).collect();
     let cols: Vec<T> = (0..65536).map(|i| byte(i & 255)).collect();
@@ -687,17 +700,17 @@ fn check_every_pair<T: QInt + std::fmt::Debug + PartialEq>(k: QBinaryOp, s: &[f3
     // Same shapes, both orders.
     for (a, b) in [(&rows, &cols), (&cols, &rows)] {
         if !p.run_lanes::<T, T>(a, &d, b, &d, &mut got, &d) {
-            // Without the lanes only CPUs lacking AVX-512 or extreme parameters decline.
-            prop_assert!(crate::simd::isa() < crate::simd::Isa::Avx512 || s.iter().any(|&v| !(0.001..=1.0).contains(&v)) || k == QBinaryOp::Mul);
+            // Without the lanes only CPUs lacking AVX2 or extreme parameters decline.
+            prop_assert!(crate::simd::isa() < crate::simd::Isa::Avx2Fma || s.iter().any(|&v| !(0.001..=1.0).contains(&v)) || k == QBinaryOp::Mul);
             return Ok(());
         }
-        prop_assert_eq!(&got, &binary_ref(&p, a, &d, b, &d, &d));
+        prop_assert_eq!(&got, &binary_ref(p, a, &d, b, &d, &d));
     }
     // One value per row of 256, as the first or the second operand.
     for swap in [false, true] {
         let ((a, ad), (b, bd)) = if swap { ((&per_row, &[256usize, 1][..]), (&cols, &d[..])) } else { ((&cols, &d[..]), (&per_row, &[256usize, 1][..])) };
         prop_assert!(p.run_lanes::<T, T>(a, ad, b, bd, &mut got, &d));
-        prop_assert_eq!(&got, &binary_ref(&p, a, ad, b, bd, &d));
+        prop_assert_eq!(&got, &binary_ref(p, a, ad, b, bd, &d));
     }
     Ok(())
 }
@@ -744,7 +757,7 @@ proptest! {
         check_broadcast::<u8>(k, &s, &[0, 255, 128], Activation::Relu6, [2, 8, 16, 8], kind, seed % 2 == 1, seed)?;
     }
 
-    /// The AVX-512 lanes of 8-bit add/sub/mul against `apply` on every pair of input bytes:
+    /// The AVX-512 and AVX2 lanes of 8-bit add/sub/mul against `apply` on every pair of input bytes:
     /// same shapes, a value per row (`[256,256] op [256,1]`), either operand first, with
     /// scales from far apart to equal (a multiplier of exactly ½ or 2^-k), zero points across
     /// and at the ends of the range, and every activation.

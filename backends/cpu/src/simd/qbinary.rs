@@ -1,5 +1,6 @@
 //! Quantized 8-bit ADD, SUB and MUL with TFLite's reference arithmetic
-//! (`quant::binary::QBinary::apply`) over 16 int32 lanes with AVX-512 F/BW/VL.
+//! (`quant::binary::QBinary::apply`) over 16 int32 lanes with AVX-512 F/BW/VL, or 8 with AVX2
+//! ([`avx2`]: the same steps and integers).
 //!
 //! Each `MultiplyByQuantizedMultiplier` step (the two input rescales and the output rescale of
 //! add/sub, the one of mul) runs as one exact 32×32→64-bit multiply on the even lanes and one
@@ -21,7 +22,7 @@
 //! sum is taken without their common power of two and the output step is split the same way.
 //! [`QLanes::new`] builds the lanes only where every intermediate value stays in the range
 //! this needs (the caller falls back to its portable paths otherwise, and on CPUs without
-//! AVX-512); the tests compare them with `apply` over every pair of input bytes.
+//! AVX2); the tests compare them with `apply` over every pair of input bytes.
 //!
 //! The loop is compiled once per second operand's mode (contiguous, a tiled row, a value per
 //! row, a scalar): whole blocks of 64 values with plain loads and stores, then one masked
@@ -33,10 +34,28 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+
 cpu_token!(
     /// Proof that this CPU runs AVX-512 F/BW/VL (and `NNRT_ISA` allows AVX-512).
     QLaneToken: "avx512f", "avx512bw", "avx512vl"; isa >= super::Isa::Avx512
 );
+
+/// The instruction set a [`QLanes`] runs on, with the proof that this CPU has it.
+#[derive(Clone, Copy, Debug)]
+enum LaneIsa {
+    Avx512(QLaneToken),
+    Avx2(super::Avx2Token),
+}
+
+impl LaneIsa {
+    /// AVX-512 where this CPU (and `NNRT_ISA`) allows it, else AVX2 (with FMA, as the other
+    /// AVX2 kernels require, and `NNRT_ISA` at least AVX2).
+    fn detect() -> Option<LaneIsa> {
+        QLaneToken::new().map(LaneIsa::Avx512).or_else(|| (super::isa() >= super::Isa::Avx2Fma).then(super::Avx2Token::new).flatten().map(LaneIsa::Avx2))
+    }
+}
 
 /// The longest period of a [`Second::Tiled`] operand.
 pub(crate) const MAX_TILE: usize = 512;
@@ -152,8 +171,7 @@ enum Kind {
 /// A quantized 8-bit add/sub/mul in lane form ([`QLanes::new`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct QLanes {
-    #[allow(dead_code)]
-    token: QLaneToken,
+    isa: LaneIsa,
     kind: Kind,
     signed: bool,
     /// The two inputs' zero points.
@@ -195,10 +213,10 @@ impl QLanes {
     /// The lanes of an 8-bit (`signed`: int8, else uint8) add/sub (`mul == false`, `sub`) or
     /// mul with TFLite's parameters: `left_shift` (20), each input's zero point and rescale,
     /// the output's rescale, zero point and activation range. `None` where this CPU lacks
-    /// AVX-512 F/BW/VL or a step would not be exact in the lanes.
+    /// AVX2 (and AVX-512 F/BW/VL) or a step would not be exact in the lanes.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(signed: bool, mul: bool, sub: bool, left_shift: u32, a: SideParams, b: SideParams, out_mult: (i32, i32), out_zp: i32, act: (i32, i32)) -> Option<QLanes> {
-        let token = QLaneToken::new()?;
+        let isa = LaneIsa::detect()?;
         let (tmin, tmax) = if signed { (-128i64, 127i64) } else { (0, 255) };
         let range = |zp: i32| (tmin - i64::from(zp), tmax - i64::from(zp));
         let (ra, rb) = (range(a.zp), range(b.zp));
@@ -234,13 +252,13 @@ impl QLanes {
                 let (na, nb) = (Step { shift_only: Some(k1 - g), ..sa }, Step { shift_only: Some(k2 - g), ..sb });
                 let (slo, shi) = sum(&na, &nb);
                 if let Some(out) = Step::new(out_mult.0, out_mult.1, g, slo, shi).filter(|o| o.split.is_some()) {
-                    return Some(QLanes { token, kind, signed, z: [a.zp, b.zp], input: [na, nb], out, out_split: true, out_zp, lo, hi });
+                    return Some(QLanes { isa, kind, signed, z: [a.zp, b.zp], input: [na, nb], out, out_split: true, out_zp, lo, hi });
                 }
             }
             (kind, [sa, sb], sum(&sa, &sb))
         };
         let out = Step::new(out_mult.0, out_mult.1, 0, slo, shi)?;
-        Some(QLanes { token, kind, signed, z: [a.zp, b.zp], input, out, out_split: false, out_zp, lo, hi })
+        Some(QLanes { isa, kind, signed, z: [a.zp, b.zp], input, out, out_split: false, out_zp, lo, hi })
     }
 
     /// The same op with its operands swapped: `run(y, x)` computes what `run(x, y)` did.
@@ -271,11 +289,21 @@ impl QLanes {
             return;
         }
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: the token (built only after run-time detection) proves AVX-512 F/BW/VL; the
-        // asserts above bound every read (see `kernel`).
+        // SAFETY: the tokens (built only after run-time detection) prove AVX-512 F/BW/VL or
+        // AVX2; the asserts above bound every read (see `kernel`).
         unsafe {
-            kernel(self, first.as_ptr(), second, start, out.as_mut_ptr(), n)
+            match self.isa {
+                LaneIsa::Avx512(_) => kernel(self, first.as_ptr(), second, start, out.as_mut_ptr(), n),
+                LaneIsa::Avx2(_) => avx2::kernel(self, first.as_ptr(), second, start, out.as_mut_ptr(), n),
+            }
         }
+    }
+
+    /// The same lanes on AVX2 where this CPU has it (tests run the AVX2 kernel on AVX-512
+    /// machines too).
+    #[cfg(test)]
+    pub(crate) fn on_avx2(self) -> Option<QLanes> {
+        super::Avx2Token::new().map(|t| QLanes { isa: LaneIsa::Avx2(t), ..self })
     }
 }
 
