@@ -232,11 +232,58 @@ unsafe fn avx512_of<TO: QInt, const OUT: u8>(p: &QuantizeF32, x: &[f32], out: &m
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn avx2<TO: QInt>(p: &QuantizeF32, x: &[f32], out: &mut [TO]) -> usize {
+    // SAFETY: the caller's guarantees; `OUT` as `p.out` says.
+    unsafe {
+        match p.out {
+            Out::I8 => avx2_of::<TO, 0>(p, x, out),
+            Out::U8 => avx2_of::<TO, 1>(p, x, out),
+            Out::I16 => avx2_of::<TO, 2>(p, x, out),
+        }
+    }
+}
+
+/// [`avx2`] for one output type (`OUT`: 0 int8, 1 uint8, 2 int16): four vectors a step checked
+/// together as [`avx512_of`] does (the two sums' difference ORed over the block), packed with
+/// saturation, then one vector at a time (a one-vector step per 8 values was twice the time).
+///
+/// # Safety
+/// As [`avx2`]; `OUT` matches `p.out`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn avx2_of<TO: QInt, const OUT: u8>(p: &QuantizeF32, x: &[f32], out: &mut [TO]) -> usize {
     const W: usize = 8;
     let (lo, hi, magic) = (_mm256_set1_ps(p.inv_lo), _mm256_set1_ps(p.inv_hi), _mm256_set1_ps(MAGIC + p.q.zero_point as f32));
     let (magic_bits, below, above) = (_mm256_set1_epi32(MAGIC_BITS), _mm256_set1_epi32(BELOW), _mm256_set1_epi32(ABOVE));
+    // Dword `j` of the byte packs comes from dword `2·(j % 4) + j / 4`.
+    let order8 = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     let whole = x.len() / W * W;
     let mut i = 0;
+    while i + 4 * W <= whole {
+        // SAFETY: `i + 4·W <= x.len()`.
+        let v: [__m256; 4] = std::array::from_fn(|q| unsafe { _mm256_loadu_ps(x.as_ptr().add(i + q * W)) });
+        let y = v.map(|v| _mm256_fmadd_ps(v, lo, magic));
+        let d: [__m256i; 4] = std::array::from_fn(|q| _mm256_castps_si256(_mm256_sub_ps(_mm256_fmadd_ps(v[q], hi, magic), y[q])));
+        let diff = _mm256_or_si256(_mm256_or_si256(d[0], d[1]), _mm256_or_si256(d[2], d[3]));
+        if _mm256_testz_si256(diff, diff) == 1 {
+            let [r0, r1, r2, r3] = y.map(|y| _mm256_sub_epi32(_mm256_castps_si256(y), magic_bits));
+            // SAFETY: `4·W` outputs at `i` are in bounds; `TO` is one or two bytes as `OUT` says.
+            unsafe {
+                let o = out.as_mut_ptr().add(i);
+                if OUT == 2 {
+                    // The packs interleave 64-bit halves: qwords 0, 2, 1, 3 put them in order.
+                    _mm256_storeu_si256(o as *mut __m256i, _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi32(r0, r1)));
+                    _mm256_storeu_si256((o as *mut i16).add(2 * W) as *mut __m256i, _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi32(r2, r3)));
+                } else {
+                    let (w01, w23) = (_mm256_packs_epi32(r0, r1), _mm256_packs_epi32(r2, r3));
+                    let b = if OUT == 0 { _mm256_packs_epi16(w01, w23) } else { _mm256_packus_epi16(w01, w23) };
+                    _mm256_storeu_si256(o as *mut __m256i, _mm256_permutevar8x32_epi32(b, order8));
+                }
+            }
+        } else {
+            quantize_seq(&x[i..i + 4 * W], p.q, &mut out[i..i + 4 * W]);
+        }
+        i += 4 * W;
+    }
     while i < whole {
         // SAFETY: `i + W <= x.len() == out.len()`.
         let v = unsafe { _mm256_loadu_ps(x.as_ptr().add(i)) };
