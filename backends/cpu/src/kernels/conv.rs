@@ -191,7 +191,7 @@ thread_local! {
 /// implied (whole filter rows there are skipped). The sums are the gathered tiles' sums: the
 /// same products in the same order, zero products where a tap lies in the padding.
 fn padded_width(g: &ConvGeom) -> Option<ConvGeom> {
-    let need = (g.out_w - 1) * g.stride_w + (g.k_w - 1) * g.dil_w + 1;
+    let need = (g.out_w - 1) * g.stride_w + g.k_w.saturating_sub(1) * g.dil_w + 1;
     let width = need.max(g.in_w + g.pad_left);
     if width == g.in_w || g.in_w == 0 || g.in_c == 0 || g.batch * g.in_h * width * g.in_c > PADDED_MAX {
         return None;
@@ -770,19 +770,21 @@ mod tests {
             check(g, true, Act::RELU6, 90 + i as u64);
             let input = values(g.input_len(), 95 + i as u64);
             let filter = values(g.filter_len(), 96 + i as u64);
-            let mut implicit = vec![0.0; g.output_len()];
-            Conv2d::new(g, &filter, None, Act::NONE).run(&input, &mut implicit);
-            let mut im2col = vec![0.0; g.output_len()];
-            Conv2d::new(g, &filter, None, Act::NONE).with_implicit(false).run(&input, &mut im2col);
-            // Same FMA chains; only the gathered rows add the padding's zero products.
-            assert!(implicit.iter().zip(&im2col).all(|(a, b)| a == b), "{g:?}");
-            // The implicit GEMM over the padded input copy (these inputs are small enough for
-            // one) and over the input itself, gathering its edge pixels.
-            let conv = Conv2d::new(g, &filter, None, Act::NONE);
-            assert!(conv.padded.is_some(), "{g:?} has no padded copy");
-            let mut gathered = vec![0.0; g.output_len()];
-            conv.without_padded_copy().run(&input, &mut gathered);
-            assert!(implicit.iter().zip(&gathered).all(|(a, b)| a == b), "{g:?}, gathered");
+            for isa in isas() {
+                let mut implicit = vec![0.0; g.output_len()];
+                Conv2d::with_isa(isa, g, &filter, None, Act::NONE).run(&input, &mut implicit);
+                let mut im2col = vec![0.0; g.output_len()];
+                Conv2d::with_isa(isa, g, &filter, None, Act::NONE).with_implicit(false).run(&input, &mut im2col);
+                // Same FMA chains; only the gathered rows add the padding's zero products.
+                assert!(implicit.iter().zip(&im2col).all(|(a, b)| a == b), "{isa:?} {g:?}");
+                // The implicit GEMM over the padded input copy (these inputs are small enough
+                // for one) and over the input itself, gathering its edge pixels.
+                let conv = Conv2d::with_isa(isa, g, &filter, None, Act::NONE);
+                assert!(conv.padded.is_some(), "{g:?} has no padded copy");
+                let mut gathered = vec![0.0; g.output_len()];
+                conv.without_padded_copy().run(&input, &mut gathered);
+                assert!(implicit.iter().zip(&gathered).all(|(a, b)| a == b), "{isa:?} {g:?}, gathered");
+            }
         }
     }
 
@@ -808,27 +810,29 @@ mod tests {
             let input = values(g.input_len(), 115 + i as u64);
             let filter = values(g.filter_len(), 116 + i as u64);
             let bias = values(g.out_c, 117 + i as u64);
-            let mut conv = Conv2d::new(g, &filter, Some(&bias), Act::NONE);
-            let mut implicit = vec![0.0; g.output_len()];
-            conv.run(&input, &mut implicit);
-            let mut im2col = vec![0.0; g.output_len()];
-            Conv2d::new(g, &filter, Some(&bias), Act::NONE).with_implicit(false).run(&input, &mut im2col);
-            // Same FMA chains; the gathered rows and the zero rows add the padding's zero
-            // products (the sign of a zero sum at most).
-            assert!(implicit.iter().zip(&im2col).all(|(a, b)| a == b), "{g:?}");
-            let mut two = vec![0.0; g.output_len()];
-            pool.install(|| conv.run(&input, &mut two));
-            assert!(implicit.iter().zip(&two).all(|(a, b)| a == b), "{g:?}, two threads");
-            // Over the input itself (edge pixels gathered) instead of the padded copy.
-            assert!(conv.padded.is_some(), "{g:?} has no padded copy");
-            let mut gathered = conv.without_padded_copy();
-            for threads in [1, 2] {
-                let mut got = vec![0.0; g.output_len()];
-                match threads {
-                    1 => gathered.run(&input, &mut got),
-                    _ => pool.install(|| gathered.run(&input, &mut got)),
+            for isa in isas() {
+                let mut conv = Conv2d::with_isa(isa, g, &filter, Some(&bias), Act::NONE);
+                let mut implicit = vec![0.0; g.output_len()];
+                conv.run(&input, &mut implicit);
+                let mut im2col = vec![0.0; g.output_len()];
+                Conv2d::with_isa(isa, g, &filter, Some(&bias), Act::NONE).with_implicit(false).run(&input, &mut im2col);
+                // Same FMA chains; the gathered rows and the zero rows add the padding's zero
+                // products (the sign of a zero sum at most).
+                assert!(implicit.iter().zip(&im2col).all(|(a, b)| a == b), "{isa:?} {g:?}");
+                let mut two = vec![0.0; g.output_len()];
+                pool.install(|| conv.run(&input, &mut two));
+                assert!(implicit.iter().zip(&two).all(|(a, b)| a == b), "{isa:?} {g:?}, two threads");
+                // Over the input itself (edge pixels gathered) instead of the padded copy.
+                assert!(conv.padded.is_some(), "{g:?} has no padded copy");
+                let mut gathered = conv.without_padded_copy();
+                for threads in [1, 2] {
+                    let mut got = vec![0.0; g.output_len()];
+                    match threads {
+                        1 => gathered.run(&input, &mut got),
+                        _ => pool.install(|| gathered.run(&input, &mut got)),
+                    }
+                    assert!(implicit.iter().zip(&got).all(|(a, b)| a == b), "{isa:?} {g:?}, gathered, {threads} threads");
                 }
-                assert!(implicit.iter().zip(&got).all(|(a, b)| a == b), "{g:?}, gathered, {threads} threads");
             }
         }
     }

@@ -355,8 +355,8 @@ fn build_quantized(ctx: &CompileCtx, id: OpId) -> Result<Built, String> {
                 Ok(built(sources(ctx, id), move |ins, outs| {
                     let dims = outs[0].dims;
                     let (a, b) = (cast::<T>(ins[0].bytes)?, cast::<T>(ins[1].bytes)?);
-                    // The AVX-512 lanes first (they need no table); the table for what they
-                    // do not take.
+                    // The AVX-512 or AVX2 lanes first (they need no table); the table for what
+                    // they do not take.
                     if p.run_lanes::<T, T>(a, ins[0].dims, b, ins[1].dims, cast_mut::<T>(outs[0].bytes)?, dims) {
                         return Ok(());
                     }

@@ -254,7 +254,7 @@ unsafe fn avx2_of<TO: QInt, const OUT: u8>(p: &QuantizeF32, x: &[f32], out: &mut
     const W: usize = 8;
     let (lo, hi, magic) = (_mm256_set1_ps(p.inv_lo), _mm256_set1_ps(p.inv_hi), _mm256_set1_ps(MAGIC + p.q.zero_point as f32));
     let (magic_bits, below, above) = (_mm256_set1_epi32(MAGIC_BITS), _mm256_set1_epi32(BELOW), _mm256_set1_epi32(ABOVE));
-    // Dword `j` of the byte packs comes from dword `2·(j % 4) + j / 4`.
+    // Dword `j` of the result is dword `4·(j % 2) + j / 2` of the byte packs.
     let order8 = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     let whole = x.len() / W * W;
     let mut i = 0;

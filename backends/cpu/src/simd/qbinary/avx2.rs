@@ -131,8 +131,8 @@ fn finish<const MUL: bool, const SH1: bool, const OS: bool>(c: &Consts, x1: __m2
 
 /// Four vectors of 8 raw outputs to 32 bytes, as the AVX-512 `pack` does: int16 with
 /// saturation, the zero point added saturating, bytes with saturation, the activation range
-/// where `CLAMP`. The in-lane packs leave dword `d` of the result at dword `2·(d % 4) + d / 4`
-/// of their output.
+/// where `CLAMP`. Dword `d` of the result is dword `4·(d % 2) + d / 2` of the in-lane packs'
+/// output.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn pack<const SIGNED: bool, const CLAMP: bool>(r: [__m256i; 4], order: __m256i, ozp: __m256i, lo8: __m256i, hi8: __m256i) -> __m256i {
