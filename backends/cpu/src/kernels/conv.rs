@@ -191,7 +191,7 @@ thread_local! {
 /// implied (whole filter rows there are skipped). The sums are the gathered tiles' sums: the
 /// same products in the same order, zero products where a tap lies in the padding.
 fn padded_width(g: &ConvGeom) -> Option<ConvGeom> {
-    let need = (g.out_w - 1) * g.stride_w + g.k_w.saturating_sub(1) * g.dil_w + 1;
+    let need = g.out_w.checked_sub(1)? * g.stride_w + g.k_w.saturating_sub(1) * g.dil_w + 1;
     let width = need.max(g.in_w + g.pad_left);
     if width == g.in_w || g.in_w == 0 || g.in_c == 0 || g.batch * g.in_h * width * g.in_c > PADDED_MAX {
         return None;
@@ -247,7 +247,7 @@ impl Conv2d {
             .collect();
         let direct = g.is_direct();
         let implicit = !direct && g.groups == 1 && g.dil_w == 1;
-        let padded = if implicit && g.out_w > 0 { padded_width(g) } else { None };
+        let padded = implicit.then(|| padded_width(g)).flatten();
         Conv2d { geom, packed, bias: bias.map(|b| b[..g.out_c].to_vec()), act, direct, implicit, sizes: RunSizes::of(g), padded }
     }
 
@@ -281,7 +281,7 @@ impl Conv2d {
     /// (benches compare it with im2col).
     pub fn with_implicit(mut self, on: bool) -> Conv2d {
         self.implicit = on && !self.direct && self.geom.groups == 1 && self.geom.dil_w == 1;
-        self.padded = if self.implicit && self.geom.out_w > 0 { padded_width(&self.geom) } else { None };
+        self.padded = self.implicit.then(|| padded_width(&self.geom)).flatten();
         self
     }
 

@@ -56,7 +56,7 @@ pub(crate) fn lut8_avx2(t: super::Avx2Token, table: &[u8; 256], x: &[u8], out: &
 fn avx2() -> Option<super::Avx2Token> {
     use std::sync::OnceLock;
     static T: OnceLock<Option<super::Avx2Token>> = OnceLock::new();
-    *T.get_or_init(|| if super::isa() >= super::Isa::Avx2Fma { super::Avx2Token::new() } else { None })
+    *T.get_or_init(super::Avx2Token::allowed)
 }
 
 /// # Safety

@@ -140,6 +140,14 @@ cpu_token!(
     Avx2Token: "avx2", "fma"
 );
 
+impl Avx2Token {
+    /// A token when the CPU has AVX2 and FMA and `NNRT_ISA` allows them (kernels choose by
+    /// it; tests that compare instruction sets call [`Avx2Token::new`]).
+    pub(crate) fn allowed() -> Option<Self> {
+        if isa() >= Isa::Avx2Fma { Self::new() } else { None }
+    }
+}
+
 cpu_token!(
     /// Proof that this CPU runs AVX-512 F/BW/DQ/VL (and `NNRT_ISA` allows AVX-512).
     WideToken: "avx512f", "avx512bw", "avx512dq", "avx512vl"; isa >= Isa::Avx512

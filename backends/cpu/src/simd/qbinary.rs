@@ -34,6 +34,47 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
+/// Calls an instruction set's `kernel_g::<MUL, SIGNED, SH1, SH2, OS, MODE>(k, first, second,
+/// start, out, n)` with the const parameters `k`'s lanes and `second`'s mode select: the
+/// dispatch of every `kernel` (AVX-512 here, AVX2 in [`avx2`]), inside an `unsafe fn` whose
+/// contract is the kernel's.
+macro_rules! dispatch_lanes {
+    ($kg:ident, $k:ident, $first:ident, $second:ident, $start:ident, $out:ident, $n:ident) => {{
+        let mul = $k.kind == Kind::Mul;
+        let (sh1, sh2) = (!mul && $k.input[0].shift_only.is_some(), !mul && $k.input[1].shift_only.is_some());
+        macro_rules! by_mode {
+            ($mul:literal, $signed:literal, $sh1:literal, $sh2:literal, $os:literal) => {
+                // SAFETY: the caller's guarantees, passed on.
+                unsafe {
+                    match $second {
+                        Second::Contig(_) => $kg::<$mul, $signed, $sh1, $sh2, $os, CONTIG>($k, $first, $second, $start, $out, $n),
+                        Second::Tiled(..) => $kg::<$mul, $signed, $sh1, $sh2, $os, TILED>($k, $first, $second, $start, $out, $n),
+                        Second::PerRow(..) => $kg::<$mul, $signed, $sh1, $sh2, $os, PER_ROW>($k, $first, $second, $start, $out, $n),
+                        Second::Splat(_) => $kg::<$mul, $signed, $sh1, $sh2, $os, SPLAT>($k, $first, $second, $start, $out, $n),
+                    }
+                }
+            };
+        }
+        macro_rules! go {
+            ($signed:literal) => {
+                match (sh1, sh2) {
+                    (false, false) => by_mode!(false, $signed, false, false, false),
+                    (true, false) => by_mode!(false, $signed, true, false, false),
+                    (false, true) => by_mode!(false, $signed, false, true, false),
+                    (true, true) if $k.out_split => by_mode!(false, $signed, true, true, true),
+                    (true, true) => by_mode!(false, $signed, true, true, false),
+                }
+            };
+        }
+        match (mul, $k.signed) {
+            (true, true) => by_mode!(true, true, false, false, false),
+            (true, false) => by_mode!(true, false, false, false, false),
+            (false, true) => go!(true),
+            (false, false) => go!(false),
+        }
+    }};
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 
@@ -53,7 +94,7 @@ impl LaneIsa {
     /// AVX-512 where this CPU (and `NNRT_ISA`) allows it, else AVX2 (with FMA, as the other
     /// AVX2 kernels require, and `NNRT_ISA` at least AVX2).
     fn detect() -> Option<LaneIsa> {
-        QLaneToken::new().map(LaneIsa::Avx512).or_else(|| (super::isa() >= super::Isa::Avx2Fma).then(super::Avx2Token::new).flatten().map(LaneIsa::Avx2))
+        QLaneToken::new().map(LaneIsa::Avx512).or_else(|| super::Avx2Token::allowed().map(LaneIsa::Avx2))
     }
 }
 
@@ -209,6 +250,20 @@ pub(crate) enum Second<'a> {
     Splat(u8),
 }
 
+#[cfg(target_arch = "x86_64")]
+impl Second<'_> {
+    /// The operand's bytes (null for a splat) and the period of a tiled row or the length of a
+    /// row (0 otherwise), as the kernels walk them.
+    fn bytes_and_period(&self) -> (*const u8, usize) {
+        match *self {
+            Second::Contig(s) => (s.as_ptr(), 0),
+            Second::Tiled(s, period) => (s.as_ptr(), period),
+            Second::PerRow(s, p) => (s.as_ptr(), p),
+            Second::Splat(_) => (std::ptr::null(), 0),
+        }
+    }
+}
+
 impl QLanes {
     /// The lanes of an 8-bit (`signed`: int8, else uint8) add/sub (`mul == false`, `sub`) or
     /// mul with TFLite's parameters: `left_shift` (20), each input's zero point and rescale,
@@ -259,6 +314,15 @@ impl QLanes {
         };
         let out = Step::new(out_mult.0, out_mult.1, 0, slo, shi)?;
         Some(QLanes { isa, kind, signed, z: [a.zp, b.zp], input, out, out_split: false, out_zp, lo, hi })
+    }
+
+    /// Add/sub's signs: `t2 − t1` (`neg1`), `t1 − t2` (`neg2`); neither for mul.
+    #[cfg(target_arch = "x86_64")]
+    fn negs(&self) -> (bool, bool) {
+        match self.kind {
+            Kind::AddSub { neg1, neg2 } => (neg1, neg2),
+            Kind::Mul => (false, false),
+        }
     }
 
     /// The same op with its operands swapped: `run(y, x)` computes what `run(x, y)` did.
@@ -439,38 +503,7 @@ const SPLAT: u8 = 3;
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 unsafe fn kernel(k: &QLanes, first: *const u8, second: Second<'_>, start: usize, out: *mut u8, n: usize) {
-    let mul = k.kind == Kind::Mul;
-    let (sh1, sh2) = (!mul && k.input[0].shift_only.is_some(), !mul && k.input[1].shift_only.is_some());
-    macro_rules! by_mode {
-        ($mul:literal, $signed:literal, $sh1:literal, $sh2:literal, $os:literal) => {
-            // SAFETY: the caller's guarantees, passed on.
-            unsafe {
-                match second {
-                    Second::Contig(_) => kernel_g::<$mul, $signed, $sh1, $sh2, $os, CONTIG>(k, first, second, start, out, n),
-                    Second::Tiled(..) => kernel_g::<$mul, $signed, $sh1, $sh2, $os, TILED>(k, first, second, start, out, n),
-                    Second::PerRow(..) => kernel_g::<$mul, $signed, $sh1, $sh2, $os, PER_ROW>(k, first, second, start, out, n),
-                    Second::Splat(_) => kernel_g::<$mul, $signed, $sh1, $sh2, $os, SPLAT>(k, first, second, start, out, n),
-                }
-            }
-        };
-    }
-    macro_rules! go {
-        ($signed:literal) => {
-            match (sh1, sh2) {
-                (false, false) => by_mode!(false, $signed, false, false, false),
-                (true, false) => by_mode!(false, $signed, true, false, false),
-                (false, true) => by_mode!(false, $signed, false, true, false),
-                (true, true) if k.out_split => by_mode!(false, $signed, true, true, true),
-                (true, true) => by_mode!(false, $signed, true, true, false),
-            }
-        };
-    }
-    match (mul, k.signed) {
-        (true, true) => by_mode!(true, true, false, false, false),
-        (true, false) => by_mode!(true, false, false, false, false),
-        (false, true) => go!(true),
-        (false, false) => go!(false),
-    }
+    dispatch_lanes!(kernel_g, k, first, second, start, out, n)
 }
 
 /// Four vectors of 16 raw outputs to 64 bytes: int16 with saturation (a raw value beyond
@@ -501,10 +534,7 @@ fn pack<const SIGNED: bool, const CLAMP: bool>(r: [__m512i; 4], order: __m512i, 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const SH2: bool, const OS: bool, const MODE: u8>(k: &QLanes, first: *const u8, second: Second<'_>, start: usize, out: *mut u8, n: usize) {
-    let (neg1, neg2) = match k.kind {
-        Kind::AddSub { neg1, neg2 } => (neg1, neg2),
-        Kind::Mul => (false, false),
-    };
+    let (neg1, neg2) = k.negs();
     let c = Consts {
         neg1,
         neg2,
@@ -516,12 +546,7 @@ unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const S
     };
     // The second operand's bytes (contiguous, a tiled row, one per row) and the period of a
     // tiled row or the length of a row.
-    let (sp, period) = match second {
-        Second::Contig(s) => (s.as_ptr(), 0),
-        Second::Tiled(s, period) => (s.as_ptr(), period),
-        Second::PerRow(s, p) => (s.as_ptr(), p),
-        Second::Splat(_) => (std::ptr::null(), 0),
-    };
+    let (sp, period) = second.bytes_and_period();
     let splat = match second {
         Second::Splat(b) => side2::<MUL, SH2>(&c, widen::<SIGNED>(_mm_set1_epi8(b as i8))),
         _ => _mm512_setzero_si512(),

@@ -42,7 +42,7 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-use super::{isa, Avx2Token, Isa, WideToken};
+use super::{Avx2Token, WideToken};
 use crate::quant::misc::quantize_seq;
 use crate::quant::{QInt, QParams};
 
@@ -99,7 +99,7 @@ impl QuantizeF32 {
             (-32768, 32767, 2) => Out::I16,
             _ => return None,
         };
-        let path = WideToken::new().map(Path::Avx512).or_else(|| Avx2Token::new().filter(|_| isa() >= Isa::Avx2Fma).map(Path::Avx2))?;
+        let path = WideToken::new().map(Path::Avx512).or_else(|| Avx2Token::allowed().map(Path::Avx2))?;
         let inv = 1.0 / f64::from(q.scale);
         let (inv_lo, inv_hi) = ((inv * (1.0 - SPREAD)) as f32, (inv * (1.0 + SPREAD)) as f32);
         let normal = |v: f32| v.is_normal() && v > 0.0;

@@ -154,38 +154,7 @@ fn pack<const SIGNED: bool, const CLAMP: bool>(r: [__m256i; 4], order: __m256i, 
 /// checks.
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn kernel(k: &QLanes, first: *const u8, second: Second<'_>, start: usize, out: *mut u8, n: usize) {
-    let mul = k.kind == Kind::Mul;
-    let (sh1, sh2) = (!mul && k.input[0].shift_only.is_some(), !mul && k.input[1].shift_only.is_some());
-    macro_rules! by_mode {
-        ($mul:literal, $signed:literal, $sh1:literal, $sh2:literal, $os:literal) => {
-            // SAFETY: the caller's guarantees, passed on.
-            unsafe {
-                match second {
-                    Second::Contig(_) => kernel_g::<$mul, $signed, $sh1, $sh2, $os, CONTIG>(k, first, second, start, out, n),
-                    Second::Tiled(..) => kernel_g::<$mul, $signed, $sh1, $sh2, $os, TILED>(k, first, second, start, out, n),
-                    Second::PerRow(..) => kernel_g::<$mul, $signed, $sh1, $sh2, $os, PER_ROW>(k, first, second, start, out, n),
-                    Second::Splat(_) => kernel_g::<$mul, $signed, $sh1, $sh2, $os, SPLAT>(k, first, second, start, out, n),
-                }
-            }
-        };
-    }
-    macro_rules! go {
-        ($signed:literal) => {
-            match (sh1, sh2) {
-                (false, false) => by_mode!(false, $signed, false, false, false),
-                (true, false) => by_mode!(false, $signed, true, false, false),
-                (false, true) => by_mode!(false, $signed, false, true, false),
-                (true, true) if k.out_split => by_mode!(false, $signed, true, true, true),
-                (true, true) => by_mode!(false, $signed, true, true, false),
-            }
-        };
-    }
-    match (mul, k.signed) {
-        (true, true) => by_mode!(true, true, false, false, false),
-        (true, false) => by_mode!(true, false, false, false, false),
-        (false, true) => go!(true),
-        (false, false) => go!(false),
-    }
+    dispatch_lanes!(kernel_g, k, first, second, start, out, n)
 }
 
 /// [`kernel`] for one op kind, signedness, pair of plain-shift input steps, output step (`OS`:
@@ -196,10 +165,7 @@ pub(super) unsafe fn kernel(k: &QLanes, first: *const u8, second: Second<'_>, st
 /// As [`kernel`].
 #[target_feature(enable = "avx2")]
 unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const SH2: bool, const OS: bool, const MODE: u8>(k: &QLanes, first: *const u8, second: Second<'_>, start: usize, out: *mut u8, n: usize) {
-    let (neg1, neg2) = match k.kind {
-        Kind::AddSub { neg1, neg2 } => (neg1, neg2),
-        Kind::Mul => (false, false),
-    };
+    let (neg1, neg2) = k.negs();
     let c = Consts {
         neg1,
         neg2,
@@ -209,12 +175,7 @@ unsafe fn kernel_g<const MUL: bool, const SIGNED: bool, const SH1: bool, const S
         s2: step_v(&k.input[1]),
         so: step_v(&k.out),
     };
-    let (sp, period) = match second {
-        Second::Contig(s) => (s.as_ptr(), 0),
-        Second::Tiled(s, period) => (s.as_ptr(), period),
-        Second::PerRow(s, p) => (s.as_ptr(), p),
-        Second::Splat(_) => (std::ptr::null(), 0),
-    };
+    let (sp, period) = second.bytes_and_period();
     let splat = match second {
         Second::Splat(b) => side2::<MUL, SH2>(&c, widen::<SIGNED>(_mm_set1_epi8(b as i8))),
         _ => _mm256_setzero_si256(),
