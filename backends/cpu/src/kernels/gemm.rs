@@ -287,6 +287,11 @@ pub(crate) trait ASource: Sync {
         kc: usize,
         scratch: &'s mut Vec<f32>,
     ) -> (&'s [f32], usize);
+
+    /// Whether `block` reads A in place (no copy), so one block may cover a strip of tiles.
+    fn in_place(&self) -> bool {
+        false
+    }
 }
 
 /// A row-major `A` in memory.
@@ -299,6 +304,10 @@ impl ASource for Dense<'_> {
     fn block<'s>(&'s self, row0: usize, _: usize, k0: usize, _: usize, _: &'s mut Vec<f32>) -> (&'s [f32], usize) {
         // `get` keeps K = 0 (an empty A) from indexing past the end.
         (self.a.get(row0 * self.lda + k0..).unwrap_or(&[]), self.lda)
+    }
+
+    fn in_place(&self) -> bool {
+        true
     }
 }
 
@@ -647,6 +656,9 @@ fn column_grid(p: &Plan, m: usize, threads: usize) -> Option<nnrt_threads::Grid>
 /// column 0 panel `p0`'s first column).
 #[allow(clippy::too_many_arguments)]
 fn run_rows<S: ASource>(p: &Plan, src: &S, r0: usize, r1: usize, p0: usize, p1: usize, c: &mut [f32], ldc: usize, scratch: &mut Vec<f32>) {
+    if let (Micro::Avx2(t), true) = (p.micro, src.in_place()) {
+        return strips_avx2(p, t, src, r0, r1, p0, p1, c, ldc, scratch);
+    }
     for pb in (p0..p1).step_by(p.nc_panels) {
         let pe = (pb + p.nc_panels).min(p1);
         for kb in 0..p.nkb {
@@ -657,6 +669,39 @@ fn run_rows<S: ASource>(p: &Plan, src: &S, r0: usize, r1: usize, p0: usize, p1: 
                 let (a, lda) = src.block(ir, rows, k0, kc, scratch);
                 p.kblock_tiles(kb, rows, a, lda, pb, pe, &mut c[(ir - r0) * ldc + (pb - p0) * p.nr..], ldc);
                 ir += rows;
+            }
+        }
+    }
+}
+
+/// [`run_rows`] on AVX2 for an `A` read in place: the rows cut evenly into tiles of at most
+/// `p.mr` (a remainder of one or two rows has too few FMA chains to hide their latency), up to
+/// 64 tiles a call of the micro-kernel's strip ([`sc::gemm_strip_segs_avx2`]: one call and one
+/// set of checks, where a call per tile cost a tenth of a small-K product's time).
+#[allow(clippy::too_many_arguments)]
+fn strips_avx2<S: ASource>(p: &Plan, t: Avx2Token, src: &S, r0: usize, r1: usize, p0: usize, p1: usize, c: &mut [f32], ldc: usize, scratch: &mut Vec<f32>) {
+    let len = r1 - r0;
+    let tiles = len.div_ceil(p.mr);
+    let mut ends = [0usize; 64];
+    for pb in (p0..p1).step_by(p.nc_panels) {
+        let pe = (pb + p.nc_panels).min(p1);
+        let j0 = pb * p.nr;
+        let cols = (pe * p.nr).min(p.n) - j0;
+        for kb in 0..p.nkb {
+            let (k0, kc, ep) = p.kblock(kb, j0, cols);
+            let (a, lda) = src.block(r0, len, k0, kc, scratch);
+            let b = &p.b.panels_from(pb)[k0 * p.nr..];
+            let mut i = 0;
+            while i < tiles {
+                let n = (tiles - i).min(ends.len());
+                for (q, e) in ends[..n].iter_mut().enumerate() {
+                    *e = (i + q + 1) * len / tiles;
+                }
+                let start = i * len / tiles;
+                let seg = (a.get(start * lda..).unwrap_or(&[]), lda, 0);
+                let cc = &mut c[start * ldc + (pb - p0) * p.nr..];
+                sc::gemm_strip_segs_avx2(t, start, &ends[..n], cols, kc, &[seg], b, p.b.k * p.nr, cc, ldc, &ep);
+                i += n;
             }
         }
     }
@@ -781,6 +826,16 @@ pub(crate) mod tests {
             check(1, 1001, 300, 0, 0, true, Act::NONE, 2);
             check(5, 300, 700, 0, 3, false, Act::RELU, 3);
             check(3, 64, 0, 0, 0, true, Act::RELU, 4);
+        });
+    }
+
+    #[test]
+    fn long_strips_on_one_thread() {
+        // More tiles than one strip call takes (64), rows not a multiple of MR, K blocked.
+        let pool = nnrt_threads::KernelPool::new(1).unwrap();
+        pool.install(|| {
+            check(500, 20, 30, 1, 2, true, Act::RELU, 5);
+            check(389, 33, 600, 0, 1, false, Act::NONE, 6);
         });
     }
 

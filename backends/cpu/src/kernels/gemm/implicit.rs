@@ -316,8 +316,42 @@ fn run_row_tiles<S: SegmentSource>(p: &Plan, src: &S, m0: usize, m1: usize, c: &
                     None if pos < hi => hi,
                     None => row_len,
                 };
-                let rows = p.mr.min(end - pos).min(row_end - ir);
                 let ct0 = (ir - m0) * ldc;
+                // AVX2: the balanced tiles from here on that lie wholly in the in-place range go
+                // to the micro-kernel as one strip (one call and one set of checks for the run:
+                // per-tile calls had been a third of a K = 27 stem convolution's time).
+                if let (Micro::Avx2(t), Some(tiles)) = (p.micro, balanced) {
+                    let lim = interior.1.min(row_end - y * row_len);
+                    if tiles < bounds.len() && pos >= interior.0 && end <= lim {
+                        let mut tj = ti;
+                        while tj < tiles && bounds[tj + 1] <= lim {
+                            tj += 1;
+                        }
+                        let len = bounds[tj] - pos;
+                        let mut n = 0;
+                        let mut in_place = true;
+                        for s in 0..segs {
+                            match src.segment(row, pos, len, s) {
+                                Some(Segment::Rows(a, lda)) if n < sc::MAX_SEGS => {
+                                    tile_segs[n] = (a, lda, s * seg_len);
+                                    n += 1;
+                                }
+                                Some(Segment::Zero) => {}
+                                _ => {
+                                    in_place = false;
+                                    break;
+                                }
+                            }
+                        }
+                        if in_place {
+                            let ep = Epilogue { load_c: false, finish: true, bias, min: p.act.min, max: p.act.max };
+                            sc::gemm_strip_segs_avx2(t, pos, &bounds[ti..=tj], cols, seg_len, &tile_segs[..n], panels, stride, &mut c[ct0 + j0..], ldc, &ep);
+                            ir += len;
+                            continue;
+                        }
+                    }
+                }
+                let rows = p.mr.min(end - pos).min(row_end - ir);
                 // The last segment read in place; `Err` when some segment needs gathering. The
                 // SIMD kernels' in-place segments are collected on the way (up to MAX_SEGS).
                 let mut last = Ok(None);
