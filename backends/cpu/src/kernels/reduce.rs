@@ -746,11 +746,11 @@ mod tests {
 
     /// Sums and means over a reduced dim just outside the kept innermost one (a spatial mean,
     /// whose rows go to the SIMD block fold) equal the row-by-row fold `acc = x + acc` bit for
-    /// bit, for channel counts around the 16- and 64-lane steps, several kept outer dims and
+    /// bit, for channel counts around the 8-, 16-, 32- and 64-lane steps, several kept outer dims and
     /// values over eight decades (so any other order rounds differently).
     #[test]
     fn spatial_sums_fold_rows_in_order() {
-        for n in [2usize, 5, 16, 17, 64, 65, 130] {
+        for n in [2usize, 5, 8, 16, 17, 31, 32, 33, 64, 65, 130] {
             for (shape, axes) in [(vec![1, 7, 9, n], vec![1, 2]), (vec![3, 11, n], vec![1]), (vec![2, 3, 5, n], vec![0, 2])] {
                 let input: Vec<f32> = crate::testdata::spread_values(shape.iter().product(), n as u64).collect();
                 for op in [ReduceOp::Sum, ReduceOp::Mean] {

@@ -296,7 +296,7 @@ pub(crate) fn accumulate(op: VBin, acc: &mut [f32], x: &[f32]) -> bool {
 
 /// `acc[i] = x[r][i] + acc[i]` for each row `r` of `x` in turn (`x` holds whole rows of
 /// `acc.len()` values): [`accumulate`] with `VBin::Add` row by row, bit for bit, with each
-/// 16-lane stretch of `acc` held in a register across the rows. Returns `false` without AVX-512.
+/// vector of `acc` held in a register across the rows. Returns `false` without AVX-512 or AVX2.
 pub(crate) fn accumulate_rows_add(acc: &mut [f32], x: &[f32]) -> bool {
     let n = acc.len();
     assert!(n == 0 || x.len() % n == 0, "accumulate_rows: not whole rows");
@@ -304,6 +304,9 @@ pub(crate) fn accumulate_rows_add(acc: &mut [f32], x: &[f32]) -> bool {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: AVX-512 detected; x holds x.len()/n rows of n values and acc n (checked).
         Isa::Avx512 if n > 0 => unsafe { avx512::accumulate_rows_add(acc.as_mut_ptr(), n, x.as_ptr(), x.len() / n) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: AVX2 detected; as above.
+        Isa::Avx2Fma if n > 0 => unsafe { avx2::accumulate_rows_add(acc.as_mut_ptr(), n, x.as_ptr(), x.len() / n) },
         _ => return false,
     }
     true

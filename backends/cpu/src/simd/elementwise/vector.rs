@@ -616,6 +616,49 @@ pub(super) mod avx2 {
 
     simd_kernels!("avx2,fma");
 
+    /// `acc[i] = x[r·n + i] + acc[i]` for each row `r < rows` in turn and `i < n`, as the
+    /// AVX-512 twin: 32 lanes of `acc` (four independent chains) held in registers across the
+    /// rows, plain loads where the 32 lanes are whole, masked ones for the last block.
+    ///
+    /// # Safety
+    /// The CPU has AVX2; `acc` is writable for `n` values and `x` readable for `rows · n`.
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn accumulate_rows_add(acc: *mut f32, n: usize, x: *const f32, rows: usize) {
+        let mut i = 0;
+        while i + 4 * W <= n {
+            // SAFETY: values i..i + 32 ≤ n of acc, and of each row r < rows of x (contract).
+            unsafe {
+                let mut a: [V; 4] = std::array::from_fn(|v| _mm256_loadu_ps(acc.add(i + v * W)));
+                for r in 0..rows {
+                    for (v, a) in a.iter_mut().enumerate() {
+                        // `x + acc`: bin_vv's Add operand order.
+                        *a = _mm256_add_ps(_mm256_loadu_ps(x.add(r * n + i + v * W)), *a);
+                    }
+                }
+                for (v, a) in a.iter().enumerate() {
+                    _mm256_storeu_ps(acc.add(i + v * W), *a);
+                }
+            }
+            i += 4 * W;
+        }
+        if i < n {
+            // SAFETY: lanes under each mask are values i + v·W.. < n of acc and of each row r <
+            // rows of x (contract); masked lanes are not touched.
+            unsafe {
+                let m: [__m256i; 4] = std::array::from_fn(|v| tail_mask((n - i).saturating_sub(v * W).min(W)));
+                let mut a: [V; 4] = std::array::from_fn(|v| _mm256_maskload_ps(acc.add(i + v * W), m[v]));
+                for r in 0..rows {
+                    for (v, a) in a.iter_mut().enumerate() {
+                        *a = _mm256_add_ps(_mm256_maskload_ps(x.add(r * n + i + v * W), m[v]), *a);
+                    }
+                }
+                for (v, a) in a.iter().enumerate() {
+                    _mm256_maskstore_ps(acc.add(i + v * W), m[v], *a);
+                }
+            }
+        }
+    }
+
     /// Converts `n` halves (a multiple of 8) to floats.
     ///
     /// # Safety
