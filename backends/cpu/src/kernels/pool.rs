@@ -11,7 +11,7 @@
 
 use super::binary::{clamp, par_chunk};
 use crate::simd::pool::max_window;
-use crate::simd::Avx512Token;
+use crate::simd::pool::PoolIsa;
 use super::Act;
 use crate::simd::elementwise::{self as ew, VBin};
 
@@ -106,7 +106,7 @@ enum Kind {
 }
 
 /// One output row `(b, oy)`: `out` holds its `out_w * channels` values; maxima and sums with
-/// AVX-512 where `wide` is given.
+/// AVX-512 or AVX2 where `wide` is given.
 #[allow(clippy::too_many_arguments)]
 fn pool_row(
     kind: Kind,
@@ -116,7 +116,7 @@ fn pool_row(
     oy: usize,
     out: &mut [f32],
     act: Act,
-    wide: Option<Avx512Token>,
+    wide: Option<PoolIsa>,
 ) {
     let c = g.channels;
     let (y0, y1) = g.rows(oy);
@@ -196,9 +196,9 @@ fn tree9(v: [f32; 9]) -> f32 {
 }
 
 /// The average of output `(oy, ox)` of `image` (one batch) into `px` (its channels), in the
-/// order of the module doc, then the activation clamp; each nine-cell step with AVX-512 where
-/// `wide` is given.
-fn avg_pixel(g: &PoolGeom, image: &[f32], oy: usize, ox: usize, px: &mut [f32], act: Act, wide: Option<Avx512Token>) {
+/// order of the module doc, then the activation clamp; each nine-cell step with AVX-512 or
+/// AVX2 where `wide` is given.
+fn avg_pixel(g: &PoolGeom, image: &[f32], oy: usize, ox: usize, px: &mut [f32], act: Act, wide: Option<PoolIsa>) {
     let ((y0, y1), (x0, x1)) = (g.rows(oy), g.cols(ox));
     // An empty window (padding only) yields clamp(0) (TFLite fails instead).
     let scale = 1.0 / ((y1 - y0) * (x1 - x0)).max(1) as f32;
@@ -300,7 +300,7 @@ fn pool(kind: Kind, g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
         return;
     }
     let rows = g.batch * g.out_h;
-    let wide = crate::simd::avx512();
+    let wide = PoolIsa::best();
     let run = |r0: usize, out: &mut [f32]| {
         for (i, row) in out.chunks_mut(row_len).enumerate() {
             let r = r0 + i;
