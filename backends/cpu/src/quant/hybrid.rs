@@ -94,13 +94,16 @@ fn small(lo: f32, hi: f32, nan: bool, inv: f32) -> bool {
 }
 
 /// The smallest and largest of `start` and `values` (NaNs skipped, as `f32::min` / `max` skip
-/// them), and whether some value is NaN (always "maybe" without AVX-512): AVX-512 intrinsics
-/// where the CPU has them (`simd::qmisc::min_max_f32`), else 16 lanes compiled for this CPU's
-/// vectors. Min and max are exact, so the order of the comparisons does
+/// them), and whether some value is NaN (always "maybe" without AVX-512 or AVX2): AVX-512 or
+/// AVX2 intrinsics where the CPU has them (`simd::qmisc::min_max_f32` / `min_max_f32_avx2`),
+/// else 16 lanes compiled for this CPU's vectors. Min and max are exact, so the order of the comparisons does
 /// not change the result (a scalar fold had been ~20 % of a dynamic-range MobileNetV2's run).
 fn min_max(values: &[f32], start: (f32, f32)) -> (f32, f32, bool) {
     if let Some(t) = crate::simd::WideToken::new() {
         return crate::simd::qmisc::min_max_f32(t, values, start);
+    }
+    if let Some(t) = crate::simd::Avx2Token::allowed() {
+        return crate::simd::qmisc::min_max_f32_avx2(t, values, start);
     }
     struct Body<'a>(&'a [f32], (f32, f32));
     impl WideBody for Body<'_> {
@@ -151,13 +154,19 @@ fn quantize_with(values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32
 }
 
 /// [`quantize_with`] on one thread (each stored byte xor `flip`): the vector part's whole
-/// 16-value groups with AVX-512 intrinsics where the CPU has them
-/// (`simd::qmisc::quantize_neon_f32`; compiled from the loop below, the saturating conversion
-/// went through doubles at half the width), the rest by the loops below.
+/// 16-value groups with AVX-512 intrinsics where the CPU has them, its 8-value groups with AVX2
+/// ones (`simd::qmisc::quantize_neon_f32` / `quantize_neon_f32_avx2`; compiled from the loop
+/// below, the saturating conversion went through doubles at half the width), the rest by the
+/// loops below.
 #[allow(clippy::too_many_arguments)]
 fn quantize_block(values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32, flip: u8, small: bool) {
     let head = vector_part(values.len()).min(out.len());
-    let done = crate::simd::WideToken::new().map_or(0, |t| crate::simd::qmisc::quantize_neon_f32(t, &values[..head], &mut out[..head], inv, offset, low, flip as i8, small));
+    let (v, o) = (&values[..head], &mut out[..head]);
+    let done = match (crate::simd::WideToken::new(), crate::simd::Avx2Token::allowed()) {
+        (Some(t), _) => crate::simd::qmisc::quantize_neon_f32(t, v, o, inv, offset, low, flip as i8, small),
+        (None, Some(t)) => crate::simd::qmisc::quantize_neon_f32_avx2(t, v, o, inv, offset, low, flip as i8, small),
+        (None, None) => 0,
+    };
     if done == 0 {
         // The element loops, compiled for this CPU's vectors.
         struct Body<'a>(&'a [f32], &'a mut [i8], usize, f32, i32, i32, u8);

@@ -158,6 +158,65 @@ fn min_max_avx512(values: &[f32], start: (f32, f32)) -> (f32, f32, bool) {
     (out.0, out.1, nan != 0 || tail.iter().any(|v| v.is_nan()))
 }
 
+/// [`min_max_f32`] on AVX2: four pairs of 8-lane accumulators, the same rule per lane.
+pub(crate) fn min_max_f32_avx2(t: super::Avx2Token, values: &[f32], start: (f32, f32)) -> (f32, f32, bool) {
+    let _ = t;
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the token proves AVX2; the function reads `values` only.
+    unsafe {
+        min_max_avx2(values, start)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let (lo, hi) = values.iter().fold(start, |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        (lo, hi, values.iter().any(|v| v.is_nan()))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn min_max_avx2(values: &[f32], start: (f32, f32)) -> (f32, f32, bool) {
+    let mut lo = [_mm256_set1_ps(start.0); 4];
+    let mut hi = [_mm256_set1_ps(start.1); 4];
+    let mut nan = _mm256_setzero_ps();
+    let blocks = values.chunks_exact(32);
+    let rest = blocks.remainder();
+    for b in blocks {
+        for j in 0..4 {
+            // SAFETY: `b` holds 32 values; lanes 8j .. 8j + 8 are inside it.
+            let c = unsafe { _mm256_loadu_ps(b.as_ptr().add(8 * j)) };
+            lo[j] = _mm256_min_ps(c, lo[j]);
+            hi[j] = _mm256_max_ps(c, hi[j]);
+            nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(c, c));
+        }
+    }
+    let vecs = rest.chunks_exact(8);
+    let tail = vecs.remainder();
+    for c in vecs {
+        // SAFETY: `c` holds 8 values.
+        let c = unsafe { _mm256_loadu_ps(c.as_ptr()) };
+        lo[0] = _mm256_min_ps(c, lo[0]);
+        hi[0] = _mm256_max_ps(c, hi[0]);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(c, c));
+    }
+    let l = _mm256_min_ps(_mm256_min_ps(lo[0], lo[1]), _mm256_min_ps(lo[2], lo[3]));
+    let h = _mm256_max_ps(_mm256_max_ps(hi[0], hi[1]), _mm256_max_ps(hi[2], hi[3]));
+    let (mut ls, mut hs) = ([0f32; 8], [0f32; 8]);
+    // SAFETY: 8 floats each.
+    unsafe {
+        _mm256_storeu_ps(ls.as_mut_ptr(), l);
+        _mm256_storeu_ps(hs.as_mut_ptr(), h);
+    }
+    let mut out = start;
+    for (&a, &b) in ls.iter().zip(&hs) {
+        out = (out.0.min(a), out.1.max(b));
+    }
+    for &v in tail {
+        out = (out.0.min(v), out.1.max(v));
+    }
+    (out.0, out.1, _mm256_movemask_ps(nan) != 0 || tail.iter().any(|v| v.is_nan()))
+}
+
 /// The vector part of a dynamic-range activation quantization (`quant::hybrid`'s NEON loop
 /// as LiteRT's x86 packages run it), 16 values at a time: `out[i] = clamp(offset +
 /// trunc(t + copysign(½, t)), low, 127) ^ flip` with `t = values[i] · inv`, where the
@@ -203,5 +262,73 @@ unsafe fn quantize_neon_avx512<const SMALL: bool>(x: *const f32, out: *mut i8, n
         let q = _mm512_max_epi32(_mm512_add_epi32(q, voff), vlow);
         // SAFETY: as above.
         unsafe { _mm_storeu_si128(out.add(i) as *mut __m128i, _mm_xor_si128(_mm512_cvtsepi32_epi8(q), vflip)) };
+    }
+}
+
+/// [`quantize_neon_f32`] on AVX2, 32 values a step (four vectors, saturating packs and one
+/// permute), then 8 at a time; returns how many values it did (a multiple of 8).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn quantize_neon_f32_avx2(t: super::Avx2Token, values: &[f32], out: &mut [i8], inv: f32, offset: i32, low: i32, flip: i8, small: bool) -> usize {
+    let _ = t;
+    let n = values.len().min(out.len()) / 8 * 8;
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the token proves AVX2; `n` values are read and `n` bytes written.
+    unsafe {
+        match small {
+            true => quantize_neon_avx2::<true>(values.as_ptr(), out.as_mut_ptr(), n, inv, offset, low, flip),
+            false => quantize_neon_avx2::<false>(values.as_ptr(), out.as_mut_ptr(), n, inv, offset, low, flip),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    return 0;
+    n
+}
+
+/// Eight lanes of [`quantize_neon_avx512`]'s arithmetic: `max(offset + trunc(t + copysign(½,
+/// t)), low)` as int32, with the out-of-range fixes unless `SMALL`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn quantize_lanes_avx2<const SMALL: bool>(x: __m256, vinv: __m256, voff: __m256i, vlow: __m256i) -> __m256i {
+    let (sign, half) = (_mm256_set1_ps(-0.0), _mm256_set1_ps(0.5));
+    let t = _mm256_mul_ps(x, vinv);
+    let u = _mm256_add_ps(t, _mm256_or_ps(_mm256_and_ps(t, sign), half));
+    let mut q = _mm256_cvttps_epi32(u);
+    if !SMALL {
+        let big = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GE_OQ>(u, _mm256_set1_ps(2_147_483_648.0)));
+        q = _mm256_blendv_epi8(q, _mm256_set1_epi32(i32::MAX), big);
+        q = _mm256_andnot_si256(_mm256_castps_si256(_mm256_cmp_ps::<_CMP_UNORD_Q>(u, u)), q);
+    }
+    _mm256_max_epi32(_mm256_add_epi32(q, voff), vlow)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn quantize_neon_avx2<const SMALL: bool>(x: *const f32, out: *mut i8, n: usize, inv: f32, offset: i32, low: i32, flip: i8) {
+    let vinv = _mm256_set1_ps(inv);
+    let (voff, vlow) = (_mm256_set1_epi32(offset), _mm256_set1_epi32(low));
+    let vflip = _mm256_set1_epi8(flip);
+    // The packs interleave 128-bit lanes: dwords of four values come out as q0a q1a q2a q3a |
+    // q0b q1b q2b q3b (a, b: each vector's low and high four); this puts them back in order.
+    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    let mut i = 0;
+    while i + 32 <= n {
+        // SAFETY: i + 32 <= n values (caller).
+        let q: [__m256i; 4] = std::array::from_fn(|v| quantize_lanes_avx2::<SMALL>(unsafe { _mm256_loadu_ps(x.add(i + 8 * v)) }, vinv, voff, vlow));
+        // The clamp's upper bound (127) is the saturating narrow's.
+        let b = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+        let b = _mm256_xor_si256(_mm256_permutevar8x32_epi32(b, order), vflip);
+        // SAFETY: i + 32 <= n bytes (caller).
+        unsafe { _mm256_storeu_si256(out.add(i) as *mut __m256i, b) };
+        i += 32;
+    }
+    while i + 8 <= n {
+        // SAFETY: i + 8 <= n values (caller).
+        let q = quantize_lanes_avx2::<SMALL>(unsafe { _mm256_loadu_ps(x.add(i)) }, vinv, voff, vlow);
+        let w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256::<1>(q));
+        let b = _mm_xor_si128(_mm_packs_epi16(w, w), _mm256_castsi256_si128(vflip));
+        // SAFETY: i + 8 <= n bytes (caller).
+        unsafe { _mm_storel_epi64(out.add(i) as *mut __m128i, b) };
+        i += 8;
     }
 }
