@@ -11,7 +11,7 @@
 
 use super::binary::{clamp, par_chunk};
 use crate::simd::pool::max_window;
-use crate::simd::pool::PoolIsa;
+use crate::simd::VecIsa;
 use super::Act;
 use crate::simd::elementwise::{self as ew, VBin};
 
@@ -116,7 +116,7 @@ fn pool_row(
     oy: usize,
     out: &mut [f32],
     act: Act,
-    wide: Option<PoolIsa>,
+    wide: Option<VecIsa>,
 ) {
     let c = g.channels;
     let (y0, y1) = g.rows(oy);
@@ -198,7 +198,7 @@ fn tree9(v: [f32; 9]) -> f32 {
 /// The average of output `(oy, ox)` of `image` (one batch) into `px` (its channels), in the
 /// order of the module doc, then the activation clamp; each nine-cell step with AVX-512 or
 /// AVX2 where `wide` is given.
-fn avg_pixel(g: &PoolGeom, image: &[f32], oy: usize, ox: usize, px: &mut [f32], act: Act, wide: Option<PoolIsa>) {
+fn avg_pixel(g: &PoolGeom, image: &[f32], oy: usize, ox: usize, px: &mut [f32], act: Act, wide: Option<VecIsa>) {
     let ((y0, y1), (x0, x1)) = (g.rows(oy), g.cols(ox));
     // An empty window (padding only) yields clamp(0) (TFLite fails instead).
     let scale = 1.0 / ((y1 - y0) * (x1 - x0)).max(1) as f32;
@@ -300,7 +300,7 @@ fn pool(kind: Kind, g: &PoolGeom, input: &[f32], output: &mut [f32], act: Act) {
         return;
     }
     let rows = g.batch * g.out_h;
-    let wide = PoolIsa::best();
+    let wide = VecIsa::best();
     let run = |r0: usize, out: &mut [f32]| {
         for (i, row) in out.chunks_mut(row_len).enumerate() {
             let r = r0 + i;

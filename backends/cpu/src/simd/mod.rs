@@ -148,6 +148,26 @@ impl Avx2Token {
     }
 }
 
+/// The instruction set of a float loop written twice, with AVX-512 (16 lanes) and AVX2 (8).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum VecIsa {
+    Avx512(Avx512Token),
+    Avx2(Avx2Token),
+}
+
+impl VecIsa {
+    /// The best one this CPU has and `NNRT_ISA` allows, if any.
+    pub(crate) fn best() -> Option<VecIsa> {
+        avx512().map(VecIsa::Avx512).or_else(|| Avx2Token::allowed().map(VecIsa::Avx2))
+    }
+
+    /// Every one this CPU has (tests compare them with the scalar code).
+    #[cfg(test)]
+    pub(crate) fn all() -> Vec<VecIsa> {
+        Avx512Token::new().map(VecIsa::Avx512).into_iter().chain(Avx2Token::new().map(VecIsa::Avx2)).collect()
+    }
+}
+
 cpu_token!(
     /// Proof that this CPU runs AVX-512 F/BW/DQ/VL (and `NNRT_ISA` allows AVX-512).
     WideToken: "avx512f", "avx512bw", "avx512dq", "avx512vl"; isa >= Isa::Avx512

@@ -6,27 +6,7 @@
 //! segmentation's ten global pools).
 #![deny(unsafe_op_in_unsafe_fn)]
 
-use super::{Avx2Token, Avx512Token};
-
-/// The instruction set the pooling loops run with.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum PoolIsa {
-    Avx512(Avx512Token),
-    Avx2(Avx2Token),
-}
-
-impl PoolIsa {
-    /// The best one this CPU has and `NNRT_ISA` allows, if any.
-    pub(crate) fn best() -> Option<PoolIsa> {
-        super::avx512().map(PoolIsa::Avx512).or_else(|| Avx2Token::allowed().map(PoolIsa::Avx2))
-    }
-
-    /// Every one this CPU has (tests compare them with the scalar rule).
-    #[cfg(test)]
-    fn all() -> Vec<PoolIsa> {
-        Avx512Token::new().map(PoolIsa::Avx512).into_iter().chain(Avx2Token::new().map(PoolIsa::Avx2)).collect()
-    }
-}
+use super::VecIsa;
 
 /// `px[ch] = max(f32::MIN, image[(y, x, ch)] for y in ys, x in xs)`, a cell's value taken when
 /// it is greater (so a NaN cell is skipped, as TFLite's `std::max(acc, v)` skips it), over an
@@ -34,7 +14,7 @@ impl PoolIsa {
 ///
 /// # Panics
 /// If the window's last cell lies outside `image`.
-pub(crate) fn max_window(t: PoolIsa, image: &[f32], in_w: usize, ys: (usize, usize), xs: (usize, usize), px: &mut [f32]) {
+pub(crate) fn max_window(t: VecIsa, image: &[f32], in_w: usize, ys: (usize, usize), xs: (usize, usize), px: &mut [f32]) {
     let c = px.len();
     if ys.0 >= ys.1 || xs.0 >= xs.1 {
         px.fill(f32::MIN);
@@ -45,8 +25,8 @@ pub(crate) fn max_window(t: PoolIsa, image: &[f32], in_w: usize, ys: (usize, usi
     // SAFETY: the token proves the instruction set; the assert bounds every cell's c values.
     unsafe {
         match t {
-            PoolIsa::Avx512(_) => avx512::max_window(image.as_ptr(), in_w, ys, xs, px.as_mut_ptr(), c),
-            PoolIsa::Avx2(_) => avx2::max_window(image.as_ptr(), in_w, ys, xs, px.as_mut_ptr(), c),
+            VecIsa::Avx512(_) => avx512::max_window(image.as_ptr(), in_w, ys, xs, px.as_mut_ptr(), c),
+            VecIsa::Avx2(_) => avx2::max_window(image.as_ptr(), in_w, ys, xs, px.as_mut_ptr(), c),
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -62,7 +42,7 @@ pub(crate) fn max_window(t: PoolIsa, image: &[f32], in_w: usize, ys: (usize, usi
 ///
 /// # Panics
 /// If a cell holds fewer values than `acc`.
-pub(crate) fn avg_step(t: PoolIsa, v: [&[f32]; 9], acc: &mut [f32]) {
+pub(crate) fn avg_step(t: VecIsa, v: [&[f32]; 9], acc: &mut [f32]) {
     let n = acc.len();
     assert!(v.iter().all(|c| c.len() >= n), "average pool cell shorter than its channels");
     #[cfg(target_arch = "x86_64")]
@@ -70,8 +50,8 @@ pub(crate) fn avg_step(t: PoolIsa, v: [&[f32]; 9], acc: &mut [f32]) {
     // each cell.
     unsafe {
         match t {
-            PoolIsa::Avx512(_) => avx512::avg_step(v.map(<[f32]>::as_ptr), acc.as_mut_ptr(), n),
-            PoolIsa::Avx2(_) => avx2::avg_step(v.map(<[f32]>::as_ptr), acc.as_mut_ptr(), n),
+            VecIsa::Avx512(_) => avx512::avg_step(v.map(<[f32]>::as_ptr), acc.as_mut_ptr(), n),
+            VecIsa::Avx2(_) => avx2::avg_step(v.map(<[f32]>::as_ptr), acc.as_mut_ptr(), n),
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -214,7 +194,7 @@ mod tests {
     /// Equals the scalar nine-cell sum bit for bit (same association), around the 16-lane steps.
     #[test]
     fn avg_step_matches_the_scalar_sum() {
-        for t in PoolIsa::all() {
+        for t in VecIsa::all() {
         for n in [1, 5, 8, 9, 16, 17, 31, 64] {
             // Values spread over eight decades, so that each association rounds differently.
             let cells: Vec<Vec<f32>> = (0..9).map(|i| crate::testdata::spread_values(n, (n * 9 + i) as u64).collect()).collect();
@@ -236,7 +216,7 @@ mod tests {
     #[test]
     fn max_window_matches_the_scalar_rule() {
         let specials = [f32::NAN, f32::NEG_INFINITY, -0.0, 0.0, f32::INFINITY];
-        for t in PoolIsa::all() {
+        for t in VecIsa::all() {
         for c in [1, 7, 8, 9, 16, 17, 28, 33, 64] {
             let (in_h, in_w) = (4, 5);
             let image: Vec<f32> = (0..in_h * in_w * c).map(|i| if i % 7 == 3 { specials[i % 5] } else { ((i * 37 % 101) as f32 - 50.0) * 0.25 }).collect();
