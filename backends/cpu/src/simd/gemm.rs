@@ -511,7 +511,8 @@ fn check_panels_avx2<S: SegA>(rows: usize, cols: usize, kc: usize, segs: &[S], b
     }
 }
 
-/// The checks on B, C and the bias shared by the two segment forms (the callers checked A).
+/// One tile of the two segment forms: the checks on B, C and the bias ([`check_panels_avx2`];
+/// the callers checked A), then the kernel.
 #[allow(clippy::too_many_arguments)]
 fn panels_checked_avx2<S: SegA>(
     t: Avx2Token,
