@@ -831,11 +831,12 @@ pub(crate) mod tests {
 
     #[test]
     fn long_strips_on_one_thread() {
-        // More tiles than one strip call takes (64), rows not a multiple of MR, K blocked.
+        // More tiles than one strip call takes (64), rows not a multiple of MR, K blocked, K = 0.
         let pool = nnrt_threads::KernelPool::new(1).unwrap();
         pool.install(|| {
             check(500, 20, 30, 1, 2, true, Act::RELU, 5);
             check(389, 33, 600, 0, 1, false, Act::NONE, 6);
+            check(400, 20, 0, 0, 0, true, Act::RELU6, 7);
         });
     }
 

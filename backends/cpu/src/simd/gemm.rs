@@ -483,9 +483,13 @@ pub(crate) fn gemm_strip_segs_avx2(
     for &e in ends {
         let (off, rows) = (r0, e - start - r0);
         for (d, &(a, lda, k0)) in tile.iter_mut().zip(segs) {
-            // SAFETY: off ≤ rows - 1 and a holds (rows - 1)·lda + kc values (checked above), so
-            // off·lda ≤ a.len().
-            *d = (unsafe { a.get_unchecked(off * lda..) }, lda, k0);
+            *d = match kc {
+                // Nothing of A is read (and A was not checked).
+                0 => (&[], lda, k0),
+                // SAFETY: off ≤ rows - 1 and a holds (rows - 1)·lda + kc values (checked above),
+                // so off·lda ≤ a.len().
+                _ => (unsafe { a.get_unchecked(off * lda..) }, lda, k0),
+            };
         }
         // SAFETY: 1 ≤ rows ≤ MR_AVX2 (checked above); the strip's checks of A, B, C and the
         // bias cover every tile in it.
