@@ -96,8 +96,9 @@ fn small(lo: f32, hi: f32, nan: bool, inv: f32) -> bool {
 /// The smallest and largest of `start` and `values` (NaNs skipped, as `f32::min` / `max` skip
 /// them), and whether some value is NaN (always "maybe" without AVX-512 or AVX2): AVX-512 or
 /// AVX2 intrinsics where the CPU has them (`simd::qmisc::min_max_f32` / `min_max_f32_avx2`),
-/// else 16 lanes compiled for this CPU's vectors. Min and max are exact, so the order of the comparisons does
-/// not change the result (a scalar fold had been ~20 % of a dynamic-range MobileNetV2's run).
+/// else 16 lanes compiled for this CPU's vectors. Min and max are exact, so the order of the
+/// comparisons does not change the result (a scalar fold had been ~20 % of a dynamic-range
+/// MobileNetV2's run).
 fn min_max(values: &[f32], start: (f32, f32)) -> (f32, f32, bool) {
     if let Some(t) = crate::simd::WideToken::new() {
         return crate::simd::qmisc::min_max_f32(t, values, start);

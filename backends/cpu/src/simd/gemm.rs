@@ -391,10 +391,8 @@ pub(crate) fn gemm_panels_segs_avx2(
     ldc: usize,
     ep: &Epilogue,
 ) {
-    for &(a, lda, _) in segs {
-        assert!(kc == 0 || rows == 0 || a.len() >= (rows - 1) * lda + kc, "A segment too short");
-    }
-    panels_checked_avx2(t, rows, cols, kc, segs, b, panel_stride, c, ldc, ep)
+    // A strip of one tile.
+    gemm_strip_segs_avx2(t, 0, &[rows], cols, kc, segs, b, panel_stride, c, ldc, ep)
 }
 
 /// [`gemm_panels_segs_avx2`] over segments read through row pointers ([`RowSeg`]).
@@ -515,8 +513,8 @@ fn check_panels_avx2<S: SegA>(rows: usize, cols: usize, kc: usize, segs: &[S], b
     }
 }
 
-/// One tile of the two segment forms: the checks on B, C and the bias ([`check_panels_avx2`];
-/// the callers checked A), then the kernel.
+/// One tile read through row pointers ([`gemm_panels_rows_avx2`]): the checks on B, C and the
+/// bias ([`check_panels_avx2`]; the caller checked A), then the kernel.
 #[allow(clippy::too_many_arguments)]
 fn panels_checked_avx2<S: SegA>(
     t: Avx2Token,
